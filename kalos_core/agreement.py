@@ -1,0 +1,243 @@
+"""The KαLOS pipeline: match, build reliability data, compute α and diagnostics.
+
+``compute_agreement(dataset, AgreementConfig(...)) -> AgreementResult`` is the
+one entry point the CLI, the FiftyOne operators and notebooks call.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import diagnostics as diag
+from .data import MultiRaterDataset
+from .geometry import get_distance
+from .matching import get_cost, get_solver
+from .problem import empty_image_cells, prepare_image
+from .reliability import Cells, alpha, interpret, unit_status
+
+
+@dataclass(frozen=True)
+class AgreementConfig:
+    """Settings of an agreement run (METHOD.md §3-4, §6)."""
+
+    threshold: float = 0.5           #: similarity threshold (inclusive), e.g. IoU >= 0.5
+    distance: str | None = None      #: registered distance name; None = the kind's default
+    solver: str = "greedy"           #: greedy | shm | ahc
+    cost: str = "soft"               #: soft (ψsoft) | neg (ψneg)
+    lsa_thresholds: tuple[float, ...] = ()
+    vitality: bool = True
+    class_difficulty: bool = True
+    collaboration: bool = True
+    intra_rater: bool = True
+    bootstrap: int = 1000            #: resamples for the CI of the mean α (0 = none)
+    confidence: float = 0.95
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"threshold must lie in [0, 1], got {self.threshold}")
+        for t in self.lsa_thresholds:
+            if not 0.0 <= t <= 1.0:
+                raise ValueError(f"LSA threshold must lie in [0, 1], got {t}")
+        get_solver(self.solver)
+        get_cost(self.cost)
+
+
+@dataclass
+class AgreementResult:
+    """Everything one agreement run produces; ``to_dict()`` is the JSON contract."""
+
+    mean_alpha: float
+    global_alpha: float
+    mean_alpha_ci: tuple[float, float] | None
+    per_image_alpha: dict[str, float]
+    n_images: int
+    n_annotations: int
+    n_units: int
+    config: dict
+    unit_of: dict[Any, str] = field(default_factory=dict)          #: annotation id -> unit id
+    status_of: dict[Any, str] = field(default_factory=dict)        #: annotation id -> status
+    vitality: dict[str, float] = field(default_factory=dict)
+    vitality_global: dict[str, float] = field(default_factory=dict)
+    class_difficulty: dict[str, float] = field(default_factory=dict)
+    class_difficulty_global: dict[str, float] = field(default_factory=dict)
+    collaboration: dict[str, dict[str, float]] = field(default_factory=dict)
+    collaboration_global: dict[str, dict[str, float]] = field(default_factory=dict)
+    lsa: dict[str, float] = field(default_factory=dict)
+    lsa_delta: float | None = None
+    intra_rater: dict[str, float] = field(default_factory=dict)
+    rater_summary: dict[str, dict[str, float]] = field(default_factory=dict)
+    n_skipped: int = 0
+    skipped: list = field(default_factory=list)
+    n_single_rater_images: int = 0
+
+    @property
+    def interpretation(self) -> str:
+        return interpret(self.mean_alpha)
+
+    def to_dict(self, include_labels: bool = False) -> dict:
+        d = asdict(self)
+        if not include_labels:
+            d.pop("unit_of")
+            d.pop("status_of")
+        else:
+            d["unit_of"] = {str(k): v for k, v in self.unit_of.items()}
+            d["status_of"] = {str(k): v for k, v in self.status_of.items()}
+        d["interpretation"] = self.interpretation
+        d["mean_alpha_ci"] = list(self.mean_alpha_ci) if self.mean_alpha_ci else None
+        return _json_safe(d)
+
+
+def _json_safe(x):
+    if isinstance(x, dict):
+        return {str(k): _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        return None if math.isnan(x) or math.isinf(x) else float(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def bootstrap_mean_ci(values: np.ndarray, n_resamples: int, confidence: float, seed: int):
+    """Percentile bootstrap CI of the mean over images (resampled with replacement)."""
+    values = np.asarray(values, dtype=float)
+    if n_resamples <= 0 or len(values) == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    chunk = max(1, 2_000_000 // len(values))
+    for start in range(0, n_resamples, chunk):
+        stop = min(n_resamples, start + chunk)
+        means[start:stop] = values[rng.integers(0, len(values), (stop - start, len(values)))].mean(1)
+    lo = (1 - confidence) / 2
+    return float(np.quantile(means, lo)), float(np.quantile(means, 1 - lo))
+
+
+def _mean_of(lists: dict) -> dict:
+    return {k: float(np.mean(v)) for k, v in sorted(lists.items()) if len(v)}
+
+
+def _nested(pairs: dict[tuple[str, str], float], rows: list[str]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {r: {} for r in rows}
+    for (p, q), v in pairs.items():
+        out[p][q] = v
+        out[q][p] = v
+    for r in rows:
+        out[r][r] = 1.0
+    return {r: dict(sorted(v.items())) for r, v in out.items()}
+
+
+def compute_agreement(
+    dataset: MultiRaterDataset,
+    config: AgreementConfig = AgreementConfig(),
+    progress: Callable[[int, int], None] | None = None,
+) -> AgreementResult:
+    """Run KαLOS on a multi-rater data set.
+
+    Parameters
+    ----------
+    dataset : images with assigned raters and annotations (see :mod:`kalos_core.io`).
+    config : threshold, distance, solver, cost and which diagnostics to compute.
+    progress : optional callback ``progress(done, total)`` called every few images.
+    """
+    spec = get_distance(dataset.kind, config.distance)
+    solver, cost = get_solver(config.solver), get_cost(config.cost)
+    thr = config.threshold
+    floor = min((thr, *config.lsa_thresholds))
+    all_rows = dataset.raters
+    row_id = {r: k for k, r in enumerate(all_rows)}
+    names = dataset.categories
+
+    per_image: dict[str, float] = {}
+    unit_of, status_of = {}, {}
+    global_parts, global_maps = [], []
+    vit, cls_mean = defaultdict(list), defaultdict(list)
+    pair_mean, pair_cells = defaultdict(list), defaultdict(list)
+    lsa_lists, intra = defaultdict(list), defaultdict(list)
+    counts = defaultdict(lambda: defaultdict(int))
+    n_units = single = 0
+    total = len(dataset.images)
+
+    for k, image in enumerate(dataset.images):
+        ip = prepare_image(image, spec, floor)
+        units, cells = ip.match(thr, solver, cost)
+        a = alpha(cells)
+        per_image[str(image.id)] = a
+        single += ip.n_rows < 2
+        n_units += cells.n_units
+        status = unit_status(units, ip.problem.category)
+        for ann, u, s in zip(ip.annotations, units.tolist(), status.tolist()):
+            unit_of[ann.id] = f"{image.id}:{u}"
+            status_of[ann.id] = s
+            counts[ann.rater]["annotations"] += 1
+            counts[ann.rater][s] += 1
+        global_parts.append(cells if cells.n_units else empty_image_cells(ip.n_rows))
+        global_maps.append(np.array([row_id[r] for r in ip.rows], dtype=np.int64))
+        if config.class_difficulty:
+            for c, v in diag.class_alphas(cells).items():
+                cls_mean[names.get(c, str(c))].append(v)
+        if config.vitality:
+            for r, v in diag.vitality(ip, a, thr, solver, cost).items():
+                vit[r].append(v)
+        if config.collaboration:
+            for pair, (v, pc) in diag.pairwise(ip, thr, solver, cost).items():
+                pair_mean[pair].append(v)
+                pair_cells[pair].append(pc)
+        if config.lsa_thresholds:
+            for t, v in diag.localisation_sensitivity(ip, config.lsa_thresholds, solver, cost).items():
+                lsa_lists[t].append(v)
+        if config.intra_rater:
+            for r, v in diag.intra_rater(ip, thr, solver, cost).items():
+                intra[r].append(v)
+        if progress is not None and (k % 50 == 0 or k == total - 1):
+            progress(k + 1, total)
+
+    alphas = np.array(list(per_image.values()))
+    global_cells = Cells.concat(global_parts, global_maps)
+    g = alpha(global_cells)
+    result = AgreementResult(
+        mean_alpha=float(alphas.mean()) if len(alphas) else float("nan"),
+        global_alpha=g,
+        mean_alpha_ci=bootstrap_mean_ci(alphas, config.bootstrap, config.confidence, config.seed),
+        per_image_alpha=per_image,
+        n_images=total,
+        n_annotations=dataset.n_annotations,
+        n_units=n_units,
+        config={**asdict(config), "distance": spec.name, "kind": dataset.kind},
+        unit_of=unit_of,
+        status_of=status_of,
+        n_skipped=len(dataset.skipped),
+        skipped=list(dataset.skipped),
+        n_single_rater_images=int(single),
+    )
+    result.rater_summary = {r: {**{k: float(v) for k, v in c.items()}} for r, c in sorted(counts.items())}
+    if config.vitality:
+        result.vitality = _mean_of(vit)
+        for r, idx in row_id.items():
+            keep = np.ones(len(all_rows), bool)
+            keep[idx] = False
+            if len(all_rows) >= 3:
+                result.vitality_global[r] = g - alpha(global_cells.select_rows(keep))
+    if config.class_difficulty:
+        result.class_difficulty = _mean_of(cls_mean)
+        result.class_difficulty_global = {
+            names.get(c, str(c)): v for c, v in sorted(diag.class_alphas(global_cells).items())
+        }
+    if config.collaboration:
+        result.collaboration = _nested(_mean_of(pair_mean), all_rows)
+        result.collaboration_global = _nested(
+            {p: alpha(Cells.concat(cs)) for p, cs in pair_cells.items()}, all_rows)
+    if config.lsa_thresholds:
+        result.lsa = {f"{t:g}": float(np.mean(v)) for t, v in sorted(lsa_lists.items())}
+        strict = max(lsa_lists)
+        result.lsa_delta = result.mean_alpha - float(np.mean(lsa_lists[strict]))
+    if config.intra_rater:
+        result.intra_rater = _mean_of(intra)
+    return result

@@ -1,0 +1,141 @@
+"""Command line: ``python -m kalos_core agreement FILE.json --task bbox ...``.
+
+The JSON written by ``agreement --output`` is a contract other tools script
+against; see README.md ("Command line") for its keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .agreement import AgreementConfig, AgreementResult, compute_agreement
+from .io import InvalidInputError, load_coco
+from .matching import COSTS, SOLVERS
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+def _add_agreement_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threshold", type=float, default=0.5, help="similarity threshold (inclusive), default 0.5")
+    p.add_argument("--distance", default=None, help="distance name (default: iou, or mpjpe for keypoints)")
+    p.add_argument("--solver", choices=sorted(SOLVERS), default="greedy")
+    p.add_argument("--cost", choices=sorted(COSTS), default="soft")
+    p.add_argument("--lsa", type=_floats, default=(), help="thresholds for localisation sensitivity, e.g. 0.1,0.3,0.5")
+    p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the CI of the mean alpha")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-diagnostics", action="store_true", help="skip vitality, class difficulty, collaboration")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m kalos_core", description="KaLOS inter-rater agreement")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("agreement", help="compute agreement on a multi-rater COCO file")
+    p.add_argument("file", type=Path)
+    p.add_argument("--task", choices=["bbox", "segm", "keypoints"], default="bbox")
+    _add_agreement_options(p)
+    p.add_argument("--skip-invalid", action="store_true", help="drop invalid annotations, count them, go on")
+    p.add_argument("--output", type=Path, help="write the result JSON here")
+    p.add_argument("--include-labels", action="store_true", help="also write the unit and status of every annotation")
+    d = sub.add_parser("demo", help="build the embedded demo data set and compute agreement on it")
+    d.add_argument("--folder", type=Path, default=Path("data/demo"))
+    d.add_argument("--images", type=int, default=40)
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--task", choices=["bbox", "segm"], default="bbox")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> AgreementConfig:
+    on = not args.no_diagnostics
+    return AgreementConfig(
+        threshold=args.threshold, distance=args.distance, solver=args.solver, cost=args.cost,
+        lsa_thresholds=tuple(args.lsa), vitality=on, class_difficulty=on, collaboration=on,
+        intra_rater=on, bootstrap=args.bootstrap, seed=args.seed,
+    )
+
+
+def format_summary(result: AgreementResult, seconds: float | None = None) -> str:
+    """A plain-text summary table of an agreement run."""
+    ci = result.mean_alpha_ci
+    lines = [
+        f"images {result.n_images}   annotations {result.n_annotations}   units {result.n_units}"
+        + (f"   skipped {result.n_skipped}" if result.n_skipped else "")
+        + (f"   ({seconds:.2f} s)" if seconds is not None else ""),
+        f"mean alpha    {result.mean_alpha:.4f}" + (f"   95% CI [{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "")
+        + f"   ({result.interpretation})",
+        f"global alpha  {result.global_alpha:.4f}",
+    ]
+    if result.vitality:
+        lines.append("\nrater vitality (+ consensus builder, - source of noise)")
+        lines += [f"  {r:<24} {v:+.4f}" for r, v in sorted(result.vitality.items(), key=lambda kv: -kv[1])]
+    if result.collaboration:
+        rows = sorted(result.collaboration)
+        lines.append("\npairwise alpha")
+        lines.append("  " + " " * 16 + "".join(f"{r[:9]:>10}" for r in rows))
+        for r in rows:
+            cells = "".join(f"{result.collaboration[r].get(q, float('nan')):>10.3f}" for q in rows)
+            lines.append(f"  {r[:16]:<16}{cells}")
+    if result.class_difficulty:
+        hardest = sorted(result.class_difficulty.items(), key=lambda kv: kv[1])[:10]
+        lines.append("\nhardest classes (alpha)")
+        lines += [f"  {c:<24} {v:.4f}" for c, v in hardest]
+    if result.lsa:
+        lines.append("\nlocalisation sensitivity (threshold -> mean alpha)")
+        lines += [f"  {t:>6} {v:.4f}" for t, v in result.lsa.items()]
+    return "\n".join(lines)
+
+
+def run_agreement(args: argparse.Namespace) -> int:
+    try:
+        dataset = load_coco(args.file, args.task, skip_invalid=args.skip_invalid)
+    except InvalidInputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"error: cannot read {args.file}: {e}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    result = compute_agreement(dataset, config_from_args(args))
+    seconds = time.perf_counter() - start
+    print(format_summary(result, seconds))
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(result.to_dict(include_labels=args.include_labels), indent=1))
+        print(f"\nwrote {args.output}")
+    return 0
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from .demo_data import build_demo
+
+    path = build_demo(args.folder, n_images=args.images, seed=args.seed)
+    print(f"demo data set: {path} ({args.images} procedurally drawn scenes, seed {args.seed})")
+    dataset = load_coco(path, args.task)
+    start = time.perf_counter()
+    result = compute_agreement(dataset, AgreementConfig(lsa_thresholds=(0.3, 0.5, 0.7, 0.9), seed=args.seed))
+    print(format_summary(result, time.perf_counter() - start))
+    out = args.folder / f"agreement_{args.task}.json"
+    out.write_text(json.dumps(result.to_dict(), indent=1))
+    print(f"\nwrote {out}")
+    return 0
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "agreement":
+        return run_agreement(args)
+    if args.command == "demo":
+        return run_demo(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""The data model: images, assigned raters, sessions and annotations.
+
+Everything that crosses a module boundary is a small dataclass. Geometry is
+kept in the form the input gave it (pixel coordinates); the distance
+functions in :mod:`kalos_core.geometry` turn it into vectorised arrays.
+
+Conventions (METHOD.md §1)
+--------------------------
+* An image's ``raters`` are the *rows* of its reliability matrix: the assigned
+  raters, or rater-sessions such as ``"alice (S1)"`` when a rater labelled the
+  image more than once. An assigned rater who drew nothing still takes part.
+* ``rater_classes`` (optional, open world) restricts a rater to a subset of
+  category ids; for other classes the rater's cells are missing data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+#: Geometry kinds understood by the engine.
+GEOMETRY_KINDS = ("box", "polygon", "rle", "keypoints", "voxels")
+
+
+def session_row(rater: str, session: Any) -> str:
+    """Name of the reliability-matrix row for one session of a rater."""
+    return f"{rater} (S{session})"
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One rater's label of one object.
+
+    Attributes
+    ----------
+    id : annotation id (unique within the data set; int or str).
+    rater : the row it belongs to (a rater, or a rater-session row name).
+    category : category id (int).
+    geometry : kind-specific payload in pixel coordinates:
+        ``box`` -> ``(x, y, w, h)``; ``polygon`` -> list of flat rings
+        ``[[x1, y1, x2, y2, ...], ...]``; ``rle`` -> COCO RLE dict;
+        ``keypoints`` -> flat ``[x1, y1, v1, ...]``; ``voxels`` -> ``(N, 3)``
+        integer voxel coordinates.
+    bbox : ``(x, y, w, h)`` in pixels (for polygons/masks/keypoints too, where
+        known); used for size strata and fast pre-filtering.
+    """
+
+    id: Any
+    rater: str
+    category: int
+    geometry: Any
+    bbox: tuple | None = None
+
+
+@dataclass
+class ImageRecord:
+    """One image (scene, volume, frame) with its assigned raters."""
+
+    id: Any
+    width: float
+    height: float
+    raters: tuple[str, ...]
+    annotations: list[Annotation] = field(default_factory=list)
+    rater_classes: Mapping[str, frozenset] | None = None
+    file_name: str | None = None
+    #: base rater of each row (``"alice (S1)" -> "alice"``); rows map to themselves by default
+    row_rater: Mapping[str, str] | None = None
+
+    def base_rater(self, row: str) -> str:
+        if self.row_rater is None:
+            return row
+        return self.row_rater.get(row, row)
+
+
+@dataclass
+class MultiRaterDataset:
+    """A multi-rater data set: images, category names, geometry kind."""
+
+    images: list[ImageRecord]
+    categories: dict[int, str]
+    kind: str
+    #: annotations dropped by ``skip_invalid`` (see :mod:`kalos_core.io`)
+    skipped: list[dict] = field(default_factory=list)
+    #: keypoint names / sigmas and other per-kind metadata
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def n_annotations(self) -> int:
+        return sum(len(im.annotations) for im in self.images)
+
+    @property
+    def raters(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for im in self.images:
+            for r in im.raters:
+                seen.setdefault(r, None)
+        return sorted(seen)
+
+    def __post_init__(self) -> None:
+        if self.kind not in GEOMETRY_KINDS:
+            raise ValueError(f"unknown geometry kind {self.kind!r}; expected one of {GEOMETRY_KINDS}")
+
+
+def make_image(
+    image_id: Any,
+    width: float,
+    height: float,
+    raters: Sequence[str],
+    annotations: Sequence[Annotation] = (),
+    **kwargs: Any,
+) -> ImageRecord:
+    """Convenience constructor used by tests and notebooks."""
+    return ImageRecord(image_id, float(width), float(height), tuple(raters), list(annotations), **kwargs)

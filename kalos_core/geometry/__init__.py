@@ -1,0 +1,17 @@
+"""Distances between annotations (METHOD.md §2), one registry for all kinds."""
+
+from . import boxes, keypoints, masks, polygons, voxels  # noqa: F401  (register)
+from .registry import (
+    DEFAULT_DISTANCE,
+    DISTANCES,
+    DistanceSpec,
+    Prepared,
+    distances_for,
+    get_distance,
+    register_distance,
+)
+
+__all__ = [
+    "DEFAULT_DISTANCE", "DISTANCES", "DistanceSpec", "Prepared",
+    "distances_for", "get_distance", "register_distance",
+]

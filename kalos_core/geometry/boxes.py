@@ -1,0 +1,60 @@
+"""Axis-aligned boxes: IoU, GIoU and centroid distance (vectorised)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..data import Annotation, ImageRecord
+from .registry import Prepared, centroid_similarity, register_distance
+
+
+def prepare_boxes(image: ImageRecord, anns: Sequence[Annotation]) -> Prepared:
+    """Boxes as image-relative ``(x1, y1, x2, y2)``."""
+    xywh = np.array([a.geometry for a in anns], dtype=float).reshape(-1, 4)
+    scale = np.array([image.width, image.height, image.width, image.height])
+    xywh = xywh / scale
+    xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
+    return Prepared(len(anns), xyxy=xyxy)
+
+
+def _intersection_union(a: np.ndarray, b: np.ndarray):
+    iw = np.clip(np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
+    ih = np.clip(np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]), 0, None)
+    inter = iw * ih
+    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    union = area_a[:, None] + area_b[None, :] - inter
+    return inter, union
+
+
+@register_distance("box", "iou", prepare=prepare_boxes)
+def box_iou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
+    """Box intersection over union."""
+    inter, union = _intersection_union(a["xyxy"], b["xyxy"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = np.where(union > 0, inter / union, 0.0)
+    return iou
+
+
+@register_distance("box", "giou", prepare=prepare_boxes)
+def box_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
+    """Generalised IoU mapped to ``[0, 1]`` as ``(1 + GIoU) / 2``."""
+    A, B = a["xyxy"], b["xyxy"]
+    inter, union = _intersection_union(A, B)
+    cw = np.maximum(A[:, None, 2], B[None, :, 2]) - np.minimum(A[:, None, 0], B[None, :, 0])
+    ch = np.maximum(A[:, None, 3], B[None, :, 3]) - np.minimum(A[:, None, 1], B[None, :, 1])
+    enclosing = cw * ch
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou = np.where(union > 0, inter / union, 0.0)
+        giou = iou - np.where(enclosing > 0, (enclosing - union) / enclosing, 0.0)
+    return (1.0 + giou) / 2.0
+
+
+@register_distance("box", "centroid", prepare=prepare_boxes)
+def box_centroid(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
+    """Centroid L2 distance, normalised by the image diagonal."""
+    ca = (a["xyxy"][:, :2] + a["xyxy"][:, 2:]) / 2.0
+    cb = (b["xyxy"][:, :2] + b["xyxy"][:, 2:]) / 2.0
+    return centroid_similarity(ca, cb)

@@ -1,0 +1,109 @@
+"""Registry of distance functions.
+
+A distance is registered once, for one geometry kind, as a pair of plain
+functions: ``prepare`` turns an image's annotations into arrays (image-relative
+coordinates, so that annotations of *different* images can be compared, as
+calibration needs), and ``similarity`` returns the pairwise similarity matrix
+``s`` in ``[0, 1]`` between two prepared sets; the distance is ``1 - s``.
+
+Adding a distance is one decorated function::
+
+    @register_distance("box", "my_iou", prepare=prepare_boxes)
+    def my_iou(a, b, need=None, floor=0.0): ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..data import Annotation, ImageRecord
+
+
+class Prepared:
+    """Vectorised geometry of ``n`` annotations: named arrays of equal length."""
+
+    def __init__(self, n: int, **arrays: np.ndarray) -> None:
+        self.n = int(n)
+        self.arrays = arrays
+        for key, arr in arrays.items():
+            if len(arr) != self.n:
+                raise ValueError(f"array {key!r} has length {len(arr)}, expected {self.n}")
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self.arrays[key]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def take(self, index: Sequence[int] | np.ndarray) -> "Prepared":
+        """The subset at ``index`` (a new object; arrays are fancy-indexed)."""
+        index = np.asarray(index, dtype=np.intp)
+        return Prepared(len(index), **{k: v[index] for k, v in self.arrays.items()})
+
+
+PrepareFn = Callable[[ImageRecord, Sequence[Annotation]], Prepared]
+#: ``similarity(a, b, need=None, floor=0.0) -> (len(a), len(b))`` array.
+#: ``need`` (bool matrix) marks the entries the caller uses; others may be 0.
+#: Entries whose similarity is provably below ``floor`` may be returned as 0.
+SimilarityFn = Callable[..., np.ndarray]
+
+
+@dataclass(frozen=True)
+class DistanceSpec:
+    kind: str
+    name: str
+    prepare: PrepareFn
+    similarity: SimilarityFn
+    description: str = ""
+
+
+DISTANCES: dict[tuple[str, str], DistanceSpec] = {}
+#: the distance used when none is named, per geometry kind
+DEFAULT_DISTANCE: dict[str, str] = {
+    "box": "iou",
+    "polygon": "iou",
+    "rle": "iou",
+    "keypoints": "mpjpe",
+    "voxels": "iou",
+}
+
+
+def register_distance(kind: str, name: str, *, prepare: PrepareFn, description: str = ""):
+    """Decorator: register ``similarity`` as distance ``name`` for ``kind``."""
+
+    def deco(fn: SimilarityFn) -> SimilarityFn:
+        DISTANCES[(kind, name)] = DistanceSpec(kind, name, prepare, fn, description or (fn.__doc__ or "").strip().split("\n")[0])
+        return fn
+
+    return deco
+
+
+def get_distance(kind: str, name: str | None = None) -> DistanceSpec:
+    """Look up a registered distance; ``name=None`` gives the kind's default."""
+    name = name or DEFAULT_DISTANCE[kind]
+    try:
+        return DISTANCES[(kind, name)]
+    except KeyError:
+        known = sorted(n for k, n in DISTANCES if k == kind)
+        raise ValueError(f"unknown distance {name!r} for {kind} geometry; known: {', '.join(known)}") from None
+
+
+def distances_for(kind: str) -> list[str]:
+    """Names of the distances registered for a geometry kind."""
+    return sorted(n for k, n in DISTANCES if k == kind)
+
+
+def boxes_overlap(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
+    """Boolean ``(na, nb)`` matrix: do the (closed) boxes intersect with positive area?"""
+    iw = np.minimum(a_xyxy[:, None, 2], b_xyxy[None, :, 2]) - np.maximum(a_xyxy[:, None, 0], b_xyxy[None, :, 0])
+    ih = np.minimum(a_xyxy[:, None, 3], b_xyxy[None, :, 3]) - np.maximum(a_xyxy[:, None, 1], b_xyxy[None, :, 1])
+    return (iw > 0) & (ih > 0)
+
+
+def centroid_similarity(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
+    """``1 - L2 / sqrt(2)`` between image-relative centroids (the unit square's diagonal)."""
+    d = np.sqrt(((ca[:, None, :] - cb[None, :, :]) ** 2).sum(-1)) / np.sqrt(2.0)
+    return np.clip(1.0 - d, 0.0, 1.0)

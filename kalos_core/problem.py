@@ -1,0 +1,94 @@
+"""From an image record to its matching problem (canonical order, similarities)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .data import Annotation, ImageRecord
+from .geometry import DistanceSpec
+from .matching import MatchProblem
+from .matching.costs import CostFn
+from .matching.solvers import SolverFn
+from .reliability import Cells, build_cells
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _canonical(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return tuple(_canonical(v) for v in value)
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    return value
+
+
+def annotation_key(ann: Annotation) -> tuple:
+    """Sort key that does not depend on input order: rater, class, geometry, id."""
+    return (ann.rater, ann.category, repr(_canonical(ann.geometry)), repr(ann.id))
+
+
+@dataclass
+class ImageProblem:
+    """One image ready for matching: rows, annotations in canonical order, similarities."""
+
+    image: ImageRecord
+    rows: tuple[str, ...]
+    annotations: list[Annotation]
+    problem: MatchProblem
+    row_classes: list | None
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
+
+    def match(self, threshold: float, solver: SolverFn, cost: CostFn,
+              keep: np.ndarray | None = None, rows: np.ndarray | None = None):
+        """Units and reliability cells, optionally for a subset of annotations/rows.
+
+        ``keep`` selects annotations; ``rows`` (sorted row indices) the rows that take part,
+        renumbered ``0..len(rows)-1`` in the returned cells.
+        """
+        prob = self.problem if keep is None else self.problem.subset(keep)
+        units = solver(prob, threshold, cost)
+        if rows is None:
+            rater, n_rows, rc = prob.rater, self.n_rows, self.row_classes
+        else:
+            remap = np.full(self.n_rows, -1)
+            remap[rows] = np.arange(len(rows))
+            rater, n_rows = remap[prob.rater], len(rows)
+            rc = None if self.row_classes is None else [self.row_classes[r] for r in rows]
+        return units, build_cells(units, rater, prob.category, n_rows, rc)
+
+
+def prepare_image(image: ImageRecord, spec: DistanceSpec, floor: float = 0.0) -> ImageProblem:
+    """Canonicalise an image and compute its similarity matrix once."""
+    rows = tuple(sorted(image.raters))
+    row_index = {r: k for k, r in enumerate(rows)}
+    anns = sorted(image.annotations, key=annotation_key)
+    for a in anns:
+        if a.rater not in row_index:
+            raise ValueError(f"image {image.id}: annotation {a.id} has rater {a.rater!r}, "
+                             f"who is not assigned to the image (assigned: {list(rows)})")
+    rater = np.array([row_index[a.rater] for a in anns], dtype=np.int64)
+    category = np.array([a.category for a in anns], dtype=np.int64)
+    n = len(anns)
+    if n:
+        prep = spec.prepare(image, anns)
+        need = rater[:, None] != rater[None, :]
+        sim = np.where(need, spec.similarity(prep, prep, need=need, floor=floor), 0.0)
+        sim = np.maximum(sim, sim.T)  # guard against asymmetric round-off
+    else:
+        sim = np.zeros((0, 0))
+    row_classes = None
+    if image.rater_classes:
+        row_classes = [image.rater_classes.get(r) for r in rows]
+    return ImageProblem(image, rows, anns, MatchProblem(sim, rater, category), row_classes)
+
+
+def empty_image_cells(n_rows: int) -> Cells:
+    """The virtual unit of an image without units: every assigned row says NO_OBJECT."""
+    r = np.arange(n_rows)
+    return Cells(r, np.zeros(n_rows, np.int64), np.full(n_rows, -1, np.int64), 1 if n_rows else 0)

@@ -1,0 +1,168 @@
+"""Reliability data and nominal Krippendorff's α (METHOD.md §4).
+
+A reliability matrix has one row per rater (or rater-session) and one column
+per unit. A cell holds the category the rater gave the unit, ``NO_OBJECT`` if
+the rater takes part but drew nothing there, and NaN (missing) if the rater
+was not assigned. Internally the matrix travels in *cell* form - three equal
+length arrays ``(row, unit, value)`` listing only the non-missing cells - so
+that a data set's global matrix (hundreds of thousands of units, a thousand
+classes) costs memory in proportion to its labels, not to units x classes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+#: value of a cell where an assigned rater has no annotation in the unit
+NO_OBJECT = -1
+
+
+@dataclass
+class Cells:
+    """Non-missing cells of a reliability matrix."""
+
+    row: np.ndarray
+    unit: np.ndarray
+    value: np.ndarray
+    n_units: int
+
+    def select_rows(self, keep_rows: np.ndarray) -> "Cells":
+        """Cells of the rows where boolean ``keep_rows[row]`` holds (unit count unchanged)."""
+        k = keep_rows[self.row]
+        return Cells(self.row[k], self.unit[k], self.value[k], self.n_units)
+
+    def select_units(self, keep_units: np.ndarray) -> "Cells":
+        """Cells of the units where boolean ``keep_units[unit]`` holds, renumbered."""
+        new_index = np.cumsum(keep_units) - 1
+        k = keep_units[self.unit]
+        return Cells(self.row[k], new_index[self.unit[k]], self.value[k], int(keep_units.sum()))
+
+    def to_matrix(self, n_rows: int) -> np.ndarray:
+        """Dense ``(n_rows, n_units)`` float matrix with NaN for missing cells."""
+        m = np.full((n_rows, self.n_units), np.nan)
+        m[self.row, self.unit] = self.value
+        return m
+
+    @staticmethod
+    def from_matrix(matrix: np.ndarray) -> "Cells":
+        m = np.asarray(matrix, dtype=float)
+        r, u = np.nonzero(~np.isnan(m))
+        return Cells(r, u, m[r, u].astype(np.int64), m.shape[1] if m.ndim == 2 else 0)
+
+    @staticmethod
+    def concat(parts: Sequence["Cells"], row_maps: Sequence[np.ndarray] | None = None) -> "Cells":
+        """Stack units side by side; ``row_maps[k]`` maps part k's rows to global rows."""
+        rows, units, values, offset = [], [], [], 0
+        for k, p in enumerate(parts):
+            rows.append(p.row if row_maps is None else np.asarray(row_maps[k])[p.row])
+            units.append(p.unit + offset)
+            values.append(p.value)
+            offset += p.n_units
+        if not parts:
+            e = np.empty(0, np.int64)
+            return Cells(e, e, e, 0)
+        return Cells(np.concatenate(rows), np.concatenate(units), np.concatenate(values), offset)
+
+
+def build_cells(
+    units: np.ndarray,
+    rater: np.ndarray,
+    category: np.ndarray,
+    n_rows: int,
+    row_classes: Sequence[frozenset | None] | None = None,
+) -> Cells:
+    """Reliability cells of one image.
+
+    Parameters
+    ----------
+    units : (n,) unit label of each annotation (``0..U-1``).
+    rater : (n,) row of each annotation.
+    category : (n,) category id of each annotation.
+    n_rows : number of rows (assigned raters or rater-sessions of the image).
+    row_classes : optional, per row, the class ids that row was assigned
+        (``None`` = all). A row with no annotation in a unit gets NO_OBJECT if
+        it was assigned at least one class present in the unit, else missing.
+    """
+    n_units = int(units.max()) + 1 if len(units) else 0
+    value = np.full((n_rows, n_units), NO_OBJECT, dtype=np.int64)
+    present = np.zeros((n_rows, n_units), bool)
+    value[rater, units] = category
+    present[rater, units] = True
+    keep = np.ones((n_rows, n_units), bool)
+    if row_classes is not None and any(c is not None for c in row_classes):
+        unit_classes: list[set] = [set() for _ in range(n_units)]
+        for u, c in zip(units.tolist(), category.tolist()):
+            unit_classes[u].add(c)
+        for r, allowed in enumerate(row_classes):
+            if allowed is None:
+                continue
+            for u in range(n_units):
+                if not present[r, u] and not (unit_classes[u] & allowed):
+                    keep[r, u] = False
+    r, u = np.nonzero(keep)
+    return Cells(r, u, value[r, u], n_units)
+
+
+def alpha(cells: Cells | np.ndarray) -> float:
+    """Nominal Krippendorff's α through the coincidence matrix.
+
+    Accepts :class:`Cells` or a dense matrix (rows x units, NaN = missing).
+    Units with fewer than two values are not pairable. When every present
+    value is identical, or nothing is pairable, the data show no disagreement
+    and α = 1.0 (METHOD.md §4).
+    """
+    if not isinstance(cells, Cells):
+        cells = Cells.from_matrix(cells)
+    values = cells.value
+    if len(values) == 0 or (values == values[0]).all():
+        return 1.0
+    codes, code = np.unique(values, return_inverse=True)
+    n_codes = len(codes)
+    key, count = np.unique(cells.unit.astype(np.int64) * n_codes + code, return_counts=True)
+    unit_of_key = key // n_codes
+    code_of_key = key % n_codes
+    m_u = np.bincount(unit_of_key, weights=count)
+    m_key = m_u[unit_of_key]
+    pairable = m_key >= 2
+    if not pairable.any():
+        return 1.0
+    cnt = count[pairable].astype(float)
+    n = m_u[m_u >= 2].sum()
+    sum_occ = (cnt * (cnt - 1) / (m_key[pairable] - 1)).sum()
+    n_c = np.bincount(code_of_key[pairable], weights=cnt, minlength=n_codes)
+    expected = (n_c * (n_c - 1)).sum()
+    denominator = n * (n - 1) - expected
+    if denominator == 0:
+        return 1.0
+    return float(((n - 1) * sum_occ - expected) / denominator)
+
+
+def unit_status(units: np.ndarray, category: np.ndarray) -> np.ndarray:
+    """Per annotation: ``unmatched`` (alone in its unit), ``class_disagreement``
+    (its unit holds more than one class) or ``agreed``."""
+    if len(units) == 0:
+        return np.empty(0, dtype=object)
+    size = np.bincount(units)
+    n_classes = np.zeros(len(size), int)
+    pairs = np.unique(np.stack([units, category]), axis=1)
+    np.add.at(n_classes, pairs[0], 1)
+    status = np.where(size[units] == 1, "unmatched", np.where(n_classes[units] > 1, "class_disagreement", "agreed"))
+    return status.astype(object)
+
+
+def interpret(a: float) -> str:
+    """The interpretation band of an α value (Sec. 3.3)."""
+    if a is None or np.isnan(a):
+        return "undefined"
+    if a >= 0.8:
+        return "near-perfect"
+    if a >= 0.6:
+        return "substantial"
+    if a >= 0.4:
+        return "moderate"
+    if a >= 0.0:
+        return "weak"
+    return "systematic disagreement"
