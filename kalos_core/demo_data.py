@@ -216,7 +216,7 @@ def write_images(scenes: Sequence[Scene], folder: str | pathlib.Path, seed: int 
     """Render every scene to ``folder/<file_name>`` (JPEG); return the paths."""
     pathlib.Path(folder).mkdir(parents=True, exist_ok=True)
     paths = [pathlib.Path(folder) / scene.file_name for scene in scenes]
-    for scene, path in zip(scenes, paths):
+    for scene, path in zip(scenes, paths, strict=True):
         render_scene(scene, seed).save(path, quality=quality)
     return paths
 
@@ -224,7 +224,7 @@ def write_images(scenes: Sequence[Scene], folder: str | pathlib.Path, seed: int 
 def _densify(points: np.ndarray, spacing: float) -> np.ndarray:
     """Insert points along every edge so that consecutive points are <= ``spacing`` apart."""
     out = []
-    for p, q in zip(points, np.roll(points, -1, axis=0)):
+    for p, q in zip(points, np.roll(points, -1, axis=0), strict=True):
         t = np.arange(k := max(1, math.ceil(np.hypot(*(q - p)) / spacing))) / k
         out.append(p + (q - p) * t[:, None])
     return np.concatenate(out)
@@ -309,7 +309,7 @@ def simulate_raters(scenes: Sequence[Scene], profiles: Sequence[RaterProfile] = 
                 ann = _annotation(len(annotations) + 1, scene.image_id, cat, pts)
                 annotations.append({**ann, "rater_id": profile.name, "ref_index": ref})
     info = {"description": "KaLOS demo: simulated raters on toy shapes", "seed": int(seed),
-            "raters": {p.name: {k: v for k, v in vars(p).items() if k != "name"} for p in profiles}}
+            "raters": {p.name: {**vars(p), "confusion": {str(a): b for a, b in p.confusion.items()}} for p in profiles}}
     return {"info": info, "images": images, "annotations": annotations, "categories": list(CATEGORIES)}
 
 
@@ -388,7 +388,8 @@ def make_synthetic_boxes(n_images: int = 5000, n_raters: int = 3, objects_per_im
     bbox = np.round(np.concatenate([xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]], 1), 2)
     names = [f"rater_{r + 1}" for r in range(n_raters)]
     rows = zip(cols["image"][order].tolist(), cols["category"][order].tolist(), bbox.tolist(),
-               np.round(bbox[:, 2] * bbox[:, 3], 2).tolist(), rater[order].tolist(), cols["ref"][order].tolist())
+               np.round(bbox[:, 2] * bbox[:, 3], 2).tolist(), rater[order].tolist(), cols["ref"][order].tolist(),
+               strict=True)
     annotations = [{"id": i, "image_id": im, "category_id": c, "bbox": b, "area": a, "iscrowd": 0,
                     "rater_id": names[r], "ref_index": k} for i, (im, c, b, a, r, k) in enumerate(rows, start=1)]
     images = [{"id": i, "file_name": f"synthetic_{i:06d}.jpg", "width": width, "height": height,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,19 +16,18 @@ from .matching.solvers import SolverFn
 from .reliability import Cells, build_cells
 
 
-def _canonical(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _canonical(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return tuple(_canonical(v) for v in value)
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
     if isinstance(value, bytes):
         return value.decode("latin-1")
-    return value
+    raise TypeError(type(value).__name__)
 
 
 def annotation_key(ann: Annotation) -> tuple:
     """Sort key that does not depend on input order: rater, class, geometry, id."""
-    return (ann.rater, ann.category, repr(_canonical(ann.geometry)), repr(ann.id))
+    geometry = json.dumps(ann.geometry, sort_keys=True, default=_plain)
+    return (ann.rater, ann.category, geometry, repr(ann.id))
 
 
 @dataclass

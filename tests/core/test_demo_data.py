@@ -54,7 +54,7 @@ def test_scenes_have_the_promised_structure(scenes):
         assert (s.width, s.height) == (640, 480)
         assert 3 <= len(s.objects) <= 12
         polys = [shapely.Polygon(o.polygon) for o in s.objects]
-        for o, p in zip(s.objects, polys):
+        for o, p in zip(s.objects, polys, strict=True):
             assert o.polygon.ndim == 2 and o.polygon.shape[1] == 2 and len(o.polygon) >= 3
             assert p.is_valid
             x, y, w, h = o.bbox
@@ -123,7 +123,7 @@ def test_coco_keys(scenes, coco):
     assert len(ref["annotations"]) == sum(len(s.objects) for s in scenes)
     assert all("rater_list" not in im for im in ref["images"])
     assert all(not ({"rater_id", "ref_index"} & set(a)) for a in ref["annotations"])
-    json.dumps(coco)  # plain JSON types only
+    assert json.loads(json.dumps(coco)) == coco  # plain JSON types only, survives a round trip
 
 
 def test_every_rater_annotation_is_valid(coco):
@@ -221,10 +221,10 @@ def test_render_scene(scenes):
     pixels = np.asarray(img, dtype=float)
     bare = np.asarray(dd.render_scene(dd.Scene(scene.image_id, scene.file_name, scene.width, scene.height, []), 0),
                       dtype=float)
-    # away from the objects (and their shadows) the image is exactly the background
+    # away from the objects (and their shadows, < 12 px) the image is exactly the background
     near = Image.new("L", img.size, 0)
     for o in scene.objects:
-        ImageDraw.Draw(near).polygon([tuple(p) for p in shapely.Polygon(o.polygon).buffer(8).exterior.coords], fill=1)
+        ImageDraw.Draw(near).polygon([tuple(p) for p in shapely.Polygon(o.polygon).buffer(12).exterior.coords], fill=1)
     far = np.asarray(near) == 0
     assert far.mean() > 0.2 and np.array_equal(pixels[far], bare[far])
     # inside the top-most object the pixels are clearly not the background
@@ -235,10 +235,13 @@ def test_render_scene(scenes):
     assert inside.sum() > 10
     assert np.abs(pixels[inside] - bare[inside]).sum(axis=1).mean() > 30
     # and at a representative point of (nearly) every object
-    diffs = [np.abs(pixels[int(p.y), int(p.x)] - bare[int(p.y), int(p.x)]).sum()
-             for s in scenes[:5] for p in [shapely.Polygon(o.polygon).representative_point() for o in s.objects]
-             for pixels, bare in [(np.asarray(dd.render_scene(s), float),
-                                   np.asarray(dd.render_scene(dd.Scene(s.image_id, "", s.width, s.height, [])), float))]]
+    diffs = []
+    for s in scenes[:5]:
+        pixels = np.asarray(dd.render_scene(s), dtype=float)
+        bare = np.asarray(dd.render_scene(dd.Scene(s.image_id, "", s.width, s.height, [])), dtype=float)
+        for o in s.objects:
+            p = shapely.Polygon(o.polygon).representative_point()
+            diffs.append(np.abs(pixels[int(p.y), int(p.x)] - bare[int(p.y), int(p.x)]).sum())
     assert np.mean(np.array(diffs) > 20) > 0.9
 
 

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Cross-check kalos_core against the published reference implementation (PyPI ``kalos``).
+
+OPT-IN DEVELOPMENT TOOL - not part of the engine, its tests or its requirements.
+It needs the reference package in a SEPARATE virtual environment, e.g.
+
+    python3 -m venv /tmp/kalos_ref_venv
+    /tmp/kalos_ref_venv/bin/pip install kalos==0.8.0     # pulls pylibmgm, jsonargparse, scikit-image, ...
+
+Then, from the repository root, with the interpreter that has kalos_core's own
+dependencies (numpy, scipy, shapely):
+
+    python3 benchmarks/compare_reference.py FILE.json --task bbox|segm \
+        [--solver greedy|shm|ahc] [--cost soft|neg] [--threshold 0.5] \
+        [--diagnostics] [--cli] [--show 5] [--ref-python /tmp/kalos_ref_venv/bin/python]
+
+What it does: runs the reference (in a subprocess with the reference venv's
+interpreter; this same file acts as the worker there and only calls the
+package's public functions ``kalos.utils.data_loading.load_and_preprocess_data``
+and ``kalos.iaa.core.calculate_iaa``) and kalos_core (in this process) on the
+same file, then prints mean / global alpha, the per-image alpha differences,
+optionally the diagnostics (vitality, class difficulty, pairwise collaboration),
+and the wall time of each side's compute call (plus, with ``--cli``, our
+end-to-end ``python -m kalos_core agreement`` time).
+
+Note: the reference iterates a Python ``set`` of rater names inside its SHM
+solver, so its SHM result can depend on PYTHONHASHSEED; the worker is started
+with PYTHONHASHSEED=0 unless ``--hash-seed`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_REF_PYTHON = os.environ.get("KALOS_REF_PYTHON", "/tmp/kalos_ref_venv/bin/python")
+REPO = Path(__file__).resolve().parents[1]
+
+# our names -> the reference's registry names
+REF_DISTANCE = {"bbox": "bbox_iou_similarity", "segm": "segm_iou_similarity"}
+REF_COST = {"soft": "category_lenient", "neg": "negative_score"}
+REF_SOLVER = {"greedy": "greedy", "shm": "shm", "ahc": "ahc"}
+
+
+def _num(x):
+    """JSON-safe float (NaN/inf -> None)."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) or math.isinf(x) else x
+
+
+def _mean(values):
+    values = [float(v) for v in values]
+    return sum(values) / len(values) if values else None
+
+
+# --------------------------------------------------------------------------- reference worker
+def reference_worker(args: argparse.Namespace) -> None:
+    """Runs inside the reference venv: load, calculate_iaa, write a JSON summary."""
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    import logging
+
+    logging.disable(logging.CRITICAL)
+    from kalos.iaa.core import calculate_iaa
+    from kalos.utils.data_loading import load_and_preprocess_data
+
+    t0 = time.perf_counter()
+    package = load_and_preprocess_data(Path(args.file), "coco-json")
+    t_load = time.perf_counter() - t0
+    diag = args.diagnostics
+    t0 = time.perf_counter()
+    (mean_alpha, global_alpha, mean_vit, global_vit, mean_diff, global_diff, image_alphas,
+     mean_collab, global_collab) = calculate_iaa(
+        processed_data=package["processed_data"],
+        categories=package["categories"],
+        method=REF_SOLVER[args.solver],
+        threshold_func=REF_DISTANCE[args.task],
+        cost_func=REF_COST[args.cost],
+        similarity_threshold=args.threshold,
+        calculate_vitality=diag,
+        calculate_difficulty=diag,
+        collaboration_clusters=diag,
+        all_raters=package["all_raters"],
+    )
+    t_compute = time.perf_counter() - t0
+    out = {
+        "mean_alpha": _num(mean_alpha),
+        "global_alpha": _num(global_alpha),
+        "per_image_alpha": {str(k): _num(v) for k, v in image_alphas.items()},
+        "seconds_load": t_load,
+        "seconds_compute": t_compute,
+    }
+    if diag:
+        out["vitality"] = {str(r): _num(_mean(v)) for r, v in mean_vit.items() if len(v)}
+        out["vitality_global"] = {str(r): _num(v) for r, v in global_vit.items()}
+        out["class_difficulty"] = {str(c): _num(_mean(d["alphas"])) for c, d in mean_diff.items() if d["alphas"]}
+        out["class_difficulty_global"] = {str(c): _num(d["alpha"]) for c, d in global_diff.items()}
+        out["collaboration"] = {f"{a}|{b}": _num(_mean(v))
+                                for a, row in mean_collab.items() for b, v in row.items() if len(v)}
+        out["collaboration_global"] = {"|".join(sorted((str(a), str(b)))): _num(v)
+                                       for a, row in global_collab.items() for b, v in row.items()}
+    Path(args.worker_out).write_text(json.dumps(out))
+
+
+def run_reference(args: argparse.Namespace) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "ref.json"
+        cmd = [args.ref_python, str(Path(__file__).resolve()), str(args.file), "--task", args.task,
+               "--solver", args.solver, "--cost", args.cost, "--threshold", str(args.threshold),
+               "--_worker-out", str(out)]
+        if args.diagnostics:
+            cmd.append("--diagnostics")
+        env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONHASHSEED": str(args.hash_seed)}
+        env.pop("PYTHONPATH", None)  # the reference must not see kalos_core
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            sys.exit(f"reference run failed ({' '.join(cmd)}):\n{proc.stderr[-4000:]}")
+        res = json.loads(out.read_text())
+    res["seconds_process"] = wall
+    return res
+
+
+# --------------------------------------------------------------------------- our side
+def run_ours(args: argparse.Namespace) -> dict:
+    sys.path.insert(0, str(REPO))
+    from kalos_core import AgreementConfig, compute_agreement, load_coco
+
+    diag = args.diagnostics
+    t0 = time.perf_counter()
+    ds = load_coco(args.file, args.task, skip_invalid=args.skip_invalid)
+    t_load = time.perf_counter() - t0
+    cfg = AgreementConfig(threshold=args.threshold, solver=args.solver, cost=args.cost, vitality=diag,
+                          class_difficulty=diag, collaboration=diag, intra_rater=False, bootstrap=0)
+    t0 = time.perf_counter()
+    r = compute_agreement(ds, cfg)
+    t_compute = time.perf_counter() - t0
+    out = {
+        "mean_alpha": _num(r.mean_alpha),
+        "global_alpha": _num(r.global_alpha),
+        "per_image_alpha": {str(k): _num(v) for k, v in r.per_image_alpha.items()},
+        "seconds_load": t_load,
+        "seconds_compute": t_compute,
+        "n_skipped": r.n_skipped,
+    }
+    if diag:
+        out["vitality"] = {k: _num(v) for k, v in r.vitality.items()}
+        out["vitality_global"] = {k: _num(v) for k, v in r.vitality_global.items()}
+        out["class_difficulty"] = {k: _num(v) for k, v in r.class_difficulty.items()}
+        out["class_difficulty_global"] = {k: _num(v) for k, v in r.class_difficulty_global.items()}
+        out["collaboration"] = {f"{a}|{b}": _num(v) for a, row in r.collaboration.items()
+                                for b, v in row.items() if a < b}
+        out["collaboration_global"] = {f"{a}|{b}": _num(v) for a, row in r.collaboration_global.items()
+                                       for b, v in row.items() if a < b}
+    if args.cli:
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [sys.executable, "-m", "kalos_core", "agreement", str(args.file), "--task", args.task,
+                   "--solver", args.solver, "--cost", args.cost, "--threshold", str(args.threshold),
+                   "--output", str(Path(tmp) / "out.json")]
+            if args.skip_invalid:
+                cmd.append("--skip-invalid")
+            env = {**os.environ, "PYTHONPATH": str(REPO)}
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=str(REPO))
+            out["seconds_cli"] = time.perf_counter() - t0
+            if proc.returncode != 0:
+                out["cli_error"] = proc.stderr[-2000:]
+            else:
+                cli = json.loads((Path(tmp) / "out.json").read_text())
+                out["cli_mean_alpha"] = cli["mean_alpha"]
+    return out
+
+
+# --------------------------------------------------------------------------- comparison
+def _diff(a, b):
+    if a is None or b is None:
+        return 0.0 if a is None and b is None else math.inf
+    return abs(a - b)
+
+
+def compare_maps(ref: dict, ours: dict, tol: float):
+    keys = sorted(set(ref) | set(ours), key=lambda k: (len(k), k))
+    diffs = {k: _diff(ref.get(k), ours.get(k)) for k in keys}
+    bad = [k for k, d in diffs.items() if d > tol]
+    return (max(diffs.values()) if diffs else 0.0), bad, diffs
+
+
+def _fmt(x, w=10):
+    return f"{'-':>{w}}" if x is None else f"{x:>{w}.6f}"
+
+
+def report(args, ref: dict, ours: dict) -> dict:
+    tol = args.tol
+    print(f"file {args.file}   task {args.task}   solver {args.solver}   cost {args.cost}   "
+          f"threshold {args.threshold}")
+    print(f"{'':24}{'reference':>14}{'kalos_core':>14}{'|diff|':>12}")
+    for key in ("mean_alpha", "global_alpha"):
+        print(f"{key:24}{_fmt(ref[key], 14)}{_fmt(ours[key], 14)}{_diff(ref[key], ours[key]):>12.2e}")
+    mx, bad, diffs = compare_maps(ref["per_image_alpha"], ours["per_image_alpha"], tol)
+    n = len(diffs)
+    print(f"{'per-image alpha':24}{n:>14d} images{'':7}max |diff| {mx:.2e}; {len(bad)} differ by > {tol:g}")
+    only_ref = sorted(set(ref["per_image_alpha"]) - set(ours["per_image_alpha"]))
+    only_ours = sorted(set(ours["per_image_alpha"]) - set(ref["per_image_alpha"]))
+    if only_ref or only_ours:
+        print(f"  images only in reference: {only_ref[:10]}  only in ours: {only_ours[:10]}")
+    for k in sorted(bad, key=lambda k: -diffs[k])[: args.show]:
+        print(f"  image {k:>10}: reference {_fmt(ref['per_image_alpha'].get(k))}   "
+              f"ours {_fmt(ours['per_image_alpha'].get(k))}")
+    summary = {"file": str(args.file), "task": args.task, "solver": args.solver, "cost": args.cost,
+               "threshold": args.threshold, "n_images": n, "max_image_diff": mx, "n_images_differ": len(bad),
+               "images_differ": bad, "ref": {k: ref[k] for k in ("mean_alpha", "global_alpha")},
+               "ours": {k: ours[k] for k in ("mean_alpha", "global_alpha")}}
+    if args.diagnostics:
+        print("diagnostics (max |diff| over keys; keys that differ by > tol)")
+        for key in ("vitality", "vitality_global", "class_difficulty", "class_difficulty_global",
+                    "collaboration", "collaboration_global"):
+            mxd, badd, _ = compare_maps(ref.get(key, {}), ours.get(key, {}), tol)
+            print(f"  {key:24} {len(ref.get(key, {})):>4} vs {len(ours.get(key, {})):>4} keys   max |diff| "
+                  f"{mxd:.2e}" + (f"   differ: {badd[:6]}" if badd else ""))
+            summary[f"max_diff_{key}"] = mxd
+    print("timings (seconds)")
+    print(f"  reference: load {ref['seconds_load']:.3f}   calculate_iaa {ref['seconds_compute']:.3f}   "
+          f"whole worker process {ref['seconds_process']:.3f}")
+    line = f"  kalos_core: load {ours['seconds_load']:.3f}   compute_agreement {ours['seconds_compute']:.3f}"
+    if "seconds_cli" in ours:
+        line += f"   CLI end-to-end (all diagnostics, bootstrap) {ours['seconds_cli']:.3f}"
+    print(line)
+    if ours.get("cli_error"):
+        print("  CLI failed:", ours["cli_error"])
+    speed = ref["seconds_compute"] / ours["seconds_compute"] if ours["seconds_compute"] else math.inf
+    print(f"  compute speed-up: {speed:.1f}x")
+    summary.update(ref_seconds=ref["seconds_compute"], ours_seconds=ours["seconds_compute"],
+                   ours_cli_seconds=ours.get("seconds_cli"))
+    return summary
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("file", type=Path)
+    p.add_argument("--task", choices=sorted(REF_DISTANCE), default="bbox")
+    p.add_argument("--solver", choices=sorted(REF_SOLVER), default="greedy")
+    p.add_argument("--cost", choices=sorted(REF_COST), default="soft")
+    p.add_argument("--threshold", type=float, default=0.5)
+    p.add_argument("--diagnostics", action="store_true",
+                   help="also compare vitality, class difficulty and pairwise collaboration (slower)")
+    p.add_argument("--cli", action="store_true", help="also time our CLI end to end")
+    p.add_argument("--skip-invalid", action="store_true",
+                   help="ours: drop annotations the loader rejects (the reference drops e.g. "
+                        "annotations of raters not in rater_list silently)")
+    p.add_argument("--ref-python", default=DEFAULT_REF_PYTHON, help="interpreter of the reference venv")
+    p.add_argument("--hash-seed", default="0", help="PYTHONHASHSEED for the reference worker")
+    p.add_argument("--tol", type=float, default=1e-9, help="tolerance for 'differs'")
+    p.add_argument("--show", type=int, default=5, help="list this many differing images")
+    p.add_argument("--json", type=Path, help="write a summary (and both raw results) here")
+    p.add_argument("--_worker-out", dest="worker_out", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker_out:
+        reference_worker(args)
+        return 0
+    ref = run_reference(args)
+    ours = run_ours(args)
+    summary = report(args, ref, ours)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"summary": summary, "reference": ref, "kalos_core": ours}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
