@@ -25,11 +25,11 @@ $(STAMP): requirements.txt requirements-dev.txt | $(VPY)
 demo: setup
 	$(VPY) -m kalos_core demo
 
-# Fresh, throw-away MongoDB data dir per run (mongod is spawned by fiftyone and exits with the last client).
+# Fresh, throw-away MongoDB data dir per run; tests/conftest.py runs a private mongod on it
+# (FIFTYONE_DATABASE_URI) and stops it before pytest exits.
 test: setup
 	@db=$$(mktemp -d "$${TMPDIR:-/tmp}/kalos-fodb.XXXXXX"); \
 	FIFTYONE_DATABASE_DIR="$$db" $(VPY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
-	for i in $$(seq 40); do pgrep -f -- "--dbpath $$db" >/dev/null 2>&1 || break; sleep 0.25; done; \
 	rm -rf "$$db" 2>/dev/null || true; exit $$rc
 
 bench: setup

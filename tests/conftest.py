@@ -5,6 +5,7 @@
 - ``shared_data_dir`` / ``lvis_subset_path`` and the ``realdata`` marker: tests needing
   ../shared/data skip cleanly when it is absent.
 """
+import atexit
 import importlib.util
 import os
 import shutil
@@ -73,11 +74,12 @@ def pytest_configure(config):
     proc, port = _start_private_mongod(os.environ["FIFTYONE_DATABASE_DIR"])
     os.environ["FIFTYONE_DATABASE_URI"] = f"mongodb://127.0.0.1:{port}"
     _mongod = (proc, own_dir)
+    # atexit is LIFO: registered before fiftyone is imported, this runs *after* fiftyone's own
+    # exit handler (which deletes non-persistent datasets and needs the server still up).
+    atexit.register(_stop_private_mongod)
 
 
-def pytest_unconfigure(config):
-    if _mongod is None:
-        return
+def _stop_private_mongod():
     proc, own_dir = _mongod
     proc.terminate()
     try:
