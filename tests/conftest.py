@@ -64,6 +64,11 @@ def pytest_configure(config):
     global _mongod
     os.environ.setdefault("FIFTYONE_DATABASE_VALIDATION", "false")
     os.environ.setdefault("FIFTYONE_DO_NOT_TRACK", "true")
+    if not os.environ.get("FIFTYONE_PLUGINS_DIR"):
+        # the plugin, and nothing else: a private plugins dir holding a link to this checkout
+        plugins = Path(tempfile.mkdtemp(prefix="kalos-plugins-"))
+        (plugins / "kalos-agreement").symlink_to(REPO_ROOT, target_is_directory=True)
+        os.environ["FIFTYONE_PLUGINS_DIR"] = str(plugins)
     if os.environ.get("FIFTYONE_DATABASE_URI") or importlib.util.find_spec("fiftyone") is None:
         return
     if "fiftyone" in sys.modules:

@@ -1,0 +1,209 @@
+"""Read multi-rater labels from a FiftyOne collection and write KaLOS results back.
+
+Two layouts are understood:
+
+* **rater fields** - one label field per rater (``raters_alice``, ``raters_bob``);
+  the rater's name is the field name without the fields' common prefix;
+* **rater attribute** - one label field whose labels carry ``rater_id``.
+
+Which raters were assigned to a sample comes from its ``rater_list`` field.
+A sample without ``rater_list`` is read with a documented default: every
+rater whose field *exists* on the sample (is not None; an empty label list
+means "assigned, drew nothing") is assigned; in the attribute layout, every
+rater of the collection is assigned when the label field exists.
+
+Everything is read with one ``values()`` call per field and written with bulk
+``set_values()`` calls: no per-sample round trips.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+
+import fiftyone as fo
+
+from kalos_core.data import Annotation, ImageRecord, MultiRaterDataset
+
+LIST_FIELDS = {fo.Detections: "detections", fo.Polylines: "polylines", fo.Keypoints: "keypoints"}
+KINDS = {fo.Detections: "box", fo.Polylines: "polygon", fo.Keypoints: "keypoints"}
+RUN_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+STATUSES = ("agreed", "class_disagreement", "unmatched")
+
+
+class SetupError(ValueError):
+    """A bad set-up, worded for a form error; ``param`` names the input at fault."""
+
+    def __init__(self, message: str, param: str | None = None):
+        super().__init__(message)
+        self.param = param
+
+
+@dataclass
+class RaterSource:
+    """Where the raters' labels live."""
+
+    fields: list[str]
+    label_cls: type
+    rater_attribute: str | None = None     # set for the attribute layout
+    raters: dict[str, str] = field(default_factory=dict)  # field -> rater (fields layout)
+
+    @property
+    def list_name(self) -> str:
+        return LIST_FIELDS[self.label_cls]
+
+    @property
+    def kind(self) -> str:
+        return KINDS[self.label_cls]
+
+    def label_paths(self, attr: str) -> list[str]:
+        return [f"{f}.{self.list_name}.{attr}" for f in self.fields]
+
+
+def label_fields(collection) -> dict[str, type]:
+    """Label-list fields of the collection usable by KaLOS, name -> label class."""
+    schema = collection.get_field_schema(embedded_doc_type=tuple(LIST_FIELDS))
+    return {name: f.document_type for name, f in schema.items()}
+
+
+def rater_names(fields: list[str]) -> dict[str, str]:
+    """Field -> rater name: the field name without the fields' common ``prefix_``."""
+    prefix = os.path.commonprefix(fields) if len(fields) > 1 else ""
+    prefix = prefix[: prefix.rfind("_") + 1] if "_" in prefix else ""
+    names = {f: f[len(prefix):] or f for f in fields}
+    return names if len(set(names.values())) == len(fields) else {f: f for f in fields}
+
+
+def resolve_source(collection, rater_fields=None, label_field=None, rater_attribute="rater_id") -> RaterSource:
+    """Check a set-up and describe it; raises :class:`SetupError` naming the bad parameter."""
+    available = label_fields(collection)
+    if rater_fields:
+        missing = [f for f in rater_fields if f not in available]
+        if missing:
+            raise SetupError(f"not a Detections/Polylines/Keypoints field of this dataset: {', '.join(missing)}",
+                             "rater_fields")
+        if len(rater_fields) < 2:
+            raise SetupError("choose at least two rater fields: agreement needs two raters", "rater_fields")
+        types = {f: available[f].__name__ for f in rater_fields}
+        if len(set(types.values())) > 1:
+            listing = ", ".join(f"{f} ({t})" for f, t in types.items())
+            raise SetupError(f"rater fields hold different label types: {listing}", "rater_fields")
+        return RaterSource(list(rater_fields), available[rater_fields[0]], raters=rater_names(list(rater_fields)))
+    if label_field:
+        if label_field not in available:
+            raise SetupError(f"{label_field!r} is not a Detections/Polylines/Keypoints field", "label_field")
+        src = RaterSource([label_field], available[label_field], rater_attribute=rater_attribute)
+        found = [r for r in collection.distinct(src.label_paths(rater_attribute)[0]) if r is not None]
+        if len(found) < 2:
+            raise SetupError(f"labels of {label_field!r} name {len(found)} rater(s) in attribute "
+                             f"{rater_attribute!r}; agreement needs at least two", "rater_attribute")
+        return src
+    raise SetupError("choose the rater fields (one per rater), or a label field and its rater attribute",
+                     "rater_fields")
+
+
+def validate_run_key(collection, run_key: str, method: str = "kalos_agreement") -> None:
+    """A run key must be a plain name and must not clash with fields the plugin did not write."""
+    if not run_key or not RUN_KEY_RE.match(run_key):
+        raise SetupError("run key must start with a letter or _ and hold only letters, digits and _", "run_key")
+    dataset = collection._dataset
+    ours = run_key in dataset.list_runs() and dataset.get_run_info(run_key).config.method == method
+    if not ours and dataset.has_sample_field(f"{run_key}_alpha"):
+        raise SetupError(f"field {run_key}_alpha exists and was not written by a KaLOS run; choose another run key",
+                         "run_key")
+
+
+def _class_of(label: str, categories: dict[str, int]) -> int:
+    if label not in categories:
+        categories[label] = len(categories) + 1
+    return categories[label]
+
+
+def _geometry(kind: str, value):
+    if kind == "box":
+        return tuple(float(v) for v in value)
+    if kind == "polygon":
+        return [[c for pt in ring for c in pt] for ring in value]
+    flat = []
+    for x, y in value:
+        seen = x is not None and y is not None and not (math.isnan(x) or math.isnan(y))
+        flat += [x if seen else 0.0, y if seen else 0.0, 2.0 if seen else 0.0]
+    return flat
+
+
+def read_dataset(collection, source: RaterSource) -> MultiRaterDataset:
+    """Build the engine's data set from the collection (one ``values()`` call per field)."""
+    kind = source.kind
+    geom_attr = {"box": "bounding_box", "polygon": "points", "keypoints": "points"}[kind]
+    sample_ids = collection.values("id")
+    has_list = collection.has_field("rater_list")
+    rater_lists = collection.values("rater_list") if has_list else [None] * len(sample_ids)
+    per_field = []
+    for f in source.fields:
+        ids, labels, geoms = collection.values([f"{f}.{source.list_name}.{a}" for a in ("id", "label", geom_attr)])
+        raters = (collection.values(f"{f}.{source.list_name}.{source.rater_attribute}")
+                  if source.rater_attribute else None)
+        per_field.append((f, ids, labels, geoms, raters))
+    all_raters = (sorted({str(r) for *_, raters in per_field for rs in raters or [] for r in rs or [] if r is not None})
+                  if source.rater_attribute else sorted(source.raters.values()))
+    categories: dict[str, int] = {}
+    images, problems = [], []
+    for k, sid in enumerate(sample_ids):
+        anns, present = [], []
+        for f, ids, labels, geoms, raters in per_field:
+            if ids[k] is None:
+                continue
+            present.append(f)
+            for j, (lid, lab, g) in enumerate(zip(ids[k], labels[k], geoms[k])):
+                rater = str(raters[k][j]) if raters is not None else source.raters[f]
+                if g is None or lab is None:
+                    problems.append(f"sample {sid}, field {f}, label {lid}: no {geom_attr} or class")
+                    continue
+                anns.append(Annotation(lid, rater, _class_of(lab, categories), _geometry(kind, g)))
+        if rater_lists[k] is not None:
+            assigned = tuple(str(r) for r in rater_lists[k])
+        elif source.rater_attribute:
+            assigned = tuple(all_raters) if present else ()
+        else:
+            assigned = tuple(source.raters[f] for f in present)
+        outside = {a.rater for a in anns} - set(assigned)
+        if outside:
+            problems.append(f"sample {sid}: labels by {sorted(outside)} who are not in its rater_list {list(assigned)}")
+        images.append(ImageRecord(sid, 1.0, 1.0, assigned, anns))
+    if problems:
+        more = f"\n... and {len(problems) - 10} more" if len(problems) > 10 else ""
+        raise SetupError(f"{len(problems)} problem(s) in the labels:\n" + "\n".join(problems[:10]) + more)
+    names = {v: k for k, v in categories.items()}
+    return MultiRaterDataset(images, names, kind)
+
+
+def owned_fields(source: RaterSource, run_key: str) -> list[str]:
+    """Every field path a run writes: the per-sample α and the per-label unit and status."""
+    paths = [f"{run_key}_alpha"]
+    for f in source.fields:
+        paths += [f"{f}.{source.list_name}.{run_key}_unit", f"{f}.{source.list_name}.{run_key}_status"]
+    return paths
+
+
+def clear_fields(dataset, paths: list[str]) -> None:
+    """Delete fields a previous run wrote (ignores those already gone)."""
+    for path in paths:
+        if dataset.has_field(path) or dataset.get_dynamic_field_schema().get(path) is not None:
+            dataset.delete_sample_field(path, error_level=2)
+
+
+def write_results(collection, source: RaterSource, run_key: str, result) -> None:
+    """Per-sample α and per-label unit/status, in bulk."""
+    alpha = {sid: float(a) for sid, a in result.per_image_alpha.items()}
+    collection.set_values(f"{run_key}_alpha", alpha, key_field="id")
+    unit_of, status_of = result.unit_of, result.status_of
+    for f in source.fields:
+        ids = collection.values(f"{f}.{source.list_name}.id")
+        units = [None if row is None else [unit_of.get(i) for i in row] for row in ids]
+        status = [None if row is None else [status_of.get(i) for i in row] for row in ids]
+        collection.set_values(f"{f}.{source.list_name}.{run_key}_unit", units, dynamic=True)
+        collection.set_values(f"{f}.{source.list_name}.{run_key}_status", status, dynamic=True)
+    dataset = collection._dataset
+    dataset.create_index(f"{run_key}_alpha")

@@ -1,0 +1,227 @@
+"""Operators: compute_agreement, delete_agreement_run, browse_disagreements.
+
+Thin adapters: the form is built here, the work is done by :mod:`.runs`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import fiftyone.operators as foo
+import fiftyone.operators.types as types
+
+from kalos_core.geometry import distances_for
+from kalos_core.matching import COSTS, SOLVERS
+
+from .adapter import KINDS, RaterSource, SetupError, label_fields, resolve_source, validate_run_key
+from .runs import DIAGNOSTICS, METHOD, agreement_runs, compute_agreement_run, delete_agreement_run, disagreement_view
+
+
+def _floats(text) -> list[float]:
+    if isinstance(text, (list, tuple)):
+        return [float(v) for v in text]
+    return [float(v) for v in str(text or "").replace(";", ",").split(",") if v.strip()]
+
+
+def _flag(prop, message: str) -> None:
+    prop.invalid = True
+    prop.error_message = message
+
+
+def _rater_inputs(ctx, inputs) -> dict:
+    """Field choices shared by agreement and calibration forms; returns the props by name."""
+    fields = label_fields(ctx.dataset)
+    layout = types.RadioGroup()
+    layout.add_choice("rater_fields", label="One field per rater")
+    layout.add_choice("rater_attribute", label="One field, rater in an attribute")
+    inputs.enum("layout", layout.values(), default="rater_fields", label="Label layout", view=layout)
+    props = {}
+    if ctx.params.get("layout", "rater_fields") == "rater_fields":
+        choices = types.Dropdown(multiple=True)
+        for name, cls in fields.items():
+            choices.add_choice(name, label=f"{name} ({cls.__name__})")
+        props["rater_fields"] = inputs.list("rater_fields", types.String(), label="Rater fields",
+                                            description="one label field per rater", view=choices)
+    else:
+        choices = types.Dropdown()
+        for name, cls in fields.items():
+            choices.add_choice(name, label=f"{name} ({cls.__name__})")
+        props["label_field"] = inputs.enum("label_field", choices.values(), label="Label field", view=choices)
+        props["rater_attribute"] = inputs.str("rater_attribute", default="rater_id", label="Rater attribute")
+    return props
+
+
+def _check_setup(ctx, inputs, props) -> RaterSource | None:
+    params = ctx.params
+    if not (params.get("rater_fields") or params.get("label_field")):
+        return None
+    try:
+        source = resolve_source(ctx.dataset, params.get("rater_fields"), params.get("label_field"),
+                                params.get("rater_attribute") or "rater_id")
+    except SetupError as e:
+        _flag(props.get(e.param) or next(iter(props.values())), str(e))
+        return None
+    if not ctx.dataset.has_field("rater_list"):
+        inputs.view("no_rater_list", types.Notice(label=(
+            "No rater_list field: every rater whose field exists on a sample (an empty label list counts) "
+            "is taken as assigned to it; add a rater_list field to say who was assigned.")))
+    return source
+
+
+
+class ComputeAgreement(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="compute_agreement", label="KaLOS: compute agreement", dynamic=True,
+            execute_as_generator=True, allow_delegated_execution=True, icon="/assets/icon.svg",
+            description="Krippendorff's alpha after instance matching, per sample and for the dataset",
+        )
+
+    def resolve_input(self, ctx):
+        inputs = types.Object()
+        ctx.target_view()
+        props = _rater_inputs(ctx, inputs)
+        source = _check_setup(ctx, inputs, props)
+        key = inputs.str("run_key", default="kalos", required=True, label="Run key",
+                         description="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status")
+        try:
+            validate_run_key(ctx.dataset, ctx.params.get("run_key", "kalos"), METHOD)
+        except SetupError as e:
+            _flag(key, str(e))
+        inputs.float("threshold", default=_calibrated_default(ctx), min=0.0, max=1.0, label="Similarity threshold",
+                     description="pairs with similarity >= threshold can be matched")
+        kind = KINDS.get(source.label_cls) if source else None
+        dist = types.Dropdown()
+        for name in distances_for(kind) if kind else []:
+            dist.add_choice(name, label=name)
+        if kind:
+            inputs.enum("distance", dist.values(), default=None, label="Distance", view=dist)
+        inputs.enum("solver", sorted(SOLVERS), default="greedy", label="Solver", view=types.Dropdown())
+        inputs.enum("cost", sorted(COSTS), default="soft", label="Cost", view=types.Dropdown())
+        inputs.str("lsa_thresholds", default="0.1,0.3,0.5,0.7,0.9", label="Localisation sensitivity thresholds")
+        diag = types.Dropdown(multiple=True)
+        for d in DIAGNOSTICS:
+            diag.add_choice(d, label=d.replace("_", " "))
+        inputs.list("diagnostics", types.String(), default=list(DIAGNOSTICS), label="Diagnostics", view=diag)
+        inputs.int("seed", default=0, label="Seed (bootstrap)")
+        return types.Property(inputs, view=types.View(label="KaLOS: compute agreement"))
+
+    def execute(self, ctx):
+        p = ctx.params
+        view = ctx.target_view()
+        state = {"done": 0, "total": max(1, len(view))}
+
+        def progress(done, total):
+            state["done"], state["total"] = done, total
+            if ctx.delegated:
+                ctx.set_progress(progress=done / total, label=f"{done}/{total} samples")
+
+        box: dict = {}
+
+        def work():
+            try:
+                box["result"] = compute_agreement_run(
+                    view, rater_fields=p.get("rater_fields") if p.get("layout", "rater_fields") == "rater_fields" else None,
+                    label_field=p.get("label_field") if p.get("layout") == "rater_attribute" else None,
+                    rater_attribute=p.get("rater_attribute") or "rater_id", run_key=p.get("run_key", "kalos"),
+                    threshold=p.get("threshold", 0.5), solver=p.get("solver", "greedy"), cost=p.get("cost", "soft"),
+                    distance=p.get("distance"), lsa_thresholds=_floats(p.get("lsa_thresholds", "")),
+                    diagnostics=p.get("diagnostics", DIAGNOSTICS), seed=p.get("seed", 0),
+                    calibration_key=p.get("calibration_key"), progress=progress)
+            except Exception as e:  # re-raised in the operator's thread
+                box["error"] = e
+
+        thread = threading.Thread(target=work, daemon=True)
+        thread.start()
+        while thread.is_alive():
+            thread.join(0.5)
+            if not ctx.delegated:
+                yield ctx.ops.set_progress(progress=state["done"] / state["total"],
+                                           label=f"KaLOS: {state['done']}/{state['total']} samples")
+        if "error" in box:
+            raise box["error"]
+        res = box["result"]
+        if not ctx.delegated:
+            yield ctx.ops.reload_dataset()
+            yield ctx.ops.notify(f"KaLOS: mean α {res.mean_alpha:.4f}, global α {res.global_alpha:.4f} "
+                                 f"({res.interpretation}) on {res.n_images} samples", variant="success")
+        yield ctx.ops.show_output(self._outputs(), {
+            "mean_alpha": res.mean_alpha, "global_alpha": res.global_alpha,
+            "interpretation": res.interpretation, "n_images": res.n_images})
+
+    @staticmethod
+    def _outputs():
+        out = types.Object()
+        out.float("mean_alpha", label="Mean α (per image)")
+        out.float("global_alpha", label="Global α")
+        out.str("interpretation", label="Interpretation")
+        out.int("n_images", label="Samples")
+        return types.Property(out)
+
+
+def _calibrated_default(ctx) -> float:
+    """The latest calibration's similarity threshold, if a calibration run exists; else 0.5."""
+    best = None
+    for key in ctx.dataset.list_runs():
+        info = ctx.dataset.get_run_info(key)
+        if info.config.method == "kalos_calibration" and getattr(info.config, "similarity_threshold", None):
+            if best is None or info.timestamp > best.timestamp:
+                best = info
+    return float(best.config.similarity_threshold) if best else 0.5
+
+
+def _run_choice(ctx, inputs, label: str):
+    runs = agreement_runs(ctx.dataset)
+    if not runs:
+        inputs.view("none", types.Warning(label="No KaLOS agreement run on this dataset yet: run "
+                                                "'KaLOS: compute agreement' first."))
+        return None
+    choices = types.Dropdown()
+    for k in runs:
+        choices.add_choice(k, label=k)
+    return inputs.enum("run_key", choices.values(), default=runs[-1], required=True, label=label, view=choices)
+
+
+class DeleteAgreementRun(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(name="delete_agreement_run", label="KaLOS: delete agreement run",
+                                  dynamic=True, view_target=False)
+
+    def resolve_input(self, ctx):
+        inputs = types.Object()
+        prop = _run_choice(ctx, inputs, "Run to delete")
+        if prop is not None and ctx.params.get("run_key"):
+            cfg = ctx.dataset.get_run_info(ctx.params["run_key"]).config
+            inputs.view("fields", types.Notice(label="Removes: " + ", ".join(cfg.fields or [])))
+        return types.Property(inputs, view=types.View(label="KaLOS: delete agreement run"))
+
+    def execute(self, ctx):
+        removed = delete_agreement_run(ctx.dataset, ctx.params["run_key"])
+        ctx.ops.reload_dataset()
+        return {"removed": removed}
+
+
+class BrowseDisagreements(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(name="browse_disagreements", label="KaLOS: browse disagreements",
+                                  dynamic=True, view_target=False)
+
+    def resolve_input(self, ctx):
+        inputs = types.Object()
+        _run_choice(ctx, inputs, "Agreement run")
+        inputs.bool("save", default=True, label="Save as a named view (<run_key>_disagreements)")
+        return types.Property(inputs, view=types.View(label="KaLOS: browse disagreements"))
+
+    def execute(self, ctx):
+        key = ctx.params["run_key"]
+        view = disagreement_view(ctx.dataset, key)
+        name = None
+        if ctx.params.get("save", True):
+            name = f"{key}_disagreements"
+            ctx.dataset.save_view(name, view, overwrite=True)
+        ctx.ops.set_view(view=view)
+        return {"view": name, "samples": len(view)}

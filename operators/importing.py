@@ -1,0 +1,381 @@
+"""Import multi-rater COCO / per-rater YOLO labels into a FiftyOne dataset.
+
+Python entry: :func:`import_multirater_coco`, :func:`import_multirater_yolo`;
+App entry: the :class:`ImportMultiraterCoco` operator. The file is validated by
+``kalos_core.io`` first, so a bad file fails (naming image/annotation/rater ids)
+before anything is written. One sample per image (``metadata`` from the json, so
+the image files need not exist), ``coco_id`` (``yolo_stem`` for YOLO) and
+``rater_list`` (the assigned raters; rater-session rows such as ``"alice (S1)"``
+when ``rater_list`` is a ``{rater: [sessions]}`` dict), plus ``rater_categories``
+``{rater: [class names]}`` when the json restricts raters to classes.
+
+Field names (``T`` = label type, ``R`` = rater name made field-safe: other
+characters -> ``_``, ``_2``/``_3`` added on a clash):
+
+================  =====================  ======================
+layout            one label type         several label types
+================  =====================  ======================
+rater_fields      ``<label_field>_R``    ``<label_field>_T_R``
+rater_attribute   ``<label_field>``      ``<label_field>_T``
+================  =====================  ======================
+
+with ``T`` in ``detections`` (fo.Detections, boxes), ``segmentations``
+(fo.Detections with a bool ``mask`` cropped to the box, or fo.Polylines with
+``use_polylines``) and ``keypoints`` (fo.Keypoints; NaN points where v=0, the
+COCO v flags in the ``visible`` attribute). Every label carries
+``label`` = category name, the unsanitised rater (row) name in ``rater_id`` (the
+``rater_attribute``), and ``coco_annotation_id`` (``yolo_annotation_id``).
+In the rater_fields layout an assigned rater who drew nothing has an *empty*
+label list; a rater not assigned to the image has None. The field -> rater map is
+kept in ``dataset.info["kalos_import"]["rater_fields"]`` (attribute-layout fields
+in ``...["attribute_fields"]``, field -> attribute name).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import fiftyone as fo
+import fiftyone.operators as foo
+import fiftyone.operators.types as types
+import numpy as np
+from pycocotools import mask as mask_utils
+
+from kalos_core.io import InvalidInputError, load_coco, load_yolo
+
+from .common import FIELD_NAME_RE, form_error, progress_op, safe_name
+
+LAYOUTS = ("rater_fields", "rater_attribute")
+LABEL_TYPES = ("detections", "segmentations", "keypoints")
+_TASK = {"detections": "bbox", "segmentations": "segm", "keypoints": "keypoints"}
+_RESERVED = {"id", "filepath", "tags", "metadata", "coco_id", "yolo_stem", "rater_list", "rater_categories"}
+_PLACEHOLDER_DIR = os.path.join(os.sep, "__kalos_no_images__")
+VALIDATE_MAX_BYTES = 50 * 2**20  # resolve_input validates files up to this size
+_validated: dict = {}  # one-entry cache for resolve_input: key -> error message or None
+
+
+def _list_class(ltype, use_polylines):
+    if ltype == "keypoints":
+        return fo.Keypoints, "keypoints"
+    if ltype == "segmentations" and use_polylines:
+        return fo.Polylines, "polylines"
+    return fo.Detections, "detections"
+
+
+def _check_options(layout, label_field, label_types, rater_attribute):
+    label_types = [label_types] if isinstance(label_types, str) else list(dict.fromkeys(label_types or ()))
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    if not label_types or any(t not in LABEL_TYPES for t in label_types):
+        raise ValueError(f"label_types must be a non-empty subset of {LABEL_TYPES}, got {label_types!r}")
+    for what, name in (("label_field", label_field), ("rater_attribute", rater_attribute)):
+        if not isinstance(name, str) or not FIELD_NAME_RE.match(name):
+            raise ValueError(f"{what} must start with a letter and hold only letters, digits and _: {name!r}")
+    return label_types
+
+
+def _read_json(labels_path):
+    if isinstance(labels_path, dict):
+        return labels_path, "input"
+    with open(labels_path) as f:
+        return json.load(f), str(labels_path)
+
+
+def _validate_coco(raw, source, label_types, skip_invalid):
+    """One engine data set per label type; raises InvalidInputError naming ``source``."""
+    try:
+        loaded = {t: load_coco(raw, _TASK[t], skip_invalid=skip_invalid) for t in label_types}
+    except InvalidInputError as e:
+        raise InvalidInputError(e.problems, source) from None
+    sized = {im["id"]: im for im in raw["images"]}
+    bad = [im.id for im in loaded[label_types[0]].images
+           if not all(isinstance(sized[im.id].get(k), (int, float)) and sized[im.id][k] > 0
+                      for k in ("width", "height"))]
+    if bad:
+        raise ValueError(f"{len(bad)} image(s) in {source} lack a positive width/height: ids {bad[:20]}")
+    return loaded
+
+
+def _field_names(dataset, label_field, label_types, layout, raters, use_polylines):
+    """{label type: {rater: field}} (rater_fields) or {label type: field} (rater_attribute)."""
+    known = dataset.info.get("kalos_import", {}).get("rater_fields", {})
+    plan = {}
+    for t in label_types:
+        prefix = f"{label_field}_{t}" if len(label_types) > 1 else label_field
+        if layout == "rater_attribute":
+            plan[t] = prefix
+            continue
+        taken = {f: r for f, r in known.items() if f.startswith(prefix + "_")}
+        by_rater = {r: f for f, r in taken.items()}
+        plan[t] = {}
+        for r in raters:
+            name, base, k = by_rater.get(r), f"{prefix}_{safe_name(r)}", 1
+            while name is None:
+                candidate = base if k == 1 else f"{base}_{k}"
+                name = candidate if candidate not in taken else None
+                k += 1
+            taken[name] = r
+            plan[t][r] = name
+    return plan
+
+
+def _prepare_schema(dataset, plan, label_types, use_polylines):
+    fields = []
+    for t in label_types:
+        cls = _list_class(t, use_polylines)[0]
+        for f in plan[t].values() if isinstance(plan[t], dict) else [plan[t]]:
+            if f in _RESERVED:
+                raise ValueError(f"field name {f!r} is reserved; choose another label_field")
+            have = dataset.get_field(f) if dataset.has_sample_field(f) else None
+            if have is not None and getattr(have, "document_type", None) is not cls:
+                raise ValueError(f"field {f!r} exists and does not hold {cls.__name__}; choose another label_field")
+            fields.append((f, cls))
+    for f, cls in fields:  # everything checked: now declare
+        if not dataset.has_sample_field(f):
+            dataset.add_sample_field(f, fo.EmbeddedDocumentField, embedded_doc_type=cls)
+    return [f for f, _ in fields]
+
+
+def _mask(geometry, bbox, width, height):
+    """Bool mask of a polygon list or RLE, cropped to ``bbox`` (FiftyOne's convention)."""
+    if isinstance(geometry, list):
+        rle = mask_utils.merge(mask_utils.frPyObjects(geometry, height, width))
+    elif isinstance(geometry["counts"], list):
+        rle = mask_utils.frPyObjects(geometry, *geometry["size"])
+    else:
+        rle = geometry
+    full = mask_utils.decode(rle).astype(bool)
+    if bbox is None:
+        bbox = tuple(float(v) for v in mask_utils.toBbox(rle))
+    x, y, w, h = bbox
+    x0, y0 = int(round(x)), int(round(y))
+    return full[y0:max(int(round(y + h)), y0 + 1), x0:max(int(round(x + w)), x0 + 1)], bbox
+
+
+def _to_label(ltype, ann, w, h, attrs, use_polylines):
+    """One engine Annotation (pixel geometry) -> one FiftyOne label (relative coordinates)."""
+    if ltype == "detections":
+        x, y, bw, bh = ann.geometry
+        return fo.Detection(bounding_box=[x / w, y / h, bw / w, bh / h], **attrs)
+    if ltype == "keypoints":
+        g = ann.geometry
+        pts = [(g[i] / w, g[i + 1] / h) if g[i + 2] > 0 else (math.nan, math.nan) for i in range(0, len(g), 3)]
+        return fo.Keypoint(points=pts, visible=[int(v) for v in g[2::3]], **attrs)
+    if use_polylines and isinstance(ann.geometry, list):
+        rings = [[(r[i] / w, r[i + 1] / h) for i in range(0, len(r), 2)] for r in ann.geometry]
+        return fo.Polyline(points=rings, closed=True, filled=True, **attrs)
+    mask, (x, y, bw, bh) = _mask(ann.geometry, ann.bbox, int(round(w)), int(round(h)))
+    det = fo.Detection(bounding_box=[x / w, y / h, bw / w, bh / h], mask=mask, **attrs)
+    return det.to_polyline(tolerance=1) if use_polylines else det  # RLE -> traced outline
+
+
+def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute, use_polylines,
+                  filepath_of, id_field, ann_id_attr, sized=True):
+    """Generator: yields (fraction, message); returns (dataset, n_samples, n_labels)."""
+    label_types = list(loaded)
+    first = loaded[label_types[0]]
+    by_id = {t: {im.id: im for im in ds.images} for t, ds in loaded.items()}
+    raters = list(dict.fromkeys(r for im in first.images for r in im.raters))
+    if isinstance(dataset_or_name, str):
+        dataset = fo.load_dataset(dataset_or_name) if fo.dataset_exists(dataset_or_name) else fo.Dataset(dataset_or_name)
+    else:
+        dataset = dataset_or_name
+    plan = _field_names(dataset, label_field, label_types, layout, raters, use_polylines)
+    fields = _prepare_schema(dataset, plan, label_types, use_polylines)
+    samples, n_labels, n = [], 0, len(first.images)
+    step = max(1, n // 20)
+    for k, im in enumerate(first.images):
+        if k % step == 0:
+            yield 0.1 + 0.6 * k / max(n, 1), f"building sample {k + 1}/{n}"
+        w, h = im.width, im.height
+        sample = fo.Sample(filepath=filepath_of(im), rater_list=list(im.raters))
+        sample[id_field] = im.id
+        if sized:
+            sample["metadata"] = fo.ImageMetadata(width=int(round(w)), height=int(round(h)))
+        if im.rater_classes:
+            sample["rater_categories"] = {r: sorted(first.categories.get(c, str(c)) for c in cs)
+                                          for r, cs in im.rater_classes.items()}
+        for t in label_types:
+            cls, list_name = _list_class(t, use_polylines)
+            per_rater = {r: [] for r in im.raters}
+            for a in by_id[t][im.id].annotations:
+                attrs = {"label": first.categories.get(a.category, str(a.category)), rater_attribute: a.rater,
+                         ann_id_attr: a.id}
+                per_rater[a.rater].append(_to_label(t, a, w, h, attrs, use_polylines))
+                n_labels += 1
+            if layout == "rater_fields":
+                for r, labels in per_rater.items():
+                    sample[plan[t][r]] = cls(**{list_name: labels})
+            else:
+                sample[plan[t]] = cls(**{list_name: [lab for labs in per_rater.values() for lab in labs]})
+        samples.append(sample)
+    yield 0.7, f"writing {n} samples"
+    dataset.add_samples(samples, progress=False)
+    del samples
+    yield 0.95, "declaring label attributes"
+    dataset.add_dynamic_sample_fields(fields=fields)
+    info = dataset.info.setdefault("kalos_import", {})
+    for t in label_types:
+        if layout == "rater_fields":
+            info.setdefault("rater_fields", {}).update({f: r for r, f in plan[t].items()})
+        else:
+            info.setdefault("attribute_fields", {})[plan[t]] = rater_attribute
+    dataset.save()
+    return dataset, n, n_labels
+
+
+def _coco_steps(dataset_or_name, labels_path, data_path=None, layout="rater_fields", label_field="raters",
+                label_types=("detections",), rater_attribute="rater_id", use_polylines=False, skip_invalid=False):
+    label_types = _check_options(layout, label_field, label_types, rater_attribute)
+    yield 0.0, "reading the json"
+    raw, source = _read_json(labels_path)
+    yield 0.03, "validating"
+    loaded = _validate_coco(raw, source, label_types, skip_invalid)
+    stem = os.path.splitext(os.path.basename(source))[0]
+
+    def filepath_of(im):
+        name = im.file_name or f"{im.id}.jpg"
+        return os.path.join(data_path, name) if data_path else os.path.join(_PLACEHOLDER_DIR, stem, name)
+
+    return (yield from _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute, use_polylines,
+                                     filepath_of, "coco_id", "coco_annotation_id"))
+
+
+def _run(steps, progress):
+    while True:
+        try:
+            fraction, message = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        if progress is not None:
+            progress(fraction, message)
+
+
+def import_multirater_coco(dataset_or_name, labels_path, data_path=None, layout="rater_fields",
+                           label_field="raters", label_types=("detections",), rater_attribute="rater_id",
+                           use_polylines=False, skip_invalid=False, progress=None):
+    """Import a multi-rater COCO json (path or dict) into a dataset (a Dataset, or a name: loaded or created).
+
+    See the module docstring for the fields written. ``progress``: optional
+    ``callable(fraction, message)``. Raises ``ValueError`` (``InvalidInputError``)
+    naming the bad ids, before writing anything, unless ``skip_invalid``.
+    """
+    steps = _coco_steps(dataset_or_name, labels_path, data_path, layout, label_field, label_types, rater_attribute,
+                        use_polylines, skip_invalid)
+    return _run(steps, progress)[0]
+
+
+def import_multirater_yolo(dataset_or_name, root, label_field="raters", layout="rater_fields", image_sizes=None,
+                           data_path=None, class_names=None, rater_attribute="rater_id", skip_invalid=False,
+                           progress=None):
+    """Import per-rater YOLO folders ``root/<rater>/<stem>.txt`` (see :func:`kalos_core.io.load_yolo`).
+
+    Samples get ``yolo_stem``; ``metadata`` only when ``image_sizes`` ``{stem: (w, h)}``
+    covers every image. ``data_path``: folder holding ``<stem>.<ext>`` images.
+    """
+    _check_options(layout, label_field, ["detections"], rater_attribute)
+    ds = load_yolo(root, image_sizes=image_sizes, class_names=class_names, skip_invalid=skip_invalid)
+    files = {}
+    if data_path:
+        files = {os.path.splitext(f)[0]: os.path.join(data_path, f) for f in sorted(os.listdir(data_path))}
+    base = os.path.join(_PLACEHOLDER_DIR, os.path.basename(os.path.normpath(str(root))))
+    sized = bool(image_sizes) and all(im.id in image_sizes for im in ds.images)
+    steps = _import_steps(dataset_or_name, {"detections": ds}, layout, label_field, rater_attribute, False,
+                          lambda im: files.get(im.id) or os.path.join(base, f"{im.id}.jpg"), "yolo_stem",
+                          "yolo_annotation_id", sized=sized)
+    return _run(steps, progress)[0]
+
+
+def _quick_check(path, label_types, skip_invalid):
+    """Form-time validation of small files (cached by path, mtime, size, options); error text or None."""
+    st = os.stat(path)
+    if st.st_size > VALIDATE_MAX_BYTES:
+        return None
+    key = (path, st.st_mtime_ns, st.st_size, tuple(label_types), bool(skip_invalid))
+    if key not in _validated:
+        try:
+            raw, source = _read_json(path)
+            _validate_coco(raw, source, label_types, skip_invalid)
+            message = None
+        except (ValueError, KeyError, TypeError, OSError) as e:
+            message = f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e)
+        _validated.clear()
+        _validated[key] = message
+    return _validated[key]
+
+
+class ImportMultiraterCoco(foo.Operator):
+    """Import a multi-rater COCO json into the current dataset."""
+
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="import_multirater_coco",
+            label="KaLOS: import multi-rater COCO",
+            description="Import a COCO json with images[].rater_list and annotations[].rater_id, one field per rater",
+            dynamic=True,
+            execute_as_generator=True,
+            allow_delegated_execution=True,
+            icon="/assets/icon.svg",
+        )
+
+    def resolve_input(self, ctx):
+        inputs = types.Object()
+        p = ctx.params
+        path_prop = inputs.str("labels_path", required=True, label="Labels json",
+                               description="Multi-rater COCO json (images[].rater_list, annotations[].rater_id)")
+        data_prop = inputs.str("data_path", label="Images folder (optional)",
+                               description="Folder the json's file_name are relative to; leave empty if the images "
+                                           "are not available (annotation-only review)")
+        inputs.enum("layout", list(LAYOUTS), default="rater_fields", label="Layout", view=types.RadioGroup(),
+                    description="rater_fields: one field per rater; rater_attribute: one field, rater_id on each label")
+        field_prop = inputs.str("label_field", default="raters", label="Label field (prefix)")
+        choices = types.AutocompleteView(allow_duplicates=False)
+        for t in LABEL_TYPES:
+            choices.add_choice(t, label=t)
+        types_prop = inputs.list("label_types", types.String(), default=["detections"], label="Label types",
+                                 view=choices)
+        inputs.bool("use_polylines", default=False, label="Segmentations as polylines (instead of masks)")
+        inputs.bool("skip_invalid", default=False, label="Skip invalid annotations instead of failing")
+        label_types = p.get("label_types") or ["detections"]
+        if any(t not in LABEL_TYPES for t in label_types):
+            form_error(types_prop, f"label types must be among {', '.join(LABEL_TYPES)}")
+        field = p.get("label_field", "raters")
+        if not field or not FIELD_NAME_RE.match(field):
+            form_error(field_prop, "start with a letter; letters, digits and _ only")
+        if p.get("data_path") and not os.path.isdir(p["data_path"]):
+            form_error(data_prop, f"no folder at {p['data_path']}")
+        path = p.get("labels_path")
+        if path:
+            if not os.path.isfile(path):
+                form_error(path_prop, f"no file at {path}")
+            elif not any(t not in LABEL_TYPES for t in label_types):
+                error = _quick_check(path, label_types, p.get("skip_invalid", False))
+                if error:
+                    form_error(path_prop, error)
+        return types.Property(inputs, view=types.View(label="KaLOS: import multi-rater COCO"))
+
+    def execute(self, ctx):
+        p = ctx.params
+        steps = _coco_steps(ctx.dataset, p["labels_path"], p.get("data_path") or None,
+                            p.get("layout", "rater_fields"), p.get("label_field", "raters"),
+                            p.get("label_types") or ["detections"], use_polylines=p.get("use_polylines", False),
+                            skip_invalid=p.get("skip_invalid", False))
+        while True:
+            try:
+                fraction, message = next(steps)
+            except StopIteration as stop:
+                _, n, n_labels = stop.value
+                break
+            op = progress_op(ctx, fraction, message)
+            if op is not None:
+                yield op
+        if not ctx.delegated:
+            yield ctx.ops.reload_dataset()
+            yield ctx.ops.notify(f"Imported {n} images with {n_labels} labels", variant="success")
+
+    def __call__(self, sample_collection, labels_path, **kwargs):
+        """Python entry with the operator's defaults; same as :func:`import_multirater_coco`."""
+        return import_multirater_coco(sample_collection._dataset, labels_path, **kwargs)
