@@ -79,6 +79,15 @@ class ComputeAgreement(foo.Operator):
             description="Krippendorff's alpha after instance matching, per sample and for the dataset",
         )
 
+    def __call__(self, sample_collection, delegate=False, **params):
+        """Python entry: same parameters as the form; ``delegate=True`` queues it for
+        ``fiftyone delegated launch`` instead of running it here."""
+        if not delegate:
+            return compute_agreement_run(sample_collection, **params)
+        params.setdefault("layout", "rater_attribute" if params.get("label_field") else "rater_fields")
+        return foo.execute_operator(self.uri, dataset=sample_collection._dataset.name,
+                                    view=sample_collection.view(), params=params, request_delegation=True)
+
     def resolve_input(self, ctx):
         inputs = types.Object()
         ctx.target_view()

@@ -170,3 +170,18 @@ def test_missing_rater_list_uses_fields_present(fo_isolated, demo):
     run(fo, ds, rater_fields=fields)
     expected = compute_agreement(demo, AgreementConfig(bootstrap=0))
     assert ds.load_run_results("kalos").mean_alpha == pytest.approx(expected.mean_alpha)
+
+
+def test_python_entry_and_delegated_execution(fo_isolated, demo):
+    import fiftyone.operators as foo
+    from fiftyone.operators.delegated import DelegatedOperationService
+    fo = fo_isolated
+    ds, fields = make_dataset(fo, demo)
+    op = foo.get_operator(URI)
+    direct = op(ds, rater_fields=fields, run_key="direct", bootstrap=0)
+    assert set(direct.timings) == {"read_s", "compute_s", "write_s"}
+    queued = op(ds, delegate=True, rater_fields=fields, run_key="queued")
+    assert queued.delegated and not ds.has_field("queued_alpha")
+    DelegatedOperationService().execute_queued_operations(limit=5, log=False)
+    ds.reload()
+    assert ds.values("queued_alpha") == ds.values("direct_alpha")
