@@ -23,9 +23,21 @@ optionally the diagnostics (vitality, class difficulty, pairwise collaboration),
 and the wall time of each side's compute call (plus, with ``--cli``, our
 end-to-end ``python -m kalos_core agreement`` time).
 
-Note: the reference iterates a Python ``set`` of rater names inside its SHM
-solver, so its SHM result can depend on PYTHONHASHSEED; the worker is started
-with PYTHONHASHSEED=0 unless ``--hash-seed`` says otherwise.
+Known, explained differences (see the cross-check report; Greedy box/polygon
+IoU agree to ~1e-15 on all generated files):
+* Greedy, exact cost ties: the reference breaks them by file order (rater pairs
+  in order of the raters' first annotation in the image, then annotation order);
+  kalos_core by its canonical, permutation-invariant annotation order.
+* SHM: the reference adds raters in order of first appearance in the file and
+  visits the earlier raters by iterating a Python ``set`` (so its result depends
+  on PYTHONHASHSEED; the worker runs with PYTHONHASHSEED=0 unless ``--hash-seed``
+  says otherwise); kalos_core uses sorted rater order throughout.
+* AHC with the soft cost: the reference's cut-off is ``cost(threshold) + offset``
+  evaluated as a same-class pair, so it never merges annotations of different
+  classes; kalos_core's AHC does.
+* Input the kalos_core loader rejects (annotations of raters not in
+  ``rater_list``, boxes with non-positive size, ...) the reference keeps or
+  drops silently; use ``--skip-invalid`` to compare at all.
 """
 
 from __future__ import annotations
@@ -134,11 +146,14 @@ def run_reference(args: argparse.Namespace) -> dict:
 # --------------------------------------------------------------------------- our side
 def run_ours(args: argparse.Namespace) -> dict:
     sys.path.insert(0, str(REPO))
-    from kalos_core import AgreementConfig, compute_agreement, load_coco
+    from kalos_core import AgreementConfig, InvalidInputError, compute_agreement, load_coco
 
     diag = args.diagnostics
     t0 = time.perf_counter()
-    ds = load_coco(args.file, args.task, skip_invalid=args.skip_invalid)
+    try:
+        ds = load_coco(args.file, args.task, skip_invalid=args.skip_invalid)
+    except InvalidInputError as e:
+        sys.exit(f"kalos_core rejects the file (the reference accepted it); rerun with --skip-invalid:\n{e}")
     t_load = time.perf_counter() - t0
     cfg = AgreementConfig(threshold=args.threshold, solver=args.solver, cost=args.cost, vitality=diag,
                           class_difficulty=diag, collaboration=diag, intra_rater=False, bootstrap=0)

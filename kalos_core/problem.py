@@ -26,8 +26,12 @@ def _plain(value: Any) -> Any:
 
 def annotation_key(ann: Annotation) -> tuple:
     """Sort key that does not depend on input order: rater, class, geometry, id."""
-    geometry = json.dumps(ann.geometry, sort_keys=True, default=_plain)
-    return (ann.rater, ann.category, geometry, repr(ann.id))
+    g = ann.geometry
+    if isinstance(g, (tuple, list)) and all(isinstance(v, (int, float)) for v in g):
+        g = (0, *map(float, g))          # boxes: cheap numeric key
+    else:
+        g = (1, json.dumps(g, sort_keys=True, default=_plain))
+    return (ann.rater, ann.category, g, repr(ann.id))
 
 
 @dataclass

@@ -10,12 +10,23 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from pycocotools import mask as mask_utils
 
 from ..data import Annotation, ImageRecord
 from .registry import Prepared, centroid_similarity, register_distance
 
 COMMON_GRID = (256, 256)
+
+
+class _LazyMaskUtils:
+    """pycocotools is imported on first use, so box-only users never pay for it."""
+
+    def __getattr__(self, name):
+        from pycocotools import mask
+
+        return getattr(mask, name)
+
+
+mask_utils = _LazyMaskUtils()
 
 
 def to_rle(geometry, height: int, width: int) -> dict:

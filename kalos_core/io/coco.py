@@ -67,7 +67,7 @@ def _rows_of(image: dict) -> tuple[tuple[str, ...], dict[str, str] | None]:
                 rows.append(session_row(str(rater), s))
                 base[rows[-1]] = str(rater)
         return tuple(rows), base
-    return tuple(str(r) for r in raw), None
+    return tuple(dict.fromkeys(str(r) for r in raw)), None  # a rater listed twice is one row
 
 
 def load_coco(source: str | Path | dict, task: str = "bbox", skip_invalid: bool = False) -> MultiRaterDataset:
@@ -144,9 +144,9 @@ def _annotation_problem(ann, images, bad_images, categories, task, seen_ids) -> 
         return Problem(f"rater is not in the image's rater_list {list(image.raters)}", iid, aid, rater)
     if categories and int(ann.get("category_id", -10**9)) not in categories:
         return Problem(f"unknown category_id {ann.get('category_id')!r}", iid, aid, rater)
-    if task == "bbox" or "bbox" in ann:
+    if task == "bbox":
         msg = _bbox_problem(ann.get("bbox"))
-        if msg and (task == "bbox" or ann.get("bbox") is not None):
+        if msg:
             return Problem(msg, iid, aid, rater)
     if task == "segm":
         msg = _segm_problem(ann.get("segmentation"))
@@ -163,7 +163,7 @@ def _to_annotation(ann: dict, image: ImageRecord, task: str) -> Annotation:
     row = str(ann["rater_id"])
     if image.row_rater is not None:
         row = session_row(row, ann.get("session_id"))
-    bbox = tuple(float(v) for v in ann["bbox"]) if ann.get("bbox") is not None else None
+    bbox = tuple(float(v) for v in ann["bbox"]) if _bbox_problem(ann.get("bbox")) is None else None
     if task == "bbox":
         geometry = bbox
     elif task == "segm":

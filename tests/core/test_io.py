@@ -89,3 +89,16 @@ def test_yolo_folders(tmp_path):
     (tmp_path / "bob" / "img2.txt").write_text("5 0.5 0.5 0.2 0.2\n")
     with pytest.raises(InvalidInputError, match="image img2, annotation bob/img2:0"):
         load_yolo(tmp_path)
+
+
+def test_degenerate_bbox_does_not_reject_a_polygon():
+    d = coco()
+    d["annotations"][0]["bbox"] = [0, 0, 0, 0]     # the polygon is what counts for segm
+    ds = load_coco(d, "segm")
+    assert ds.n_annotations == 2 and ds.images[0].annotations[0].bbox is None
+
+
+def test_rater_listed_twice_is_one_row():
+    d = coco()
+    d["images"][0]["rater_list"] = ["a", "b", "a"]
+    assert load_coco(d, "bbox").images[0].raters == ("a", "b")

@@ -1,0 +1,91 @@
+"""End-to-end operator benchmark on a real FiftyOne database.
+
+Imports N synthetic images x 3 raters (one Detections field per rater), then
+runs the compute_agreement Python entry and reports read / compute / write.
+Uses a private, throw-away database directory; writes a table into
+docs/benchmarks.md between the fiftyone-table markers.
+
+Usage: ``python benchmarks/bench_fiftyone.py [--images 5000] [--no-write]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "benchmarks.md"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--images", type=int, default=5000)
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="kalos-bench-"))
+    os.environ["FIFTYONE_DATABASE_DIR"] = str(tmp / "db")
+    os.environ.pop("FIFTYONE_DATABASE_URI", None)
+    sys.path.insert(0, str(REPO))
+    try:
+        rows = run(args.images, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if not args.no_write:
+        write_doc(rows, args.images)
+
+
+def run(n_images: int, tmp: Path) -> list[tuple[str, float]]:
+    import fiftyone as fo
+
+    from kalos_core.demo_data import make_synthetic_boxes
+    from operators.importing import import_multirater_coco
+    from operators.runs import compute_agreement_run
+
+    path = tmp / "synthetic.json"
+    coco = make_synthetic_boxes(n_images=n_images, n_raters=3, objects_per_image=20, seed=0)
+    path.write_text(json.dumps(coco))
+    n_ann = len(coco["annotations"])
+    del coco
+    t = time.perf_counter()
+    ds = import_multirater_coco("kalos-bench", str(path), layout="rater_fields", label_field="raters")
+    t_import = time.perf_counter() - t
+    fields = sorted(f for f in ds.get_field_schema() if f.startswith("raters_"))
+    rows = [(f"import {n_images:,} images, {n_ann:,} boxes (rater fields)", t_import)]
+    for name, diagnostics, lsa in [("alpha only", (), ()),
+                                   ("all diagnostics + 5 LSA thresholds", None, (0.1, 0.3, 0.5, 0.7, 0.9))]:
+        kw = {} if diagnostics is None else {"diagnostics": diagnostics}
+        t = time.perf_counter()
+        res = compute_agreement_run(ds, rater_fields=fields, run_key="bench", lsa_thresholds=lsa, **kw)
+        total = time.perf_counter() - t
+        tm = res.timings
+        rows.append((f"compute_agreement, {name}: total", total))
+        rows += [(f"  read", tm["read_s"]), (f"  compute", tm["compute_s"]), (f"  write (bulk)", tm["write_s"])]
+    for label, sec in rows:
+        print(f"{label:<60} {sec:8.2f} s", flush=True)
+    ds.delete()
+    return rows
+
+
+def write_doc(rows, n_images: int) -> None:
+    start, end = "<!-- fiftyone-table:start -->", "<!-- fiftyone-table:end -->"
+    table = ["| step | seconds |", "|---|---:|"] + [f"| {label.strip() if not label.startswith('  ') else '&nbsp;&nbsp;' + label.strip()} | {sec:.2f} |"
+                                                    for label, sec in rows]
+    block = (f"{start}\nEnd to end in FiftyOne 1.22.1 with its bundled MongoDB 6.0.5, {n_images:,} samples x 3 raters, "
+             f"`python benchmarks/bench_fiftyone.py` ({time.strftime('%Y-%m-%d')}).\n\n" + "\n".join(table) + f"\n{end}")
+    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    if start in text:
+        text = text[: text.index(start)] + block + text[text.index(end) + len(end):]
+    else:
+        text += "\n" + block + "\n"
+    DOC.write_text(text)
+    print(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    main()
