@@ -95,7 +95,8 @@ def test_degenerate_bbox_does_not_reject_a_polygon():
     d = coco()
     d["annotations"][0]["bbox"] = [0, 0, 0, 0]     # the polygon is what counts for segm
     ds = load_coco(d, "segm")
-    assert ds.n_annotations == 2 and ds.images[0].annotations[0].bbox is None
+    assert ds.n_annotations == 2
+    assert ds.images[0].annotations[0].bbox == (0, 0, 10, 10)   # taken from the polygon instead
 
 
 def test_rater_listed_twice_is_one_row():
