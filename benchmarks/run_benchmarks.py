@@ -28,7 +28,7 @@ spec = json.loads(sys.argv[2])
 t0 = time.perf_counter()
 ds = load_coco(spec["file"], spec["task"])
 t1 = time.perf_counter()
-res = compute_agreement(ds, AgreementConfig(**spec["config"]))
+res = compute_agreement(ds, AgreementConfig(**spec["config"]), workers=spec["workers"])
 t2 = time.perf_counter()
 print(json.dumps({"load_s": t1 - t0, "compute_s": t2 - t1, "images": res.n_images,
                   "annotations": res.n_annotations, "mean_alpha": res.mean_alpha,
@@ -37,14 +37,14 @@ print(json.dumps({"load_s": t1 - t0, "compute_s": t2 - t1, "images": res.n_image
 """
 
 ALPHA_ONLY = dict(bootstrap=0, vitality=False, class_difficulty=False, collaboration=False, intra_rater=False)
-ALL_DIAG = dict(bootstrap=1000, lsa_thresholds=[0.1, 0.3, 0.5, 0.7, 0.9])
+ALL_DIAG = dict(bootstrap=1000, lsa_thresholds=[0.1, 0.3, 0.5, 0.7, 0.9])  # + vitality, classes, pairs
 
 
-def run_case(file: Path, task: str, config: dict, repeats: int = 1) -> dict:
+def run_case(file: Path, task: str, config: dict, repeats: int = 1, workers: int = 1) -> dict:
     best = None
     for _ in range(repeats):
         out = subprocess.run([sys.executable, "-c", CASE_CODE, str(REPO),
-                              json.dumps({"file": str(file), "task": task, "config": config})],
+                              json.dumps({"file": str(file), "task": task, "config": config, "workers": workers})],
                              capture_output=True, text=True, check=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         if best is None or r["compute_s"] < best["compute_s"]:
@@ -88,17 +88,21 @@ def main() -> None:
         files = make_inputs(Path(tmp), args.quick)
         cases = []
         if "lvis" in files:
-            cases += [("LVIS subset200, boxes, alpha only", files["lvis"], "bbox", ALPHA_ONLY),
-                      ("LVIS subset200, polygons, alpha only", files["lvis"], "segm", ALPHA_ONLY),
-                      ("LVIS subset200, polygons, all diagnostics", files["lvis"], "segm", ALL_DIAG)]
-        cases += [("demo 200 scenes x 4 raters, polygons, alpha only", files["demo200"], "segm", ALPHA_ONLY),
-                  ("demo 200 scenes x 4 raters, polygons, all diagnostics", files["demo200"], "segm", ALL_DIAG),
-                  ("synthetic boxes, 3 raters, alpha only", files["synthetic"], "bbox", ALPHA_ONLY),
-                  ("synthetic boxes, 3 raters, all diagnostics", files["synthetic"], "bbox", ALL_DIAG)]
-        for name, f, task, cfg in cases:
-            r = run_case(f, task, cfg, repeats=1 if "synthetic" in name else 3)
+            cases += [("LVIS subset200, boxes, alpha only", files["lvis"], "bbox", ALPHA_ONLY, 1),
+                      ("LVIS subset200, polygons, alpha only", files["lvis"], "segm", ALPHA_ONLY, 1),
+                      ("LVIS subset200, polygons, alpha only, 2 workers", files["lvis"], "segm", ALPHA_ONLY, 2),
+                      ("LVIS subset200, polygons, all diagnostics, 2 workers", files["lvis"], "segm", ALL_DIAG, 2)]
+        cases += [("demo 200 scenes x 4 raters, polygons, alpha only", files["demo200"], "segm", ALPHA_ONLY, 1),
+                  ("demo 200 scenes x 4 raters, polygons, all diagnostics", files["demo200"], "segm", ALL_DIAG, 1),
+                  ("demo 200 scenes x 4 raters, polygons, all diagnostics, 2 workers", files["demo200"], "segm",
+                   ALL_DIAG, 2),
+                  ("synthetic boxes, 3 raters, alpha only", files["synthetic"], "bbox", ALPHA_ONLY, 1),
+                  ("synthetic boxes, 3 raters, all diagnostics", files["synthetic"], "bbox", ALL_DIAG, 1),
+                  ("synthetic boxes, 3 raters, all diagnostics, 2 workers", files["synthetic"], "bbox", ALL_DIAG, 2)]
+        for name, f, task, cfg, workers in cases:
+            r = run_case(f, task, cfg, repeats=1 if "synthetic" in name else 3, workers=workers)
             rows.append((name, r))
-            print(f"{name:<55} {r['images']:>6} img {r['annotations']:>8} ann  load {r['load_s']:6.2f} s  "
+            print(f"{name:<66} {r['images']:>6} img {r['annotations']:>8} ann  load {r['load_s']:6.2f} s  "
                   f"compute {r['compute_s']:6.2f} s  peak {r['peak_rss_mb']:6.0f} MB  "
                   f"mean {r['mean_alpha']:.4f} global {r['global_alpha']:.4f}", flush=True)
     if not args.no_write:

@@ -7,6 +7,8 @@ one entry point the CLI, the FiftyOne operators and notebooks call.
 from __future__ import annotations
 
 import math
+import multiprocessing as mp
+import os
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
@@ -134,10 +136,78 @@ def _nested(pairs: dict[tuple[str, str], float], rows: list[str]) -> dict[str, d
     return {r: dict(sorted(v.items())) for r, v in out.items()}
 
 
+@dataclass
+class ImageOutcome:
+    """Everything one image contributes (small and picklable, for worker processes)."""
+
+    image_id: Any
+    alpha: float
+    rows: tuple
+    ann_ids: list
+    ann_raters: list
+    units: list
+    status: list
+    cells: Cells
+    class_alphas: dict = field(default_factory=dict)
+    vitality: dict = field(default_factory=dict)
+    pairwise: dict = field(default_factory=dict)
+    lsa: dict = field(default_factory=dict)
+    intra: dict = field(default_factory=dict)
+
+
+def analyse_image(image, kind: str, config: AgreementConfig) -> ImageOutcome:
+    """Match one image, compute its α and every per-image diagnostic."""
+    spec = get_distance(kind, config.distance)
+    solver, cost = get_solver(config.solver), get_cost(config.cost)
+    thr = config.threshold
+    ip = prepare_image(image, spec, min((thr, *config.lsa_thresholds)))
+    units, cells = ip.match(thr, solver, cost)
+    a = alpha(cells)
+    out = ImageOutcome(image.id, a, ip.rows, [x.id for x in ip.annotations], [x.rater for x in ip.annotations],
+                       units.tolist(), unit_status(units, ip.problem.category).tolist(),
+                       cells if cells.n_units else empty_image_cells(ip.n_rows))
+    if config.class_difficulty:
+        out.class_alphas = diag.class_alphas(cells)
+    if config.vitality:
+        out.vitality = diag.vitality(ip, a, thr, solver, cost)
+    if config.collaboration:
+        out.pairwise = diag.pairwise(ip, thr, solver, cost)
+    if config.lsa_thresholds:
+        out.lsa = diag.localisation_sensitivity(ip, config.lsa_thresholds, solver, cost)
+    if config.intra_rater:
+        out.intra = diag.intra_rater(ip, thr, solver, cost)
+    return out
+
+
+_POOL_DATA: tuple | None = None  # (dataset, config), inherited by forked workers
+
+
+def _analyse_index(k: int) -> ImageOutcome:
+    dataset, config = _POOL_DATA
+    return analyse_image(dataset.images[k], dataset.kind, config)
+
+
+def _outcomes(dataset: MultiRaterDataset, config: AgreementConfig, workers: int):
+    """Per-image outcomes in image order, from this process or a pool of forked workers."""
+    global _POOL_DATA
+    n = len(dataset.images)
+    if workers <= 1 or n < 64 or "fork" not in mp.get_all_start_methods():
+        for image in dataset.images:
+            yield analyse_image(image, dataset.kind, config)
+        return
+    _POOL_DATA = (dataset, config)
+    try:
+        with mp.get_context("fork").Pool(workers) as pool:
+            yield from pool.imap(_analyse_index, range(n), chunksize=max(1, min(64, n // (8 * workers))))
+    finally:
+        _POOL_DATA = None
+
+
 def compute_agreement(
     dataset: MultiRaterDataset,
     config: AgreementConfig = AgreementConfig(),
     progress: Callable[[int, int], None] | None = None,
+    workers: int = 1,
 ) -> AgreementResult:
     """Run KαLOS on a multi-rater data set.
 
@@ -146,11 +216,11 @@ def compute_agreement(
     dataset : images with assigned raters and annotations (see :mod:`kalos_core.io`).
     config : threshold, distance, solver, cost and which diagnostics to compute.
     progress : optional callback ``progress(done, total)`` called every few images.
+    workers : processes to spread the images over (``0`` = all cores); results
+        do not depend on it.
     """
     spec = get_distance(dataset.kind, config.distance)
-    solver, cost = get_solver(config.solver), get_cost(config.cost)
-    thr = config.threshold
-    floor = min((thr, *config.lsa_thresholds))
+    workers = (os.cpu_count() or 1) if workers == 0 else workers
     all_rows = dataset.raters
     row_id = {r: k for k, r in enumerate(all_rows)}
     names = dataset.categories
@@ -165,37 +235,28 @@ def compute_agreement(
     n_units = single = 0
     total = len(dataset.images)
 
-    for k, image in enumerate(dataset.images):
-        ip = prepare_image(image, spec, floor)
-        units, cells = ip.match(thr, solver, cost)
-        a = alpha(cells)
-        per_image[str(image.id)] = a
-        single += ip.n_rows < 2
-        n_units += cells.n_units
-        status = unit_status(units, ip.problem.category)
-        for ann, u, s in zip(ip.annotations, units.tolist(), status.tolist()):
-            unit_of[ann.id] = f"{image.id}:{u}"
-            status_of[ann.id] = s
-            counts[ann.rater]["annotations"] += 1
-            counts[ann.rater][s] += 1
-        global_parts.append(cells if cells.n_units else empty_image_cells(ip.n_rows))
-        global_maps.append(np.array([row_id[r] for r in ip.rows], dtype=np.int64))
-        if config.class_difficulty:
-            for c, v in diag.class_alphas(cells).items():
-                cls_mean[names.get(c, str(c))].append(v)
-        if config.vitality:
-            for r, v in diag.vitality(ip, a, thr, solver, cost).items():
-                vit[r].append(v)
-        if config.collaboration:
-            for pair, (v, pc) in diag.pairwise(ip, thr, solver, cost).items():
-                pair_mean[pair].append(v)
-                pair_cells[pair].append(pc)
-        if config.lsa_thresholds:
-            for t, v in diag.localisation_sensitivity(ip, config.lsa_thresholds, solver, cost).items():
-                lsa_lists[t].append(v)
-        if config.intra_rater:
-            for r, v in diag.intra_rater(ip, thr, solver, cost).items():
-                intra[r].append(v)
+    for k, out in enumerate(_outcomes(dataset, config, workers)):
+        per_image[str(out.image_id)] = out.alpha
+        single += len(out.rows) < 2
+        n_units += len(set(out.units))
+        for aid, rater, u, s in zip(out.ann_ids, out.ann_raters, out.units, out.status):
+            unit_of[aid] = f"{out.image_id}:{u}"
+            status_of[aid] = s
+            counts[rater]["annotations"] += 1
+            counts[rater][s] += 1
+        global_parts.append(out.cells)
+        global_maps.append(np.array([row_id[r] for r in out.rows], dtype=np.int64))
+        for c, v in out.class_alphas.items():
+            cls_mean[names.get(c, str(c))].append(v)
+        for r, v in out.vitality.items():
+            vit[r].append(v)
+        for pair, (v, pc) in out.pairwise.items():
+            pair_mean[pair].append(v)
+            pair_cells[pair].append(pc)
+        for t, v in out.lsa.items():
+            lsa_lists[t].append(v)
+        for r, v in out.intra.items():
+            intra[r].append(v)
         if progress is not None and (k % 50 == 0 or k == total - 1):
             progress(k + 1, total)
 

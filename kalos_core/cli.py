@@ -33,6 +33,7 @@ def _add_agreement_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the CI of the mean alpha")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-diagnostics", action="store_true", help="skip vitality, class difficulty, collaboration")
+    p.add_argument("--workers", type=int, default=0, help="processes (0 = all cores); results do not depend on it")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,7 +104,7 @@ def run_agreement(args: argparse.Namespace) -> int:
         print(f"error: cannot read {args.file}: {e}", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    result = compute_agreement(dataset, config_from_args(args))
+    result = compute_agreement(dataset, config_from_args(args), workers=args.workers)
     seconds = time.perf_counter() - start
     print(format_summary(result, seconds))
     if args.output:

@@ -116,3 +116,12 @@ def test_polygons_and_keypoints_run_through_the_same_pipeline():
     assert compute_agreement(dataset(kp, kind="keypoints"), AgreementConfig(**FAST)).mean_alpha == 1.0
     assert np.isclose(compute_agreement(dataset(kp, kind="keypoints"),
                                         AgreementConfig(threshold=0.999, **FAST)).mean_alpha, -0.5)
+
+
+def test_worker_processes_give_identical_results():
+    from kalos_core.demo_data import make_synthetic_boxes
+    from kalos_core.io import load_coco
+    ds = load_coco(make_synthetic_boxes(n_images=80, n_raters=3, objects_per_image=6, seed=2), "bbox")
+    cfg = AgreementConfig(bootstrap=50, lsa_thresholds=(0.3, 0.7))
+    one, two = compute_agreement(ds, cfg, workers=1), compute_agreement(ds, cfg, workers=2)
+    assert one.to_dict(include_labels=True) == two.to_dict(include_labels=True)
