@@ -33,7 +33,8 @@ t2 = time.perf_counter()
 print(json.dumps({"load_s": t1 - t0, "compute_s": t2 - t1, "images": res.n_images,
                   "annotations": res.n_annotations, "mean_alpha": res.mean_alpha,
                   "global_alpha": res.global_alpha,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_rss_mb": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                                     resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024}))
 """
 
 ALPHA_ONLY = dict(bootstrap=0, vitality=False, class_difficulty=False, collaboration=False, intra_rater=False)
