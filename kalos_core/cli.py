@@ -33,7 +33,7 @@ def _add_agreement_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the CI of the mean alpha")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-diagnostics", action="store_true", help="skip vitality, class difficulty, collaboration")
-    p.add_argument("--workers", type=int, default=0, help="processes (0 = all cores); results do not depend on it")
+    p.add_argument("--workers", type=int, default=1, help="processes (0 = all cores); results do not depend on it")
 
 
 def build_parser() -> argparse.ArgumentParser:
