@@ -23,7 +23,7 @@ $(STAMP): requirements.txt requirements-dev.txt | $(VPY)
 	touch $@
 
 demo: setup
-	$(VPY) -m kalos_core demo
+	$(VPY) -m operators.demo run
 
 # Fresh, throw-away MongoDB data dir per run; tests/conftest.py runs a private mongod on it
 # (FIFTYONE_DATABASE_URI) and stops it before pytest exits.
@@ -36,7 +36,7 @@ bench: setup
 	$(VPY) benchmarks/run_benchmarks.py
 
 app: setup
-	@echo "make app: launching the FiftyOne App (127.0.0.1) arrives with the FiftyOne integration; not available yet."
+	$(VPY) -m operators.demo app
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

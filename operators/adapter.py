@@ -90,7 +90,10 @@ def resolve_source(collection, rater_fields=None, label_field=None, rater_attrib
         if len(set(types.values())) > 1:
             listing = ", ".join(f"{f} ({t})" for f, t in types.items())
             raise SetupError(f"rater fields hold different label types: {listing}", "rater_fields")
-        return RaterSource(list(rater_fields), available[rater_fields[0]], raters=rater_names(list(rater_fields)))
+        names = rater_names(list(rater_fields))
+        imported = (collection._dataset.info or {}).get("kalos_import", {}).get("rater_fields", {})
+        names.update({f: str(imported[f]) for f in rater_fields if f in imported})  # unsanitised names
+        return RaterSource(list(rater_fields), available[rater_fields[0]], raters=names)
     if label_field:
         if label_field not in available:
             raise SetupError(f"{label_field!r} is not a Detections/Polylines/Keypoints field", "label_field")

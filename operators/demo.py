@@ -1,0 +1,91 @@
+"""``make demo`` and ``make app``: the embedded demo data set in FiftyOne.
+
+``python -m operators.demo run`` draws the seeded demo scenes (kalos_core.demo_data),
+imports them with the import operator's Python entry (one Detections and one
+Polylines field per rater), runs agreement on both, prints the summary and
+how to open the App. ``python -m operators.demo app`` serves the App on
+127.0.0.1 with this plugin loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATASET = "kalos-demo"
+
+
+def plugins_dir() -> str:
+    """A plugins folder holding a link to this checkout (and nothing else)."""
+    path = Path(tempfile.gettempdir()) / "kalos-plugins"
+    path.mkdir(exist_ok=True)
+    link = path / "kalos-agreement"
+    if not link.exists():
+        link.symlink_to(REPO, target_is_directory=True)
+    return str(path)
+
+
+def run(args) -> None:
+    import fiftyone as fo
+
+    from kalos_core.cli import format_summary
+    from kalos_core.demo_data import build_demo
+
+    from .importing import import_multirater_coco
+    from .runs import compute_agreement_run
+
+    path = build_demo(Path(args.folder), n_images=args.images, seed=args.seed, with_images=True)
+    if fo.dataset_exists(args.name):
+        fo.delete_dataset(args.name)
+    ds = import_multirater_coco(args.name, str(path), data_path=str(Path(args.folder) / "images"),
+                                label_field="raters", label_types=("detections", "segmentations"),
+                                use_polylines=True)
+    ds.persistent = True
+    fields = ds.get_field_schema()
+    boxes = sorted(f for f in fields if f.startswith("raters_detections_"))
+    polys = sorted(f for f in fields if f.startswith("raters_segmentations_"))
+    lsa = (0.3, 0.5, 0.7, 0.9)
+    res = compute_agreement_run(ds, rater_fields=boxes, run_key="kalos", lsa_thresholds=lsa, seed=args.seed)
+    compute_agreement_run(ds, rater_fields=polys, run_key="kalos_polygons", lsa_thresholds=lsa, seed=args.seed)
+    print(f"FiftyOne dataset {args.name!r}: {len(ds)} samples, raters {', '.join(res.vitality) or '-'}")
+    print("agreement on boxes (run 'kalos'; polygons in run 'kalos_polygons'):\n")
+    print(format_summary(res))
+    low = ds.sort_by("kalos_alpha").first()
+    print(f"\nlowest-agreement sample: {low.filepath} (alpha {low['kalos_alpha']:.3f})")
+    print("\nOpen it in the App:  make app   (then http://127.0.0.1:5151, sort by kalos_alpha,"
+          " or run 'KaLOS: browse disagreements' from the operator browser)")
+
+
+def app(args) -> None:
+    os.environ.setdefault("FIFTYONE_PLUGINS_DIR", plugins_dir())
+    os.environ.setdefault("FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS", "true")
+    import fiftyone as fo
+
+    if not fo.dataset_exists(args.name):
+        sys.exit(f"no dataset {args.name!r}: run `make demo` first")
+    session = fo.launch_app(fo.load_dataset(args.name), address="127.0.0.1", port=args.port, remote=True)
+    print(f"App on http://127.0.0.1:{args.port}  (Ctrl-C to stop)")
+    session.wait(-1)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m operators.demo")
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--folder", default=str(REPO / "data" / "demo"))
+    r.add_argument("--images", type=int, default=40)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--name", default=DATASET)
+    a = sub.add_parser("app")
+    a.add_argument("--name", default=DATASET)
+    a.add_argument("--port", type=int, default=5151)
+    args = ap.parse_args(argv)
+    run(args) if args.command == "run" else app(args)
+
+
+if __name__ == "__main__":
+    main()
