@@ -35,3 +35,27 @@ def progress_op(ctx, progress: float, label: str):
         ctx.set_progress(progress=progress, label=label)
         return None
     return ctx.ops.set_progress(progress=progress, label=label)
+
+
+def drive(ctx, steps):
+    """``yield from`` this in a generator ``execute``: runs a ``(fraction, message)`` step
+    generator, reporting each step with :func:`progress_op`; returns the steps' return value."""
+    while True:
+        try:
+            fraction, message = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        op = progress_op(ctx, fraction, message)
+        if op is not None:
+            yield op
+
+
+def run_steps(steps, progress=None):
+    """The same outside the App: ``progress(fraction, message)`` per step (optional); returns the value."""
+    while True:
+        try:
+            fraction, message = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        if progress is not None:
+            progress(fraction, message)

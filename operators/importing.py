@@ -1,34 +1,23 @@
 """Import multi-rater COCO / per-rater YOLO labels into a FiftyOne dataset.
 
-Python entry: :func:`import_multirater_coco`, :func:`import_multirater_yolo`;
-App entry: the :class:`ImportMultiraterCoco` operator. The file is validated by
-``kalos_core.io`` first, so a bad file fails (naming image/annotation/rater ids)
-before anything is written. One sample per image (``metadata`` from the json, so
-the image files need not exist), ``coco_id`` (``yolo_stem`` for YOLO) and
-``rater_list`` (the assigned raters; rater-session rows such as ``"alice (S1)"``
-when ``rater_list`` is a ``{rater: [sessions]}`` dict), plus ``rater_categories``
-``{rater: [class names]}`` when the json restricts raters to classes.
+Python: :func:`import_multirater_coco`, :func:`import_multirater_yolo`; App: the
+:class:`ImportMultiraterCoco` operator. ``kalos_core.io`` validates the file first: a bad
+file fails (naming image/annotation/rater ids) before anything is written.
 
-Field names (``T`` = label type, ``R`` = rater name made field-safe: other
-characters -> ``_``, ``_2``/``_3`` added on a clash):
+Samples (one per image): ``metadata`` (width/height from the json; image files are
+optional), ``coco_id`` (``yolo_stem``), ``rater_list`` (assigned raters; rows such as
+``"alice (S1)"`` for ``{rater: [sessions]}`` lists), ``rater_categories`` when given.
 
-================  =====================  ======================
-layout            one label type         several label types
-================  =====================  ======================
-rater_fields      ``<label_field>_R``    ``<label_field>_T_R``
-rater_attribute   ``<label_field>``      ``<label_field>_T``
-================  =====================  ======================
-
-with ``T`` in ``detections`` (fo.Detections, boxes), ``segmentations``
-(fo.Detections with a bool ``mask`` cropped to the box, or fo.Polylines with
-``use_polylines``) and ``keypoints`` (fo.Keypoints; NaN points where v=0, the
-COCO v flags in the ``visible`` attribute). Every label carries
-``label`` = category name, the unsanitised rater (row) name in ``rater_id`` (the
-``rater_attribute``), and ``coco_annotation_id`` (``yolo_annotation_id``).
-In the rater_fields layout an assigned rater who drew nothing has an *empty*
-label list; a rater not assigned to the image has None. The field -> rater map is
-kept in ``dataset.info["kalos_import"]["rater_fields"]`` (attribute-layout fields
-in ``...["attribute_fields"]``, field -> attribute name).
+Label fields (``T`` label type, ``R`` rater name made field-safe, ``_2`` added on a clash):
+``rater_fields``: ``<label_field>_R`` (one type) / ``<label_field>_T_R`` (several);
+``rater_attribute``: ``<label_field>`` / ``<label_field>_T``. ``T``: ``detections``
+(fo.Detections), ``segmentations`` (fo.Detections with a bool ``mask`` cropped to the box,
+or fo.Polylines with ``use_polylines``), ``keypoints`` (fo.Keypoints; NaN points where v=0,
+the v flags in ``visible``). Labels carry ``label`` (category name), the original rater
+(row) name in ``rater_id`` (``rater_attribute``) and ``coco_annotation_id``
+(``yolo_annotation_id``). rater_fields: an assigned rater who drew nothing has an *empty*
+list, an unassigned one None. ``dataset.info["kalos_import"]`` keeps ``rater_fields``
+(field -> rater) and ``attribute_fields`` (field -> rater attribute).
 """
 
 from __future__ import annotations
@@ -39,13 +28,12 @@ import os
 
 import fiftyone as fo
 import fiftyone.operators as foo
-import fiftyone.operators.types as types
-import numpy as np
+from fiftyone.operators import types
 from pycocotools import mask as mask_utils
 
 from kalos_core.io import InvalidInputError, load_coco, load_yolo
 
-from .common import FIELD_NAME_RE, form_error, progress_op, safe_name
+from .common import FIELD_NAME_RE, drive, form_error, run_steps, safe_name
 
 LAYOUTS = ("rater_fields", "rater_attribute")
 LABEL_TYPES = ("detections", "segmentations", "keypoints")
@@ -57,11 +45,9 @@ _validated: dict = {}  # one-entry cache for resolve_input: key -> error message
 
 
 def _list_class(ltype, use_polylines):
-    if ltype == "keypoints":
-        return fo.Keypoints, "keypoints"
     if ltype == "segmentations" and use_polylines:
         return fo.Polylines, "polylines"
-    return fo.Detections, "detections"
+    return (fo.Keypoints, "keypoints") if ltype == "keypoints" else (fo.Detections, "detections")
 
 
 def _check_options(layout, label_field, label_types, rater_attribute):
@@ -98,26 +84,26 @@ def _validate_coco(raw, source, label_types, skip_invalid):
     return loaded
 
 
-def _field_names(dataset, label_field, label_types, layout, raters, use_polylines):
+def _field_names(info, label_field, label_types, layout, raters):
     """{label type: {rater: field}} (rater_fields) or {label type: field} (rater_attribute)."""
-    known = dataset.info.get("kalos_import", {}).get("rater_fields", {})
+    known = info.get("kalos_import", {}).get("rater_fields", {})  # earlier imports: same names
     plan = {}
     for t in label_types:
         prefix = f"{label_field}_{t}" if len(label_types) > 1 else label_field
         if layout == "rater_attribute":
             plan[t] = prefix
             continue
-        taken = {f: r for f, r in known.items() if f.startswith(prefix + "_")}
-        by_rater = {r: f for f, r in taken.items()}
-        plan[t] = {}
+        plan[t], taken = {}, {}
         for r in raters:
-            name, base, k = by_rater.get(r), f"{prefix}_{safe_name(r)}", 1
-            while name is None:
-                candidate = base if k == 1 else f"{base}_{k}"
-                name = candidate if candidate not in taken else None
+            name = base = f"{prefix}_{safe_name(r)}"
+            k = 1
+            while taken.get(name, known.get(name, r)) != r:  # owned by another rater: next suffix
                 k += 1
-            taken[name] = r
-            plan[t][r] = name
+                name = f"{base}_{k}"
+            taken[name], plan[t][r] = r, name
+    for f in (f for names in plan.values() for f in (names.values() if isinstance(names, dict) else [names])):
+        if f in _RESERVED:
+            raise ValueError(f"field name {f!r} is reserved; choose another label_field")
     return plan
 
 
@@ -126,8 +112,6 @@ def _prepare_schema(dataset, plan, label_types, use_polylines):
     for t in label_types:
         cls = _list_class(t, use_polylines)[0]
         for f in plan[t].values() if isinstance(plan[t], dict) else [plan[t]]:
-            if f in _RESERVED:
-                raise ValueError(f"field name {f!r} is reserved; choose another label_field")
             have = dataset.get_field(f) if dataset.has_sample_field(f) else None
             if have is not None and getattr(have, "document_type", None) is not cls:
                 raise ValueError(f"field {f!r} exists and does not hold {cls.__name__}; choose another label_field")
@@ -150,8 +134,8 @@ def _mask(geometry, bbox, width, height):
     if bbox is None:
         bbox = tuple(float(v) for v in mask_utils.toBbox(rle))
     x, y, w, h = bbox
-    x0, y0 = int(round(x)), int(round(y))
-    return full[y0:max(int(round(y + h)), y0 + 1), x0:max(int(round(x + w)), x0 + 1)], bbox
+    x0, y0 = round(x), round(y)
+    return full[y0:max(round(y + h), y0 + 1), x0:max(round(x + w), x0 + 1)], bbox
 
 
 def _to_label(ltype, ann, w, h, attrs, use_polylines):
@@ -166,7 +150,7 @@ def _to_label(ltype, ann, w, h, attrs, use_polylines):
     if use_polylines and isinstance(ann.geometry, list):
         rings = [[(r[i] / w, r[i + 1] / h) for i in range(0, len(r), 2)] for r in ann.geometry]
         return fo.Polyline(points=rings, closed=True, filled=True, **attrs)
-    mask, (x, y, bw, bh) = _mask(ann.geometry, ann.bbox, int(round(w)), int(round(h)))
+    mask, (x, y, bw, bh) = _mask(ann.geometry, ann.bbox, round(w), round(h))
     det = fo.Detection(bounding_box=[x / w, y / h, bw / w, bh / h], mask=mask, **attrs)
     return det.to_polyline(tolerance=1) if use_polylines else det  # RLE -> traced outline
 
@@ -178,11 +162,11 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
     first = loaded[label_types[0]]
     by_id = {t: {im.id: im for im in ds.images} for t, ds in loaded.items()}
     raters = list(dict.fromkeys(r for im in first.images for r in im.raters))
-    if isinstance(dataset_or_name, str):
-        dataset = fo.load_dataset(dataset_or_name) if fo.dataset_exists(dataset_or_name) else fo.Dataset(dataset_or_name)
-    else:
-        dataset = dataset_or_name
-    plan = _field_names(dataset, label_field, label_types, layout, raters, use_polylines)
+    dataset = dataset_or_name
+    if isinstance(dataset, str) and fo.dataset_exists(dataset):
+        dataset = fo.load_dataset(dataset)
+    plan = _field_names({} if isinstance(dataset, str) else dataset.info, label_field, label_types, layout, raters)
+    dataset = fo.Dataset(dataset) if isinstance(dataset, str) else dataset  # nothing is created before this
     fields = _prepare_schema(dataset, plan, label_types, use_polylines)
     samples, n_labels, n = [], 0, len(first.images)
     step = max(1, n // 20)
@@ -193,7 +177,7 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
         sample = fo.Sample(filepath=filepath_of(im), rater_list=list(im.raters))
         sample[id_field] = im.id
         if sized:
-            sample["metadata"] = fo.ImageMetadata(width=int(round(w)), height=int(round(h)))
+            sample["metadata"] = fo.ImageMetadata(width=round(w), height=round(h))
         if im.rater_classes:
             sample["rater_categories"] = {r: sorted(first.categories.get(c, str(c)) for c in cs)
                                           for r, cs in im.rater_classes.items()}
@@ -212,9 +196,14 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
                 sample[plan[t]] = cls(**{list_name: [lab for labs in per_rater.values() for lab in labs]})
         samples.append(sample)
     yield 0.7, f"writing {n} samples"
-    dataset.add_samples(samples, progress=False)
+    done, shown = 0, 0.7
+    for ids in dataset.add_samples(samples, progress=False, generator=True):  # one call, batched inside
+        done += len(ids)
+        if 0.7 + 0.25 * done / n >= shown + 0.025:  # n > 0 here: a batch was written
+            shown = 0.7 + 0.25 * done / n
+            yield shown, f"wrote {done}/{n} samples"
     del samples
-    yield 0.95, "declaring label attributes"
+    yield 0.96, "declaring label attributes"
     dataset.add_dynamic_sample_fields(fields=fields)
     info = dataset.info.setdefault("kalos_import", {})
     for t in label_types:
@@ -243,16 +232,6 @@ def _coco_steps(dataset_or_name, labels_path, data_path=None, layout="rater_fiel
                                      filepath_of, "coco_id", "coco_annotation_id"))
 
 
-def _run(steps, progress):
-    while True:
-        try:
-            fraction, message = next(steps)
-        except StopIteration as stop:
-            return stop.value
-        if progress is not None:
-            progress(fraction, message)
-
-
 def import_multirater_coco(dataset_or_name, labels_path, data_path=None, layout="rater_fields",
                            label_field="raters", label_types=("detections",), rater_attribute="rater_id",
                            use_polylines=False, skip_invalid=False, progress=None):
@@ -264,7 +243,7 @@ def import_multirater_coco(dataset_or_name, labels_path, data_path=None, layout=
     """
     steps = _coco_steps(dataset_or_name, labels_path, data_path, layout, label_field, label_types, rater_attribute,
                         use_polylines, skip_invalid)
-    return _run(steps, progress)[0]
+    return run_steps(steps, progress)[0]
 
 
 def import_multirater_yolo(dataset_or_name, root, label_field="raters", layout="rater_fields", image_sizes=None,
@@ -277,15 +256,14 @@ def import_multirater_yolo(dataset_or_name, root, label_field="raters", layout="
     """
     _check_options(layout, label_field, ["detections"], rater_attribute)
     ds = load_yolo(root, image_sizes=image_sizes, class_names=class_names, skip_invalid=skip_invalid)
-    files = {}
-    if data_path:
-        files = {os.path.splitext(f)[0]: os.path.join(data_path, f) for f in sorted(os.listdir(data_path))}
+    files = {os.path.splitext(f)[0]: os.path.join(data_path, f) for f in sorted(os.listdir(data_path or "."))
+             if data_path}
     base = os.path.join(_PLACEHOLDER_DIR, os.path.basename(os.path.normpath(str(root))))
     sized = bool(image_sizes) and all(im.id in image_sizes for im in ds.images)
     steps = _import_steps(dataset_or_name, {"detections": ds}, layout, label_field, rater_attribute, False,
                           lambda im: files.get(im.id) or os.path.join(base, f"{im.id}.jpg"), "yolo_stem",
                           "yolo_annotation_id", sized=sized)
-    return _run(steps, progress)[0]
+    return run_steps(steps, progress)[0]
 
 
 def _quick_check(path, label_types, skip_invalid):
@@ -295,14 +273,11 @@ def _quick_check(path, label_types, skip_invalid):
         return None
     key = (path, st.st_mtime_ns, st.st_size, tuple(label_types), bool(skip_invalid))
     if key not in _validated:
-        try:
-            raw, source = _read_json(path)
-            _validate_coco(raw, source, label_types, skip_invalid)
-            message = None
-        except (ValueError, KeyError, TypeError, OSError) as e:
-            message = f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e)
         _validated.clear()
-        _validated[key] = message
+        try:
+            _validated[key] = _validate_coco(*_read_json(path), label_types, skip_invalid) and None
+        except (ValueError, KeyError, TypeError, OSError) as e:
+            _validated[key] = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
     return _validated[key]
 
 
@@ -312,14 +287,9 @@ class ImportMultiraterCoco(foo.Operator):
     @property
     def config(self):
         return foo.OperatorConfig(
-            name="import_multirater_coco",
-            label="KaLOS: import multi-rater COCO",
+            name="import_multirater_coco", label="KaLOS: import multi-rater COCO", icon="/assets/icon.svg",
             description="Import a COCO json with images[].rater_list and annotations[].rater_id, one field per rater",
-            dynamic=True,
-            execute_as_generator=True,
-            allow_delegated_execution=True,
-            icon="/assets/icon.svg",
-        )
+            dynamic=True, execute_as_generator=True, allow_delegated_execution=True)
 
     def resolve_input(self, ctx):
         inputs = types.Object()
@@ -339,22 +309,18 @@ class ImportMultiraterCoco(foo.Operator):
                                  view=choices)
         inputs.bool("use_polylines", default=False, label="Segmentations as polylines (instead of masks)")
         inputs.bool("skip_invalid", default=False, label="Skip invalid annotations instead of failing")
-        label_types = p.get("label_types") or ["detections"]
-        if any(t not in LABEL_TYPES for t in label_types):
+        label_types, path = p.get("label_types") or ["detections"], p.get("labels_path")
+        types_ok = all(t in LABEL_TYPES for t in label_types)
+        if not types_ok:
             form_error(types_prop, f"label types must be among {', '.join(LABEL_TYPES)}")
-        field = p.get("label_field", "raters")
-        if not field or not FIELD_NAME_RE.match(field):
+        if not FIELD_NAME_RE.match(p.get("label_field", "raters") or ""):
             form_error(field_prop, "start with a letter; letters, digits and _ only")
         if p.get("data_path") and not os.path.isdir(p["data_path"]):
             form_error(data_prop, f"no folder at {p['data_path']}")
-        path = p.get("labels_path")
-        if path:
-            if not os.path.isfile(path):
-                form_error(path_prop, f"no file at {path}")
-            elif not any(t not in LABEL_TYPES for t in label_types):
-                error = _quick_check(path, label_types, p.get("skip_invalid", False))
-                if error:
-                    form_error(path_prop, error)
+        if path and not os.path.isfile(path):
+            form_error(path_prop, f"no file at {path}")
+        elif path and types_ok and (error := _quick_check(path, label_types, p.get("skip_invalid", False))):
+            form_error(path_prop, error)
         return types.Property(inputs, view=types.View(label="KaLOS: import multi-rater COCO"))
 
     def execute(self, ctx):
@@ -363,15 +329,7 @@ class ImportMultiraterCoco(foo.Operator):
                             p.get("layout", "rater_fields"), p.get("label_field", "raters"),
                             p.get("label_types") or ["detections"], use_polylines=p.get("use_polylines", False),
                             skip_invalid=p.get("skip_invalid", False))
-        while True:
-            try:
-                fraction, message = next(steps)
-            except StopIteration as stop:
-                _, n, n_labels = stop.value
-                break
-            op = progress_op(ctx, fraction, message)
-            if op is not None:
-                yield op
+        _, n, n_labels = yield from drive(ctx, steps)
         if not ctx.delegated:
             yield ctx.ops.reload_dataset()
             yield ctx.ops.notify(f"Imported {n} images with {n_labels} labels", variant="success")
