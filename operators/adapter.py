@@ -125,6 +125,8 @@ def _class_of(label: str, categories: dict[str, int]) -> int:
 
 
 def _geometry(kind: str, value):
+    if kind == "rle":
+        return value
     if kind == "box":
         return tuple(float(v) for v in value)
     if kind == "polygon":
@@ -136,16 +138,43 @@ def _geometry(kind: str, value):
     return flat
 
 
-def read_dataset(collection, source: RaterSource) -> MultiRaterDataset:
-    """Build the engine's data set from the collection (one ``values()`` call per field)."""
-    kind = source.kind
-    geom_attr = {"box": "bounding_box", "polygon": "points", "keypoints": "points"}[kind]
+def _mask_rle(mask, box, width: int, height: int) -> dict:
+    """A Detection's instance mask (cropped to its box) as a full-frame COCO RLE."""
+    import numpy as np
+    from pycocotools import mask as mask_utils
+
+    frame = np.zeros((height, width), np.uint8)
+    if mask is not None:
+        x0, y0 = int(round(box[0] * width)), int(round(box[1] * height))
+        m = np.asarray(mask, bool)[: max(0, height - y0), : max(0, width - x0)]
+        frame[y0: y0 + m.shape[0], x0: x0 + m.shape[1]] = m
+    return mask_utils.encode(np.asfortranarray(frame))
+
+
+def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> MultiRaterDataset:
+    """Build the engine's data set from the collection (one ``values()`` call per field).
+
+    ``use_masks`` reads Detections' instance masks (needs ``metadata`` width/height)
+    and compares them as masks instead of boxes.
+    """
+    kind = "rle" if use_masks else source.kind
+    geom_attr = {"box": "bounding_box", "polygon": "points", "keypoints": "points", "rle": "mask"}[kind]
     sample_ids = collection.values("id")
+    if use_masks:
+        sizes = list(zip(collection.values("metadata.width"), collection.values("metadata.height")))
+        missing = [sid for sid, (w, h) in zip(sample_ids, sizes) if not w or not h]
+        if missing:
+            raise SetupError(f"mask IoU needs image sizes: {len(missing)} sample(s) lack metadata "
+                             f"(e.g. {missing[0]}); run dataset.compute_metadata()", "distance")
     has_list = collection.has_field("rater_list")
     rater_lists = collection.values("rater_list") if has_list else [None] * len(sample_ids)
     per_field = []
     for f in source.fields:
         ids, labels, geoms = collection.values([f"{f}.{source.list_name}.{a}" for a in ("id", "label", geom_attr)])
+        if use_masks:
+            boxes = collection.values(f"{f}.{source.list_name}.bounding_box")
+            geoms = [None if row is None else [_mask_rle(m, b, int(w), int(h)) for m, b in zip(row, brow)]
+                     for row, brow, (w, h) in zip(geoms, boxes, sizes)]
         raters = (collection.values(f"{f}.{source.list_name}.{source.rater_attribute}")
                   if source.rater_attribute else None)
         per_field.append((f, ids, labels, geoms, raters))
@@ -161,7 +190,7 @@ def read_dataset(collection, source: RaterSource) -> MultiRaterDataset:
             present.append(f)
             for j, (lid, lab, g) in enumerate(zip(ids[k], labels[k], geoms[k])):
                 rater = str(raters[k][j]) if raters is not None else source.raters[f]
-                if g is None or lab is None:
+                if lab is None or (g is None and not use_masks):
                     problems.append(f"sample {sid}, field {f}, label {lid}: no {geom_attr} or class")
                     continue
                 anns.append(Annotation(lid, rater, _class_of(lab, categories), _geometry(kind, g)))

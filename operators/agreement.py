@@ -105,6 +105,8 @@ class ComputeAgreement(foo.Operator):
         dist = types.Dropdown()
         for name in distances_for(kind) if kind else []:
             dist.add_choice(name, label=name)
+        if kind == "box":
+            dist.add_choice("mask_iou", label="mask_iou (instance masks of the detections)")
         if kind:
             inputs.enum("distance", dist.values(), default=None, label="Distance", view=dist)
         inputs.enum("solver", sorted(SOLVERS), default="greedy", label="Solver", view=types.Dropdown())

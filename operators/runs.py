@@ -9,7 +9,7 @@ These are what the operators call, and what a notebook calls directly::
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from fiftyone import ViewField as F
 
@@ -62,7 +62,10 @@ def compute_agreement_run(
         lsa_thresholds=tuple(float(t) for t in lsa_thresholds),
         bootstrap=int(bootstrap), seed=int(seed), **{d: d in diagnostics for d in DIAGNOSTICS},
     )
-    data = read_dataset(collection, source)
+    use_masks = distance == "mask_iou" and source.kind == "box"
+    if use_masks:  # Detections with instance masks: compare the masks
+        config = replace(config, distance="iou")
+    data = read_dataset(collection, source, use_masks=use_masks)
     timings["read_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     result = compute_agreement(data, config, progress=progress)

@@ -185,3 +185,20 @@ def test_python_entry_and_delegated_execution(fo_isolated, demo):
     DelegatedOperationService().execute_queued_operations(limit=5, log=False)
     ds.reload()
     assert ds.values("queued_alpha") == ds.values("direct_alpha")
+
+
+def test_instance_masks_are_compared_as_masks(fo_isolated):
+    import numpy as np
+    fo = fo_isolated
+    ds = fo.Dataset(f"kalos-{uuid.uuid4().hex[:8]}")
+    left, right = np.zeros((10, 10), bool), np.zeros((10, 10), bool)
+    left[:, :5], right[:, 5:] = True, True       # same box, disjoint masks
+    box = [0.1, 0.1, 0.1, 0.1]
+    s = fo.Sample(filepath="/nonexistent/m.jpg", metadata=fo.ImageMetadata(width=100, height=100))
+    s["raters_a"] = fo.Detections(detections=[fo.Detection(label="x", bounding_box=box, mask=left)])
+    s["raters_b"] = fo.Detections(detections=[fo.Detection(label="x", bounding_box=box, mask=right)])
+    ds.add_sample(s)
+    run(fo, ds, rater_fields=["raters_a", "raters_b"], run_key="boxes")
+    run(fo, ds, rater_fields=["raters_a", "raters_b"], run_key="masks", distance="mask_iou")
+    assert ds.values("boxes_alpha") == [1.0]
+    assert ds.values("masks_alpha") == [pytest.approx(-0.5)]   # two unmatched units
