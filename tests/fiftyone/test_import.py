@@ -288,3 +288,19 @@ def test_imported_fields_feed_compute_agreement(imp, layout):
     expected = compute_agreement(load_coco(data, "bbox"), AgreementConfig(threshold=0.5, bootstrap=0))
     assert res.mean_alpha == pytest.approx(expected.mean_alpha)
     assert sorted(ds.values("kalos_alpha")) == pytest.approx(sorted(expected.per_image_alpha.values()))
+
+
+def test_operator_delegated_run_reports_progress(demo, fo_isolated):
+    import fiftyone.operators as foo
+    from fiftyone.operators.delegated import DelegatedOperationService
+
+    path, _, data = demo
+    ds = fo_isolated.Dataset(name())
+    res = foo.execute_operator(URI, dataset=ds.name, params={"labels_path": str(path)}, request_delegation=True)
+    assert res.delegated and len(ds) == 0
+    service = DelegatedOperationService()
+    service.execute_queued_operations(dataset_name=ds.name)
+    (op,) = service.list_operations(dataset_name=ds.name)
+    assert op.run_state == "completed" and op.status.progress > 0.9
+    ds.reload()
+    assert len(ds) == len(data["images"]) and ds.count("raters_careful.detections") > 0
