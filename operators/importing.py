@@ -23,6 +23,7 @@ list, an unassigned one None. ``dataset.info["kalos_import"]`` keeps ``rater_fie
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 
@@ -35,6 +36,7 @@ from kalos_core.io import InvalidInputError, load_coco, load_yolo
 
 from .common import FIELD_NAME_RE, drive, form_error, run_steps, safe_name
 
+logger = logging.getLogger(__name__)
 LAYOUTS = ("rater_fields", "rater_attribute")
 LABEL_TYPES = ("detections", "segmentations", "keypoints")
 _TASK = {"detections": "bbox", "segmentations": "segm", "keypoints": "keypoints"}
@@ -228,8 +230,12 @@ def _coco_steps(dataset_or_name, labels_path, data_path=None, layout="rater_fiel
         name = im.file_name or f"{im.id}.jpg"
         return os.path.join(data_path, name) if data_path else os.path.join(_PLACEHOLDER_DIR, stem, name)
 
-    return (yield from _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute, use_polylines,
-                                     filepath_of, "coco_id", "coco_annotation_id"))
+    result = yield from _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute, use_polylines,
+                                      filepath_of, "coco_id", "coco_annotation_id")
+    skipped = {tuple(sorted(p.items())) for ds in loaded.values() for p in ds.skipped}
+    if skipped:
+        logger.warning("skipped %d invalid item(s) of %s (skip_invalid=True)", len(skipped), source)
+    return (*result, len(skipped))
 
 
 def import_multirater_coco(dataset_or_name, labels_path, data_path=None, layout="rater_fields",
@@ -329,10 +335,11 @@ class ImportMultiraterCoco(foo.Operator):
                             p.get("layout", "rater_fields"), p.get("label_field", "raters"),
                             p.get("label_types") or ["detections"], use_polylines=p.get("use_polylines", False),
                             skip_invalid=p.get("skip_invalid", False))
-        _, n, n_labels = yield from drive(ctx, steps)
+        _, n, n_labels, skipped = yield from drive(ctx, steps)
         if not ctx.delegated:
             yield ctx.ops.reload_dataset()
-            yield ctx.ops.notify(f"Imported {n} images with {n_labels} labels", variant="success")
+            note = f"; skipped {skipped} invalid item(s)" if skipped else ""
+            yield ctx.ops.notify(f"Imported {n} images with {n_labels} labels{note}", variant="success")
 
     def __call__(self, sample_collection, labels_path, **kwargs):
         """Python entry with the operator's defaults; same as :func:`import_multirater_coco`."""

@@ -181,7 +181,7 @@ def test_keypoints(imp, tmp_path):
     assert one.raters_bob.keypoints[0].visible == [2, 2, 0]
 
 
-def test_invalid_json_names_the_annotation_and_writes_nothing(imp, tmp_path, fo_isolated):
+def test_invalid_json_names_the_annotation_and_writes_nothing(imp, tmp_path, fo_isolated, caplog):
     fo = fo_isolated
     anns = [{"id": 10, "image_id": 1, "category_id": 1, "bbox": [10, 20, 30, 40], "rater_id": "ann"},
             {"id": 77, "image_id": 2, "category_id": 1, "bbox": [10, 20, 30, 40], "rater_id": "bob"}]
@@ -197,6 +197,7 @@ def test_invalid_json_names_the_annotation_and_writes_nothing(imp, tmp_path, fo_
     assert len(existing) == 0 and not existing.has_sample_field("raters_ann")
     skipped = imp.import_multirater_coco(existing, path, skip_invalid=True)
     assert len(skipped) == 2 and skipped.count("raters_ann.detections") == 1
+    assert "skipped 1 invalid item(s)" in caplog.text
 
 
 def test_yolo_folders(imp, tmp_path):
