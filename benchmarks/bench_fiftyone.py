@@ -41,7 +41,6 @@ def main() -> None:
 
 
 def run(n_images: int, tmp: Path) -> list[tuple[str, float]]:
-    import fiftyone as fo
 
     from kalos_core.demo_data import make_synthetic_boxes
     from operators.importing import import_multirater_coco
@@ -65,7 +64,7 @@ def run(n_images: int, tmp: Path) -> list[tuple[str, float]]:
         total = time.perf_counter() - t
         tm = res.timings
         rows.append((f"compute_agreement, {name}: total", total))
-        rows += [(f"  read", tm["read_s"]), (f"  compute", tm["compute_s"]), (f"  write (bulk)", tm["write_s"])]
+        rows += [("  read", tm["read_s"]), ("  compute", tm["compute_s"]), ("  write (bulk)", tm["write_s"])]
     for label, sec in rows:
         print(f"{label:<60} {sec:8.2f} s", flush=True)
     ds.delete()

@@ -12,7 +12,7 @@ classes) costs memory in proportion to its labels, not to units x classes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 

@@ -221,8 +221,9 @@ def owned_fields(source: RaterSource, run_key: str) -> list[str]:
 
 def clear_fields(dataset, paths: list[str]) -> None:
     """Delete fields a previous run wrote (ignores those already gone)."""
+    dynamic = dataset.get_dynamic_field_schema()
     for path in paths:
-        if dataset.has_field(path) or dataset.get_dynamic_field_schema().get(path) is not None:
+        if dataset.has_field(path) or dynamic.get(path) is not None:
             dataset.delete_sample_field(path, error_level=2)
 
 

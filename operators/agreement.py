@@ -6,7 +6,6 @@ Thin adapters: the form is built here, the work is done by :mod:`.runs`.
 from __future__ import annotations
 
 import threading
-import time
 
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
@@ -15,6 +14,7 @@ from kalos_core.geometry import distances_for
 from kalos_core.matching import COSTS, SOLVERS
 
 from .adapter import KINDS, RaterSource, SetupError, label_fields, resolve_source, validate_run_key
+from .common import form_error, progress_op
 from .runs import DIAGNOSTICS, METHOD, agreement_runs, compute_agreement_run, delete_agreement_run, disagreement_view
 
 
@@ -22,11 +22,6 @@ def _floats(text) -> list[float]:
     if isinstance(text, (list, tuple)):
         return [float(v) for v in text]
     return [float(v) for v in str(text or "").replace(";", ",").split(",") if v.strip()]
-
-
-def _flag(prop, message: str) -> None:
-    prop.invalid = True
-    prop.error_message = message
 
 
 def _rater_inputs(ctx, inputs) -> dict:
@@ -60,7 +55,7 @@ def _check_setup(ctx, inputs, props) -> RaterSource | None:
         source = resolve_source(ctx.dataset, params.get("rater_fields"), params.get("label_field"),
                                 params.get("rater_attribute") or "rater_id")
     except SetupError as e:
-        _flag(props.get(e.param) or next(iter(props.values())), str(e))
+        form_error(props.get(e.param) or next(iter(props.values())), str(e))
         return None
     if not ctx.dataset.has_field("rater_list"):
         inputs.view("no_rater_list", types.Notice(label=(
@@ -98,7 +93,7 @@ class ComputeAgreement(foo.Operator):
         try:
             validate_run_key(ctx.dataset, ctx.params.get("run_key", "kalos"), METHOD)
         except SetupError as e:
-            _flag(key, str(e))
+            form_error(key, str(e))
         inputs.float("threshold", default=_calibrated_default(ctx), min=0.0, max=1.0, label="Similarity threshold",
                      description="pairs with similarity >= threshold can be matched")
         kind = KINDS.get(source.label_cls) if source else None
@@ -126,8 +121,6 @@ class ComputeAgreement(foo.Operator):
 
         def progress(done, total):
             state["done"], state["total"] = done, total
-            if ctx.delegated:
-                ctx.set_progress(progress=done / total, label=f"{done}/{total} samples")
 
         box: dict = {}
 
@@ -148,9 +141,9 @@ class ComputeAgreement(foo.Operator):
         thread.start()
         while thread.is_alive():
             thread.join(0.5)
-            if not ctx.delegated:
-                yield ctx.ops.set_progress(progress=state["done"] / state["total"],
-                                           label=f"KaLOS: {state['done']}/{state['total']} samples")
+            op = progress_op(ctx, state["done"] / state["total"], f"KaLOS: {state['done']}/{state['total']} samples")
+            if op is not None:
+                yield op
         if "error" in box:
             raise box["error"]
         res = box["result"]
