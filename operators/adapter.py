@@ -12,8 +12,8 @@ rater whose field *exists* on the sample (is not None; an empty label list
 means "assigned, drew nothing") is assigned; in the attribute layout, every
 rater of the collection is assigned when the label field exists.
 
-Everything is read with one ``values()`` call per field and written with bulk
-``set_values()`` calls: no per-sample round trips.
+Everything is read with one ``values()`` call per field (no per-sample round
+trips); results are written by :mod:`operators.writeback`.
 """
 
 from __future__ import annotations
@@ -220,27 +220,9 @@ def owned_fields(source: RaterSource, run_key: str) -> list[str]:
 
 
 def clear_fields(dataset, paths: list[str]) -> None:
-    """Delete fields a previous run wrote (ignores those already gone)."""
-    dynamic = dataset.get_dynamic_field_schema()
-    for path in paths:
-        if dataset.has_field(path) or dynamic.get(path) is not None:
-            dataset.delete_sample_field(path, error_level=2)
+    """Delete fields a previous run wrote, in one request.
 
-
-def write_results(collection, source: RaterSource, run_key: str, result) -> None:
-    """Per-sample α and per-label unit/status, in bulk."""
-    alpha = {sid: float(a) for sid, a in result.per_image_alpha.items()}
-    collection.set_values(f"{run_key}_alpha", alpha, key_field="id")
-    unit_of, status_of = result.unit_of, result.status_of
-    for f in source.fields:
-        ids = collection.values(f"{f}.{source.list_name}.id")
-        units = [None if row is None else [unit_of.get(i) for i in row] for row in ids]
-        status = [None if row is None else [status_of.get(i) for i in row] for row in ids]
-        for attr, values in ((f"{run_key}_unit", units), (f"{run_key}_status", status)):
-            path = f"{f}.{source.list_name}.{attr}"
-            # declare once, then write without per-value schema inference (3x faster than dynamic=True)
-            if collection._dataset.get_field(path) is None:
-                collection._dataset.add_sample_field(path, fo.StringField)
-            collection.set_values(path, values)
-    dataset = collection._dataset
-    dataset.create_index(f"{run_key}_alpha")
+    Missing paths are ignored; undeclared (dynamic) label attributes are still unset.
+    """
+    if paths:
+        dataset.delete_sample_fields(list(paths), error_level=2)

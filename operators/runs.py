@@ -17,8 +17,9 @@ from kalos_core.agreement import AgreementConfig, AgreementResult, compute_agree
 
 from .adapter import (
     RaterSource, SetupError, clear_fields, owned_fields, read_dataset, resolve_source,
-    validate_run_key, write_results,
+    validate_run_key,
 )
+from .writeback import write_results
 
 METHOD = "kalos_agreement"
 DIAGNOSTICS = ("vitality", "class_difficulty", "collaboration", "intra_rater")
