@@ -29,15 +29,31 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="kalos-bench-"))
-    os.environ["FIFTYONE_DATABASE_DIR"] = str(tmp / "db")
-    os.environ.pop("FIFTYONE_DATABASE_URI", None)
     sys.path.insert(0, str(REPO))
+    proc = None
+    if not os.environ.get("FIFTYONE_DATABASE_URI"):  # a private mongod, as the tests do
+        proc = private_mongod(tmp / "db")
     try:
         rows = run(args.images, tmp)
     finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
     if not args.no_write:
         write_doc(rows, args.images)
+
+
+def private_mongod(db_dir: Path):
+    """Start the bundled mongod on a free port (the tests' helper) and point FiftyOne at it."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("kalos_conftest", REPO / "tests" / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    proc, port = conftest._start_private_mongod(str(db_dir))
+    os.environ["FIFTYONE_DATABASE_URI"] = f"mongodb://127.0.0.1:{port}"
+    os.environ["FIFTYONE_DATABASE_DIR"] = str(db_dir)
+    return proc
 
 
 def run(n_images: int, tmp: Path) -> list[tuple[str, float]]:
