@@ -34,6 +34,7 @@ from pycocotools import mask as mask_utils
 
 from kalos_core.io import InvalidInputError, load_coco, load_yolo
 
+from . import rawdocs
 from .common import FIELD_NAME_RE, drive, form_error, run_steps, safe_name
 
 logger = logging.getLogger(__name__)
@@ -157,6 +158,31 @@ def _to_label(ltype, ann, w, h, attrs, use_polylines):
     return det.to_polyline(tolerance=1) if use_polylines else det  # RLE -> traced outline
 
 
+def _to_doc(ltype, ann, w, h, label, attrs, use_polylines):
+    """One engine Annotation -> the label document FiftyOne would store (see operators/rawdocs.py)."""
+    if ltype == "detections":
+        x, y, bw, bh = ann.geometry
+        return rawdocs.detection(label, (x / w, y / h, bw / w, bh / h), attrs)
+    if ltype == "keypoints":
+        g = ann.geometry
+        pts = [(g[i] / w, g[i + 1] / h) if g[i + 2] > 0 else (math.nan, math.nan) for i in range(0, len(g), 3)]
+        return rawdocs.keypoint(label, pts, g[2::3], attrs)
+    if use_polylines and isinstance(ann.geometry, list):
+        rings = [[(r[i] / w, r[i + 1] / h) for i in range(0, len(r), 2)] for r in ann.geometry]
+        return rawdocs.polyline(label, rings, attrs)
+    return rawdocs.from_label(_to_label(ltype, ann, w, h, {"label": label, **attrs}, use_polylines))
+
+
+def _declare_plain(dataset, docs):
+    """Declare the plain sample fields of a batch (first non-None value of each)."""
+    examples = {}
+    for doc in docs:
+        for key in ("rater_list", "coco_id", "yolo_stem", "rater_categories"):
+            if key in doc and key not in examples:
+                examples[key] = doc[key]
+    rawdocs.declare(dataset, examples)
+
+
 def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute, use_polylines,
                   filepath_of, id_field, ann_id_attr, sized=True):
     """Generator: yields (fraction, message); returns (dataset, n_samples, n_labels)."""
@@ -170,41 +196,32 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
     plan = _field_names({} if isinstance(dataset, str) else dataset.info, label_field, label_types, layout, raters)
     dataset = fo.Dataset(dataset) if isinstance(dataset, str) else dataset  # nothing is created before this
     fields = _prepare_schema(dataset, plan, label_types, use_polylines)
-    samples, n_labels, n = [], 0, len(first.images)
-    step = max(1, n // 20)
+    batch, n_labels, n, done = [], 0, len(first.images), 0
     for k, im in enumerate(first.images):
-        if k % step == 0:
-            yield 0.1 + 0.6 * k / max(n, 1), f"building sample {k + 1}/{n}"
         w, h = im.width, im.height
-        sample = fo.Sample(filepath=filepath_of(im), rater_list=list(im.raters))
-        sample[id_field] = im.id
-        if sized:
-            sample["metadata"] = fo.ImageMetadata(width=round(w), height=round(h))
+        values = {"rater_list": list(im.raters), id_field: im.id}
         if im.rater_classes:
-            sample["rater_categories"] = {r: sorted(first.categories.get(c, str(c)) for c in cs)
+            values["rater_categories"] = {r: sorted(first.categories.get(c, str(c)) for c in cs)
                                           for r, cs in im.rater_classes.items()}
         for t in label_types:
-            cls, list_name = _list_class(t, use_polylines)
+            cls, _ = _list_class(t, use_polylines)
             per_rater = {r: [] for r in im.raters}
             for a in by_id[t][im.id].annotations:
-                attrs = {"label": first.categories.get(a.category, str(a.category)), rater_attribute: a.rater,
-                         ann_id_attr: a.id}
-                per_rater[a.rater].append(_to_label(t, a, w, h, attrs, use_polylines))
+                attrs = {rater_attribute: a.rater, ann_id_attr: a.id}
+                label = first.categories.get(a.category, str(a.category))
+                per_rater[a.rater].append(_to_doc(t, a, w, h, label, attrs, use_polylines))
                 n_labels += 1
             if layout == "rater_fields":
                 for r, labels in per_rater.items():
-                    sample[plan[t][r]] = cls(**{list_name: labels})
+                    values[plan[t][r]] = rawdocs.label_list(cls, labels)
             else:
-                sample[plan[t]] = cls(**{list_name: [lab for labs in per_rater.values() for lab in labs]})
-        samples.append(sample)
-    yield 0.7, f"writing {n} samples"
-    done, shown = 0, 0.7
-    for ids in dataset.add_samples(samples, progress=False, generator=True):  # one call, batched inside
-        done += len(ids)
-        if 0.7 + 0.25 * done / n >= shown + 0.025:  # n > 0 here: a batch was written
-            shown = 0.7 + 0.25 * done / n
-            yield shown, f"wrote {done}/{n} samples"
-    del samples
+                values[plan[t]] = rawdocs.label_list(cls, [lab for labs in per_rater.values() for lab in labs])
+        batch.append(rawdocs.sample(filepath_of(im), values, *((w, h) if sized else ())))
+        if len(batch) == rawdocs.BATCH or k == n - 1:
+            _declare_plain(dataset, batch)
+            done += rawdocs.insert(dataset, batch)
+            batch = []
+            yield 0.1 + 0.85 * done / n, f"wrote {done}/{n} samples"
     yield 0.96, "declaring label attributes"
     dataset.add_dynamic_sample_fields(fields=fields)
     info = dataset.info.setdefault("kalos_import", {})
