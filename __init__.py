@@ -19,3 +19,7 @@ def register(p):
 
     for cls in (ImportMultiraterCoco, ComputeAgreement, DeleteAgreementRun, BrowseDisagreements):
         p.register(cls)
+
+    from .operators.calibrate import Calibrate
+
+    p.register(Calibrate)

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from .agreement import AgreementConfig, AgreementResult, compute_agreement
+from .calibration import cli as calibration_cli
 from .io import InvalidInputError, load_coco
 from .matching import COSTS, SOLVERS
 
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--images", type=int, default=40)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--task", choices=["bbox", "segm"], default="bbox")
+    calibration_cli.add_parser(sub)
     return parser
 
 
@@ -135,6 +137,8 @@ def main(argv=None) -> int:
         return run_agreement(args)
     if args.command == "demo":
         return run_demo(args)
+    if args.command == "calibrate":
+        return calibration_cli.run_calibrate(args)
     return 2
 
 

@@ -13,8 +13,11 @@ import fiftyone.operators.types as types
 from kalos_core.geometry import distances_for
 from kalos_core.matching import COSTS, SOLVERS
 
-from .adapter import KINDS, RaterSource, SetupError, label_fields, resolve_source, validate_run_key
+from .adapter import KINDS, SetupError, label_fields, validate_run_key
+from .calibration_runs import latest_calibration, matching_calibration
+from .common import check_setup as _check_setup
 from .common import form_error, progress_op
+from .common import rater_inputs as _rater_inputs
 from .runs import DIAGNOSTICS, METHOD, agreement_runs, compute_agreement_run, delete_agreement_run, disagreement_view
 
 
@@ -22,47 +25,6 @@ def _floats(text) -> list[float]:
     if isinstance(text, (list, tuple)):
         return [float(v) for v in text]
     return [float(v) for v in str(text or "").replace(";", ",").split(",") if v.strip()]
-
-
-def _rater_inputs(ctx, inputs) -> dict:
-    """Field choices shared by agreement and calibration forms; returns the props by name."""
-    fields = label_fields(ctx.dataset)
-    layout = types.RadioGroup()
-    layout.add_choice("rater_fields", label="One field per rater")
-    layout.add_choice("rater_attribute", label="One field, rater in an attribute")
-    inputs.enum("layout", layout.values(), default="rater_fields", label="Label layout", view=layout)
-    props = {}
-    if ctx.params.get("layout", "rater_fields") == "rater_fields":
-        choices = types.Dropdown(multiple=True)
-        for name, cls in fields.items():
-            choices.add_choice(name, label=f"{name} ({cls.__name__})")
-        props["rater_fields"] = inputs.list("rater_fields", types.String(), label="Rater fields",
-                                            description="one label field per rater", view=choices)
-    else:
-        choices = types.Dropdown()
-        for name, cls in fields.items():
-            choices.add_choice(name, label=f"{name} ({cls.__name__})")
-        props["label_field"] = inputs.enum("label_field", choices.values(), label="Label field", view=choices)
-        props["rater_attribute"] = inputs.str("rater_attribute", default="rater_id", label="Rater attribute")
-    return props
-
-
-def _check_setup(ctx, inputs, props) -> RaterSource | None:
-    params = ctx.params
-    if not (params.get("rater_fields") or params.get("label_field")):
-        return None
-    try:
-        source = resolve_source(ctx.dataset, params.get("rater_fields"), params.get("label_field"),
-                                params.get("rater_attribute") or "rater_id")
-    except SetupError as e:
-        form_error(props.get(e.param) or next(iter(props.values())), str(e))
-        return None
-    if not ctx.dataset.has_field("rater_list"):
-        inputs.view("no_rater_list", types.Notice(label=(
-            "No rater_list field: every rater whose field exists on a sample (an empty label list counts) "
-            "is taken as assigned to it; add a rater_list field to say who was assigned.")))
-    return source
-
 
 
 class ComputeAgreement(foo.Operator):
@@ -94,8 +56,10 @@ class ComputeAgreement(foo.Operator):
             validate_run_key(ctx.dataset, ctx.params.get("run_key", "kalos"), METHOD)
         except SetupError as e:
             form_error(key, str(e))
-        inputs.float("threshold", default=_calibrated_default(ctx), min=0.0, max=1.0, label="Similarity threshold",
-                     description="pairs with similarity >= threshold can be matched")
+        cal = _calibration(ctx, source)
+        inputs.float("threshold", default=cal.similarity_threshold if cal else 0.5, min=0.0, max=1.0,
+                     label="Similarity threshold", description="pairs with similarity >= threshold can be matched"
+                     + (f" (default: calibration run {cal.key!r})" if cal else ""))
         kind = KINDS.get(source.label_cls) if source else None
         dist = types.Dropdown()
         for name in distances_for(kind) if kind else []:
@@ -103,7 +67,8 @@ class ComputeAgreement(foo.Operator):
         if kind == "box":
             dist.add_choice("mask_iou", label="mask_iou (instance masks of the detections)")
         if kind:
-            inputs.enum("distance", dist.values(), default=None, label="Distance", view=dist)
+            calibrated = cal.distance if cal and cal.distance in dist.values() else None
+            inputs.enum("distance", dist.values(), default=calibrated, label="Distance", view=dist)
         inputs.enum("solver", sorted(SOLVERS), default="greedy", label="Solver", view=types.Dropdown())
         inputs.enum("cost", sorted(COSTS), default="soft", label="Cost", view=types.Dropdown())
         inputs.str("lsa_thresholds", default="0.1,0.3,0.5,0.7,0.9", label="Localisation sensitivity thresholds")
@@ -133,7 +98,8 @@ class ComputeAgreement(foo.Operator):
                     threshold=p.get("threshold", 0.5), solver=p.get("solver", "greedy"), cost=p.get("cost", "soft"),
                     distance=p.get("distance"), lsa_thresholds=_floats(p.get("lsa_thresholds", "")),
                     diagnostics=p.get("diagnostics", DIAGNOSTICS), seed=p.get("seed", 0),
-                    calibration_key=p.get("calibration_key"), progress=progress)
+                    calibration_key=p.get("calibration_key") or _used_calibration(ctx.dataset, p),
+                    progress=progress)
             except Exception as e:  # re-raised in the operator's thread
                 box["error"] = e
 
@@ -165,15 +131,18 @@ class ComputeAgreement(foo.Operator):
         return types.Property(out)
 
 
-def _calibrated_default(ctx) -> float:
-    """The latest calibration's similarity threshold, if a calibration run exists; else 0.5."""
-    best = None
-    for key in ctx.dataset.list_runs():
-        info = ctx.dataset.get_run_info(key)
-        if info.config.method == "kalos_calibration" and getattr(info.config, "similarity_threshold", None):
-            if best is None or info.timestamp > best.timestamp:
-                best = info
-    return float(best.config.similarity_threshold) if best else 0.5
+def _calibration(ctx, source):
+    """The calibration run whose threshold and distance the form offers (newest of the label type)."""
+    label_type = source.label_cls.__name__ if source else None
+    return latest_calibration(ctx.dataset, label_type) or (latest_calibration(ctx.dataset) if source is None else None)
+
+
+def _used_calibration(dataset, params) -> str | None:
+    """Key of the calibration whose threshold this run uses (None if the threshold is not a calibrated one)."""
+    fields = params.get("rater_fields") or [params.get("label_field")]
+    cls = label_fields(dataset).get(fields[0]) if fields and fields[0] else None
+    ref = matching_calibration(dataset, params.get("threshold", 0.5), cls.__name__ if cls else None)
+    return ref.key if ref else None
 
 
 def _run_choice(ctx, inputs, label: str):

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+import fiftyone.operators.types as types
+
+from .adapter import RaterSource, SetupError, label_fields, resolve_source
+
 #: a plain FiftyOne field / attribute name (no dots, no leading underscore or digit)
 FIELD_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
@@ -59,3 +63,53 @@ def run_steps(steps, progress=None):
             return stop.value
         if progress is not None:
             progress(fraction, message)
+
+
+def rater_inputs(ctx, inputs) -> dict:
+    """Field choices shared by the agreement and calibration forms; returns the props by name."""
+    fields = label_fields(ctx.dataset)
+    layout = types.RadioGroup()
+    layout.add_choice("rater_fields", label="One field per rater")
+    layout.add_choice("rater_attribute", label="One field, rater in an attribute")
+    inputs.enum("layout", layout.values(), default="rater_fields", label="Label layout", view=layout)
+    props = {}
+    if ctx.params.get("layout", "rater_fields") == "rater_fields":
+        choices = types.Dropdown(multiple=True)
+        for name, cls in fields.items():
+            choices.add_choice(name, label=f"{name} ({cls.__name__})")
+        props["rater_fields"] = inputs.list("rater_fields", types.String(), label="Rater fields",
+                                            description="one label field per rater", view=choices)
+    else:
+        choices = types.Dropdown()
+        for name, cls in fields.items():
+            choices.add_choice(name, label=f"{name} ({cls.__name__})")
+        props["label_field"] = inputs.enum("label_field", choices.values(), label="Label field", view=choices)
+        props["rater_attribute"] = inputs.str("rater_attribute", default="rater_id", label="Rater attribute")
+    return props
+
+
+def check_setup(ctx, inputs, props) -> RaterSource | None:
+    """The form's rater source, or None (with a form error on the input at fault when it is bad)."""
+    params = ctx.params
+    if not (params.get("rater_fields") or params.get("label_field")):
+        return None
+    try:
+        source = resolve_source(ctx.dataset, params.get("rater_fields"), params.get("label_field"),
+                                params.get("rater_attribute") or "rater_id")
+    except SetupError as e:
+        form_error(props.get(e.param) or next(iter(props.values())), str(e))
+        return None
+    if not ctx.dataset.has_field("rater_list"):
+        inputs.view("no_rater_list", types.Notice(label=(
+            "No rater_list field: every rater whose field exists on a sample (an empty label list counts) "
+            "is taken as assigned to it; add a rater_list field to say who was assigned.")))
+    return source
+
+
+def source_params(params) -> dict:
+    """``rater_fields`` / ``label_field`` / ``rater_attribute`` keyword arguments from form params."""
+    by_attribute = params.get("layout") == "rater_attribute" or (
+        params.get("layout") is None and params.get("label_field") and not params.get("rater_fields"))
+    return {"rater_fields": None if by_attribute else params.get("rater_fields"),
+            "label_field": params.get("label_field") if by_attribute else None,
+            "rater_attribute": params.get("rater_attribute") or "rater_id"}

@@ -1,0 +1,120 @@
+"""``calibrate(dataset, CalibrationConfig(...)) -> CalibrationResult``: the entry point.
+
+Steps (METHOD.md §5): draw the Do / De pairs once (seeded), then for each
+distance compute both samples, the KS separation, τ* with its bootstrap
+interval, Braylan's σ, summaries and histograms, optionally per size stratum;
+finally recommend the distance with the highest KS.
+
+``calibrate_steps`` is the same as a generator of ``(fraction, message)``
+progress steps whose return value is the result (for the FiftyOne operator).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Generator
+
+import numpy as np
+
+from ..data import MultiRaterDataset
+from ..geometry import distances_for, get_distance
+from .analysis import Separation, separate
+from .bootstrap import image_resamples
+from .density import Grid
+from .recommend import recommend
+from .sampling import PreparedCache, build_plan, observe, relative_areas, size_strata
+from .separation import braylan_sigma, histogram, summarise
+from .types import (STRATA, TASK_OF_KIND, CalibrationConfig, CalibrationResult, DistanceCalibration,
+                    StratumCalibration)
+
+Steps = Generator[tuple[float, str], None, CalibrationResult]
+
+
+def default_distances(kind: str) -> tuple[str, ...]:
+    """The kind's default distance first, then every other one registered for ``kind``
+    (except the rasterised ``mask_iou`` on polygons); ties in KS go to the earlier one."""
+    first = get_distance(kind).name
+    rest = [n for n in distances_for(kind) if n != first and not (kind == "polygon" and n == "mask_iou")]
+    return (first, *rest)
+
+
+def calibrate_steps(dataset: MultiRaterDataset, config: CalibrationConfig = CalibrationConfig()) -> Steps:
+    """Calibrate, yielding ``(fraction done, message)`` along the way; returns the result."""
+    names = tuple(config.distances or default_distances(dataset.kind))
+    specs = [get_distance(dataset.kind, n) for n in names]   # unknown names fail here, before any work
+    t0 = time.perf_counter()
+    plan_rng, boot_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(config.seed).spawn(2))
+    plan = build_plan(dataset, plan_rng)
+    if plan.n_observations == 0:
+        raise ValueError("calibration needs at least one image with two raters and an annotation (no Do pairs)")
+    resamples = image_resamples(len(dataset.images), config.bootstrap, boot_rng)
+    cache = PreparedCache(plan)
+    strata = None
+    if config.stratify:
+        areas = relative_areas(plan, cache)
+        strata = None if areas is None else size_strata(areas)[plan.obs_query]
+    timings = {"plan_s": time.perf_counter() - t0}
+    results: dict[str, DistanceCalibration] = {}
+    for k, spec in enumerate(specs):
+        yield k / len(specs), f"calibrating {spec.name}: Do / De distances"
+        t1 = time.perf_counter()
+        do, de = observe(plan, spec, cache)
+        timings[f"{spec.name}_distances_s"] = time.perf_counter() - t1
+        yield (k + 0.5) / len(specs), f"calibrating {spec.name}: {config.bootstrap} bootstrap resamples"
+        t2 = time.perf_counter()
+        results[spec.name] = _calibrate_distance(spec.name, do, de, plan.obs_image, strata, resamples, config)
+        timings[f"{spec.name}_bootstrap_s"] = time.perf_counter() - t2
+    yield 1.0, "recommending"
+    timings["total_s"] = time.perf_counter() - t0
+    return CalibrationResult(
+        task=dataset.meta.get("task") or TASK_OF_KIND[dataset.kind], kind=dataset.kind,
+        n_images=len(dataset.images), n_annotations=dataset.n_annotations, seed=config.seed,
+        bootstrap=config.bootstrap, confidence=config.confidence, distances=results,
+        recommended=recommend(results, config.confidence), timings=timings)
+
+
+def calibrate(dataset: MultiRaterDataset, config: CalibrationConfig = CalibrationConfig(),
+              progress: Callable[[float, str], None] | None = None) -> CalibrationResult:
+    """Calibrate the distance function and the threshold τ* of a multi-rater data set.
+
+    Parameters
+    ----------
+    dataset : images with assigned raters and annotations (see :mod:`kalos_core.io`).
+    config : distances to compare, seed, bootstrap resamples, stratification.
+    progress : optional ``progress(fraction, message)`` callback.
+    """
+    steps = calibrate_steps(dataset, config)
+    while True:
+        try:
+            fraction, message = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        if progress is not None:
+            progress(fraction, message)
+
+
+def _calibrate_distance(name: str, do: np.ndarray, de: np.ndarray, obs_image: np.ndarray,
+                        strata: np.ndarray | None, resamples: np.ndarray,
+                        config: CalibrationConfig) -> DistanceCalibration:
+    grid = Grid.for_values(np.concatenate([do, de]), config.grid_points)
+    sep = separate(do, de, obs_image, resamples, grid, config.confidence)
+    by_size = None
+    if strata is not None:
+        by_size = {}
+        for s, label in enumerate(STRATA):
+            keep = strata == s
+            part = separate(do[keep], de[keep], obs_image[keep], resamples, grid, config.confidence)
+            by_size[label] = _stratum(part)
+    return DistanceCalibration(
+        name=name, ks=sep.ks, ks_ci=sep.ks_ci, tau_star=sep.tau, tau_ci=sep.tau_ci,
+        similarity_threshold=1.0 - sep.tau, similarity_ci=sep.similarity_ci,
+        sigma=braylan_sigma(do, de, config.sigma_p), tau_method=sep.method,
+        do=summarise(do, sep.do_mode), de=summarise(de, sep.de_mode),
+        histogram=histogram(do, de, grid, config.histogram_bins),
+        bandwidth={"do": sep.bandwidth_do, "de": sep.bandwidth_de}, strata=by_size)
+
+
+def _stratum(sep: Separation) -> StratumCalibration:
+    return StratumCalibration(
+        ks=sep.ks, ks_ci=sep.ks_ci, tau_star=sep.tau, tau_ci=sep.tau_ci, similarity_threshold=1.0 - sep.tau,
+        similarity_ci=sep.similarity_ci, tau_method=sep.method, n_do=sep.n, n_de=sep.n)

@@ -1,0 +1,189 @@
+"""Do and De distance samples (METHOD.md §5), for any registered distance.
+
+* **Do** - for every annotation ``a`` and every *other* rater row ``q`` assigned
+  to the same image (rows of the same base rater, i.e. sessions of one rater,
+  are not "other"), the distance from ``a`` to ``q``'s nearest annotation on the
+  image; 1.0 if ``q`` drew nothing there.
+* **De** - for each Do observation, the same quantity against a rater row drawn
+  at random (uniformly among the rows assigned to it) on an image drawn at
+  random (uniformly among the *other* images with at least one assigned row).
+
+The distances are localisation only: classes are ignored. The draws depend on
+the data's structure and the seed only, not on the distance, so every distance
+is calibrated on the same pairs (and its KS values are comparable).
+
+Vectorisation: each image is prepared once per ``prepare`` function (shared by
+the distances of a kind) and its similarity matrix computed once; De pairs are
+grouped by their target (image, row), one similarity call per group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data import MultiRaterDataset
+from ..geometry import DistanceSpec, Prepared, get_distance
+from .types import SIZE_CUTOFFS
+
+
+@dataclass
+class SamplePlan:
+    """Which pairs are compared: the same for every distance of a calibration.
+
+    Annotations are indexed globally in (image, row) order, so the annotations of
+    one (image, row) *group* are the slice ``group_start[g]:group_end[g]``.
+    """
+
+    dataset: MultiRaterDataset
+    order: list[list]                 #: per image, its annotations sorted by row
+    eligible: list[np.ndarray]        #: per image, bool ``(n_annotations, n_rows)``: is row q "other" for a
+    ann_offset: np.ndarray            #: first global annotation index of each image
+    group_offset: np.ndarray          #: first group id of each image
+    group_start: np.ndarray
+    group_end: np.ndarray
+    obs_image: np.ndarray             #: image index of each Do/De observation (its query's image)
+    obs_query: np.ndarray             #: global annotation index of each observation's query
+    de_group: np.ndarray              #: target group of each De observation
+
+    @property
+    def n_observations(self) -> int:
+        return len(self.obs_query)
+
+
+def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePlan:
+    """Order the annotations, list the Do observations and draw their De partners."""
+    order, eligible, n_rows, group_sizes = [], [], [], []
+    obs_image, obs_query, n_ann = [], [], 0
+    ann_offset = np.zeros(len(dataset.images), np.int64)
+    for i, image in enumerate(dataset.images):
+        rows = {r: k for k, r in enumerate(image.raters)}
+        anns = sorted((a for a in image.annotations if a.rater in rows), key=lambda a: rows[a.rater])
+        base = np.array([image.base_rater(r) for r in image.raters], dtype=object)
+        row_of = np.array([rows[a.rater] for a in anns], np.intp)
+        elig = base[row_of][:, None] != base[None, :] if len(anns) else np.zeros((0, len(rows)), bool)
+        order.append(anns)
+        eligible.append(np.asarray(elig, bool))
+        n_rows.append(len(rows))
+        group_sizes.append(np.bincount(row_of, minlength=len(rows)))
+        a_idx = np.nonzero(elig)[0]
+        obs_image.append(np.full(len(a_idx), i, np.int64))
+        obs_query.append(n_ann + a_idx)
+        ann_offset[i] = n_ann
+        n_ann += len(anns)
+    n_rows = np.asarray(n_rows, np.int64)
+    sizes = np.concatenate(group_sizes) if group_sizes else np.zeros(0, np.int64)
+    group_end = np.cumsum(sizes)
+    group_start = group_end - sizes
+    group_offset = np.concatenate([[0], np.cumsum(n_rows)[:-1]]).astype(np.int64)
+    obs_image = np.concatenate(obs_image) if obs_image else np.zeros(0, np.int64)
+    obs_query = np.concatenate(obs_query) if obs_query else np.zeros(0, np.int64)
+    de_group = _draw_partners(obs_image, n_rows, group_offset, rng)
+    return SamplePlan(dataset, order, eligible, ann_offset, group_offset, group_start, group_end,
+                      obs_image, obs_query, de_group)
+
+
+def _draw_partners(obs_image, n_rows, group_offset, rng) -> np.ndarray:
+    """A random (other image, row) group for each observation."""
+    candidates = np.flatnonzero(n_rows > 0)
+    if len(obs_image) == 0:
+        return np.zeros(0, np.int64)
+    if len(candidates) < 2:
+        raise ValueError("calibration needs at least two images with assigned raters (De compares across images)")
+    position = np.searchsorted(candidates, obs_image)
+    pick = rng.integers(0, len(candidates) - 1, len(obs_image))
+    pick += pick >= position                       # skip the query's own image
+    image = candidates[pick]
+    row = np.minimum((rng.random(len(obs_image)) * n_rows[image]).astype(np.int64), n_rows[image] - 1)
+    return group_offset[image] + row
+
+
+class PreparedCache:
+    """Each image prepared once per ``prepare`` function (distances of a kind share one)."""
+
+    def __init__(self, plan: SamplePlan) -> None:
+        self.plan = plan
+        self._cache: dict = {}
+
+    def get(self, spec: DistanceSpec) -> tuple[list[Prepared], Prepared]:
+        if spec.prepare not in self._cache:
+            per_image = [spec.prepare(im, anns) for im, anns in zip(self.plan.dataset.images, self.plan.order)]
+            self._cache[spec.prepare] = (per_image, concat_prepared(per_image))
+        return self._cache[spec.prepare]
+
+
+def concat_prepared(parts: list[Prepared]) -> Prepared:
+    """One ``Prepared`` holding the annotations of all parts, in order (empty parts skipped)."""
+    full = [p for p in parts if len(p)]
+    if not full:
+        return parts[0] if parts else Prepared(0)
+    return Prepared(sum(len(p) for p in full), **{k: np.concatenate([p[k] for p in full]) for k in full[0].arrays})
+
+
+def observe(plan: SamplePlan, spec: DistanceSpec, cache: PreparedCache) -> tuple[np.ndarray, np.ndarray]:
+    """``(do, de)`` distances, one of each per observation, in the plan's order."""
+    per_image, everything = cache.get(spec)
+    do = np.empty(plan.n_observations)
+    at = 0
+    for i, prep in enumerate(per_image):
+        elig = plan.eligible[i]
+        if not elig.any():
+            continue
+        nearest = _nearest_per_row(plan, i, prep, spec)
+        values = 1.0 - nearest[elig]
+        do[at: at + len(values)] = values
+        at += len(values)
+    de = np.ones(plan.n_observations)
+    order = np.argsort(plan.de_group, kind="stable")
+    groups = plan.de_group[order]
+    cuts = np.flatnonzero(np.diff(groups)) + 1
+    for chunk in np.split(order, cuts) if len(order) else []:
+        g = plan.de_group[chunk[0]]
+        start, end = plan.group_start[g], plan.group_end[g]
+        if end == start:
+            continue                                     # the drawn rater drew nothing: distance 1
+        s = spec.similarity(everything.take(plan.obs_query[chunk]), everything.take(np.arange(start, end)))
+        de[chunk] = 1.0 - s.max(axis=1)
+    return do, de
+
+
+def _nearest_per_row(plan: SamplePlan, i: int, prep: Prepared, spec: DistanceSpec) -> np.ndarray:
+    """``(n, n_rows)`` highest similarity of each annotation to each row's annotations (0 if none)."""
+    elig = plan.eligible[i]
+    n, n_rows = elig.shape
+    g0 = plan.group_offset[i]
+    starts = plan.group_start[g0: g0 + n_rows] - plan.ann_offset[i]
+    ends = plan.group_end[g0: g0 + n_rows] - plan.ann_offset[i]
+    row_of = np.repeat(np.arange(n_rows), ends - starts)
+    need = elig[:, row_of]
+    s = spec.similarity(prep, prep, need=need)
+    best = np.zeros((n, n_rows))
+    for q in range(n_rows):
+        if ends[q] > starts[q]:
+            best[:, q] = np.where(need[:, starts[q]:ends[q]], s[:, starts[q]:ends[q]], 0.0).max(axis=1)
+    return best
+
+
+def relative_areas(plan: SamplePlan, cache: PreparedCache) -> np.ndarray | None:
+    """Image-relative area of every annotation (global order), or None for voxels."""
+    kind = plan.dataset.kind
+    if kind == "voxels":
+        return None
+    _, prep = cache.get(get_distance(kind))
+    if len(prep) == 0:
+        return np.zeros(0)
+    if kind == "rle":
+        from pycocotools import mask as mask_utils
+
+        size = prep["size"].astype(float)
+        return np.asarray(mask_utils.area(list(prep["rle"])), float) / (size[:, 0] * size[:, 1])
+    if "area" in prep.arrays:
+        return np.asarray(prep["area"], float)
+    xyxy = prep["xyxy"]
+    return (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+
+
+def size_strata(areas: np.ndarray) -> np.ndarray:
+    """0 = small, 1 = medium, 2 = large (COCO cut-offs scaled to the image area)."""
+    return np.searchsorted(np.asarray(SIZE_CUTOFFS), areas, side="right")

@@ -1,0 +1,79 @@
+"""How far apart Do and De are: KS statistic, Braylan's σ, summaries, histograms.
+
+* ``KS = max_x (F_Do(x) - F_De(x))`` on the empirical CDFs (one-sided, METHOD.md
+  §5: Do is expected to be stochastically smaller), never below 0. It is exact,
+  also for weighted (bootstrap) samples: the CDFs are evaluated at every
+  distinct value of the pooled sample.
+* Braylan's σ: the share of Do values ``d`` for which a De value drawn at
+  random is smaller than ``d`` with probability below ``p`` (default 0.05),
+  with the empirical De distribution, ``P(De < d)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from .density import Grid
+from .types import SampleSummary
+
+
+class KSData:
+    """Do and De on a common sorted support, for fast resampled KS statistics.
+
+    ``groups`` (the image of each observation, shared by ``do[k]`` and ``de[k]``) lets a
+    resample be given as a multiplicity per group, as in :class:`~.density.LinearBins`.
+    """
+
+    def __init__(self, do: np.ndarray, de: np.ndarray, groups: np.ndarray | None = None,
+                 n_groups: int | None = None) -> None:
+        support, inverse = np.unique(np.concatenate([do, de]), return_inverse=True)
+        size = len(support)
+        g_do = np.zeros(len(do), np.intp) if groups is None else np.asarray(groups, np.intp)
+        g_de = np.zeros(len(de), np.intp) if groups is None else np.asarray(groups, np.intp)
+        n = int(n_groups if n_groups is not None else max(g_do.max(initial=0), g_de.max(initial=0)) + 1)
+        self._do = sparse.csr_matrix((np.ones(len(do)), (inverse[: len(do)], g_do)), shape=(size, n))
+        self._de = sparse.csr_matrix((np.ones(len(de)), (inverse[len(do):], g_de)), shape=(size, n))
+
+    def statistic(self, multiplicity: np.ndarray | None = None) -> float:
+        f_do, f_de = _cdf(self._do, multiplicity), _cdf(self._de, multiplicity)
+        if f_do is None or f_de is None:
+            return float("nan")
+        return float(max(0.0, np.max(f_do - f_de)))
+
+
+def _cdf(by_group, multiplicity) -> np.ndarray | None:
+    mass = (np.asarray(by_group.sum(axis=1)).ravel() if multiplicity is None
+            else by_group @ np.asarray(multiplicity, float))
+    total = mass.sum()
+    return np.cumsum(mass) / total if total > 0 else None
+
+
+def ks_statistic(do: np.ndarray, de: np.ndarray) -> float:
+    """One-sided KS statistic ``max(F_Do - F_De)`` of two samples."""
+    return KSData(np.asarray(do, float), np.asarray(de, float)).statistic()
+
+
+def braylan_sigma(do: np.ndarray, de: np.ndarray, p: float = 0.05) -> float:
+    """Fraction of Do values whose De-CDF (``P(De < d)``) is below ``p``."""
+    de_sorted = np.sort(np.asarray(de, float))
+    if len(do) == 0 or len(de_sorted) == 0:
+        return float("nan")
+    below = np.searchsorted(de_sorted, np.asarray(do, float), side="left") / len(de_sorted)
+    return float(np.mean(below < p))
+
+
+def summarise(values: np.ndarray, mode: float) -> SampleSummary:
+    v = np.asarray(values, float)
+    if len(v) == 0:
+        nan = float("nan")
+        return SampleSummary(0, nan, nan, nan, nan)
+    return SampleSummary(len(v), float(v.mean()), float(np.median(v)), float(v.std()), float(mode))
+
+
+def histogram(do: np.ndarray, de: np.ndarray, grid: Grid, bins: int) -> dict:
+    """Counts of Do and De on ``bins`` equal bins over the grid's range (the last bin is closed)."""
+    edges = np.linspace(grid.lo, grid.hi, bins + 1)
+    return {"edges": edges.tolist(),
+            "do": np.histogram(do, edges)[0].tolist(),
+            "de": np.histogram(de, edges)[0].tolist()}

@@ -1,0 +1,164 @@
+"""What crosses the calibration package's boundary: its config and its results.
+
+``CalibrationResult.to_dict()`` is the JSON contract shared by the CLI
+(``calibrate --output``), the FiftyOne run results and the Calibration panel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: COCO size cut-offs (32² and 96² pixels) scaled to a 640 x 480 image: relative areas
+COCO_REFERENCE_AREA = 640.0 * 480.0
+SIZE_CUTOFFS = (32.0**2 / COCO_REFERENCE_AREA, 96.0**2 / COCO_REFERENCE_AREA)
+STRATA = ("small", "medium", "large")
+#: CLI task name of each geometry kind (the ``task`` key of the result)
+TASK_OF_KIND = {"box": "bbox", "polygon": "segm", "rle": "segm", "keypoints": "keypoints", "voxels": "voxels"}
+
+
+@dataclass(frozen=True)
+class CalibrationConfig:
+    """Settings of a calibration (METHOD.md §5).
+
+    distances : registered distance names to compare; ``None`` = every distance
+        registered for the geometry kind except ``mask_iou`` on polygons (a
+        rasterised duplicate of the exact polygon IoU).
+    seed : seeds both the cross-image draws (De) and the bootstrap.
+    bootstrap : percentile-bootstrap resamples over images (0 = no intervals).
+    stratify : also calibrate per size stratum (small / medium / large).
+    grid_points : resolution of the KDE grid.
+    histogram_bins : bins of the stored Do / De histograms.
+    sigma_p : significance level of Braylan's σ.
+    """
+
+    distances: tuple[str, ...] | None = None
+    seed: int = 0
+    bootstrap: int = 100
+    confidence: float = 0.95
+    stratify: bool = False
+    grid_points: int = 1024
+    histogram_bins: int = 50
+    sigma_p: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.confidence < 1.0:
+            raise ValueError(f"confidence must lie in (0, 1), got {self.confidence}")
+        if self.bootstrap < 0:
+            raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
+        if self.grid_points < 16 or self.histogram_bins < 1:
+            raise ValueError("grid_points must be >= 16 and histogram_bins >= 1")
+        if not 0.0 < self.sigma_p < 1.0:
+            raise ValueError(f"sigma_p must lie in (0, 1), got {self.sigma_p}")
+
+
+@dataclass
+class SampleSummary:
+    """Summary of one distance sample (Do or De); ``mode`` is the KDE maximum."""
+
+    n: int
+    mean: float
+    median: float
+    std: float
+    mode: float
+
+
+@dataclass
+class StratumCalibration:
+    """Calibration restricted to query annotations of one size stratum."""
+
+    ks: float
+    ks_ci: tuple[float, float] | None
+    tau_star: float
+    tau_ci: tuple[float, float] | None
+    similarity_threshold: float
+    similarity_ci: tuple[float, float] | None
+    tau_method: str
+    n_do: int
+    n_de: int
+
+
+@dataclass
+class DistanceCalibration:
+    """Everything calibrated for one distance function."""
+
+    name: str
+    ks: float
+    ks_ci: tuple[float, float] | None
+    tau_star: float
+    tau_ci: tuple[float, float] | None
+    similarity_threshold: float
+    similarity_ci: tuple[float, float] | None
+    sigma: float
+    tau_method: str
+    do: SampleSummary
+    de: SampleSummary
+    histogram: dict
+    bandwidth: dict
+    strata: dict[str, StratumCalibration] | None = None
+
+
+@dataclass
+class Recommendation:
+    """The distance to use and its threshold (``standard_threshold``: a rounded value inside the CI)."""
+
+    distance: str
+    tau_star: float
+    similarity_threshold: float
+    standard_threshold: float | None
+    reason: str
+
+
+@dataclass
+class CalibrationResult:
+    """A calibration of a data set; ``to_dict()`` is the JSON contract."""
+
+    task: str
+    kind: str
+    n_images: int
+    n_annotations: int
+    seed: int
+    bootstrap: int
+    confidence: float
+    distances: dict[str, DistanceCalibration]
+    recommended: Recommendation
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def similarity_threshold(self) -> float:
+        """The recommended similarity threshold (what ``compute_agreement`` should use)."""
+        return self.recommended.similarity_threshold
+
+    def to_dict(self) -> dict:
+        out = {
+            "task": self.task, "kind": self.kind, "n_images": self.n_images, "n_annotations": self.n_annotations,
+            "seed": self.seed, "bootstrap": self.bootstrap, "confidence": self.confidence,
+            "distances": {name: _distance_dict(d) for name, d in self.distances.items()},
+            "recommended": vars(self.recommended).copy(),
+            "similarity_threshold": self.similarity_threshold,
+        }
+        return json_clean(out)
+
+
+def _distance_dict(d: DistanceCalibration) -> dict:
+    out = {k: v for k, v in vars(d).items() if k not in ("name", "do", "de", "strata")}
+    out["do"], out["de"] = vars(d.do).copy(), vars(d.de).copy()
+    out["strata"] = None if d.strata is None else {s: vars(c).copy() for s, c in d.strata.items()}
+    return out
+
+
+def json_clean(x, digits: int = 6):
+    """Plain JSON types; floats rounded to ``digits``; NaN / inf become None; tuples become lists."""
+    if isinstance(x, dict):
+        return {str(k): json_clean(v, digits) for k, v in x.items()}
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [json_clean(v, digits) for v in x]
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return None if not math.isfinite(x) else round(float(x), digits)
+    return x

@@ -1,0 +1,95 @@
+"""Operator ``calibrate``: the distance function and the threshold τ* from the raters' data.
+
+Thin adapter: the form is built here, the work is done by
+:mod:`.calibration_runs` (and the engine, :mod:`kalos_core.calibration`).
+"""
+
+from __future__ import annotations
+
+import fiftyone.operators as foo
+import fiftyone.operators.types as types
+
+from kalos_core.calibration import default_distances
+from kalos_core.geometry import distances_for
+
+from .adapter import KINDS, SetupError
+from .calibration_runs import DEFAULT_KEY, calibrate_run, calibrate_run_steps, validate_calibration_key
+from .common import check_setup, drive, form_error, rater_inputs, source_params
+
+
+class Calibrate(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="calibrate", label="KaLOS: calibrate threshold", dynamic=True, execute_as_generator=True,
+            allow_delegated_execution=True, icon="/assets/icon.svg",
+            description="Choose the distance and the similarity threshold τ* from same-image vs "
+                        "cross-image disagreement (KS separation, density crossing, bootstrap CI)",
+        )
+
+    def __call__(self, sample_collection, delegate=False, **params):
+        """Python entry: same parameters as the form; ``delegate=True`` queues it for
+        ``fiftyone delegated launch`` instead of running it here."""
+        if not delegate:
+            return calibrate_run(sample_collection, **params)
+        params.setdefault("layout", "rater_attribute" if params.get("label_field") else "rater_fields")
+        return foo.execute_operator(self.uri, dataset=sample_collection._dataset.name,
+                                    view=sample_collection.view(), params=params, request_delegation=True)
+
+    def resolve_input(self, ctx):
+        inputs = types.Object()
+        ctx.target_view()
+        props = rater_inputs(ctx, inputs)
+        source = check_setup(ctx, inputs, props)
+        key = inputs.str("run_key", default=DEFAULT_KEY, label="Run key",
+                         description="the calibration is stored as a custom run under this key")
+        try:
+            validate_calibration_key(ctx.dataset, ctx.params.get("run_key", DEFAULT_KEY))
+        except SetupError as e:
+            form_error(key, str(e))
+        kind = KINDS.get(source.label_cls) if source else None
+        if kind:
+            names = distances_for(kind)
+            choices = types.Dropdown(multiple=True)
+            for name in names:
+                choices.add_choice(name, label=name)
+            prop = inputs.list("distances", types.String(), default=list(default_distances(kind)),
+                               label="Distances to compare", view=choices,
+                               description="the one with the highest KS separation is recommended")
+            unknown = [d for d in ctx.params.get("distances") or [] if d not in names]
+            if unknown:
+                form_error(prop, f"not a {kind} distance: {', '.join(unknown)}")
+        inputs.int("bootstrap", default=100, min=0, max=10000, label="Bootstrap resamples",
+                   description="percentile bootstrap over samples for the intervals of τ* and KS (0 = none)")
+        inputs.int("seed", default=0, label="Seed", description="same seed, same result")
+        inputs.bool("stratify", default=False, label="Size strata",
+                    description="also calibrate small / medium / large objects separately")
+        return types.Property(inputs, view=types.View(label="KaLOS: calibrate threshold"))
+
+    def execute(self, ctx):
+        p = ctx.params
+        steps = calibrate_run_steps(
+            ctx.target_view(), **source_params(p), run_key=p.get("run_key") or DEFAULT_KEY,
+            distances=p.get("distances") or None, seed=p.get("seed", 0), bootstrap=p.get("bootstrap", 100),
+            stratify=p.get("stratify", False))
+        result = yield from drive(ctx, steps)
+        rec = result.recommended
+        if not ctx.delegated:
+            std = f" (standard {rec.standard_threshold:g})" if rec.standard_threshold is not None else ""
+            yield ctx.ops.notify(f"KaLOS calibration: {rec.distance}, τ* {rec.tau_star:.3f}, similarity "
+                                 f"threshold {rec.similarity_threshold:.3f}{std}", variant="success")
+        best = result.distances[rec.distance]
+        yield ctx.ops.show_output(self._outputs(), {
+            "distance": rec.distance, "tau_star": float(rec.tau_star),
+            "similarity_threshold": float(rec.similarity_threshold),
+            "ks": float(best.ks), "reason": rec.reason})
+
+    @staticmethod
+    def _outputs():
+        out = types.Object()
+        out.str("distance", label="Recommended distance")
+        out.float("tau_star", label="τ* (distance)")
+        out.float("similarity_threshold", label="Similarity threshold (1 - τ*)")
+        out.float("ks", label="KS separation")
+        out.str("reason", label="Why")
+        return types.Property(out)

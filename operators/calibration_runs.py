@@ -1,0 +1,159 @@
+"""Python entries for calibration runs: calibrate, load, list, find, delete.
+
+What the ``calibrate`` operator calls, and what a notebook calls directly::
+
+    from operators.calibration_runs import calibrate_run, load_calibration
+    result = calibrate_run(dataset, rater_fields=["raters_a", "raters_b"], run_key="kalos_calibration")
+    load_calibration(dataset, "kalos_calibration")["recommended"]
+
+A calibration is stored as a FiftyOne custom run (``config.method ==
+"kalos_calibration"``) whose config carries the recommended
+``similarity_threshold`` and ``distance`` (what ``compute_agreement``'s form
+offers as defaults) and whose results hold ``CalibrationResult.to_dict()``.
+No sample field is written.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from kalos_core.calibration import CalibrationConfig, CalibrationResult, calibrate_steps
+
+from .adapter import RUN_KEY_RE, SetupError, read_dataset, resolve_source
+from .common import run_steps
+
+METHOD = "kalos_calibration"
+DEFAULT_KEY = "kalos_calibration"
+#: two thresholds this close are the same threshold (the stored value is rounded to 6 digits)
+SAME_THRESHOLD = 1e-6
+
+
+@dataclass(frozen=True)
+class CalibrationRef:
+    """A stored calibration run: its key and the defaults it recommends."""
+
+    key: str
+    similarity_threshold: float
+    distance: str | None
+    label_type: str | None
+
+
+def calibration_runs(dataset) -> list[str]:
+    """Run keys of the KaLOS calibration runs on the dataset, oldest first."""
+    keys = [k for k in dataset.list_runs() if dataset.get_run_info(k).config.method == METHOD]
+    return sorted(keys, key=lambda k: dataset.get_run_info(k).timestamp)
+
+
+def _ref(dataset, key: str) -> CalibrationRef:
+    cfg = dataset.get_run_info(key).config
+    return CalibrationRef(key, float(cfg.similarity_threshold), getattr(cfg, "distance", None),
+                          getattr(cfg, "label_type", None))
+
+
+def latest_calibration(dataset, label_type: str | None = None) -> CalibrationRef | None:
+    """The newest calibration run (of labels of ``label_type``, e.g. ``"Detections"``, if given)."""
+    for key in reversed(calibration_runs(dataset)):
+        ref = _ref(dataset, key)
+        if label_type is None or ref.label_type == label_type:
+            return ref
+    return None
+
+
+def matching_calibration(dataset, threshold: float, label_type: str | None = None) -> CalibrationRef | None:
+    """The newest calibration whose recommended threshold is ``threshold`` (the one an agreement run used)."""
+    for key in reversed(calibration_runs(dataset)):
+        ref = _ref(dataset, key)
+        if abs(ref.similarity_threshold - float(threshold)) <= SAME_THRESHOLD and (
+                label_type is None or ref.label_type == label_type):
+            return ref
+    return None
+
+
+def validate_calibration_key(dataset, run_key: str) -> None:
+    """A plain name, not used by a run of another kind."""
+    if not run_key or not RUN_KEY_RE.match(run_key):
+        raise SetupError("run key must start with a letter or _ and hold only letters, digits and _", "run_key")
+    if run_key in dataset.list_runs() and dataset.get_run_info(run_key).config.method != METHOD:
+        raise SetupError(f"run key {run_key!r} belongs to another kind of run; choose another run key", "run_key")
+
+
+def calibrate_run_steps(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
+                        run_key=DEFAULT_KEY, distances=None, seed=0, bootstrap=100, stratify=False):
+    """:func:`calibrate_run` as a generator of ``(fraction, message)`` steps; returns the result."""
+    timings = {}
+    t0 = time.perf_counter()
+    source = resolve_source(collection, rater_fields, label_field, rater_attribute)
+    validate_calibration_key(collection._dataset, run_key)
+    try:
+        config = CalibrationConfig(distances=tuple(distances) if distances else None, seed=int(seed),
+                                   bootstrap=int(bootstrap), stratify=bool(stratify))
+    except ValueError as e:
+        raise SetupError(str(e), "bootstrap") from None
+    yield 0.0, "reading labels"
+    data = read_dataset(collection, source)
+    timings["read_s"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    steps = calibrate_steps(data, config)
+    try:
+        while True:
+            fraction, message = next(steps)
+            yield 0.05 + 0.9 * fraction, message
+    except StopIteration as stop:
+        result: CalibrationResult = stop.value
+    except ValueError as e:      # unknown distance, too little data
+        raise SetupError(str(e), "distances") from None
+    timings["compute_s"] = time.perf_counter() - t1
+    yield 0.97, "storing the run"
+    t2 = time.perf_counter()
+    store_calibration(collection, source, run_key, config, result)
+    timings["write_s"] = time.perf_counter() - t2
+    result.timings.update(timings)
+    return result
+
+
+def calibrate_run(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
+                  run_key=DEFAULT_KEY, distances=None, seed=0, bootstrap=100, stratify=False,
+                  progress=None) -> CalibrationResult:
+    """Calibrate the distance and threshold on ``collection``; store the run under ``run_key``.
+
+    ``progress(fraction, message)`` is called along the way (optional).
+    Re-running with the same key replaces that run.
+    """
+    return run_steps(calibrate_run_steps(collection, rater_fields, label_field, rater_attribute, run_key,
+                                         distances, seed, bootstrap, stratify), progress)
+
+
+def store_calibration(collection, source, run_key: str, config: CalibrationConfig,
+                      result: CalibrationResult) -> None:
+    dataset = collection._dataset
+    if run_key in dataset.list_runs():
+        dataset.delete_run(run_key)
+    summary = result.to_dict()
+    rec = summary["recommended"]
+    run_config = collection.init_run(
+        method=METHOD, rater_fields=source.fields if source.rater_attribute is None else None,
+        label_field=source.fields[0] if source.rater_attribute else None,
+        rater_attribute=source.rater_attribute, label_type=source.label_cls.__name__, raters=source.raters,
+        task=summary["task"], distances=list(summary["distances"]), seed=config.seed,
+        bootstrap=config.bootstrap, confidence=config.confidence, stratify=config.stratify,
+        similarity_threshold=summary["similarity_threshold"], distance=rec["distance"],
+        tau_star=rec["tau_star"], standard_threshold=rec["standard_threshold"],
+    )
+    collection.register_run(run_key, run_config, overwrite=True, cleanup=False)
+    results = dataset.init_run_results(run_key, **summary)
+    dataset.save_run_results(run_key, results, overwrite=True)
+
+
+def load_calibration(dataset, run_key: str = DEFAULT_KEY) -> dict:
+    """The stored calibration (``CalibrationResult.to_dict()``), as a plain dict."""
+    if run_key not in dataset.list_runs() or dataset.get_run_info(run_key).config.method != METHOD:
+        raise SetupError(f"no KaLOS calibration run {run_key!r} on dataset {dataset.name!r}", "run_key")
+    results = dataset.load_run_results(run_key, load_view=False)
+    return {k: v for k, v in vars(results).items() if not k.startswith("_")}
+
+
+def delete_calibration_run(dataset, run_key: str) -> None:
+    """Remove a calibration run (it wrote no fields)."""
+    load_calibration(dataset, run_key)  # raises unless it is one
+    dataset.delete_run(run_key)

@@ -1,0 +1,156 @@
+"""The calibrate operator on a real FiftyOne database: same numbers as the engine, the stored
+run's schema, compute_agreement picking up the calibration, form errors, delegation."""
+
+import uuid
+
+import pytest
+
+from kalos_core import load_coco
+from kalos_core.calibration import CalibrationConfig, calibrate
+from kalos_core.demo_data import build_demo
+
+PLUGIN = "@kalos/agreement"
+URI = f"{PLUGIN}/calibrate"
+SCHEMA_KEYS = {"task", "n_images", "seed", "bootstrap", "confidence", "distances", "recommended",
+               "similarity_threshold"}
+DISTANCE_KEYS = {"ks", "ks_ci", "tau_star", "tau_ci", "similarity_threshold", "similarity_ci", "sigma",
+                 "tau_method", "do", "de", "histogram", "strata"}
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return load_coco(build_demo(tmp_path_factory.mktemp("demo"), n_images=16, seed=2, with_images=False), "bbox")
+
+
+def make_dataset(fo, data, layout="rater_fields"):
+    """One Detections field per rater (or one field whose labels carry ``rater_id``)."""
+    ds = fo.Dataset(f"kalos-cal-{uuid.uuid4().hex[:8]}")
+    samples = []
+    for im in data.images:
+        s = fo.Sample(filepath=f"/nonexistent/{im.id}.jpg", coco_id=im.id, rater_list=list(im.raters))
+        dets = {r: [] for r in im.raters}
+        for a in im.annotations:
+            x, y, w, h = a.geometry
+            dets[a.rater].append(fo.Detection(label=data.categories[a.category], rater_id=a.rater,
+                                              bounding_box=[x / im.width, y / im.height, w / im.width, h / im.height]))
+        if layout == "rater_fields":
+            for r in im.raters:
+                s[f"raters_{r}"] = fo.Detections(detections=dets[r])
+        else:
+            s["raters"] = fo.Detections(detections=[d for r in im.raters for d in dets[r]])
+        samples.append(s)
+    ds.add_samples(samples)
+    return ds, [f"raters_{r}" for r in data.raters]
+
+
+def execute(uri, ds, **params):
+    import fiftyone.operators as foo
+    res = foo.execute_operator(uri, dataset=ds.name, params=params)
+    if res.error:
+        raise RuntimeError(res.error)
+    return res
+
+
+def form(uri, ds, **params):
+    """The operator's resolved input form, as {name: property}."""
+    import fiftyone.operators as foo
+    from fiftyone.operators.executor import ExecutionContext
+    op = foo.get_operator(uri)
+    return op.resolve_input(ExecutionContext({"dataset_name": ds.name, "params": params})).type.properties
+
+
+def test_operator_stores_what_the_engine_computes(fo_isolated, demo):
+    ds, fields = make_dataset(fo_isolated, demo)
+    execute(URI, ds, rater_fields=fields, bootstrap=25, seed=3, stratify=True)
+    info = ds.get_run_info("kalos_calibration")
+    stored = ds.load_run_results("kalos_calibration", load_view=False)
+    expected = calibrate(demo, CalibrationConfig(bootstrap=25, seed=3, stratify=True)).to_dict()
+    assert SCHEMA_KEYS <= set(vars(stored))
+    assert list(stored.distances) == list(expected["distances"]) == ["iou", "centroid", "giou"]
+    for name, d in stored.distances.items():
+        assert DISTANCE_KEYS <= set(d)
+        for key in ("ks", "tau_star", "similarity_threshold", "sigma"):
+            assert d[key] == pytest.approx(expected["distances"][name][key], abs=1e-5)
+        assert d["tau_ci"] == pytest.approx(expected["distances"][name]["tau_ci"], abs=1e-5)
+        assert d["histogram"] == expected["distances"][name]["histogram"]
+        assert set(d["strata"]) == {"small", "medium", "large"}
+    assert stored.recommended["distance"] == expected["recommended"]["distance"]
+    assert (info.config.method, info.config.distance) == ("kalos_calibration", stored.recommended["distance"])
+    assert info.config.similarity_threshold == stored.similarity_threshold == stored.recommended["similarity_threshold"]
+    assert info.config.rater_fields == fields and info.config.label_type == "Detections"
+    assert set(ds.get_field_schema()) == set(make_dataset(fo_isolated, demo)[0].get_field_schema())  # no fields
+
+
+def test_both_layouts_and_the_python_entries_agree(fo_isolated, demo):
+    from operators.calibration_runs import calibration_runs, load_calibration
+    a, fields = make_dataset(fo_isolated, demo)
+    b, _ = make_dataset(fo_isolated, demo, "rater_attribute")
+    execute(URI, a, rater_fields=fields, bootstrap=10, run_key="cal")
+    execute(URI, b, layout="rater_attribute", label_field="raters", bootstrap=10, run_key="cal")
+    assert load_calibration(a, "cal") == load_calibration(b, "cal")
+    assert calibration_runs(a) == ["cal"]
+    import fiftyone.operators as foo
+    direct = foo.get_operator(URI)(a, rater_fields=fields, bootstrap=10, run_key="again")
+    assert direct.similarity_threshold == pytest.approx(load_calibration(a, "cal")["similarity_threshold"], abs=1e-6)
+    assert calibration_runs(a) == ["cal", "again"] and set(direct.timings) >= {"read_s", "compute_s", "write_s"}
+
+
+def test_compute_agreement_defaults_to_the_calibration_and_records_it(fo_isolated, demo):
+    ds, fields = make_dataset(fo_isolated, demo)
+    before = form(f"{PLUGIN}/compute_agreement", ds, rater_fields=fields)
+    assert before["threshold"].default == 0.5 and before["distance"].default is None
+    execute(URI, ds, rater_fields=fields, bootstrap=10, distances=["centroid", "giou"])
+    cfg = ds.get_run_info("kalos_calibration").config
+    assert cfg.distance in ("centroid", "giou")
+    after = form(f"{PLUGIN}/compute_agreement", ds, rater_fields=fields)
+    assert after["threshold"].default == cfg.similarity_threshold
+    assert after["distance"].default == cfg.distance
+    # a run at the calibrated threshold records the calibration; another threshold does not
+    execute(f"{PLUGIN}/compute_agreement", ds, rater_fields=fields, run_key="at_tau",
+            threshold=after["threshold"].default, distance=cfg.distance)
+    execute(f"{PLUGIN}/compute_agreement", ds, rater_fields=fields, run_key="strict", threshold=0.9)
+    assert ds.get_run_info("at_tau").config.calibration_key == "kalos_calibration"
+    assert ds.get_run_info("strict").config.calibration_key is None
+
+
+def test_the_newest_calibration_wins(fo_isolated, demo):
+    ds, fields = make_dataset(fo_isolated, demo)
+    execute(URI, ds, rater_fields=fields, bootstrap=0, run_key="first", distances=["centroid"])
+    execute(URI, ds, rater_fields=fields, bootstrap=0, run_key="second", distances=["iou"])
+    f = form(f"{PLUGIN}/compute_agreement", ds, rater_fields=fields)
+    assert f["distance"].default == "iou"
+    assert f["threshold"].default == ds.get_run_info("second").config.similarity_threshold
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(rater_fields=[]), "choose the rater fields"),
+    (dict(rater_fields=["raters_careful"]), "at least two rater fields"),
+    (dict(rater_fields=["raters_careful", "raters_sloppy"], run_key="bad key"), "run key must"),
+    (dict(rater_fields=["raters_careful", "raters_sloppy"], run_key="kalos"), "another kind of run"),
+    (dict(rater_fields=["raters_careful", "raters_sloppy"], distances=["iou", "mpjpe"]), "not a box distance"),
+    (dict(rater_fields=["raters_careful", "raters_sloppy"], bootstrap=-1), "bootstrap"),
+])
+def test_bad_setups_are_form_errors(fo_isolated, demo, params, message):
+    from fiftyone.operators.executor import ExecutionError
+    ds, fields = make_dataset(fo_isolated, demo)
+    assert {"raters_careful", "raters_sloppy"} <= set(fields)
+    execute(f"{PLUGIN}/compute_agreement", ds, rater_fields=fields, run_key="kalos", bootstrap=0)
+    import fiftyone.operators as foo
+    with pytest.raises(ExecutionError, match=message):
+        foo.execute_operator(URI, dataset=ds.name, params=params)
+    assert "kalos_calibration" not in ds.list_runs()
+
+
+def test_delegated_execution_gives_the_same_run(fo_isolated, demo):
+    import fiftyone.operators as foo
+    from fiftyone.operators.delegated import DelegatedOperationService
+    ds, fields = make_dataset(fo_isolated, demo)
+    op = foo.get_operator(URI)
+    assert op.config.allow_delegated_execution and op.config.execute_as_generator
+    queued = op(ds, delegate=True, rater_fields=fields, run_key="queued", bootstrap=10)
+    assert queued.delegated and "queued" not in ds.list_runs()
+    DelegatedOperationService().execute_queued_operations(limit=5, log=False)
+    ds.reload()
+    execute(URI, ds, rater_fields=fields, run_key="direct", bootstrap=10)
+    from operators.calibration_runs import load_calibration
+    assert load_calibration(ds, "queued") == load_calibration(ds, "direct")
