@@ -92,7 +92,39 @@ def polygon_iou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.n
     return _iou_from_intersection(a, b, _intersection_areas(a, b, need, floor))
 
 
-@register_distance("polygon", "giou", prepare=prepare_polygons)
+def prepare_polygons_with_hulls(image: ImageRecord, anns: Sequence[Annotation]) -> Prepared:
+    """:func:`prepare_polygons` plus each shape's convex-hull vertices (for GIoU)."""
+    p = prepare_polygons(image, anns)
+    hulls = np.empty(len(p), dtype=object)
+    if len(p):
+        xy, owner = shapely.get_coordinates(shapely.convex_hull(p["geom"]), return_index=True)
+        for k, h in enumerate(np.split(xy, np.searchsorted(owner, np.arange(1, len(p))))):
+            hulls[k] = h
+    return Prepared(len(p), hull=hulls, **p.arrays)
+
+
+def _pair_hull_areas(ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
+    """Area of the convex hull of each pair's union, from the shapes' hull vertices.
+
+    hull(A ∪ B) = hull(hull(A) ∪ hull(B)): one vectorised hull of the pair's vertices
+    instead of a polygon union per pair (several times faster on detailed outlines).
+    """
+    ca = np.fromiter((len(h) for h in ha), int, len(ha))
+    cb = np.fromiter((len(h) for h in hb), int, len(hb))
+    out = np.zeros(len(ha))
+    ok = (ca + cb) >= 2  # a linestring needs two points; fewer: the hull has no area
+    if not ok.any():
+        return out
+    pairs = np.flatnonzero(ok)
+    pts = np.concatenate([np.concatenate(list(ha[ok])).reshape(-1, 2), np.concatenate(list(hb[ok])).reshape(-1, 2)])
+    owner = np.concatenate([np.repeat(np.arange(len(pairs)), ca[ok]), np.repeat(np.arange(len(pairs)), cb[ok])])
+    order = np.argsort(owner, kind="stable")
+    hulls = shapely.convex_hull(shapely.linestrings(pts[order], indices=owner[order]))
+    out[pairs] = shapely.area(hulls)
+    return out
+
+
+@register_distance("polygon", "giou", prepare=prepare_polygons_with_hulls)
 def polygon_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Polygon GIoU with the convex hull of the union as the enclosing shape, as ``(1 + GIoU) / 2``."""
     inter = _intersection_areas(a, b, need, 0.0)
@@ -102,7 +134,7 @@ def polygon_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.
     i, j = np.nonzero(mask)
     giou = np.full(iou.shape, -1.0)
     if len(i):
-        hull = shapely.area(shapely.convex_hull(shapely.union(a["geom"][i], b["geom"][j])))
+        hull = _pair_hull_areas(a["hull"][i], b["hull"][j])
         u = union[i, j]
         with np.errstate(divide="ignore", invalid="ignore"):
             giou[i, j] = iou[i, j] - np.where(hull > 0, (hull - u) / hull, 0.0)

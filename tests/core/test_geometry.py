@@ -101,3 +101,29 @@ def test_cross_image_comparison_uses_relative_coordinates():
     small = make_image(1, 100, 100, ["r"], [Annotation(1, "r", 1, (0, 0, 10, 10))])
     s = spec.similarity(spec.prepare(big, big.annotations), spec.prepare(small, small.annotations))
     assert s[0, 0] == pytest.approx(1.0)
+
+
+def test_polygon_giou_hull_shortcut_equals_the_hull_of_the_union():
+    """GIoU's enclosing hull comes from the shapes' hull vertices; it must equal hull(A ∪ B)."""
+    import shapely
+    rng = np.random.default_rng(7)
+
+    def blob():
+        c, r = rng.uniform(20, 80, 2), rng.uniform(2, 25)
+        t = np.sort(rng.uniform(0, 2 * np.pi, 25))
+        rr = r * rng.uniform(0.5, 1.2, 25)   # star-shaped, non-convex
+        return list(np.c_[c[0] + rr * np.cos(t), c[1] + rr * np.sin(t)].ravel())
+
+    anns = [Annotation(k, "r", 1, [blob()] + ([blob()] if k % 5 == 0 else [])) for k in range(40)]
+    image = make_image(0, 100, 100, ["r"], anns)
+    spec = get_distance("polygon", "giou")
+    p = spec.prepare(image, anns)
+    s = spec.similarity(p, p)
+    g = p["geom"]
+    i, j = np.nonzero(np.ones(s.shape, bool))
+    inter = shapely.area(shapely.intersection(g[i], g[j]))
+    union = shapely.area(shapely.union(g[i], g[j]))
+    hull = shapely.area(shapely.convex_hull(shapely.union(g[i], g[j])))
+    expected = (1 + inter / union - (hull - union) / hull) / 2
+    assert np.allclose(s.ravel(), expected, atol=1e-9)
+    assert s.min() < 0.3 and np.diag(s).min() > 0.5   # far pairs and identical pairs both present
