@@ -23,3 +23,8 @@ def register(p):
     from .operators.calibrate import Calibrate
 
     p.register(Calibrate)
+
+    from .operators.simulate import SimulateRaters
+
+    p.register(SimulateRaters)
+

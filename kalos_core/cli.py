@@ -16,6 +16,7 @@ from .agreement import AgreementConfig, AgreementResult, compute_agreement
 from .calibration import cli as calibration_cli
 from .io import InvalidInputError, load_coco
 from .matching import COSTS, SOLVERS
+from .noise import cli as noise_cli
 
 
 def _floats(text: str) -> tuple[float, ...]:
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--task", choices=["bbox", "segm"], default="bbox")
     calibration_cli.add_parser(sub)
+    noise_cli.add_noise_parsers(sub)
     return parser
 
 
@@ -139,6 +141,8 @@ def main(argv=None) -> int:
         return run_demo(args)
     if args.command == "calibrate":
         return calibration_cli.run_calibrate(args)
+    if args.command in noise_cli.NOISE_COMMANDS:
+        return noise_cli.run_noise_command(args)
     return 2
 
 

@@ -1,0 +1,214 @@
+"""Operator ``@kalos/agreement/simulate_raters``: synthetic raters from a reference label field.
+
+Python entry: :func:`simulate_rater_fields`. From a reference Detections / Polylines /
+Keypoints field, the noise generator (:mod:`kalos_core.noise`) draws ``n_raters``
+synthetic raters; each becomes a field ``<prefix>_<rater>`` of the same label type.
+Every synthetic label keeps its truth: ``truth_ref_ids`` (ids of the reference labels it
+came from; empty for a false positive), ``truth_errors`` (applied errors, in order) and
+``truth_label`` (the reference class). ``rater_list`` is set to the synthetic raters, and
+``dataset.info["kalos_import"]["rater_fields"]`` maps each new field to its rater, so
+compute_agreement reads them directly. Reads with ``values()``, writes with ``set_values()``;
+the reference field is never written.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import fiftyone as fo
+import fiftyone.operators as foo
+import numpy as np
+from fiftyone.operators import types
+
+from kalos_core.noise import load_profile, plain_raters, simulate
+from kalos_core.noise.channels import RefObject
+from kalos_core.noise.generator import RefImage, Reference
+
+from .adapter import SetupError, label_fields
+from .common import FIELD_NAME_RE, form_error
+
+TASKS = {fo.Detections: ("bbox", "detections"), fo.Polylines: ("segm", "polylines"),
+         fo.Keypoints: ("keypoints", "keypoints")}
+SCALE = 1000.0  # virtual image size: the generator works in image-relative units anyway
+
+
+def check_params(dataset, reference_field, n_raters=5, magnitude=1.0, prefix="synthetic", profile=None):
+    """Validate a set-up; raises :class:`SetupError` naming the parameter at fault."""
+    available = label_fields(dataset)
+    if reference_field not in available:
+        raise SetupError("choose a Detections, Polylines or Keypoints field as the reference", "reference_field")
+    if not isinstance(n_raters, int) or not 1 <= n_raters <= 100:
+        raise SetupError("number of raters must be an integer from 1 to 100", "n_raters")
+    if magnitude is None or not math.isfinite(float(magnitude)) or float(magnitude) < 0:
+        raise SetupError("magnitude must be a number >= 0 (0 = exact copies of the reference)", "magnitude")
+    if not prefix or not FIELD_NAME_RE.match(prefix):
+        raise SetupError("prefix: start with a letter; letters, digits and _ only", "prefix")
+    names = [f"{prefix}_{r.name}" for r in plain_raters(n_raters)]
+    if reference_field in names or reference_field.startswith(f"{prefix}_rater_"):
+        raise SetupError("the prefix would overwrite the reference field; choose another prefix", "prefix")
+    clash = [n for n in names if n in dataset.get_field_schema() and n not in available]
+    if clash:
+        raise SetupError(f"field {clash[0]} exists and is not a label field; choose another prefix", "prefix")
+    if profile:
+        if not os.path.isfile(profile):
+            raise SetupError(f"no profile file at {profile}", "profile")
+        try:
+            load_profile(profile)
+        except ValueError as e:
+            raise SetupError(str(e), "profile") from None
+    return available[reference_field]
+
+
+def _reference(dataset, field: str, label_cls) -> tuple[Reference, list, dict]:
+    task, list_name = TASKS[label_cls]
+    geom = {"bbox": "bounding_box", "segm": "points", "keypoints": "points"}[task]
+    sample_ids = dataset.values("id")
+    ids, labels, geoms = dataset.values([f"{field}.{list_name}.{a}" for a in ("id", "label", geom)])
+    names = sorted({lab for row in labels for lab in row or [] if lab is not None})
+    cat = {n: k for k, n in enumerate(names, start=1)}
+    images = []
+    for k, sid in enumerate(sample_ids):
+        objs = []
+        for lid, lab, g in zip(ids[k] or [], labels[k] or [], geoms[k] or []):
+            obj = _ref_object(lid, cat.get(lab), g, task)
+            if obj is not None:
+                objs.append(obj)
+        images.append(RefImage(k, SCALE, SCALE, None, objs))
+    return Reference(images, {v: n for n, v in cat.items()}, task), sample_ids, cat
+
+
+def _ref_object(lid, category, g, task) -> RefObject | None:
+    if category is None or g is None:
+        return None
+    if task == "bbox":
+        x, y, w, h = (float(v) for v in g)
+        if w <= 0 or h <= 0:
+            return None
+        box, shape = np.array([x, y, x + w, y + h]), None
+    elif task == "segm":
+        shape = [np.asarray(ring, float) for ring in g if len(ring) >= 3]
+        if not shape:
+            return None
+        pts = np.concatenate(shape)
+        box = np.concatenate([pts.min(0), pts.max(0)])
+    else:
+        arr = np.asarray([[np.nan, np.nan] if p is None else p for p in g], float).reshape(-1, 2)
+        seen = ~np.isnan(arr).any(1)
+        if not seen.any():
+            return None
+        shape = np.concatenate([np.nan_to_num(arr), np.where(seen, 2.0, 0.0)[:, None]], 1)
+        box = np.concatenate([arr[seen].min(0), arr[seen].max(0)])
+    if (box[2:] <= box[:2]).any():
+        box[2:] = np.maximum(box[2:], box[:2] + 1e-4)
+    bbox = tuple(float(v) for v in (box[0] * SCALE, box[1] * SCALE, (box[2] - box[0]) * SCALE,
+                                    (box[3] - box[1]) * SCALE))
+    geometry = bbox  # the pixel payload an exact (λ = 0) copy is written from
+    if task == "segm":
+        geometry = [[float(v) * SCALE for v in ring.ravel()] for ring in shape]
+    elif task == "keypoints":
+        geometry = [float(v) for v in (shape * [SCALE, SCALE, 1.0]).ravel()]
+    return RefObject(lid, category, box, shape, geometry, bbox)
+
+
+def _label(ann: dict, task: str, names: dict[int, str]):
+    truth = {"truth_ref_ids": [str(i) for i in ann["truth_ref_ids"]], "truth_errors": list(ann["truth_errors"]),
+             "truth_label": names.get(ann["truth_category"]) if ann["truth_category"] is not None else None}
+    label = names[ann["category_id"]]
+    if task == "bbox":
+        return fo.Detection(label=label, bounding_box=[v / SCALE for v in ann["bbox"]], **truth)
+    if task == "segm":
+        rings = [[[ring[i] / SCALE, ring[i + 1] / SCALE] for i in range(0, len(ring), 2)] for ring in ann["segmentation"]]
+        return fo.Polyline(label=label, points=rings, closed=True, filled=True, **truth)
+    kp = ann["keypoints"]
+    pts = [[kp[i] / SCALE, kp[i + 1] / SCALE] if kp[i + 2] > 0 else [float("nan"), float("nan")]
+           for i in range(0, len(kp), 3)]
+    return fo.Keypoint(label=label, points=pts, **truth)
+
+
+def simulate_rater_fields(dataset, reference_field, n_raters=5, magnitude=1.0, seed=0, profile=None,
+                          prefix="synthetic", set_rater_list=True) -> dict:
+    """Create ``n_raters`` synthetic rater fields from ``reference_field`` (see the module docstring).
+
+    Returns a summary: the new fields, their raters, label counts, the cannibalisation ratio.
+    """
+    dataset = dataset._dataset if hasattr(dataset, "_dataset") else dataset
+    label_cls = check_params(dataset, reference_field, n_raters, magnitude, prefix, profile)
+    reference, sample_ids, cat = _reference(dataset, reference_field, label_cls)
+    names = {v: n for n, v in cat.items()}
+    task, list_name = TASKS[label_cls]
+    sim = simulate(reference, n_raters=n_raters, magnitude=float(magnitude), seed=int(seed),
+                   profile=load_profile(profile) if profile else None)
+    per_rater = {r.name: [[] for _ in sample_ids] for r in sim.raters}
+    for ann in sim.coco["annotations"]:
+        per_rater[ann["rater_id"]][ann["image_id"]].append(_label(ann, task, names))
+    fields = {}
+    for rater, rows in per_rater.items():
+        field = f"{prefix}_{rater}"
+        dataset.set_values(field, [label_cls(**{list_name: row}) for row in rows])
+        fields[field] = rater
+    if set_rater_list:
+        dataset.set_values("rater_list", [list(per_rater) for _ in sample_ids])
+    info = dict(dataset.info or {})
+    imported = dict(info.get("kalos_import") or {})
+    imported["rater_fields"] = {**(imported.get("rater_fields") or {}), **fields}
+    summary = {"reference_field": reference_field, "fields": fields, "n_raters": n_raters,
+               "magnitude": float(magnitude), "seed": int(seed), "profile": profile or "default",
+               "n_labels": len(sim.coco["annotations"]), "n_reference": reference.n_objects,
+               "cannibalisation": sim.stats.ratio}
+    info["kalos_import"] = imported
+    info["kalos_simulation"] = {**(info.get("kalos_simulation") or {}), prefix: summary}
+    dataset.info = info
+    dataset.save()
+    return summary
+
+
+class SimulateRaters(foo.Operator):
+    """Synthetic raters (empirical noise generator) from a reference label field."""
+
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="simulate_raters", label="KaLOS: simulate raters", dynamic=True, icon="/assets/icon.svg",
+            description="Create N synthetic rater fields from a reference field with the empirical noise generator")
+
+    def __call__(self, sample_collection, reference_field, **params):
+        """Python entry; same as :func:`simulate_rater_fields`."""
+        return simulate_rater_fields(sample_collection, reference_field, **params)
+
+    def resolve_input(self, ctx):
+        inputs = types.Object()
+        p = ctx.params
+        choices = types.Dropdown()
+        for name in sorted(label_fields(ctx.dataset)):
+            choices.add_choice(name, label=name)
+        props = {
+            "reference_field": inputs.enum("reference_field", choices.values(), required=True,
+                                           label="Reference field", view=choices),
+            "n_raters": inputs.int("n_raters", default=5, label="Number of synthetic raters"),
+            "magnitude": inputs.float("magnitude", default=1.0, label="Noise magnitude λ",
+                                      description="0 = exact copies; 1 = the fitted (empirical) noise level"),
+            "seed": inputs.int("seed", default=0, label="Seed"),
+            "profile": inputs.str("profile", label="Noise profile json (optional)",
+                                  description="from `python -m kalos_core fit-noise`; empty = shipped default"),
+            "prefix": inputs.str("prefix", default="synthetic", label="Field prefix",
+                                 description="fields <prefix>_rater_1 ... are created (or replaced)"),
+        }
+        if p.get("reference_field"):
+            try:
+                check_params(ctx.dataset, p["reference_field"], p.get("n_raters", 5), p.get("magnitude", 1.0),
+                             p.get("prefix", "synthetic"), p.get("profile") or None)
+            except (SetupError, TypeError, ValueError) as e:
+                form_error(props[getattr(e, "param", None) or "reference_field"], str(e))
+        return types.Property(inputs, view=types.View(label="KaLOS: simulate raters"))
+
+    def execute(self, ctx):
+        p = ctx.params
+        summary = simulate_rater_fields(ctx.dataset, p["reference_field"], n_raters=p.get("n_raters", 5),
+                                        magnitude=p.get("magnitude", 1.0), seed=p.get("seed", 0),
+                                        profile=p.get("profile") or None, prefix=p.get("prefix", "synthetic"))
+        if not ctx.delegated:
+            ctx.ops.reload_dataset()
+            ctx.ops.notify(f"KaLOS: {summary['n_raters']} synthetic raters, {summary['n_labels']} labels",
+                           variant="success")
+        return {"fields": list(summary["fields"]), "n_labels": summary["n_labels"]}

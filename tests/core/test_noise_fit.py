@@ -1,0 +1,92 @@
+"""fit_noise: parameter recovery on data generated with known parameters; generated-vs-reference check."""
+
+import math
+
+import numpy as np
+import pytest
+
+from kalos_core.noise import builtin_profile, load_profile, simulate
+from kalos_core.noise.check import TOLERANCES, check_profile
+from kalos_core.noise.estimators import fit_direction, fit_folded_t, fit_logistic, fit_poisson
+from kalos_core.noise.fit import fit_noise
+from kalos_core.noise.profile import DirectionModel, LinearT
+from kalos_core.noise.testbed import lvis_like_reference
+
+
+@pytest.fixture(scope="module")
+def recovered():
+    truth = builtin_profile()
+    ref = lvis_like_reference(250, seed=1)
+    ds = simulate(ref, n_raters=3, magnitude=1.0, seed=0, profile=truth, include_reference=True).dataset()
+    return truth, fit_noise(ds, reference_rater="reference")
+
+
+def test_localisation_parameters_are_recovered(recovered):
+    truth, fit = recovered
+    for part in ("translation", "log_width", "log_height"):
+        t, f = getattr(truth.localisation, part), getattr(fit.profile.localisation, part)
+        assert f.b == pytest.approx(t.b, rel=0.25), part
+        assert f.scale == pytest.approx(t.scale, rel=0.2), part
+        assert 2.0 <= f.df <= 8.0, part  # heavy tails recognised (true df 3-4)
+        assert fit.report["localisation"][part]["aic"] < fit.report["localisation"][part]["aic_normal"]
+    assert fit.profile.localisation.direction.kind == "cardinal"
+    assert fit.profile.class_localisation.direction.kind == "axial"
+
+
+def test_class_rate_and_topology_are_recovered(recovered):
+    truth, fit = recovered
+    assert fit.profile.classes.rate == pytest.approx(truth.classes.rate, abs=0.006)
+    t, f = truth.topology, fit.profile.topology
+    assert f.child_log_scale_mean == pytest.approx(t.child_log_scale_mean, abs=0.1)
+    assert f.child_log_scale_sd == pytest.approx(t.child_log_scale_sd, abs=0.08)
+    assert f.child_offset_mean == pytest.approx(t.child_offset_mean, abs=0.08)
+    assert f.parent_b == pytest.approx(t.parent_b, abs=0.15)
+    # Beta(4.53, 0.53): compare the mean angle (the two shape parameters trade off)
+    assert f.angle_alpha / (f.angle_alpha + f.angle_beta) == pytest.approx(0.895, abs=0.03)
+
+
+def test_unmatched_parameters_are_recovered_within_stated_bias(recovered):
+    truth, fit = recovered
+    assert fit.profile.unmatched.select_b == pytest.approx(truth.unmatched.select_b, abs=0.2)
+    t, f = truth.unmatched, fit.profile.unmatched
+    # events per image at 12 reference objects: localisation outliers below IoU 0.1 inflate the count a little
+    expected, got = math.exp(t.rate_a + 12 * t.rate_b), math.exp(f.rate_a + 12 * f.rate_b)
+    assert expected <= got <= 1.4 * expected
+
+
+def test_estimators_recover_their_own_models():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.01, 0.5, 6000)
+    model = LinearT(0.01, 0.08, 0.01, 3.0)
+    fitted, rep = fit_folded_t(model.sample(x, rng), x)
+    assert fitted.b == pytest.approx(0.08, rel=0.1) and fitted.df == pytest.approx(3.0, rel=0.3)
+    assert rep["ks_p"] > 0.01 and rep["ks"] < rep["ks_normal"]
+    axial = DirectionModel("axial", mu=0.4, kappa=2.0).sample(4000, rng)
+    d, rep = fit_direction(axial)
+    assert d.kind == "axial" and d.mu == pytest.approx(0.4, abs=0.05) and d.kappa == pytest.approx(2.0, rel=0.15)
+    rng = np.random.default_rng(1)
+    n = rng.integers(0, 40, 10000)
+    a, b, _ = fit_poisson(rng.poisson(np.exp(-0.5 + 0.03 * n)), n)
+    assert a == pytest.approx(-0.5, abs=0.1) and b == pytest.approx(0.03, abs=0.005)
+    z = rng.normal(-6, 2, 5000)
+    a, b, rep = fit_logistic(rng.random(5000) < 1 / (1 + np.exp(-(-4 - 0.7 * z))), z)
+    assert b == pytest.approx(-0.7, abs=0.1) and rep["aic"] < rep["aic_intercept_only"]
+
+
+def test_generated_matches_reference_data_after_fitting():
+    """The same check the realdata test runs on LVIS, on data produced here."""
+    ref = lvis_like_reference(150, seed=5)
+    real = simulate(ref, n_raters=1, magnitude=1.0, seed=3, profile=load_profile(), include_reference=True).dataset()
+    check = check_profile(real, fit_noise(real).profile, seed=1)
+    assert check.passed(TOLERANCES), check.to_dict()
+    wrong = builtin_profile()
+    wrong.unmatched.rate_a += 1.5  # far too many misses and ghosts
+    assert not check_profile(real, wrong, seed=1).passed(TOLERANCES)
+
+
+def test_too_little_data_keeps_defaults_and_says_so():
+    ref = lvis_like_reference(3, seed=9)
+    ds = simulate(ref, n_raters=1, magnitude=0.5, seed=0, include_reference=True).dataset()
+    fit = fit_noise(ds)
+    assert fit.report["class_localisation"]["source"].startswith("default")
+    assert fit.profile.class_localisation == builtin_profile().class_localisation

@@ -1,0 +1,98 @@
+"""simulate_raters against a real FiftyOne database: fields, truth attributes, reference untouched,
+determinism, α = 1 at λ = 0, form errors."""
+
+import uuid
+
+import pytest
+
+from kalos_core.noise.testbed import lvis_like_reference
+
+URI = "@kalos/agreement/simulate_raters"
+
+
+def make_reference(fo, kind="box", n=8):
+    ref = lvis_like_reference(n, seed=4, kind=kind)
+    ds = fo.Dataset(f"kalos-sim-{uuid.uuid4().hex[:8]}")
+    samples = []
+    for im in ref.images:
+        s = fo.Sample(filepath=f"/nonexistent/{im.id}.jpg")
+        if kind == "box":
+            s["ground_truth"] = fo.Detections(detections=[
+                fo.Detection(label=ref.categories[o.category],
+                             bounding_box=[o.box[0], o.box[1], o.box[2] - o.box[0], o.box[3] - o.box[1]])
+                for o in im.objects])
+        else:
+            s["ground_truth"] = fo.Polylines(polylines=[
+                fo.Polyline(label=ref.categories[o.category], points=[r.tolist() for r in o.shape], closed=True,
+                            filled=True) for o in im.objects])
+        samples.append(s)
+    ds.add_samples(samples)
+    return ds
+
+
+def execute(ds, **params):
+    import fiftyone.operators as foo
+    res = foo.execute_operator(URI, dataset=ds.name, params=params)
+    if res.error:
+        raise RuntimeError(res.error)
+    return res.result
+
+
+def test_creates_rater_fields_with_truth_and_leaves_the_reference(fo_isolated):
+    fo = fo_isolated
+    ds = make_reference(fo)
+    before = ds.values("ground_truth.detections.bounding_box")
+    result = execute(ds, reference_field="ground_truth", n_raters=3, magnitude=2.0, seed=1, prefix="syn")
+    assert result["fields"] == ["syn_rater_1", "syn_rater_2", "syn_rater_3"]
+    assert ds.values("ground_truth.detections.bounding_box") == before
+    assert ds.values("rater_list")[0] == ["rater_1", "rater_2", "rater_3"]
+    ref_ids = set(ds.values("ground_truth.detections.id", unwind=True))
+    errors = ds.values("syn_rater_1.detections.truth_errors", unwind=True)
+    truth = ds.values("syn_rater_1.detections.truth_ref_ids", unwind=True)
+    assert len(errors) == len(truth) > 0
+    assert all(set(t) <= ref_ids for t in truth)
+    assert any("localisation" in e for e in errors)
+    for label, truth_label, e in zip(ds.values("syn_rater_1.detections.label", unwind=True),
+                                     ds.values("syn_rater_1.detections.truth_label", unwind=True), errors):
+        if "false_positive" not in e:
+            assert (label != truth_label) == ("class" in e)
+    again = make_reference(fo)
+    execute(again, reference_field="ground_truth", n_raters=3, magnitude=2.0, seed=1, prefix="syn")
+    assert again.values("syn_rater_2.detections.bounding_box") == ds.values("syn_rater_2.detections.bounding_box")
+
+
+def test_magnitude_zero_gives_perfect_agreement(fo_isolated):
+    fo = fo_isolated
+    from operators.runs import compute_agreement_run
+    ds = make_reference(fo, kind="polygon")
+    execute(ds, reference_field="ground_truth", n_raters=3, magnitude=0.0, seed=0)
+    fields = ["synthetic_rater_1", "synthetic_rater_2", "synthetic_rater_3"]
+    result = compute_agreement_run(ds, rater_fields=fields, run_key="sim", bootstrap=0)
+    assert result.mean_alpha == 1.0
+    noisy = make_reference(fo, kind="polygon")
+    execute(noisy, reference_field="ground_truth", n_raters=3, magnitude=2.0, seed=0)
+    assert compute_agreement_run(noisy, rater_fields=fields, run_key="sim", bootstrap=0).mean_alpha < 0.9
+
+
+def test_python_entry(fo_isolated):
+    import fiftyone.operators as foo
+    ds = make_reference(fo_isolated)
+    summary = foo.get_operator(URI)(ds, "ground_truth", n_raters=2, magnitude=1.0)
+    assert summary["n_raters"] == 2 and ds.has_field("synthetic_rater_2")
+    assert ds.info["kalos_simulation"]["synthetic"]["fields"]["synthetic_rater_1"] == "rater_1"
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(reference_field="nope"), "reference"),
+    (dict(reference_field="ground_truth", prefix="bad prefix"), "prefix"),
+    (dict(reference_field="ground_truth", magnitude=-1.0), "magnitude"),
+    (dict(reference_field="ground_truth", n_raters=0), "number of raters"),
+    (dict(reference_field="ground_truth", profile="/nonexistent/profile.json"), "no profile file"),
+])
+def test_bad_setups_are_form_errors(fo_isolated, params, message):
+    import fiftyone.operators as foo
+    from fiftyone.operators.executor import ExecutionError
+    ds = make_reference(fo_isolated, n=2)
+    with pytest.raises(ExecutionError, match=message):
+        foo.execute_operator(URI, dataset=ds.name, params=params)
+    assert not ds.has_field("synthetic_rater_1")
