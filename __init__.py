@@ -28,3 +28,7 @@ def register(p):
 
     p.register(SimulateRaters)
 
+    from .panels import PANELS
+
+    for cls in PANELS:
+        p.register(cls)

@@ -1,0 +1,139 @@
+"""Calibration: observed (Do) and expected (De) distance distributions, τ*, KS and σ.
+
+Reads a stored calibration run (``config.method == "kalos_calibration"``). The button opens
+``compute_agreement`` prefilled with the selected distance and its similarity threshold.
+"""
+
+from __future__ import annotations
+
+import fiftyone.operators as foo
+
+from .common import (CALIBRATE_URI, CALIBRATION_METHOD, COMPUTE_URI, RunPanel, chart, clean, dropdown, fmt,
+                     load_results, plot_layout, vline)
+
+#: calibration task name -> kind of kalos_core.geometry's distance registry
+TASK_KINDS = {"bbox": "box", "box": "box", "segm": "polygon", "polygon": "polygon", "keypoints": "keypoints"}
+DO_COLOR, DE_COLOR = "#1f77b4", "#ff7f0e"
+
+
+def _ci(ci) -> str:
+    return f" (CI {fmt(ci[0])} – {fmt(ci[1])})" if ci and len(ci) == 2 else ""
+
+
+def calibration_figure(entry: dict) -> tuple[list[dict], dict]:
+    """Overlaid Do / De histograms (fraction of pairs per bin), τ* line and its CI band."""
+    hist = entry.get("histogram") or {}
+    edges = [float(e) for e in hist.get("edges") or []]
+    centers = [(a + b) / 2 for a, b in zip(edges[:-1], edges[1:])]
+    widths = [b - a for a, b in zip(edges[:-1], edges[1:])]
+    traces = []
+    for key, name, color in (("do", "Do (observed, same object)", DO_COLOR),
+                             ("de", "De (expected, by chance)", DE_COLOR)):
+        counts = [float(c) for c in hist.get(key) or []]
+        total = sum(counts) or 1.0
+        traces.append({"type": "bar", "name": name, "x": centers, "y": [c / total for c in counts],
+                       "width": widths, "opacity": 0.55, "marker": {"color": color},
+                       "hovertemplate": "distance %{x:.3f}: %{y:.3f}<extra>" + key.upper() + "</extra>"})
+    shapes, notes = [], []
+    lo_hi = entry.get("tau_ci")
+    if lo_hi and len(lo_hi) == 2 and None not in lo_hi:
+        shapes.append({"type": "rect", "x0": lo_hi[0], "x1": lo_hi[1], "xref": "x", "y0": 0, "y1": 1,
+                       "yref": "paper", "fillcolor": "rgba(100,100,100,0.15)", "line": {"width": 0},
+                       "layer": "below"})
+    tau = entry.get("tau_star")
+    if tau is not None:
+        s, a = vline(tau, f"τ* = {fmt(tau)}", "#d62728", dash="solid")
+        shapes.append(s)
+        notes.append(a)
+    layout = plot_layout("Distance distributions of matched pairs", "distance", "fraction of pairs", height=380,
+                         barmode="overlay", shapes=shapes, annotations=notes, showlegend=True,
+                         legend={"orientation": "h", "y": -0.25})
+    return clean(traces), clean(layout)
+
+
+class CalibrationPanel(RunPanel):
+    METHOD = CALIBRATION_METHOD
+    TITLE = "KaLOS: Calibration"
+    INTRO = ("Distances between labels of the same object (Do) against chance pairs (De). τ* separates "
+             "them; the shaded band is its confidence interval.")
+    EMPTY = ("No KaLOS calibration run on this dataset yet. Calibrate: it estimates the threshold τ* "
+             "from the raters' own disagreement.")
+    ACTION_LABEL = "Calibrate"
+    ACTION_URI = CALIBRATE_URI
+
+    @property
+    def config(self):
+        return foo.PanelConfig(name="kalos_calibration", label="KaLOS: Calibration", icon="tune",
+                               category=foo.Categories.ANALYZE,
+                               help_markdown="Do/De histograms, τ*, KS and σ of a KaLOS calibration run.")
+
+    def load_run(self, ctx, run_key):
+        res = load_results(ctx.dataset, run_key)
+        dists = res.get("distances") or {}
+        rec = res.get("recommended") or {}
+        name = ctx.panel.state.distance
+        if name not in dists:
+            name = rec.get("distance") if rec.get("distance") in dists else next(iter(dists), None)
+        ctx.panel.state.distances = list(dists)
+        ctx.panel.state.distance = name
+        ctx.panel.state.task = res.get("task")
+        if name is None:
+            ctx.panel.state.summary = "This calibration run holds no distance."
+            return
+        entry = dists[name]
+        traces, layout = calibration_figure(entry)
+        ctx.panel.data.calibration = traces
+        ctx.panel.state.plot_layout = layout
+        ctx.panel.state.similarity = entry.get("similarity_threshold")
+        do, de = entry.get("do") or {}, entry.get("de") or {}
+        lines = [
+            f"**τ\\*** {fmt(entry.get('tau_star'))}{_ci(entry.get('tau_ci'))} → similarity threshold "
+            f"**{fmt(entry.get('similarity_threshold'))}**{_ci(entry.get('similarity_ci'))} · "
+            f"method {entry.get('tau_method', '—')}",
+            f"**KS** {fmt(entry.get('ks'))}{_ci(entry.get('ks_ci'))} · **σ** {fmt(entry.get('sigma'))} · "
+            f"Do: {do.get('n', 0)} pairs, median {fmt(do.get('median'))} · De: {de.get('n', 0)} pairs, "
+            f"median {fmt(de.get('median'))}",
+            f"{res.get('n_images', '?')} samples, {res.get('bootstrap', '?')} bootstrap resamples, "
+            f"{int(100 * (res.get('confidence') or 0.95))}% intervals",
+        ]
+        if rec:
+            lines.append(f"Recommended: **{rec.get('distance')}**, similarity threshold "
+                         f"{fmt(rec.get('similarity_threshold'))} (standard {fmt(rec.get('standard_threshold'), 2)})"
+                         f" — {rec.get('reason', '')}")
+        ctx.panel.state.summary = "\n\n".join(lines)
+
+    def on_change_distance(self, ctx):
+        ctx.panel.state.distance = ctx.params.get("value")
+        self.load_run(ctx, ctx.panel.state.run_key)
+
+    def agreement_params(self, ctx) -> dict:
+        """compute_agreement prefill: threshold = the distance's calibrated similarity threshold."""
+        key, name = ctx.panel.state.run_key, ctx.panel.state.distance
+        params = {"threshold": ctx.panel.state.similarity, "calibration_key": key}
+        kind = TASK_KINDS.get(ctx.panel.state.task)
+        if name and kind:
+            from kalos_core.geometry import distances_for
+
+            if name in distances_for(kind) or (kind == "box" and name == "mask_iou"):
+                params["distance"] = name
+        cfg = ctx.dataset.get_run_info(key).config
+        if getattr(cfg, "rater_fields", None):
+            params.update(layout="rater_fields", rater_fields=list(cfg.rater_fields))
+        elif getattr(cfg, "label_field", None):
+            params.update(layout="rater_attribute", label_field=cfg.label_field,
+                          rater_attribute=getattr(cfg, "rater_attribute", None) or "rater_id")
+        return {k: v for k, v in params.items() if v is not None}
+
+    def run_at_tau(self, ctx):
+        ctx.prompt(COMPUTE_URI, params=self.agreement_params(ctx))
+
+    def render_run(self, panel, ctx):
+        names = ctx.panel.state.distances or []
+        if names:
+            panel.enum("distance", names, default=ctx.panel.state.distance, label="Distance",
+                       view=dropdown(names), on_change=self.on_change_distance)
+        panel.md(ctx.panel.state.summary or "", name="summary")
+        if ctx.panel.state.distance:
+            panel.btn("run_at_tau", label=f"Run agreement at τ* (similarity {fmt(ctx.panel.state.similarity)})",
+                      icon="play_arrow", variant="contained", on_click=self.run_at_tau)
+            chart(panel, "calibration", ctx.panel.state.plot_layout)

@@ -1,0 +1,218 @@
+"""What every KaLOS panel shares: run selection, the empty state, chart helpers.
+
+A panel subclasses :class:`RunPanel` and implements ``load_run(ctx, run_key)`` (read the
+stored results, put chart traces in ``ctx.panel.data`` and small facts in
+``ctx.panel.state``) and ``render_run(panel, ctx)`` (lay out the run's part). Heavy work
+happens in the event handlers; ``render`` only reads panel state.
+"""
+
+from __future__ import annotations
+
+import math
+
+import fiftyone.operators as foo
+import fiftyone.operators.types as types
+
+AGREEMENT_METHOD = "kalos_agreement"
+CALIBRATION_METHOD = "kalos_calibration"
+COMPUTE_URI = "@kalos/agreement/compute_agreement"
+CALIBRATE_URI = "@kalos/agreement/calibrate"
+
+#: interpretation bands of α (kalos_core.reliability.interpret), low to high, with an RGB colour
+BANDS = (
+    (-math.inf, 0.0, "systematic disagreement", "214,39,40"),
+    (0.0, 0.4, "weak", "255,127,14"),
+    (0.4, 0.6, "moderate", "230,190,30"),
+    (0.6, 0.8, "substantial", "140,200,80"),
+    (0.8, math.inf, "near-perfect", "44,160,44"),
+)
+POSITIVE, NEGATIVE, NEUTRAL = "#2ca02c", "#d62728", "#1f77b4"
+
+
+def runs_of(dataset, method: str) -> list[str]:
+    """Keys of the dataset's runs made by ``method``, oldest first."""
+    infos = []
+    for key in dataset.list_runs():
+        info = dataset.get_run_info(key)
+        if getattr(info.config, "method", None) == method:
+            infos.append((info.timestamp, key))
+    return [k for _, k in sorted(infos, key=lambda t: (t[0] is None, t[0], t[1]))]
+
+
+def load_results(dataset, run_key: str) -> dict:
+    """A run's stored results as a plain dict (FiftyOne caches them on the dataset)."""
+    results = dataset.load_run_results(run_key, load_view=False)
+    return {k: v for k, v in vars(results).items() if not k.startswith("_")}
+
+
+def clean(x):
+    """JSON-safe copy for the App: numpy scalars to Python, NaN/inf to None (plotly chokes on NaN)."""
+    if isinstance(x, dict):
+        return {str(k): clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [clean(v) for v in x]
+    if hasattr(x, "tolist") and not isinstance(x, (str, bytes)):
+        return clean(x.tolist())
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    return x
+
+
+def fmt(v, digits: int = 3) -> str:
+    """A number for the panel text; an em dash when it is missing."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "—"
+    return f"{v:.{digits}f}"
+
+
+def band_of(a) -> str:
+    """Interpretation band of an α value."""
+    if a is None or (isinstance(a, float) and math.isnan(a)):
+        return "undefined"
+    return next(name for lo, hi, name, _ in BANDS if lo <= a < hi)
+
+
+def band_color(a: float, opacity: float = 0.8) -> str:
+    """The band colour of an α value, as ``rgba(...)``."""
+    rgb = next(c for lo, hi, _, c in BANDS if lo <= a < hi)
+    return f"rgba({rgb},{opacity})"
+
+
+def vline(x: float, label: str, color: str = "#444", dash: str = "dash") -> tuple[dict, dict]:
+    """A vertical line over the whole plot height, and its label annotation."""
+    shape = {"type": "line", "x0": x, "x1": x, "xref": "x", "y0": 0, "y1": 1, "yref": "paper",
+             "line": {"color": color, "width": 2, "dash": dash}}
+    note = {"x": x, "y": 1, "xref": "x", "yref": "paper", "text": label, "showarrow": False,
+            "yanchor": "bottom", "font": {"color": color}}
+    return shape, note
+
+
+def plot_layout(title: str, xtitle: str, ytitle: str, height: int = 360, **extra) -> dict:
+    """Plotly layout (plotly.js 3: titles are objects)."""
+    layout = {"title": {"text": title}, "height": height, "showlegend": False,
+              "xaxis": {"title": {"text": xtitle}}, "yaxis": {"title": {"text": ytitle}},
+              "margin": {"t": 40, "b": 50, "l": 60, "r": 20}, "hovermode": "closest"}
+    layout.update(extra)
+    return layout
+
+
+def dropdown(values, labels=None) -> types.DropdownView:
+    """A dropdown whose choices are ``values`` (labelled by ``labels[value]`` when given)."""
+    labels = labels or {}
+    return types.DropdownView(choices=[types.Choice(v, label=str(labels.get(v, v))) for v in values])
+
+
+def chart(panel, name: str, layout: dict | None, on_click=None):
+    """A plotly chart whose traces are ``ctx.panel.data[name]``; the App sizes its box from
+    the view's ``height`` (pixels), plotly from ``layout.height``."""
+    layout = layout or {}
+    kw = {"on_click": on_click} if on_click is not None else {}
+    return panel.plot(name, layout=layout, config={"displayModeBar": False, "scrollZoom": False},
+                      height=layout.get("height", 360), **kw)
+
+
+def agreement_rerun_params(dataset, run_key: str) -> dict:
+    """Prefill for compute_agreement from a stored run (same raters, threshold, distance)."""
+    cfg = dataset.get_run_info(run_key).config
+    if getattr(cfg, "rater_attribute", None):
+        params = {"layout": "rater_attribute", "label_field": cfg.label_field,
+                  "rater_attribute": cfg.rater_attribute}
+    else:
+        params = {"layout": "rater_fields", "rater_fields": list(cfg.rater_fields or [])}
+    params.update({"run_key": run_key, "threshold": getattr(cfg, "threshold", 0.5)})
+    lsa = getattr(cfg, "lsa_thresholds", None)
+    params["lsa_thresholds"] = ",".join(f"{t:g}" for t in lsa) if lsa else "0.1,0.3,0.5,0.7,0.9"
+    return params
+
+
+class RunPanel(foo.Panel):
+    """Base of the KaLOS panels: run selector, empty state, refresh; subclasses fill in the run."""
+
+    METHOD = AGREEMENT_METHOD
+    TITLE = "KaLOS"
+    INTRO = ""
+    EMPTY = ("No KaLOS agreement run on this dataset yet. Compute one: it stores per-sample α "
+             "and the diagnostics this panel shows.")
+    ACTION_LABEL = "Compute agreement"
+    ACTION_URI = COMPUTE_URI
+
+    # -- to implement -------------------------------------------------------------------------
+    def load_run(self, ctx, run_key: str) -> None:
+        raise NotImplementedError
+
+    def render_run(self, panel, ctx) -> None:
+        raise NotImplementedError
+
+    def action_params(self, ctx) -> dict:
+        """Prefilled parameters of the operator the action button opens: the selected
+        agreement run's set-up, so a recompute keeps raters, key and threshold."""
+        key = ctx.panel.state.run_key
+        if self.METHOD == AGREEMENT_METHOD and key:
+            return agreement_rerun_params(ctx.dataset, key)
+        return {}
+
+    # -- events --------------------------------------------------------------------------------
+    def on_load(self, ctx):
+        runs = runs_of(ctx.dataset, self.METHOD)
+        key = ctx.panel.state.run_key
+        if key not in runs:
+            key = runs[-1] if runs else None
+        ctx.panel.state.runs = runs
+        ctx.panel.state.run_key = key
+        ctx.panel.state.error = None
+        if key:
+            try:
+                self.load_run(ctx, key)
+            except Exception as e:  # a damaged or foreign run: say so instead of a blank panel
+                ctx.panel.state.error = f"Could not read run {key!r}: {e}"
+
+    def on_change_dataset(self, ctx):
+        self.on_load(ctx)
+
+    def on_change_run(self, ctx):
+        key = ctx.params.get("value")
+        if key:
+            ctx.panel.state.run_key = key
+        self.on_load(ctx)
+
+    def refresh(self, ctx):
+        self.on_load(ctx)
+
+    def open_operator(self, ctx):
+        """The empty state's / action button: open the operator's form, prefilled."""
+        ctx.prompt(self.ACTION_URI, params=self.action_params(ctx), on_success=self.refresh)
+
+    def show_all(self, ctx):
+        ctx.ops.clear_view()
+
+    # -- layout --------------------------------------------------------------------------------
+    def render(self, ctx):
+        panel = types.Object()
+        intro = f"\n\n{self.INTRO}" if self.INTRO else ""
+        panel.md(f"### {self.TITLE}{intro}", name="title")
+        runs = ctx.panel.state.runs or []
+        if not runs:
+            panel.md(self.EMPTY, name="empty_state")
+            panel.btn("open_operator", label=self.ACTION_LABEL, icon="play_arrow", variant="contained",
+                      on_click=self.open_operator)
+            panel.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
+        else:
+            # top level, so the dropdown's value path is state.run_key itself
+            panel.enum("run_key", runs, default=ctx.panel.state.run_key, label="Run",
+                       view=dropdown(runs), on_change=self.on_change_run)
+            controls = panel.h_stack("controls", align_y="center", gap=2)
+            controls.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
+            controls.btn("show_all", label="Show all samples", icon="restart_alt", on_click=self.show_all)
+            if ctx.panel.state.error:
+                panel.view("error", types.Error(label=ctx.panel.state.error))
+            else:
+                self.render_run(panel, ctx)
+        return types.Property(panel, view=types.GridView(orientation="vertical", gap=2, align_x="left",
+                                                         align_y="top"))
+
+    @staticmethod
+    def layout(ctx):
+        """The selected agreement run's layout (fields, rater attribute) for view builders."""
+        from .views import RunLayout
+
+        return RunLayout.from_run(ctx.dataset, ctx.panel.state.run_key)

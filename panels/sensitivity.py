@@ -1,0 +1,74 @@
+"""Localisation sensitivity: mean α against the similarity threshold, with the run's τ* marked.
+
+A curve that drops sharply towards strict thresholds means raters find the same objects but
+draw them differently; a flat curve means disagreement is about *which* objects exist.
+``Δ = α(τ*) − α(τ_strict)`` summarises the drop.
+"""
+
+from __future__ import annotations
+
+import fiftyone.operators as foo
+
+from .common import NEUTRAL, RunPanel, band_color, chart, clean, fmt, load_results, plot_layout, vline
+
+
+def sensitivity_points(lsa: dict, threshold: float | None, mean_alpha: float | None) -> list[tuple[float, float]]:
+    """``(threshold, mean α)`` points sorted by threshold; the run's own threshold included."""
+    points = {round(float(t), 6): v for t, v in (lsa or {}).items() if v is not None}
+    if threshold is not None and mean_alpha is not None:
+        points.setdefault(round(float(threshold), 6), mean_alpha)
+    return sorted(points.items())
+
+
+class LocalisationSensitivityPanel(RunPanel):
+    TITLE = "KaLOS: Localisation sensitivity"
+    INTRO = ("Mean α when the run is repeated at other similarity thresholds; the dashed line is the "
+             "run's threshold τ*. A steep drop means the raters agree on *what* is there, not on *where*.")
+
+    @property
+    def config(self):
+        return foo.PanelConfig(name="kalos_localisation_sensitivity", label="KaLOS: Localisation sensitivity",
+                               icon="show_chart", category=foo.Categories.ANALYZE,
+                               help_markdown="α as a function of the similarity threshold (LSA).")
+
+    def load_run(self, ctx, run_key):
+        res = load_results(ctx.dataset, run_key)
+        cfg = res.get("agreement_config") or {}
+        tau, mean = cfg.get("threshold"), res.get("mean_alpha")
+        lsa = res.get("lsa") or {}
+        ctx.panel.state.has_lsa = bool(lsa)
+        if not lsa:
+            return
+        pts = sensitivity_points(lsa, tau, mean)
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        traces = [{"type": "scatter", "mode": "lines+markers", "name": "mean α", "x": xs, "y": ys,
+                   "marker": {"size": 10, "color": [band_color(y) for y in ys]}, "line": {"color": NEUTRAL},
+                   "hovertemplate": "threshold %{x:.2f}: α = %{y:.4f}<extra></extra>"}]
+        if tau is not None and mean is not None:
+            traces.append({"type": "scatter", "mode": "markers", "name": "τ* (run threshold)", "x": [tau],
+                           "y": [mean], "marker": {"size": 16, "symbol": "star", "color": "#d62728"},
+                           "hovertemplate": "τ* %{x:.2f}: α = %{y:.4f}<extra></extra>"})
+        shapes, notes = [], []
+        if tau is not None:
+            s, a = vline(tau, f"τ* = {fmt(tau, 2)}", "#d62728")
+            shapes, notes = [s], [a]
+        ctx.panel.data.sensitivity = clean(traces)
+        ctx.panel.state.plot_layout = clean(plot_layout(
+            f"Localisation sensitivity ({run_key})", "similarity threshold", "mean α", height=380,
+            shapes=shapes, annotations=notes, showlegend=True, legend={"orientation": "h", "y": -0.25}))
+        delta = res.get("lsa_delta")
+        strict = max(float(t) for t in lsa)
+        ctx.panel.state.summary = (f"**Δ** = α(τ\\* = {fmt(tau, 2)}) − α(τ = {fmt(strict, 2)}) = "
+                                   f"**{fmt(delta)}** · "
+                                   f"α ranges {fmt(min(ys))} – {fmt(max(ys))} over thresholds "
+                                   f"{', '.join(fmt(x, 2) for x in xs)}")
+
+    def render_run(self, panel, ctx):
+        if not ctx.panel.state.has_lsa:
+            panel.md("This run was computed without localisation-sensitivity thresholds. Recompute it with "
+                     "some (e.g. 0.1, 0.3, 0.5, 0.7, 0.9):", name="no_lsa")
+            panel.btn("open_operator", label="Recompute with thresholds", icon="play_arrow", variant="contained",
+                      on_click=self.open_operator)
+            return
+        panel.md(ctx.panel.state.summary or "", name="summary")
+        chart(panel, "sensitivity", ctx.panel.state.plot_layout)

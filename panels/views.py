@@ -1,0 +1,143 @@
+"""Views the panels' click handlers set in the App: pure functions of the dataset and a run.
+
+Every builder returns an unexecuted :class:`fiftyone.core.view.DatasetView` (building one
+costs no database round trip), sorted by the run's per-sample α ascending so the worst
+samples come first. They read only what a run wrote: ``<run_key>_alpha`` on samples and
+``<run_key>_unit`` / ``<run_key>_status`` on the raters' labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fiftyone import ViewField as F
+
+#: label statuses that mean "this label does not agree" (see operators/adapter.STATUSES)
+DISAGREEING = ("class_disagreement", "unmatched")
+_LIST_NAMES = {"Detections": "detections", "Polylines": "polylines", "Keypoints": "keypoints"}
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    """Where a run's raters and results live, read from its stored config."""
+
+    run_key: str
+    fields: tuple[str, ...]                 #: rater fields, or the one label field
+    list_name: str = "detections"           #: detections | polylines | keypoints
+    rater_attribute: str | None = None      #: set for the one-field layout
+    raters: dict = field(default_factory=dict)  #: field -> rater name (rater-fields layout)
+
+    @property
+    def alpha_field(self) -> str:
+        return f"{self.run_key}_alpha"
+
+    @property
+    def status_attr(self) -> str:
+        return f"{self.run_key}_status"
+
+    @property
+    def unit_attr(self) -> str:
+        return f"{self.run_key}_unit"
+
+    def field_of(self, rater: str) -> str:
+        """The label field holding ``rater``'s labels."""
+        if self.rater_attribute:
+            return self.fields[0]
+        for f, name in self.raters.items():
+            if str(name) == str(rater):
+                return f
+        if rater in self.fields:
+            return rater
+        raise KeyError(f"rater {rater!r} is not part of run {self.run_key!r}")
+
+    @staticmethod
+    def from_run(dataset, run_key: str) -> "RunLayout":
+        cfg = dataset.get_run_info(run_key).config
+        rater_attr = getattr(cfg, "rater_attribute", None)
+        fields = tuple(cfg.rater_fields or []) if not rater_attr else (cfg.label_field,)
+        raters = dict(getattr(cfg, "raters", None) or {})
+        if not rater_attr:
+            raters = {f: str(raters.get(f, f)) for f in fields}
+        return RunLayout(run_key, fields, _LIST_NAMES.get(getattr(cfg, "label_type", None), "detections"),
+                         rater_attr, raters)
+
+
+def _is_rater(layout: RunLayout, rater: str):
+    """Label filter: the label was drawn by ``rater`` (attribute layout; compared as text)."""
+    return F(layout.rater_attribute).to_string() == str(rater)
+
+
+def _run_samples(dataset, layout: RunLayout):
+    """Samples the run processed (they carry ``<run_key>_alpha``)."""
+    return dataset.exists(layout.alpha_field)
+
+
+def alpha_range_view(dataset, layout: RunLayout, lo: float, hi: float, include_hi: bool = False):
+    """Samples with ``lo <= α < hi`` (``<= hi`` when ``include_hi``), sorted by α.
+
+    Samples whose α is undefined (NaN) are in no range.
+    """
+    a = F(layout.alpha_field)
+    upper = (a <= hi) if include_hi else (a < hi)
+    return dataset.match((a >= lo) & upper).sort_by(layout.alpha_field)
+
+
+def rater_disagreement_view(dataset, layout: RunLayout, rater: str):
+    """Samples where ``rater`` has at least one label that is unmatched or of a disagreeing
+    class; that rater's labels are filtered to those, other raters' labels stay visible."""
+    status = F(layout.status_attr).is_in(list(DISAGREEING))
+    if layout.rater_attribute:
+        return (_run_samples(dataset, layout)
+                .filter_labels(layout.fields[0], _is_rater(layout, rater) & status, only_matches=True)
+                .sort_by(layout.alpha_field))
+    return (_run_samples(dataset, layout)
+            .filter_labels(layout.field_of(rater), status, only_matches=True)
+            .sort_by(layout.alpha_field))
+
+
+def _unit_keys(layout: RunLayout, rater: str):
+    """Expression: the rater's labels on a sample as ``"<unit>|<class>"`` strings."""
+    if layout.rater_attribute:
+        labels = F(f"{layout.fields[0]}.{layout.list_name}").if_null([]).filter(_is_rater(layout, rater))
+    else:
+        labels = F(f"{layout.field_of(rater)}.{layout.list_name}").if_null([])
+    key = F(layout.unit_attr).to_string().concat("|", F("label").to_string())
+    return labels.map(key)
+
+
+def _assigned(dataset, layout: RunLayout, raters) -> object:
+    """Expression: every one of ``raters`` was assigned to the sample."""
+    if dataset.has_field("rater_list"):
+        return F("rater_list").map(F().to_string()).contains([str(r) for r in raters], all=True)
+    if layout.rater_attribute:
+        return F(f"{layout.fields[0]}.{layout.list_name}").exists()
+    cond = None
+    for r in raters:
+        c = F(f"{layout.field_of(r)}.{layout.list_name}").exists()
+        cond = c if cond is None else cond & c
+    return cond
+
+
+def pair_disagreement_view(dataset, layout: RunLayout, rater_a: str, rater_b: str):
+    """Samples assigned to both raters on which they disagree: some unit holds a label of one
+    and none of the other, or their classes differ. Only the pair's labels are shown."""
+    differ = ~_unit_keys(layout, rater_a).set_equals(_unit_keys(layout, rater_b))
+    view = _run_samples(dataset, layout).match(_assigned(dataset, layout, (rater_a, rater_b)) & differ)
+    if layout.rater_attribute:
+        view = view.filter_labels(layout.fields[0], _is_rater(layout, rater_a) | _is_rater(layout, rater_b),
+                                  only_matches=False)
+    else:
+        keep = [layout.field_of(rater_a), layout.field_of(rater_b), layout.alpha_field]
+        if dataset.has_field("rater_list"):
+            keep.append("rater_list")
+        view = view.select_fields(keep)
+    return view.sort_by(layout.alpha_field)
+
+
+def class_view(dataset, layout: RunLayout, label: str):
+    """Samples where any rater used class ``label``; every rater field shows only that class."""
+    is_class = F("label") == label
+    view = _run_samples(dataset, layout).match_labels(filter=is_class, fields=list(layout.fields))
+    for f in layout.fields:
+        view = view.filter_labels(f, is_class, only_matches=False)
+    return view.sort_by(layout.alpha_field)

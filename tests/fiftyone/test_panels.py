@@ -1,0 +1,454 @@
+"""KaLOS panels: handlers run through ``fiftyone.operators.execute_operator`` on a real database
+(the view a click sets holds exactly the samples it should), empty states, and the pure
+helpers (view builders, rater ordering, classical MDS)."""
+
+import json
+import math
+import uuid
+
+import numpy as np
+import pydash
+import pytest
+
+from kalos_core import load_coco
+from kalos_core.demo_data import build_demo
+
+PLUGIN = "@kalos/agreement"
+DISAGREEING = {"class_disagreement", "unmatched"}
+
+
+# -- fixtures and helpers ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    path = build_demo(tmp_path_factory.mktemp("demo"), n_images=16, seed=3, with_images=False)
+    return load_coco(path, "bbox")
+
+
+def _dataset(fo, demo, layout):
+    from tests.fiftyone.test_agreement_operator import make_dataset
+    from operators.runs import compute_agreement_run
+
+    ds, fields = make_dataset(fo, demo, layout)
+    kw = {"rater_fields": fields} if layout == "rater_fields" else {"label_field": "raters"}
+    compute_agreement_run(ds, run_key="kalos", lsa_thresholds=(0.3, 0.7, 0.9), bootstrap=200, **kw)
+    return ds
+
+
+@pytest.fixture(scope="module")
+def fields_ds(fo_isolated, demo):
+    return _dataset(fo_isolated, demo, "rater_fields")
+
+
+@pytest.fixture(scope="module")
+def attr_ds(fo_isolated, demo):
+    return _dataset(fo_isolated, demo, "rater_attribute")
+
+
+class Panel:
+    """Drives one panel like the App does: every call carries the panel state the previous
+    calls patched, and the last rendered output is kept."""
+
+    def __init__(self, ds, name):
+        self.ds, self.uri, self.state, self.data = ds, f"{PLUGIN}/{name}", {}, {}
+        self.requests, self.output = [], None
+
+    def call(self, method, **params):
+        import fiftyone.operators as foo
+
+        res = foo.execute_operator(self.uri, dataset=self.ds.name, params={
+            "panel_id": "test-panel", "__method__": method, "panel_state": json.loads(json.dumps(self.state)),
+            **params})
+        assert res.error is None, res.error
+        self.requests = res.executor.to_json()["requests"]
+        json.dumps(self.requests, allow_nan=False)  # what the App receives must be plain JSON (no NaN)
+        for r in self.requests:
+            p = r["params"]
+            if r["operator_uri"] == "patch_panel_state":
+                for k, v in p["state"].items():
+                    pydash.set_(self.state, k, v)
+            elif r["operator_uri"] == "patch_panel_data":
+                for k, v in p["data"].items():
+                    pydash.set_(self.data, k, v)
+            elif r["operator_uri"] == "show_panel_output":
+                self.output = p["output"]
+        return self
+
+    def ops(self, uri):
+        return [r["params"] for r in self.requests if r["operator_uri"] == uri]
+
+    def view(self):
+        """The view the last call set in the App, rebuilt from its serialized stages."""
+        import fiftyone.core.view as fov
+
+        (params,) = self.ops("set_view")
+        return fov.DatasetView._build(self.ds, params["view"])
+
+    def rendered(self):
+        return set(self.output["type"]["properties"])
+
+
+def statuses_by_sample(ds, field, rater=None, list_name="detections"):
+    """{sample id: [status, ...]} of a field's labels (optionally one rater's, attribute layout)."""
+    ids = ds.values("id")
+    st = ds.values(f"{field}.{list_name}.kalos_status")
+    who = ds.values(f"{field}.{list_name}.rater_id") if rater is not None else None
+    out = {}
+    for k, sid in enumerate(ids):
+        rows = st[k] or []
+        out[sid] = [s for j, s in enumerate(rows) if who is None or str(who[k][j]) == rater]
+    return out
+
+
+def unit_keys(ds, field, rater=None):
+    """{sample id: {(unit, label)}} of one rater's labels."""
+    ids = ds.values("id")
+    units, labels = ds.values(f"{field}.detections.kalos_unit"), ds.values(f"{field}.detections.label")
+    who = ds.values(f"{field}.detections.rater_id") if rater is not None else None
+    return {sid: {(u, lab) for j, (u, lab) in enumerate(zip(units[k] or [], labels[k] or []))
+                  if who is None or str(who[k][j]) == rater} for k, sid in enumerate(ids)}
+
+
+def rater_fields(ds):
+    return ds.get_run_info("kalos").config.rater_fields
+
+
+# -- registration and empty states -------------------------------------------------------------
+
+NAMES = ["kalos_agreement_overview", "kalos_annotator_vitality", "kalos_collaboration", "kalos_calibration",
+         "kalos_localisation_sensitivity", "kalos_class_difficulty"]
+
+
+def test_every_panel_is_registered(fo_isolated):
+    import fiftyone.operators as foo
+
+    listed = {o.uri for o in foo.list_operators(type="panel")}
+    assert {f"{PLUGIN}/{n}" for n in NAMES} <= listed
+
+
+@pytest.mark.parametrize("name,uri", [(n, f"{PLUGIN}/compute_agreement") for n in NAMES if n != "kalos_calibration"]
+                         + [("kalos_calibration", f"{PLUGIN}/calibrate")])
+def test_without_a_run_each_panel_offers_the_operator_that_makes_one(fo_isolated, name, uri):
+    ds = fo_isolated.Dataset(f"kalos-empty-{uuid.uuid4().hex[:6]}")
+    p = Panel(ds, name).call("on_load")
+    assert {"empty_state", "open_operator"} <= p.rendered()
+    assert p.state["runs"] == []
+    (prompt,) = p.call("open_operator").ops("prompt_user_for_operation")
+    assert prompt["operator_uri"] == uri
+    assert prompt["on_success"].endswith(f"{name}#refresh")
+
+
+# -- agreement overview ------------------------------------------------------------------------
+
+def test_overview_shows_summary_and_histogram_of_every_defined_alpha(fields_ds):
+    res = fields_ds.load_run_results("kalos")
+    p = Panel(fields_ds, "kalos_agreement_overview").call("on_load")
+    assert p.state["run_key"] == "kalos" and {"summary", "histogram", "run_key"} <= p.rendered()
+    assert f"{res.mean_alpha:.3f}" in p.state["summary"] and f"{res.global_alpha:.3f}" in p.state["summary"]
+    assert res.interpretation in p.state["summary"]
+    (trace,) = p.data["histogram"]
+    alphas = [a for a in fields_ds.values("kalos_alpha") if a is not None and not math.isnan(a)]
+    assert sum(trace["y"]) == len(alphas) == sum(p.state["counts"])
+    assert len(p.state["edges"]) == len(trace["x"]) + 1
+
+
+def test_clicking_the_lowest_bin_shows_exactly_its_samples_sorted_by_alpha(fields_ds):
+    p = Panel(fields_ds, "kalos_agreement_overview").call("on_load")
+    edges, counts = p.state["edges"], p.state["counts"]
+    k = next(i for i, c in enumerate(counts) if c)
+    view = p.call("on_click_bin", idx=k, x=p.data["histogram"][0]["x"][k], id=str(k)).view()
+    expected = {sid for sid, a in zip(fields_ds.values("id"), fields_ds.values("kalos_alpha"))
+                if a is not None and edges[k] <= a < edges[k + 1]}
+    assert set(view.values("id")) == expected and len(expected) == counts[k]
+    got = view.values("kalos_alpha")
+    assert got == sorted(got)
+    assert "Showing" in p.state["selection"]
+
+
+def test_every_bin_holds_exactly_its_count_and_bins_cover_all_defined_alphas(fields_ds):
+    p = Panel(fields_ds, "kalos_agreement_overview").call("on_load")
+    seen = []
+    for k, c in enumerate(p.state["counts"]):
+        if c:
+            ids = p.call("on_click_bin", x=p.data["histogram"][0]["x"][k]).view().values("id")
+            assert len(ids) == c
+            seen += ids
+    assert sorted(seen) == sorted(sid for sid, a in zip(fields_ds.values("id"), fields_ds.values("kalos_alpha"))
+                                  if a is not None and not math.isnan(a))
+
+
+def test_run_selector_switches_run(fo_isolated, demo):
+    from operators.runs import compute_agreement_run
+
+    ds = _dataset(fo_isolated, demo, "rater_fields")
+    compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="strict", threshold=0.9, bootstrap=0)
+    p = Panel(ds, "kalos_agreement_overview").call("on_load")
+    assert set(p.state["runs"]) == {"kalos", "strict"} and p.state["run_key"] == "strict"  # newest first shown
+    p.call("on_change_run", value="kalos")
+    assert p.state["run_key"] == "kalos"
+    assert f"{ds.load_run_results('kalos').mean_alpha:.3f}" in p.state["summary"]
+
+
+# -- annotator vitality ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("layout", ["rater_fields", "rater_attribute"])
+def test_vitality_click_shows_samples_where_that_rater_has_non_agreed_labels(layout, fields_ds, attr_ds):
+    ds = fields_ds if layout == "rater_fields" else attr_ds
+    res = ds.load_run_results("kalos")
+    p = Panel(ds, "kalos_annotator_vitality").call("on_load")
+    (bars,) = p.data["vitality"]
+    assert dict(zip(bars["x"], bars["y"])) == pytest.approx(res.vitality)
+    assert bars["y"] == sorted(bars["y"], reverse=True)
+    for rater in bars["x"]:
+        view = p.call("on_click_rater", x=rater, idx=0).view()
+        if layout == "rater_fields":
+            field = next(f for f, r in ds.get_run_info("kalos").config.raters.items() if r == rater)
+            st = statuses_by_sample(ds, field)
+            shown = view.values(f"{field}.detections.kalos_status", unwind=True)
+        else:
+            st = statuses_by_sample(ds, "raters", rater=rater)
+            shown = view.values("raters.detections.kalos_status", unwind=True)
+            assert set(view.values("raters.detections.rater_id", unwind=True)) >= {rater} or not len(view)
+        expected = {sid for sid, s in st.items() if DISAGREEING & set(s)}
+        assert set(view.values("id")) == expected
+        assert set(shown) <= DISAGREEING  # that rater's agreed labels are hidden
+    assert {"vitality", "scope", "summary"} <= p.rendered()
+
+
+def test_vitality_scope_switches_to_global(fields_ds):
+    p = Panel(fields_ds, "kalos_annotator_vitality").call("on_load")
+    p.call("on_change_scope", value="global")
+    (bars,) = p.data["vitality"]
+    assert dict(zip(bars["x"], bars["y"])) == pytest.approx(fields_ds.load_run_results("kalos").vitality_global)
+
+
+# -- collaboration -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("layout", ["rater_fields", "rater_attribute"])
+def test_heatmap_cell_click_shows_samples_where_the_pair_disagrees(layout, fields_ds, attr_ds):
+    from panels.ordering import alpha_matrix, cluster_order
+
+    ds = fields_ds if layout == "rater_fields" else attr_ds
+    res = ds.load_run_results("kalos")
+    p = Panel(ds, "kalos_collaboration").call("on_load")
+    (hm,) = p.data["heatmap"]
+    raters = sorted(res.collaboration)
+    assert hm["x"] == [raters[i] for i in cluster_order(alpha_matrix(res.collaboration, raters))]
+    assert len(p.data["mds"][0]["x"]) == len(raters)
+    cfg_raters = ds.get_run_info("kalos").config.raters or {}
+    field_of = {r: f for f, r in cfg_raters.items()}
+    lists = dict(zip(ds.values("id"), ds.values("rater_list")))
+    a, b = hm["x"][0], hm["x"][-1]
+    view = p.call("on_click_cell", x=a, y=b, z=0.5).view()
+    if layout == "rater_fields":
+        ka, kb = unit_keys(ds, field_of[a]), unit_keys(ds, field_of[b])
+    else:
+        ka, kb = unit_keys(ds, "raters", a), unit_keys(ds, "raters", b)
+    expected = {sid for sid in ka if {a, b} <= set(lists[sid]) and ka[sid] != kb[sid]}
+    assert expected and set(view.values("id")) == expected
+    if layout == "rater_attribute":
+        assert set(view.values("raters.detections.rater_id", unwind=True)) <= {a, b}
+    else:
+        assert set(view.get_field_schema()) >= {field_of[a], field_of[b]}
+        assert not {field_of[r] for r in raters if r not in (a, b)} & set(view.get_field_schema())
+    # a diagonal cell and a rater on the map show that rater's non-agreed labels
+    assert p.call("on_click_cell", x=a, y=a).view().count() == p.call("on_click_rater", id=a).view().count()
+
+
+# -- localisation sensitivity, class difficulty ------------------------------------------------
+
+def test_sensitivity_curve_has_lsa_points_and_tau_marker(fields_ds):
+    res = fields_ds.load_run_results("kalos")
+    p = Panel(fields_ds, "kalos_localisation_sensitivity").call("on_load")
+    curve, star = p.data["sensitivity"]
+    assert curve["x"] == [0.3, 0.5, 0.7, 0.9]
+    assert dict(zip(curve["x"], curve["y"])) == pytest.approx({0.3: res.lsa["0.3"], 0.5: res.mean_alpha,
+                                                               0.7: res.lsa["0.7"], 0.9: res.lsa["0.9"]})
+    assert star["x"] == [0.5] and star["y"] == pytest.approx([res.mean_alpha])
+    assert p.state["plot_layout"]["shapes"][0]["x0"] == 0.5
+    assert f"{res.lsa_delta:.3f}" in p.state["summary"]
+
+
+def test_sensitivity_without_lsa_offers_a_prefilled_recompute(fo_isolated, demo):
+    from operators.runs import compute_agreement_run
+
+    ds = _dataset(fo_isolated, demo, "rater_fields")
+    compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="kalos", threshold=0.6, bootstrap=0)
+    p = Panel(ds, "kalos_localisation_sensitivity").call("on_load")
+    assert p.state["has_lsa"] is False and "no_lsa" in p.rendered()
+    (prompt,) = p.call("open_operator").ops("prompt_user_for_operation")
+    assert prompt["operator_uri"] == f"{PLUGIN}/compute_agreement"
+    assert prompt["params"]["rater_fields"] == rater_fields(ds) and prompt["params"]["threshold"] == 0.6
+    assert prompt["params"]["run_key"] == "kalos" and prompt["params"]["lsa_thresholds"]
+
+
+@pytest.mark.parametrize("layout", ["rater_fields", "rater_attribute"])
+def test_class_click_filters_labels_to_that_class(layout, fields_ds, attr_ds):
+    ds = fields_ds if layout == "rater_fields" else attr_ds
+    res = ds.load_run_results("kalos")
+    p = Panel(ds, "kalos_class_difficulty").call("on_load")
+    (bars,) = p.data["classes"]
+    assert dict(zip(bars["y"], bars["x"])) == pytest.approx(res.class_difficulty)
+    assert bars["x"] == sorted(bars["x"])  # hardest first
+    label = bars["y"][0]
+    view = p.call("on_click_class", y=label, x=bars["x"][0]).view()
+    fields = ds.get_run_info("kalos").config.rater_fields or ["raters"]
+    per_sample = [ds.values(f"{f}.detections.label") for f in fields]
+    expected = {sid for k, sid in enumerate(ds.values("id")) if any(label in (col[k] or []) for col in per_sample)}
+    assert set(view.values("id")) == expected
+    assert {lab for f in fields for lab in view.values(f"{f}.detections.label", unwind=True)} == {label}
+
+
+# -- calibration -------------------------------------------------------------------------------
+
+def _hist(seed):
+    rng = np.random.default_rng(seed)
+    return [int(v) for v in rng.integers(0, 50, 20)]
+
+
+CALIBRATION = {
+    "task": "bbox", "n_images": 16, "seed": 0, "bootstrap": 200, "confidence": 0.95,
+    "distances": {
+        name: {"ks": ks, "ks_ci": [ks - 0.05, ks + 0.05], "tau_star": tau, "tau_ci": [tau - 0.04, tau + 0.03],
+               "similarity_threshold": 1 - tau, "similarity_ci": [1 - tau - 0.03, 1 - tau + 0.04], "sigma": 0.08,
+               "tau_method": "ks_crossing",
+               "do": {"n": 500, "mean": 0.2, "median": 0.18, "std": 0.1, "mode": 0.15},
+               "de": {"n": 4000, "mean": 0.9, "median": 0.95, "std": 0.1, "mode": 1.0},
+               "histogram": {"edges": [k / 20 for k in range(21)], "do": _hist(1), "de": _hist(2)},
+               "strata": None}
+        for name, ks, tau in (("iou", 0.81, 0.42), ("giou", 0.77, 0.55))},
+    "recommended": {"distance": "iou", "tau_star": 0.42, "similarity_threshold": 0.58, "standard_threshold": 0.5,
+                    "reason": "highest KS"},
+    "similarity_threshold": 0.58,
+}
+
+
+def store_calibration(ds, key="calibration", **config):
+    cfg = ds.init_run(method="kalos_calibration", similarity_threshold=CALIBRATION["similarity_threshold"], **config)
+    ds.register_run(key, cfg, overwrite=True, cleanup=False)
+    ds.save_run_results(key, ds.init_run_results(key, **CALIBRATION), overwrite=True)
+
+
+def test_calibration_shows_do_de_tau_and_runs_agreement_at_tau(fields_ds):
+    store_calibration(fields_ds, rater_fields=rater_fields(fields_ds))
+    p = Panel(fields_ds, "kalos_calibration").call("on_load")
+    assert p.state["runs"] == ["calibration"] and p.state["distance"] == "iou"  # the recommended one
+    do, de = p.data["calibration"]
+    assert len(do["x"]) == 20 and sum(do["y"]) == pytest.approx(1) and sum(de["y"]) == pytest.approx(1)
+    layout = p.state["plot_layout"]
+    assert layout["barmode"] == "overlay"
+    line = next(s for s in layout["shapes"] if s["type"] == "line")
+    band = next(s for s in layout["shapes"] if s["type"] == "rect")
+    assert line["x0"] == 0.42 and (band["x0"], band["x1"]) == pytest.approx((0.38, 0.45))
+    assert "0.810" in p.state["summary"] and "0.080" in p.state["summary"]  # KS and σ
+    (prompt,) = p.call("run_at_tau").ops("prompt_user_for_operation")
+    assert prompt["operator_uri"] == f"{PLUGIN}/compute_agreement"
+    assert prompt["params"]["threshold"] == pytest.approx(0.58) and prompt["params"]["distance"] == "iou"
+    assert prompt["params"]["rater_fields"] == rater_fields(fields_ds)
+    p.call("on_change_distance", value="giou")
+    assert p.state["distance"] == "giou" and p.state["similarity"] == pytest.approx(0.45)
+    (prompt,) = p.call("run_at_tau").ops("prompt_user_for_operation")
+    assert prompt["params"]["threshold"] == pytest.approx(0.45) and prompt["params"]["distance"] == "giou"
+    fields_ds.delete_run("calibration")
+
+
+# -- pure helpers ------------------------------------------------------------------------------
+
+def test_alpha_range_view_is_half_open_and_skips_undefined(fo_isolated):
+    from panels.views import RunLayout, alpha_range_view
+
+    ds = fo_isolated.Dataset()
+    values = [-0.5, 0.0, 0.25, 0.5, 0.5, 1.0, float("nan"), None]
+    ds.add_samples([fo_isolated.Sample(filepath=f"/x/{k}.jpg", k=k, r_alpha=v) for k, v in enumerate(values)])
+    lay = RunLayout("r", ("a", "b"))
+    assert alpha_range_view(ds, lay, 0.0, 0.5).values("k") == [1, 2]
+    assert alpha_range_view(ds, lay, 0.5, 1.0, include_hi=True).values("k") == [3, 4, 5]
+    assert alpha_range_view(ds, lay, -1.0, 1.0, include_hi=True).count() == 6
+
+
+def test_alpha_bins_cover_low_values_and_end_at_one():
+    from panels.overview import alpha_bin_edges
+
+    assert alpha_bin_edges(0.73) == pytest.approx([0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0])
+    assert alpha_bin_edges(None)[0] == 0.0 and alpha_bin_edges(-0.31)[:2] == pytest.approx([-0.35, -0.3])
+    assert alpha_bin_edges(-2.4)[:3] == pytest.approx([-3.0, -1.0, -0.95])
+
+
+def test_bands_match_the_engine_interpretation():
+    from kalos_core.reliability import interpret
+    from panels.common import BANDS, band_of
+
+    for a in (-0.7, -1e-9, 0.0, 0.39, 0.4, 0.59, 0.6, 0.79, 0.8, 1.0):
+        assert band_of(a) == interpret(a)
+    assert [b[2] for b in BANDS][0] == "systematic disagreement"
+
+
+def test_cluster_order_puts_schools_of_thought_together():
+    from panels.ordering import cluster_order
+
+    # raters a, c agree (0.9); b, d agree (0.85); across the schools α ~ 0.1
+    names = ["a", "b", "c", "d"]
+    m = np.array([[1.0, 0.1, 0.9, 0.15],
+                  [0.1, 1.0, 0.12, 0.85],
+                  [0.9, 0.12, 1.0, 0.1],
+                  [0.15, 0.85, 0.1, 1.0]])
+    order = [names[i] for i in cluster_order(m)]
+    assert {frozenset(order[:2]), frozenset(order[2:])} == {frozenset("ac"), frozenset("bd")}
+    assert cluster_order(m) == cluster_order(m.copy())  # deterministic
+    assert cluster_order(np.array([[1.0]])) == [0]
+
+
+def test_cluster_order_tolerates_unknown_pairs():
+    from panels.ordering import alpha_matrix, cluster_order
+
+    nested = {"a": {"b": 0.9}, "b": {"a": 0.9, "c": None}, "c": {"d": 0.8}, "d": {}}
+    m = alpha_matrix(nested, ["a", "b", "c", "d"])
+    assert m[3, 2] == 0.8 and np.isnan(m[0, 2])
+    order = cluster_order(m)
+    assert sorted(order) == [0, 1, 2, 3] and abs(order.index(0) - order.index(1)) == 1
+
+
+def test_classical_mds_recovers_points_on_a_line():
+    from panels.ordering import classical_mds
+
+    x = np.array([0.0, 0.1, 0.5, 0.9])  # raters on a line: 1 - α = |x_i - x_j|
+    d = np.abs(x[:, None] - x[None, :])
+    coords = classical_mds(d, dims=2)
+    got = np.linalg.norm(coords[:, None, :] - coords[None, :, :], axis=-1)
+    assert got == pytest.approx(d, abs=1e-9)
+    assert coords[:, 1] == pytest.approx(np.zeros(4), abs=1e-7)  # one dimension suffices
+    assert coords[:, 0] == pytest.approx(x - x.mean()) or coords[:, 0] == pytest.approx(x.mean() - x)
+    assert np.array_equal(coords, classical_mds(d.copy(), dims=2))
+    pivot = np.argmax(np.abs(coords[:, 0]))
+    assert coords[pivot, 0] > 0  # sign fixed: largest coordinate positive
+
+
+def test_classical_mds_of_a_square():
+    from panels.ordering import classical_mds
+
+    pts = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=float)
+    d = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
+    coords = classical_mds(d)
+    got = np.linalg.norm(coords[:, None] - coords[None], axis=-1)
+    assert got == pytest.approx(d, abs=1e-9)
+
+
+def test_calibration_panel_reads_a_run_of_the_real_calibrate_operator(fo_isolated, demo):
+    import fiftyone.operators as foo
+
+    ds = _dataset(fo_isolated, demo, "rater_fields")
+    res = foo.execute_operator(f"{PLUGIN}/calibrate", dataset=ds.name, params={
+        "layout": "rater_fields", "rater_fields": rater_fields(ds), "run_key": "calib", "bootstrap": 20})
+    assert res.error is None, res.error
+    stored = ds.load_run_results("calib", load_view=False)
+    p = Panel(ds, "kalos_calibration").call("on_load")
+    name = stored.recommended["distance"]
+    assert p.state["runs"] == ["calib"] and p.state["distance"] == name
+    assert set(p.state["distances"]) == set(stored.distances)
+    do, de = p.data["calibration"]
+    assert len(do["x"]) == len(stored.distances[name]["histogram"]["edges"]) - 1
+    line = next(s for s in p.state["plot_layout"]["shapes"] if s["type"] == "line")
+    assert line["x0"] == pytest.approx(stored.distances[name]["tau_star"])
+    (prompt,) = p.call("run_at_tau").ops("prompt_user_for_operation")
+    assert prompt["params"]["threshold"] == pytest.approx(stored.distances[name]["similarity_threshold"])
+    assert prompt["params"]["distance"] == name and prompt["params"]["calibration_key"] == "calib"
