@@ -1,7 +1,7 @@
 """The embedded demo data set: procedural toy scenes rated by simulated raters.
 
-Scenes (reference objects) -> rendered JPEGs -> rater profiles with distinct habits
--> multi-rater COCO (``rater_list`` per image, ``rater_id`` per annotation), plus a
+Scenes (reference objects) -> rendered JPEGs -> raters drawn by the empirical noise
+generator (:mod:`kalos_core.demo_raters`; or the hand-made habit profiles below) -> multi-rater COCO (``rater_list`` per image, ``rater_id`` per annotation), plus a
 fast vectorised box-only generator for benchmarks.  Every image and rater draws from
 its own random stream keyed by ``(seed, image id, ...)``: same seed, same bytes.
 Coordinates are pixels, ``bbox`` is COCO ``[x, y, w, h]``, polygons are flat rings.
@@ -322,18 +322,28 @@ def reference_coco(scenes: Sequence[Scene]) -> dict[str, Any]:
 
 
 def build_demo(folder: str | pathlib.Path, n_images: int = 40, seed: int = 0,
-               with_images: bool = True) -> pathlib.Path:
+               with_images: bool = True, raters: str = "generator") -> pathlib.Path:
     """Write ``images/*.jpg``, ``multirater.json`` and ``reference.json`` into ``folder``.
 
-    Returns ``folder/multirater.json``; image ``file_name`` are relative to ``folder/images``.
+    ``raters``: ``"generator"`` (the empirical noise generator, see :mod:`kalos_core.demo_raters`)
+    or ``"habits"`` (the hand-made :data:`DEFAULT_PROFILES`). Returns ``folder/multirater.json``;
+    image ``file_name`` are relative to ``folder/images``.
     """
+    if raters not in ("generator", "habits"):
+        raise ValueError(f"raters must be 'generator' or 'habits', got {raters!r}")
     folder = pathlib.Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     scenes = make_scenes(n_images, seed)
     if with_images:
         write_images(scenes, folder / "images", seed)
     out = folder / "multirater.json"
-    for path, data in ((out, simulate_raters(scenes, seed=seed)), (folder / "reference.json", reference_coco(scenes))):
+    reference = reference_coco(scenes)
+    if raters == "generator":
+        from .demo_raters import generator_raters  # the generator imports scipy: only when used
+        multirater = generator_raters(reference, seed=seed)
+    else:
+        multirater = simulate_raters(scenes, seed=seed)
+    for path, data in ((out, multirater), (folder / "reference.json", reference)):
         path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
     return out
 

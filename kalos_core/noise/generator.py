@@ -156,6 +156,15 @@ class Simulation:
         return load_coco(self.coco, self.task)
 
 
+def _polygon_area(rings) -> float:
+    """Shoelace area summed over flat ``[x0, y0, x1, y1, ...]`` rings."""
+    total = 0.0
+    for r in rings:
+        xy = np.reshape(np.asarray(r, float), (-1, 2))
+        total += 0.5 * abs(float(np.dot(xy[:, 0], np.roll(xy[:, 1], -1)) - np.dot(xy[:, 1], np.roll(xy[:, 0], -1))))
+    return total
+
+
 def _to_coco(lab: SynthLabel, ann_id: int, image: RefImage, rater: str, task: str) -> dict:
     w, h = image.width, image.height
     d: dict[str, Any] = {"id": ann_id, "image_id": image.id, "category_id": int(lab.category), "rater_id": rater}
@@ -171,6 +180,7 @@ def _to_coco(lab: SynthLabel, ann_id: int, image: RefImage, rater: str, task: st
             d["segmentation"] = lab.source.geometry
         else:
             d["segmentation"] = [[round(float(v), 2) for v in (ring * [w, h]).ravel()] for ring in lab.shape]
+        d["area"] = round(_polygon_area(d["segmentation"]), 2)  # COCO: the outline's area, not the box's
     elif task == "keypoints":
         if lab.exact and lab.source is not None:
             d["keypoints"] = list(lab.source.geometry)
