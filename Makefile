@@ -9,7 +9,7 @@ export FIFTYONE_DO_NOT_TRACK := true
 export FIFTYONE_DATABASE_VALIDATION := false
 export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: setup demo test bench app clean validate
+.PHONY: setup demo test test-unit bench app clean e2e-setup test-e2e screenshots validate
 
 setup: $(STAMP)
 
@@ -27,10 +27,42 @@ demo: setup
 
 # Fresh, throw-away MongoDB data dir per run; tests/conftest.py runs a private mongod on it
 # (FIFTYONE_DATABASE_URI) and stops it before pytest exits.
-test: setup
+# `make test` = the unit/integration suite, then the browser tests (tests/e2e).
+test: test-unit test-e2e
+
+test-unit: setup
 	@db=$$(mktemp -d "$${TMPDIR:-/tmp}/kalos-fodb.XXXXXX"); \
 	FIFTYONE_DATABASE_DIR="$$db" $(VPY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
 	rm -rf "$$db" 2>/dev/null || true; exit $$rc
+
+# Browser tests (tests/e2e): Playwright from PyPI drives Debian's chromium (apt, needs root when
+# missing). `make test-unit` skips them; `make test` runs them after it. On a failure the
+# page screenshot, console log and App server log land in out/e2e/.
+E2E_STAMP := $(VENV)/.installed-e2e
+CHROMIUM  ?= /usr/bin/chromium
+
+e2e-setup: $(E2E_STAMP)
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian's chromium (apt-get)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
+	  else echo "e2e-setup: $(CHROMIUM) is missing; as root: apt-get install chromium" >&2; exit 1; fi; \
+	fi
+
+$(E2E_STAMP): requirements-e2e.txt $(STAMP)
+	$(VPY) -m pip install -r requirements-e2e.txt
+	touch $@
+
+test-e2e: e2e-setup
+	@rm -rf out/e2e; db=$$(mktemp -d "$${TMPDIR:-/tmp}/kalos-fodb.XXXXXX"); \
+	KALOS_E2E=1 KALOS_CHROMIUM=$(CHROMIUM) KALOS_E2E_ARTIFACTS=$(CURDIR)/out/e2e FIFTYONE_DATABASE_DIR="$$db" \
+	  $(VPY) -m pytest -q -m e2e tests/e2e $(E2E_ARGS); rc=$$?; \
+	rm -rf "$$db" 2>/dev/null || true; exit $$rc
+
+# docs/img/panels/*.png: every panel on the demo data set (the browser tests, saving screenshots)
+screenshots:
+	KALOS_SCREENSHOTS=1 $(MAKE) test-e2e
 
 bench: setup
 	$(VPY) benchmarks/run_benchmarks.py

@@ -28,7 +28,7 @@ def demo_rater_specs(profile: NoiseProfile | None = None) -> list[RaterSpec]:
     misses_small = replace(base, unmatched=replace(u, rate_a=u.rate_a + 1.6, select_b=-2.0, fp_share=0.05))
     confusion = {"circle": {"ellipse": 1.0}, "ellipse": {"circle": 1.0}, "square": {"triangle": 0.5, "star": 0.5},
                  "triangle": {"square": 0.5, "star": 0.5}, "star": {"triangle": 0.5, "square": 0.5}}
-    confuser = replace(base, classes=replace(c, rate=0.35, confusion=confusion))
+    confuser = replace(base, classes=replace(c, rate=1.0, confusion=confusion))  # x magnitude 0.3
     return [RaterSpec("careful", magnitude=0.2), RaterSpec("sloppy", magnitude=1.0),
             RaterSpec("misses_small", magnitude=0.4, profile=misses_small),
             RaterSpec("confuser", magnitude=0.3, profile=confuser)]

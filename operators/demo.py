@@ -2,8 +2,9 @@
 
 ``python -m operators.demo run`` draws the seeded demo scenes (kalos_core.demo_data),
 imports them with the import operator's Python entry (one Detections and one
-Polylines field per rater), runs agreement on both, prints the summary and
-how to open the App. ``python -m operators.demo app`` serves the App on
+Polylines field per rater), runs agreement on the polygons, calibrates the box
+threshold and runs agreement on the boxes at it, prints the summary and how to
+open the App. ``python -m operators.demo app`` serves the App on
 127.0.0.1 with this plugin loaded.
 """
 
@@ -35,6 +36,7 @@ def run(args) -> None:
     from kalos_core.cli import format_summary
     from kalos_core.demo_data import build_demo
 
+    from .calibration_runs import calibrate_run
     from .importing import import_multirater_coco
     from .runs import compute_agreement_run
 
@@ -48,11 +50,18 @@ def run(args) -> None:
     fields = ds.get_field_schema()
     boxes = sorted(f for f in fields if f.startswith("raters_detections_"))
     polys = sorted(f for f in fields if f.startswith("raters_segmentations_"))
-    lsa = (0.3, 0.5, 0.7, 0.9)
-    res = compute_agreement_run(ds, rater_fields=boxes, run_key="kalos", lsa_thresholds=lsa, seed=args.seed)
+    lsa = (0.1, 0.3, 0.5, 0.7, 0.9)
     compute_agreement_run(ds, rater_fields=polys, run_key="kalos_polygons", lsa_thresholds=lsa, seed=args.seed)
+    # calibrate the box distance and threshold first, then run agreement at the recommendation
+    cal = calibrate_run(ds, rater_fields=boxes, run_key="kalos_calibration", seed=args.seed).to_dict()
+    rec = cal["recommended"]
+    res = compute_agreement_run(ds, rater_fields=boxes, run_key="kalos", threshold=round(rec["similarity_threshold"], 3),
+                                distance=rec["distance"], lsa_thresholds=lsa, seed=args.seed,
+                                calibration_key="kalos_calibration")
     print(f"FiftyOne dataset {args.name!r}: {len(ds)} samples, raters {', '.join(res.vitality) or '-'}")
-    print("agreement on boxes (run 'kalos'; polygons in run 'kalos_polygons'):\n")
+    print(f"calibration (run 'kalos_calibration'): distance {rec['distance']}, tau* {rec['tau_star']:.3f} "
+          f"-> similarity threshold {rec['similarity_threshold']:.3f}")
+    print("agreement on boxes at that threshold (run 'kalos'; polygons at 0.5 in run 'kalos_polygons'):\n")
     print(format_summary(res))
     low = ds.sort_by("kalos_alpha").first()
     print(f"\nlowest-agreement sample: {low.filepath} (alpha {low['kalos_alpha']:.3f})")

@@ -17,6 +17,9 @@ from .views import pair_disagreement_view, rater_disagreement_view
 
 SCOPES = {"per_image": "mean over samples", "global": "whole dataset at once"}
 
+#: red (low α) -> yellow -> green (high α), explicit: plotly.js does not know "RdYlGn" by name
+ALPHA_SCALE = [[0.0, "#a50026"], [0.25, "#f46d43"], [0.5, "#ffffbf"], [0.75, "#66bd63"], [1.0, "#006837"]]
+
 
 def heatmap_figure(nested: dict) -> tuple[list[str], list[list], list[list[float]]]:
     """``(ordered raters, α matrix in that order (None = unknown), MDS coordinates)``."""
@@ -55,7 +58,8 @@ class CollaborationPanel(RunPanel):
         ctx.panel.data.heatmap = [{
             "type": "heatmap", "name": "pairwise α", "x": raters, "y": raters, "z": m, "text": text,
             "texttemplate": "%{text}", "zmin": -1 if min(v for row in m for v in row if v is not None) < 0 else 0,
-            "zmax": 1, "colorscale": "RdYlGn", "colorbar": {"title": {"text": "α"}},
+            "zmax": 1, "colorscale": ALPHA_SCALE,
+            "colorbar": {"title": {"text": "α"}},
             "hovertemplate": "%{y} × %{x}: α = %{z:.3f}<extra></extra>"}]
         ctx.panel.data.mds = [{
             "type": "scatter", "mode": "markers+text", "name": "raters", "x": [c[0] for c in coords],

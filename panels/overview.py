@@ -137,7 +137,7 @@ class AgreementOverviewPanel(RunPanel):
         counts = ctx.panel.state.counts or []
         n = counts[k] if k < len(counts) else "?"
         upper = f"≤ {fmt(1.0, 2)}" if last else f"< {fmt(hi, 2)}"
-        ctx.panel.state.selection = f"Showing {n} samples with {fmt(lo, 2)} ≤ α {upper}"
+        ctx.panel.state.selection = f"Showing {n} sample{'' if n == 1 else 's'} with {fmt(lo, 2)} ≤ α {upper}"
 
     def render_run(self, panel, ctx):
         panel.md(ctx.panel.state.summary or "", name="summary")

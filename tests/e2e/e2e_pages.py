@@ -1,0 +1,156 @@
+"""Driving the FiftyOne App 1.22.1 in the browser: selectors and page actions.
+
+Selectors are the App's own ``data-cy`` hooks (from the shipped bundle); panels are opened the
+way a user does (the "+" next to the Samples tab), plotly charts are clicked by coordinates
+(plotly listens on its drag layer, not on the bar elements).
+"""
+
+from __future__ import annotations
+
+import time
+
+from e2e_harness import parse_count
+
+COUNT = '[data-cy="entry-counts"]'
+GRID = '[data-cy="fo-grid"]'
+CLEAR_VIEW = '[data-cy="btn-clear-view-bar"]'
+NEW_PANEL = '[data-cy="new-panel-btn"]'
+OPERATOR_BROWSER = '[data-cy="operators-browser"]'
+OPERATOR_SEARCH = '[data-cy="operators-browser-search"]'
+PLOT = ".js-plotly-plot"
+
+
+def panel_tab(name: str) -> str:
+    return f'[data-cy="panel-tab-{name.lower()}"]'
+
+
+def grid_count(page) -> int | None:
+    loc = page.locator(COUNT).first
+    return parse_count(loc.inner_text()) if loc.count() else None
+
+
+def wait_for_count(page, predicate, timeout: float = 30.0, what: str = "") -> int | None:
+    """Poll the grid's sample count until ``predicate(count)``; returns the last count seen."""
+    deadline = time.monotonic() + timeout
+    seen = None
+    while True:
+        try:
+            seen = grid_count(page)
+        except Exception:  # the count element re-renders while the view changes
+            seen = None
+        if seen is not None and predicate(seen):
+            return seen
+        if time.monotonic() > deadline:
+            raise AssertionError(f"grid count {seen!r} never satisfied {what or predicate} within {timeout:.0f} s")
+        page.wait_for_timeout(250)
+
+
+def wait_for_tiles(page, timeout: float = 60.0) -> int:
+    """Wait until the grid has drawn sample tiles (lookers with a canvas); returns how many."""
+    deadline = time.monotonic() + timeout
+    while True:
+        n = page.evaluate("() => document.querySelectorAll('[data-cy=\"fo-grid\"] [data-cy=\"looker\"] canvas').length")
+        if n or time.monotonic() > deadline:
+            if not n:
+                raise AssertionError(f"the grid drew no sample tile within {timeout:.0f} s")
+            return n
+        page.wait_for_timeout(250)
+
+
+def open_app(page, app) -> None:
+    """Open the demo data set on a clean slate: the App shares one Session per server, so a
+    view or a panel left by an earlier test is cleared first."""
+    page.goto(app.dataset_url)
+    page.locator(COUNT).first.wait_for(timeout=90_000)
+    page.locator(CLEAR_VIEW).click()
+    for _ in range(20):  # close panels an earlier test left open (their tab has a Close button)
+        tabs = page.locator('[data-cy^="panel-tab-"]:not([data-cy="panel-tab-samples"]) button[title="Close"]')
+        if not tabs.count():
+            break
+        tabs.first.click()
+        page.wait_for_timeout(200)
+    wait_for_count(page, lambda n: n == app.n_samples, what=f"== {app.n_samples} (full data set)")
+    wait_for_tiles(page)
+
+
+def open_operator_browser(page, query: str = "") -> str:
+    """Press ` (the App's shortcut), type ``query``; returns the browser's text."""
+    page.keyboard.press("`")
+    page.locator(OPERATOR_BROWSER).wait_for(timeout=15_000)
+    if query:
+        page.locator(OPERATOR_SEARCH).fill(query)
+        page.wait_for_timeout(300)
+    return page.locator(OPERATOR_BROWSER).inner_text()
+
+
+def open_panel(page, name: str):
+    """Open a grid panel through the "+" menu; returns the locator to look for its charts in
+    (the page: open_app closed every other panel, and the grid draws no plotly chart)."""
+    page.locator(NEW_PANEL).first.click()
+    page.locator(f'[data-cy="new-panel-option-{name}"]').click()
+    page.locator(panel_tab(name)).wait_for(timeout=15_000)
+    return page.locator("body")
+
+
+# Clickable marks of every plotly chart under ``root``, in page coordinates, left to right:
+# bars and scatter points from their DOM paths (d3 keeps the calc point in __data__), heatmap
+# cells from the trace's axes. Each: {plot, trace, type, i, x, y, value, w, h} (value: bar
+# size / heatmap z).
+_MARKS_JS = r"""
+(root) => {
+  const out = [];
+  const plots = Array.from(root.querySelectorAll('.js-plotly-plot'));
+  plots.forEach((gd, plot) => {
+    const box = gd.getBoundingClientRect();
+    gd.querySelectorAll('.point').forEach((el) => {
+      const r = el.getBoundingClientRect();
+      if (r.width < 2 || r.height < 2) return;            // empty bar / hidden marker
+      const d = el.__data__ || (el.parentNode && el.parentNode.__data__) || {};
+      const trace = el.closest('.trace');
+      const type = trace && trace.classList.contains('bars') ? 'bar' : 'scatter';
+      out.push({plot, type, i: d.i, value: (type === 'bar' ? d.s : d.y),
+                x: r.left + r.width / 2, y: r.top + r.height / 2, w: r.width, h: r.height});
+    });
+    const fl = gd._fullLayout || {};
+    (gd._fullData || []).forEach((tr, t) => {
+      if (tr.type !== 'heatmap' || !tr.z) return;
+      const xa = fl['xaxis' + (tr.xaxis || 'x').slice(1)], ya = fl['yaxis' + (tr.yaxis || 'y').slice(1)];
+      if (!xa || !ya) return;
+      tr.z.forEach((row, j) => row.forEach((z, i) => {
+        if (z === null || z === undefined || Number.isNaN(z)) return;
+        const xv = tr.x ? tr.x[i] : i, yv = tr.y ? tr.y[j] : j;
+        const px = box.left + xa._offset + xa.c2p(xa.d2c(xv));
+        const py = box.top + ya._offset + ya.c2p(ya.d2c(yv));
+        out.push({plot, type: 'heatmap', i: [j, i], value: z, x: px, y: py, w: 0, h: 0,
+                  diagonal: String(xv) === String(yv), xlabel: String(xv), ylabel: String(yv)});
+      }));
+    });
+  });
+  return out;
+}
+"""
+
+
+def chart_marks(container) -> list[dict]:
+    return container.evaluate(_MARKS_JS)
+
+
+def wait_for_chart(container, timeout: float = 30.0) -> list[dict]:
+    """Wait until a plotly chart in ``container`` has drawn marks; returns them."""
+    container.locator(PLOT).first.wait_for(timeout=timeout * 1000)
+    deadline = time.monotonic() + timeout
+    while True:
+        marks = chart_marks(container)
+        if marks:
+            return marks
+        if time.monotonic() > deadline:
+            raise AssertionError("plotly chart drew no bars, points or heatmap cells")
+        container.page.wait_for_timeout(250)
+
+
+def click_mark(page, mark: dict) -> None:
+    """Hover, then click: plotly only emits a click for the point it is hovering."""
+    page.mouse.move(mark["x"] - 3, mark["y"])
+    page.mouse.move(mark["x"], mark["y"], steps=3)
+    page.wait_for_timeout(150)
+    page.mouse.click(mark["x"], mark["y"])
