@@ -170,11 +170,16 @@ class SimulateRaters(foo.Operator):
     def config(self):
         return foo.OperatorConfig(
             name="simulate_raters", label="KaLOS: simulate raters", dynamic=True, icon="/assets/icon.svg",
+            allow_delegated_execution=True,
             description="Create N synthetic rater fields from a reference field with the empirical noise generator")
 
-    def __call__(self, sample_collection, reference_field, **params):
-        """Python entry; same as :func:`simulate_rater_fields`."""
-        return simulate_rater_fields(sample_collection, reference_field, **params)
+    def __call__(self, sample_collection, reference_field, delegate=False, **params):
+        """Python entry; same as :func:`simulate_rater_fields`. ``delegate=True`` queues the run
+        for ``fiftyone delegated launch`` instead of running it here."""
+        if not delegate:
+            return simulate_rater_fields(sample_collection, reference_field, **params)
+        return foo.execute_operator(self.uri, dataset=sample_collection._dataset.name,
+                                    params={"reference_field": reference_field, **params}, request_delegation=True)
 
     def resolve_input(self, ctx):
         inputs = types.Object()

@@ -82,6 +82,21 @@ def test_python_entry(fo_isolated):
     assert ds.info["kalos_simulation"]["synthetic"]["fields"]["synthetic_rater_1"] == "rater_1"
 
 
+def test_delegated_run_equals_the_direct_one(fo_isolated):
+    import fiftyone.operators as foo
+    from fiftyone.operators.delegated import DelegatedOperationService
+    ds = make_reference(fo_isolated)
+    op = foo.get_operator(URI)
+    op(ds, "ground_truth", n_raters=2, magnitude=0.7, seed=3, prefix="direct")
+    queued = op(ds, "ground_truth", delegate=True, n_raters=2, magnitude=0.7, seed=3, prefix="queued")
+    assert queued.delegated and not ds.has_field("queued_rater_1")
+    DelegatedOperationService().execute_queued_operations(limit=5, log=False)
+    ds.reload()
+    for k in (1, 2):
+        assert ds.values(f"queued_rater_{k}.detections.bounding_box") == \
+            ds.values(f"direct_rater_{k}.detections.bounding_box")
+
+
 @pytest.mark.parametrize("params, message", [
     (dict(reference_field="nope"), "reference"),
     (dict(reference_field="ground_truth", prefix="bad prefix"), "prefix"),
