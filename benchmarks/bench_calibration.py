@@ -25,7 +25,6 @@ from kalos_core.calibration import CalibrationConfig, calibrate  # noqa: E402
 from kalos_core.demo_data import build_demo, make_synthetic_boxes  # noqa: E402
 
 LVIS = REPO.parent / "shared" / "data" / "lvis_v1_val_double_annotations_subset200.json"
-START, END = "<!-- calibration-table:start -->", "<!-- calibration-table:end -->"
 
 
 def cases(tmp: Path, extra: list[tuple[str, Path, str]]):
@@ -75,14 +74,9 @@ def table(rows, bootstrap: int) -> str:
 
 
 def write_doc(block: str) -> None:
-    doc = REPO / "docs" / "benchmarks.md"
-    text = doc.read_text()
-    block = f"{START}\n{block}\n{END}"
-    if START in text:
-        text = text[: text.index(START)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n## Calibration\n\n" + block + "\n"
-    doc.write_text(text)
+    from _doc import write_block
+
+    write_block("calibration-table", block, heading="## Calibration")
 
 
 def main() -> None:

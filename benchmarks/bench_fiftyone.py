@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DOC = REPO / "docs" / "benchmarks.md"
 
 
 def main() -> None:
@@ -88,18 +87,13 @@ def run(n_images: int, tmp: Path) -> list[tuple[str, float]]:
 
 
 def write_doc(rows, n_images: int) -> None:
-    start, end = "<!-- fiftyone-table:start -->", "<!-- fiftyone-table:end -->"
+    from _doc import write_block
+
     table = ["| step | seconds |", "|---|---:|"] + [f"| {label.strip() if not label.startswith('  ') else '&nbsp;&nbsp;' + label.strip()} | {sec:.2f} |"
                                                     for label, sec in rows]
-    block = (f"{start}\nEnd to end in FiftyOne 1.22.1 with its bundled MongoDB 6.0.5, {n_images:,} samples x 3 raters, "
-             f"`python benchmarks/bench_fiftyone.py` ({time.strftime('%Y-%m-%d')}).\n\n" + "\n".join(table) + f"\n{end}")
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    if start in text:
-        text = text[: text.index(start)] + block + text[text.index(end) + len(end):]
-    else:
-        text += "\n" + block + "\n"
-    DOC.write_text(text)
-    print(f"wrote {DOC}")
+    write_block("fiftyone-table",
+                f"End to end in FiftyOne 1.22.1 with its bundled MongoDB 6.0.5, {n_images:,} samples x 3 raters, "
+                f"`python benchmarks/bench_fiftyone.py` ({time.strftime('%Y-%m-%d')}).\n\n" + "\n".join(table))
 
 
 if __name__ == "__main__":

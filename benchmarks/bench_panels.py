@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DOC = REPO / "docs" / "benchmarks.md"
 PLUGIN = "@kalos/agreement"
 
 
@@ -166,24 +165,18 @@ def run(args, tmp: Path):
 
 
 def write_doc(setup, rows, args) -> None:
-    start, end = "<!-- panels-table:start -->", "<!-- panels-table:end -->"
+    from _doc import write_block
+
     table = ["| panel call | first call (ms) | median (ms) | count the view it sets (ms) |",
              "|---|---:|---:|---:|"]
     for label, first, median, count in rows:
         c = f"{count[0]:.0f} ({count[1]:,} samples)" if count else "–"
         table.append(f"| {label} | {first:.0f} | {median:.0f} | {c} |")
-    block = (f"{start}\nFiftyOne 1.22.1 + MongoDB 6.0.5, {setup}. "
-             f"`python benchmarks/bench_panels.py --images {args.images} --objects {args.objects}` "
-             f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores); median of {args.repeat} calls "
-             "after the first.\n\n"
-             + "\n".join(table) + f"\n{end}")
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    if start in text:
-        text = text[: text.index(start)] + block + text[text.index(end) + len(end):]
-    else:
-        text += "\n" + block + "\n"
-    DOC.write_text(text)
-    print(f"wrote {DOC}")
+    write_block("panels-table",
+                f"FiftyOne 1.22.1 + MongoDB 6.0.5, {setup}. "
+                f"`python benchmarks/bench_panels.py --images {args.images} --objects {args.objects}` "
+                f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores); median of {args.repeat} calls "
+                "after the first.\n\n" + "\n".join(table))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LVIS = REPO.parent / "shared" / "data" / "lvis_v1_val_double_annotations_subset200.json"
-DOC = REPO / "docs" / "benchmarks.md"
 
 CASE_CODE = r"""
 import json, resource, sys, time
@@ -116,17 +115,10 @@ def write_doc(rows) -> None:
     for name, r in rows:
         table.append(f"| {name} | {r['images']} | {r['annotations']} | {r['load_s']:.2f} | {r['compute_s']:.2f} | "
                      f"{r['peak_rss_mb']:.0f} | {r['mean_alpha']:.4f} | {r['global_alpha']:.4f} |")
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    start, end = "<!-- engine-table:start -->", "<!-- engine-table:end -->"
-    block = (f"{start}\nMeasured {time.strftime('%Y-%m-%d')} on {machine()} with "
-             f"`python benchmarks/run_benchmarks.py` (best of 3 for the small cases).\n\n" + "\n".join(table) + f"\n{end}")
-    if start in text:
-        text = text[: text.index(start)] + block + text[text.index(end) + len(end):]
-    else:
-        text += "\n" + block + "\n"
-    DOC.parent.mkdir(exist_ok=True)
-    DOC.write_text(text)
-    print(f"wrote {DOC}")
+    from _doc import write_block
+
+    write_block("engine-table", f"Measured {time.strftime('%Y-%m-%d')} on {machine()} with "
+                f"`python benchmarks/run_benchmarks.py` (best of 3 for the small cases).\n\n" + "\n".join(table))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from .agreement import AgreementConfig, AgreementResult, compute_agreement
 from .calibration import cli as calibration_cli
-from .io import InvalidInputError, load_coco
+from .cli_common import load_or_report, write_result
+from .io import load_coco
 from .matching import COSTS, SOLVERS
 from .noise import cli as noise_cli
 
@@ -99,22 +100,15 @@ def format_summary(result: AgreementResult, seconds: float | None = None) -> str
 
 
 def run_agreement(args: argparse.Namespace) -> int:
-    try:
-        dataset = load_coco(args.file, args.task, skip_invalid=args.skip_invalid)
-    except InvalidInputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"error: cannot read {args.file}: {e}", file=sys.stderr)
+    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid)
+    if dataset is None:
         return 2
     start = time.perf_counter()
     result = compute_agreement(dataset, config_from_args(args), workers=args.workers)
     seconds = time.perf_counter() - start
     print(format_summary(result, seconds))
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(result.to_dict(include_labels=args.include_labels), indent=1))
-        print(f"\nwrote {args.output}")
+        write_result(args.output, result.to_dict(include_labels=args.include_labels))
     return 0
 
 

@@ -13,11 +13,9 @@ import fiftyone.operators.types as types
 from kalos_core.geometry import distances_for
 from kalos_core.matching import COSTS, SOLVERS
 
-from .adapter import KINDS, SetupError, label_fields, validate_run_key
+from .adapter import KINDS, label_fields, validate_run_key
 from .calibration_runs import latest_calibration, matching_calibration
-from .common import check_setup as _check_setup
-from .common import form_error, progress_op
-from .common import rater_inputs as _rater_inputs
+from .common import progress_op, run_or_delegate, setup_inputs
 from .runs import DIAGNOSTICS, METHOD, agreement_runs, compute_agreement_run, delete_agreement_run, disagreement_view
 
 
@@ -39,23 +37,12 @@ class ComputeAgreement(foo.Operator):
     def __call__(self, sample_collection, delegate=False, **params):
         """Python entry: same parameters as the form; ``delegate=True`` queues it for
         ``fiftyone delegated launch`` instead of running it here."""
-        if not delegate:
-            return compute_agreement_run(sample_collection, **params)
-        params.setdefault("layout", "rater_attribute" if params.get("label_field") else "rater_fields")
-        return foo.execute_operator(self.uri, dataset=sample_collection._dataset.name,
-                                    view=sample_collection.view(), params=params, request_delegation=True)
+        return run_or_delegate(self, compute_agreement_run, sample_collection, delegate, params)
 
     def resolve_input(self, ctx):
-        inputs = types.Object()
-        ctx.target_view()
-        props = _rater_inputs(ctx, inputs)
-        source = _check_setup(ctx, inputs, props)
-        key = inputs.str("run_key", default="kalos", required=True, label="Run key",
-                         description="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status")
-        try:
-            validate_run_key(ctx.dataset, ctx.params.get("run_key", "kalos"), METHOD)
-        except SetupError as e:
-            form_error(key, str(e))
+        inputs, source = setup_inputs(ctx, "kalos", lambda key: validate_run_key(ctx.dataset, key, METHOD),
+                                      required=True,
+                                      description="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status")
         cal = _calibration(ctx, source)
         inputs.float("threshold", default=cal.similarity_threshold if cal else 0.5, min=0.0, max=1.0,
                      label="Similarity threshold", description="pairs with similarity >= threshold can be matched"

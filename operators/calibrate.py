@@ -12,9 +12,9 @@ import fiftyone.operators.types as types
 from kalos_core.calibration import default_distances
 from kalos_core.geometry import distances_for
 
-from .adapter import KINDS, SetupError
+from .adapter import KINDS
 from .calibration_runs import DEFAULT_KEY, calibrate_run, calibrate_run_steps, validate_calibration_key
-from .common import check_setup, drive, form_error, rater_inputs, source_params
+from .common import drive, form_error, run_or_delegate, setup_inputs, source_params
 
 
 class Calibrate(foo.Operator):
@@ -30,23 +30,11 @@ class Calibrate(foo.Operator):
     def __call__(self, sample_collection, delegate=False, **params):
         """Python entry: same parameters as the form; ``delegate=True`` queues it for
         ``fiftyone delegated launch`` instead of running it here."""
-        if not delegate:
-            return calibrate_run(sample_collection, **params)
-        params.setdefault("layout", "rater_attribute" if params.get("label_field") else "rater_fields")
-        return foo.execute_operator(self.uri, dataset=sample_collection._dataset.name,
-                                    view=sample_collection.view(), params=params, request_delegation=True)
+        return run_or_delegate(self, calibrate_run, sample_collection, delegate, params)
 
     def resolve_input(self, ctx):
-        inputs = types.Object()
-        ctx.target_view()
-        props = rater_inputs(ctx, inputs)
-        source = check_setup(ctx, inputs, props)
-        key = inputs.str("run_key", default=DEFAULT_KEY, label="Run key",
-                         description="the calibration is stored as a custom run under this key")
-        try:
-            validate_calibration_key(ctx.dataset, ctx.params.get("run_key", DEFAULT_KEY))
-        except SetupError as e:
-            form_error(key, str(e))
+        inputs, source = setup_inputs(ctx, DEFAULT_KEY, lambda key: validate_calibration_key(ctx.dataset, key),
+                                      description="the calibration is stored as a custom run under this key")
         kind = KINDS.get(source.label_cls) if source else None
         if kind:
             names = distances_for(kind)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
+import fiftyone.operators as foo
 import fiftyone.operators.types as types
+
+from kalos_core.progress import run_steps  # noqa: F401  (re-exported: the same outside the App)
 
 from .adapter import RaterSource, SetupError, label_fields, resolve_source
 
@@ -54,15 +57,31 @@ def drive(ctx, steps):
             yield op
 
 
-def run_steps(steps, progress=None):
-    """The same outside the App: ``progress(fraction, message)`` per step (optional); returns the value."""
-    while True:
-        try:
-            fraction, message = next(steps)
-        except StopIteration as stop:
-            return stop.value
-        if progress is not None:
-            progress(fraction, message)
+def run_or_delegate(operator, run, sample_collection, delegate: bool, params: dict):
+    """An operator's Python entry: ``run(sample_collection, **params)`` here, or with
+    ``delegate=True`` queue the operator for ``fiftyone delegated launch`` with the same params."""
+    if not delegate:
+        return run(sample_collection, **params)
+    params.setdefault("layout", "rater_attribute" if params.get("label_field") else "rater_fields")
+    return foo.execute_operator(operator.uri, dataset=sample_collection._dataset.name,
+                                view=sample_collection.view(), params=params, request_delegation=True)
+
+
+def setup_inputs(ctx, default_key: str, validate_key, **key_options):
+    """The start of the agreement and calibration forms: the rater inputs, then the run key
+    (a form error on it when ``validate_key(key)`` raises :class:`SetupError`).
+
+    Returns ``(inputs, rater source or None)``."""
+    inputs = types.Object()
+    ctx.target_view()
+    props = rater_inputs(ctx, inputs)
+    source = check_setup(ctx, inputs, props)
+    key = inputs.str("run_key", default=default_key, label="Run key", **key_options)
+    try:
+        validate_key(ctx.params.get("run_key", default_key))
+    except SetupError as e:
+        form_error(key, str(e))
+    return inputs, source
 
 
 def rater_inputs(ctx, inputs) -> dict:

@@ -8,9 +8,8 @@ all units at once).
 from __future__ import annotations
 
 import fiftyone.operators as foo
-import fiftyone.operators.types as types
 
-from .common import RunPanel, band_color, chart, clean, fmt, load_results, plot_layout
+from .common import ScopedRunPanel, band_color, chart, clean, clicked, fmt, load_results, plot_layout
 from .views import class_view
 
 SCOPES = {"per_image": "mean over samples", "global": "whole dataset at once"}
@@ -25,9 +24,11 @@ def class_bars(alphas: dict) -> dict:
             "hovertemplate": "%{y}: α = %{x:.4f}<extra></extra>"}
 
 
-class ClassDifficultyPanel(RunPanel):
+class ClassDifficultyPanel(ScopedRunPanel):
     TITLE = "KaLOS: Class difficulty"
     INTRO = "α per class, hardest first. Click a class to show only its labels, on the samples where it occurs."
+    SCOPES = SCOPES
+    SCOPE_LABEL = "Class α"
 
     @property
     def config(self):
@@ -37,9 +38,7 @@ class ClassDifficultyPanel(RunPanel):
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
-        scope = ctx.panel.state.scope if ctx.panel.state.scope in SCOPES else "per_image"
-        ctx.panel.state.scope = scope
-        alphas = res.get("class_difficulty_global" if scope == "global" else "class_difficulty") or {}
+        scope, alphas = self.scoped(ctx, res, "class_difficulty")
         alphas = {c: v for c, v in alphas.items() if v is not None}
         ctx.panel.state.has_classes = bool(alphas)
         ctx.panel.state.selection = None
@@ -56,33 +55,18 @@ class ClassDifficultyPanel(RunPanel):
         ctx.panel.state.summary = (f"{len(alphas)} classes · hardest: **{worst}** (α {fmt(alphas[worst])}) · "
                                    f"easiest: **{bars['y'][-1]}** (α {fmt(alphas[bars['y'][-1]])})")
 
-    def on_change_scope(self, ctx):
-        ctx.panel.state.scope = ctx.params.get("value") or "per_image"
-        self.load_run(ctx, ctx.panel.state.run_key)
-
     def on_click_class(self, ctx):
-        label = ctx.params.get("y") if ctx.params.get("y") is not None else ctx.params.get("id")
-        classes = ctx.panel.state.classes or []
-        if label is None and isinstance(ctx.params.get("idx"), int) and ctx.params["idx"] < len(classes):
-            label = classes[ctx.params["idx"]]
+        label = clicked(ctx, "y", "id", items=ctx.panel.state.classes or [])
         if label is None:
             return
         label = str(label)
-        ctx.ops.set_view(view=class_view(ctx.dataset, self.layout(ctx), label))
-        ctx.panel.state.selection = f"Showing only **{label}** labels, on the samples where some rater used it"
+        self.show(ctx, class_view(ctx.dataset, self.layout(ctx), label),
+                  f"Showing only **{label}** labels, on the samples where some rater used it")
 
     def render_run(self, panel, ctx):
         if not ctx.panel.state.has_classes:
-            panel.md("This run has no class difficulty (the *class_difficulty* diagnostic was off). "
-                     "Recompute with it:", name="no_classes")
-            panel.btn("open_operator", label="Recompute agreement", icon="play_arrow", variant="contained",
-                      on_click=self.open_operator)
+            self.render_missing(panel, "This run has no class difficulty (the *class_difficulty* diagnostic was off). "
+                                "Recompute with it:", "no_classes")
             return
-        panel.enum("scope", list(SCOPES), default=ctx.panel.state.scope or "per_image", label="Class α",
-                   view=types.RadioGroup(orientation="horizontal",
-                                         choices=[types.Choice(k, label=v) for k, v in SCOPES.items()]),
-                   on_change=self.on_change_scope)
-        panel.md(ctx.panel.state.summary or "", name="summary")
-        if ctx.panel.state.selection:
-            panel.md(ctx.panel.state.selection, name="selection")
+        self.render_scope(panel, ctx)
         chart(panel, "classes", ctx.panel.state.plot_layout, on_click=self.on_click_class)

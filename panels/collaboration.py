@@ -9,11 +9,10 @@ that rater's labels do not agree.
 from __future__ import annotations
 
 import fiftyone.operators as foo
-import fiftyone.operators.types as types
 
-from .common import POSITIVE, RunPanel, chart, clean, fmt, load_results, plot_layout
+from .common import POSITIVE, ScopedRunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 from .ordering import alpha_matrix, classical_mds, cluster_order, distances
-from .views import pair_disagreement_view, rater_disagreement_view
+from .views import pair_disagreement_view
 
 SCOPES = {"per_image": "mean over samples", "global": "whole dataset at once"}
 
@@ -32,10 +31,12 @@ def heatmap_figure(nested: dict) -> tuple[list[str], list[list], list[list[float
     return raters, clean(m), clean(coords)
 
 
-class CollaborationPanel(RunPanel):
+class CollaborationPanel(ScopedRunPanel):
     TITLE = "KaLOS: Collaboration heatmap"
     INTRO = ("Pairwise α of every rater pair, computed on the two raters alone; raters that agree "
              "(\"schools of thought\") sit together. Click a cell for the samples where that pair disagrees.")
+    SCOPES = SCOPES
+    SCOPE_LABEL = "Pairwise α"
 
     @property
     def config(self):
@@ -45,9 +46,7 @@ class CollaborationPanel(RunPanel):
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
-        scope = ctx.panel.state.scope if ctx.panel.state.scope in SCOPES else "per_image"
-        ctx.panel.state.scope = scope
-        nested = res.get("collaboration_global" if scope == "global" else "collaboration") or {}
+        scope, nested = self.scoped(ctx, res, "collaboration")
         ctx.panel.state.has_matrix = len(nested) >= 2
         ctx.panel.state.selection = None
         if len(nested) < 2:
@@ -80,45 +79,28 @@ class CollaborationPanel(RunPanel):
             ctx.panel.state.summary = (f"{n} raters, cluster order: {', '.join(raters)} · lowest pair: "
                                        f"**{lo[1]} × {lo[2]}** (α {fmt(lo[0])})")
 
-    def on_change_scope(self, ctx):
-        ctx.panel.state.scope = ctx.params.get("value") or "per_image"
-        self.load_run(ctx, ctx.panel.state.run_key)
-
     def on_click_cell(self, ctx):
         a, b = ctx.params.get("x"), ctx.params.get("y")
         if a is None or b is None:
             return
         a, b = str(a), str(b)
         if a == b:
-            ctx.ops.set_view(view=rater_disagreement_view(ctx.dataset, self.layout(ctx), a))
-            ctx.panel.state.selection = f"Showing samples where **{a}** has unmatched or disagreeing labels"
+            self.show_rater(ctx, a)
             return
-        ctx.ops.set_view(view=pair_disagreement_view(ctx.dataset, self.layout(ctx), a, b))
-        ctx.panel.state.selection = f"Showing samples where **{a}** and **{b}** disagree (their labels only)"
+        self.show(ctx, pair_disagreement_view(ctx.dataset, self.layout(ctx), a, b),
+                  f"Showing samples where **{a}** and **{b}** disagree (their labels only)")
 
     def on_click_rater(self, ctx):
-        rater = ctx.params.get("id")
-        raters = ctx.panel.state.raters or []
-        if rater is None and isinstance(ctx.params.get("idx"), int) and ctx.params["idx"] < len(raters):
-            rater = raters[ctx.params["idx"]]
+        rater = clicked(ctx, "id", items=ctx.panel.state.raters or [])
         if rater is None:
             return
-        ctx.ops.set_view(view=rater_disagreement_view(ctx.dataset, self.layout(ctx), str(rater)))
-        ctx.panel.state.selection = f"Showing samples where **{rater}** has unmatched or disagreeing labels"
+        self.show_rater(ctx, str(rater))
 
     def render_run(self, panel, ctx):
         if not ctx.panel.state.has_matrix:
-            panel.md("This run has no collaboration matrix (the *collaboration* diagnostic was off). "
-                     "Recompute with it:", name="no_matrix")
-            panel.btn("open_operator", label="Recompute agreement", icon="play_arrow", variant="contained",
-                      on_click=self.open_operator)
+            self.render_missing(panel, "This run has no collaboration matrix (the *collaboration* diagnostic was off). "
+                                "Recompute with it:", "no_matrix")
             return
-        panel.enum("scope", list(SCOPES), default=ctx.panel.state.scope or "per_image", label="Pairwise α",
-                   view=types.RadioGroup(orientation="horizontal",
-                                         choices=[types.Choice(k, label=v) for k, v in SCOPES.items()]),
-                   on_change=self.on_change_scope)
-        panel.md(ctx.panel.state.summary or "", name="summary")
-        if ctx.panel.state.selection:
-            panel.md(ctx.panel.state.selection, name="selection")
+        self.render_scope(panel, ctx)
         chart(panel, "heatmap", ctx.panel.state.heatmap_layout, on_click=self.on_click_cell)
         chart(panel, "mds", ctx.panel.state.mds_layout, on_click=self.on_click_rater)

@@ -216,3 +216,66 @@ class RunPanel(foo.Panel):
         from .views import RunLayout
 
         return RunLayout.from_run(ctx.dataset, ctx.panel.state.run_key)
+
+    # -- shared by the panels' click handlers and ``render_run`` ---------------------------
+    @staticmethod
+    def show(ctx, view, message: str) -> None:
+        """Show ``view`` in the grid and say so in the panel (the ``selection`` line)."""
+        ctx.ops.set_view(view=view)
+        ctx.panel.state.selection = message
+
+    def show_rater(self, ctx, rater: str) -> None:
+        """Show the samples where ``rater`` has unmatched or disagreeing labels."""
+        from .views import rater_disagreement_view
+
+        self.show(ctx, rater_disagreement_view(ctx.dataset, self.layout(ctx), rater),
+                  f"Showing samples where **{rater}** has unmatched or disagreeing labels")
+
+    def render_missing(self, panel, text: str, name: str, label: str = "Recompute agreement") -> None:
+        """The run lacks what this panel shows: say why, and offer the prefilled operator."""
+        panel.md(text, name=name)
+        panel.btn("open_operator", label=label, icon="play_arrow", variant="contained",
+                  on_click=self.open_operator)
+
+    @staticmethod
+    def render_summary(panel, ctx) -> None:
+        """The run's summary line, then the line of the current selection (if any)."""
+        panel.md(ctx.panel.state.summary or "", name="summary")
+        if ctx.panel.state.selection:
+            panel.md(ctx.panel.state.selection, name="selection")
+
+
+def clicked(ctx, *keys: str, items: list | None = None):
+    """The clicked point of a chart: the first of the event's ``keys`` that is set, else (when
+    ``items`` is given) the item at the event's ``idx``; None when the event names nothing."""
+    value = next((ctx.params.get(k) for k in keys if ctx.params.get(k) is not None), None)
+    if value is None and items is not None and isinstance(ctx.params.get("idx"), int) \
+            and ctx.params["idx"] < len(items):
+        value = items[ctx.params["idx"]]
+    return value
+
+
+class ScopedRunPanel(RunPanel):
+    """A panel whose result exists per sample (``key``) and for the whole dataset at once
+    (``key_global``); a radio group (``SCOPES``, labelled ``SCOPE_LABEL``) switches between them."""
+
+    SCOPES = {"per_image": "mean over samples", "global": "whole dataset at once"}
+    SCOPE_LABEL = "Scope"
+
+    def scoped(self, ctx, res: dict, key: str) -> tuple[str, dict]:
+        """``(scope, the stored result of that scope)``; an unknown scope falls back to per-sample."""
+        scope = ctx.panel.state.scope if ctx.panel.state.scope in self.SCOPES else "per_image"
+        ctx.panel.state.scope = scope
+        return scope, res.get(f"{key}_global" if scope == "global" else key) or {}
+
+    def on_change_scope(self, ctx):
+        ctx.panel.state.scope = ctx.params.get("value") or "per_image"
+        self.load_run(ctx, ctx.panel.state.run_key)
+
+    def render_scope(self, panel, ctx) -> None:
+        """The scope radio group, then the summary and selection lines."""
+        panel.enum("scope", list(self.SCOPES), default=ctx.panel.state.scope or "per_image", label=self.SCOPE_LABEL,
+                   view=types.RadioGroup(orientation="horizontal",
+                                         choices=[types.Choice(k, label=v) for k, v in self.SCOPES.items()]),
+                   on_change=self.on_change_scope)
+        self.render_summary(panel, ctx)

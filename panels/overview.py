@@ -132,15 +132,12 @@ class AgreementOverviewPanel(RunPanel):
         if k is None:
             return
         lo, hi, last = edges[k], edges[k + 1], k == len(edges) - 2
-        view = alpha_range_view(ctx.dataset, self.layout(ctx), lo, hi)
-        ctx.ops.set_view(view=view)
         counts = ctx.panel.state.counts or []
         n = counts[k] if k < len(counts) else "?"
         upper = f"≤ {fmt(1.0, 2)}" if last else f"< {fmt(hi, 2)}"
-        ctx.panel.state.selection = f"Showing {n} sample{'' if n == 1 else 's'} with {fmt(lo, 2)} ≤ α {upper}"
+        self.show(ctx, alpha_range_view(ctx.dataset, self.layout(ctx), lo, hi),
+                  f"Showing {n} sample{'' if n == 1 else 's'} with {fmt(lo, 2)} ≤ α {upper}")
 
     def render_run(self, panel, ctx):
-        panel.md(ctx.panel.state.summary or "", name="summary")
-        if ctx.panel.state.selection:
-            panel.md(ctx.panel.state.selection, name="selection")
+        self.render_summary(panel, ctx)
         chart(panel, "histogram", ctx.panel.state.histogram_layout, on_click=self.on_click_bin)

@@ -65,10 +65,9 @@ class LocalisationSensitivityPanel(RunPanel):
 
     def render_run(self, panel, ctx):
         if not ctx.panel.state.has_lsa:
-            panel.md("This run was computed without localisation-sensitivity thresholds. Recompute it with "
-                     "some (e.g. 0.1, 0.3, 0.5, 0.7, 0.9):", name="no_lsa")
-            panel.btn("open_operator", label="Recompute with thresholds", icon="play_arrow", variant="contained",
-                      on_click=self.open_operator)
+            self.render_missing(panel, "This run was computed without localisation-sensitivity thresholds. "
+                                "Recompute it with some (e.g. 0.1, 0.3, 0.5, 0.7, 0.9):", "no_lsa",
+                                label="Recompute with thresholds")
             return
         panel.md(ctx.panel.state.summary or "", name="summary")
         chart(panel, "sensitivity", ctx.panel.state.plot_layout)

@@ -7,10 +7,8 @@ the samples where that rater has labels that are unmatched or of a disagreeing c
 from __future__ import annotations
 
 import fiftyone.operators as foo
-import fiftyone.operators.types as types
 
-from .common import NEGATIVE, POSITIVE, RunPanel, chart, clean, fmt, load_results, plot_layout
-from .views import rater_disagreement_view
+from .common import NEGATIVE, POSITIVE, ScopedRunPanel, chart, clean, fmt, load_results, plot_layout
 
 SCOPES = {"per_image": "mean over samples (≥ 3 raters)", "global": "whole dataset at once"}
 
@@ -31,10 +29,12 @@ def vitality_bars(vitality: dict, summary: dict | None = None) -> dict:
             "hovertemplate": "%{x}: V = %{y:.4f}<br>%{text}<extra></extra>", "textposition": "none"}
 
 
-class AnnotatorVitalityPanel(RunPanel):
+class AnnotatorVitalityPanel(ScopedRunPanel):
     TITLE = "KaLOS: Annotator vitality"
     INTRO = ("V = α with all raters − α without the rater. Positive: consensus builder; negative: "
              "source of noise. Click a bar to show the samples where that rater's labels do not agree.")
+    SCOPES = SCOPES
+    SCOPE_LABEL = "Vitality"
 
     @property
     def config(self):
@@ -44,9 +44,7 @@ class AnnotatorVitalityPanel(RunPanel):
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
-        scope = ctx.panel.state.scope if ctx.panel.state.scope in SCOPES else "per_image"
-        ctx.panel.state.scope = scope
-        vit = res.get("vitality_global" if scope == "global" else "vitality") or {}
+        scope, vit = self.scoped(ctx, res, "vitality")
         ctx.panel.state.has_vitality = bool(vit)
         ctx.panel.state.selection = None
         if not vit:
@@ -61,30 +59,16 @@ class AnnotatorVitalityPanel(RunPanel):
             shapes=[{"type": "line", "x0": 0, "x1": 1, "xref": "paper", "y0": 0, "y1": 0, "yref": "y",
                      "line": {"color": "#888", "width": 1}}]))
 
-    def on_change_scope(self, ctx):
-        ctx.panel.state.scope = ctx.params.get("value") or "per_image"
-        self.load_run(ctx, ctx.panel.state.run_key)
-
     def on_click_rater(self, ctx):
         rater = ctx.params.get("x") or ctx.params.get("id")
         if rater is None:
             return
-        rater = str(rater)
-        ctx.ops.set_view(view=rater_disagreement_view(ctx.dataset, self.layout(ctx), rater))
-        ctx.panel.state.selection = f"Showing samples where **{rater}** has unmatched or disagreeing labels"
+        self.show_rater(ctx, str(rater))
 
     def render_run(self, panel, ctx):
         if not ctx.panel.state.has_vitality:
-            panel.md("This run has no vitality: it needs the *vitality* diagnostic and at least three raters "
-                     "on some sample. Recompute with it:", name="no_vitality")
-            panel.btn("open_operator", label="Recompute agreement", icon="play_arrow", variant="contained",
-                      on_click=self.open_operator)
+            self.render_missing(panel, "This run has no vitality: it needs the *vitality* diagnostic and at least "
+                                "three raters on some sample. Recompute with it:", "no_vitality")
             return
-        panel.enum("scope", list(SCOPES), default=ctx.panel.state.scope or "per_image", label="Vitality",
-                   view=types.RadioGroup(orientation="horizontal", choices=[types.Choice(k, label=v)
-                                                                           for k, v in SCOPES.items()]),
-                   on_change=self.on_change_scope)
-        panel.md(ctx.panel.state.summary or "", name="summary")
-        if ctx.panel.state.selection:
-            panel.md(ctx.panel.state.selection, name="selection")
+        self.render_scope(panel, ctx)
         chart(panel, "vitality", ctx.panel.state.plot_layout, on_click=self.on_click_rater)

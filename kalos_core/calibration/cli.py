@@ -8,12 +8,11 @@ handler and the summary live here. The JSON written by ``--output`` is
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
-from ..io import InvalidInputError, load_coco
+from ..cli_common import load_or_report, write_result
 from .engine import calibrate
 from .types import STRATA, CalibrationConfig, CalibrationResult
 
@@ -71,13 +70,8 @@ def format_summary(result: CalibrationResult, seconds: float | None = None) -> s
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    try:
-        dataset = load_coco(args.file, args.task, skip_invalid=args.skip_invalid)
-    except InvalidInputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"error: cannot read {args.file}: {e}", file=sys.stderr)
+    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid)
+    if dataset is None:
         return 2
     try:
         config = CalibrationConfig(distances=args.distances, seed=args.seed, bootstrap=args.bootstrap,
@@ -89,7 +83,5 @@ def run_calibrate(args: argparse.Namespace) -> int:
         return 2
     print(format_summary(result, time.perf_counter() - start))
     if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(result.to_dict(), indent=1))
-        print(f"\nwrote {args.output}")
+        write_result(args.output, result.to_dict())
     return 0

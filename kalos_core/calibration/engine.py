@@ -18,6 +18,7 @@ import numpy as np
 
 from ..data import MultiRaterDataset
 from ..geometry import distances_for, get_distance
+from ..progress import run_steps
 from .analysis import Separation, separate
 from .bootstrap import image_resamples
 from .density import Grid
@@ -83,14 +84,7 @@ def calibrate(dataset: MultiRaterDataset, config: CalibrationConfig = Calibratio
     config : distances to compare, seed, bootstrap resamples, stratification.
     progress : optional ``progress(fraction, message)`` callback.
     """
-    steps = calibrate_steps(dataset, config)
-    while True:
-        try:
-            fraction, message = next(steps)
-        except StopIteration as stop:
-            return stop.value
-        if progress is not None:
-            progress(fraction, message)
+    return run_steps(calibrate_steps(dataset, config), progress)
 
 
 def _calibrate_distance(name: str, do: np.ndarray, de: np.ndarray, obs_image: np.ndarray,

@@ -71,16 +71,11 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def run_fit_noise(args: argparse.Namespace) -> int:
-    from ..io import InvalidInputError, load_coco
+    from ..cli_common import load_or_report
     from .fit import fit_noise
 
-    try:
-        ds = load_coco(args.file, args.task)
-    except InvalidInputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"error: cannot read {args.file}: {e}", file=sys.stderr)
+    ds = load_or_report(args.file, args.task)
+    if ds is None:
         return 2
     fit = fit_noise(ds, threshold=args.threshold, reference_rater=args.reference_rater, seed=args.seed,
                     source=f"fit-noise {args.file.name}")
