@@ -39,11 +39,10 @@ def generator_raters(reference: dict[str, Any], seed: int = 0,
     """Multi-rater COCO (polygons + boxes) for a reference COCO dict, e.g. the demo's scenes."""
     sim = simulate(reference_from_coco(reference, task="segm"), raters=list(raters or demo_rater_specs()),
                    magnitude=1.0, seed=seed)
-    ref_ids = [a["id"] for a in reference["annotations"]]
-    first_of_image = {}
+    first_of_image = {}  # reference ids run 1.. in object order, image by image
     for a in reference["annotations"]:
         first_of_image.setdefault(a["image_id"], a["id"])
-    index = {rid: rid - first_of_image[a["image_id"]] for rid, a in zip(ref_ids, reference["annotations"])}
+    index = {a["id"]: a["id"] - first_of_image[a["image_id"]] for a in reference["annotations"]}
     coco = sim.coco
     for a in coco["annotations"]:
         refs = a.get("truth_ref_ids") or []

@@ -141,21 +141,12 @@ def _mask(geometry, bbox, width, height):
     return full[y0:max(round(y + h), y0 + 1), x0:max(round(x + w), x0 + 1)], bbox
 
 
-def _to_label(ltype, ann, w, h, attrs, use_polylines):
-    """One engine Annotation (pixel geometry) -> one FiftyOne label (relative coordinates)."""
-    if ltype == "detections":
-        x, y, bw, bh = ann.geometry
-        return fo.Detection(bounding_box=[x / w, y / h, bw / w, bh / h], **attrs)
-    if ltype == "keypoints":
-        g = ann.geometry
-        pts = [(g[i] / w, g[i + 1] / h) if g[i + 2] > 0 else (math.nan, math.nan) for i in range(0, len(g), 3)]
-        return fo.Keypoint(points=pts, visible=[int(v) for v in g[2::3]], **attrs)
-    if use_polylines and isinstance(ann.geometry, list):
-        rings = [[(r[i] / w, r[i + 1] / h) for i in range(0, len(r), 2)] for r in ann.geometry]
-        return fo.Polyline(points=rings, closed=True, filled=True, **attrs)
+def _mask_label(ann, w, h, attrs, use_polylines):
+    """A segmentation as FiftyOne stores it: a Detection with a mask cropped to its box, or
+    (``use_polylines``, RLE input) the mask's traced outline."""
     mask, (x, y, bw, bh) = _mask(ann.geometry, ann.bbox, round(w), round(h))
     det = fo.Detection(bounding_box=[x / w, y / h, bw / w, bh / h], mask=mask, **attrs)
-    return det.to_polyline(tolerance=1) if use_polylines else det  # RLE -> traced outline
+    return det.to_polyline(tolerance=1) if use_polylines else det
 
 
 def _to_doc(ltype, ann, w, h, label, attrs, use_polylines):
@@ -170,7 +161,7 @@ def _to_doc(ltype, ann, w, h, label, attrs, use_polylines):
     if use_polylines and isinstance(ann.geometry, list):
         rings = [[(r[i] / w, r[i + 1] / h) for i in range(0, len(r), 2)] for r in ann.geometry]
         return rawdocs.polyline(label, rings, attrs)
-    return rawdocs.from_label(_to_label(ltype, ann, w, h, {"label": label, **attrs}, use_polylines))
+    return rawdocs.from_label(_mask_label(ann, w, h, {"label": label, **attrs}, use_polylines))
 
 
 def _declare_plain(dataset, docs):

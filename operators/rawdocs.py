@@ -61,20 +61,6 @@ def sample(filepath: str, fields: dict, width=None, height=None) -> dict:
     return doc
 
 
-def _field_type(value):
-    if isinstance(value, bool):
-        return fo.BooleanField, {}
-    if isinstance(value, int):
-        return fo.IntField, {}
-    if isinstance(value, float):
-        return fo.FloatField, {}
-    if isinstance(value, str):
-        return fo.StringField, {}
-    if isinstance(value, list):
-        return fo.ListField, {"subfield": fo.StringField} if all(isinstance(v, str) for v in value) else {}
-    return fo.DictField, {}
-
-
 def declare(dataset, example_values: dict) -> None:
     """Declare plain top-level fields from an example value each (labels are declared by the caller)."""
     if dataset.media_type is None:
@@ -83,8 +69,7 @@ def declare(dataset, example_values: dict) -> None:
         raise ValueError(f"dataset {dataset.name!r} holds {dataset.media_type} samples, not images")
     for name, value in example_values.items():
         if value is not None and not dataset.has_sample_field(name):
-            ftype, kwargs = _field_type(value)
-            dataset.add_sample_field(name, ftype, **kwargs)
+            dataset.add_sample_field(name, **foo.get_implied_field_kwargs(value))  # as add_samples infers
 
 
 def insert(dataset, docs: list[dict]) -> int:
