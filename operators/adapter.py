@@ -124,17 +124,19 @@ def _class_of(label: str, categories: dict[str, int]) -> int:
     return categories[label]
 
 
-def _geometry(kind: str, value):
+def _geometry(kind: str, value, width: float = 1.0, height: float = 1.0):
+    """A FiftyOne label's geometry in the engine's convention, scaled from relative to ``width`` x ``height``."""
     if kind == "rle":
         return value
     if kind == "box":
-        return tuple(float(v) for v in value)
+        x, y, w, h = (float(v) for v in value)
+        return (x * width, y * height, w * width, h * height)
     if kind == "polygon":
-        return [[c for pt in ring for c in pt] for ring in value]
+        return [[c for x, y in ring for c in (x * width, y * height)] for ring in value]
     flat = []
     for x, y in value:
         seen = x is not None and y is not None and not (math.isnan(x) or math.isnan(y))
-        flat += [x if seen else 0.0, y if seen else 0.0, 2.0 if seen else 0.0]
+        flat += [x * width if seen else 0.0, y * height if seen else 0.0, 2.0 if seen else 0.0]
     return flat
 
 
@@ -160,12 +162,14 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> Mu
     kind = "rle" if use_masks else source.kind
     geom_attr = {"box": "bounding_box", "polygon": "points", "keypoints": "points", "rle": "mask"}[kind]
     sample_ids = collection.values("id")
-    if use_masks:
-        sizes = list(zip(collection.values("metadata.width"), collection.values("metadata.height")))
-        missing = [sid for sid, (w, h) in zip(sample_ids, sizes) if not w or not h]
-        if missing:
-            raise SetupError(f"mask IoU needs image sizes: {len(missing)} sample(s) lack metadata "
-                             f"(e.g. {missing[0]}); run dataset.compute_metadata()", "distance")
+    sizes = list(zip(*collection.values(["metadata.width", "metadata.height"])))
+    missing = [sid for sid, (w, h) in zip(sample_ids, sizes) if not w or not h]
+    if use_masks and missing:
+        raise SetupError(f"mask IoU needs image sizes: {len(missing)} sample(s) lack metadata "
+                         f"(e.g. {missing[0]}); run dataset.compute_metadata()", "distance")
+    # pixel geometry where every sample knows its size (pixel-based distances such as centroid_box
+    # need the aspect ratio); otherwise FiftyOne's relative coordinates on a unit image
+    pixel = not missing and bool(sample_ids)
     has_list = collection.has_field("rater_list")
     rater_lists = collection.values("rater_list") if has_list else [None] * len(sample_ids)
     per_field = []
@@ -193,7 +197,8 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> Mu
                 if lab is None or (g is None and not use_masks):
                     problems.append(f"sample {sid}, field {f}, label {lid}: no {geom_attr} or class")
                     continue
-                anns.append(Annotation(lid, rater, _class_of(lab, categories), _geometry(kind, g)))
+                geom = _geometry(kind, g, *(sizes[k] if pixel and kind != "rle" else (1.0, 1.0)))
+                anns.append(Annotation(lid, rater, _class_of(lab, categories), geom))
         if rater_lists[k] is not None:
             assigned = tuple(str(r) for r in rater_lists[k])
         elif source.rater_attribute:
@@ -203,7 +208,8 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> Mu
         outside = {a.rater for a in anns} - set(assigned)
         if outside:
             problems.append(f"sample {sid}: labels by {sorted(outside)} who are not in its rater_list {list(assigned)}")
-        images.append(ImageRecord(sid, 1.0, 1.0, assigned, anns))
+        width, height = (float(sizes[k][0]), float(sizes[k][1])) if pixel else (1.0, 1.0)
+        images.append(ImageRecord(sid, width, height, assigned, anns))
     if problems:
         more = f"\n... and {len(problems) - 10} more" if len(problems) > 10 else ""
         raise SetupError(f"{len(problems)} problem(s) in the labels:\n" + "\n".join(problems[:10]) + more)

@@ -51,6 +51,26 @@ def calibration_figure(entry: dict) -> tuple[list[dict], dict]:
     return clean(traces), clean(layout)
 
 
+def recommendation_md(rec: dict) -> list[str]:
+    """The recommendation as markdown lines; a scale-dependent winner comes with a warning and
+    the scale-invariant alternative, each with the α it would give."""
+
+    def line(title: str, r: dict) -> str:
+        alpha = (f"; mean α {fmt(r.get('mean_alpha'))}, global α {fmt(r.get('global_alpha'))}"
+                 if r.get("mean_alpha") is not None else "")
+        return (f"{title}: **{r.get('distance')}**, similarity threshold {fmt(r.get('similarity_threshold'))} "
+                f"(standard {fmt(r.get('standard_threshold'), 2)}){alpha}")
+
+    lines = [line("Recommended (highest KS)", rec) + f" — {rec.get('reason', '')}"]
+    alt = rec.get("alternative")
+    if rec.get("scale_dependent"):
+        lines.append(f"⚠ **{rec.get('distance')} is scale-dependent**: it measures offsets relative to the image, "
+                     "so one threshold is lenient for small objects and strict for large ones.")
+    if alt:
+        lines.append(line("Scale-invariant alternative", alt) + " — pick it in *Distance* above to run at its τ*.")
+    return lines
+
+
 class CalibrationPanel(RunPanel):
     METHOD = CALIBRATION_METHOD
     TITLE = "KaLOS: Calibration"
@@ -97,9 +117,7 @@ class CalibrationPanel(RunPanel):
             f"{int(100 * (res.get('confidence') or 0.95))}% intervals",
         ]
         if rec:
-            lines.append(f"Recommended: **{rec.get('distance')}**, similarity threshold "
-                         f"{fmt(rec.get('similarity_threshold'))} (standard {fmt(rec.get('standard_threshold'), 2)})"
-                         f" — {rec.get('reason', '')}")
+            lines += recommendation_md(rec)
         ctx.panel.state.summary = "\n\n".join(lines)
 
     def on_change_distance(self, ctx):

@@ -62,11 +62,18 @@ def format_summary(result: CalibrationResult, seconds: float | None = None) -> s
                 lines.append(f"  {s:<8} KS {c.ks:.3f} {_ci(c.ks_ci)}   tau* {c.tau_star:.3f} {_ci(c.tau_ci)}"
                              f"   n {c.n_do}")
     rec = result.recommended
-    lines += ["", f"recommended: {rec.distance}, tau* {rec.tau_star:.3f}, similarity threshold "
-              f"{rec.similarity_threshold:.3f}"
-              + (f" (standard {rec.standard_threshold:g})" if rec.standard_threshold is not None else ""),
-              f"  {rec.reason}"]
+    lines += ["", _recommendation_line("recommended", rec), f"  {rec.reason}"]
+    if rec.alternative is not None:
+        lines.append(_recommendation_line("scale-invariant alternative", rec.alternative))
     return "\n".join(lines)
+
+
+def _recommendation_line(title: str, rec) -> str:
+    return (f"{title}: {rec.distance}{' (scale-dependent)' if rec.scale_dependent else ''}, tau* {rec.tau_star:.3f}, "
+            f"similarity threshold {rec.similarity_threshold:.3f}"
+            + (f" (standard {rec.standard_threshold:g})" if rec.standard_threshold is not None else "")
+            + (f"; would give mean alpha {rec.mean_alpha:.4f}, global {rec.global_alpha:.4f}"
+               if rec.mean_alpha is not None else ""))
 
 
 def run_calibrate(args: argparse.Namespace) -> int:

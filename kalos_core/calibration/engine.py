@@ -3,7 +3,9 @@
 Steps (METHOD.md §5): draw the Do / De pairs once (seeded), then for each
 distance compute both samples, the KS separation, τ* with its bootstrap
 interval, Braylan's σ, summaries and histograms, optionally per size stratum;
-finally recommend the distance with the highest KS.
+finally recommend the distance with the highest KS (flagging a scale-dependent
+winner and naming the best scale-invariant alternative), and compute the α each
+recommendation would give.
 
 ``calibrate_steps`` is the same as a generator of ``(fraction, message)``
 progress steps whose return value is the result (for the FiftyOne operator).
@@ -16,6 +18,7 @@ from typing import Callable, Generator
 
 import numpy as np
 
+from ..agreement import AgreementConfig, compute_agreement
 from ..data import MultiRaterDataset
 from ..geometry import distances_for, get_distance
 from ..progress import run_steps
@@ -26,7 +29,7 @@ from .recommend import recommend
 from .sampling import PreparedCache, build_plan, observe, relative_areas, size_strata
 from .separation import braylan_sigma, histogram, summarise
 from .types import (STRATA, TASK_OF_KIND, CalibrationConfig, CalibrationResult, DistanceCalibration,
-                    StratumCalibration)
+                    Recommendation, StratumCalibration)
 
 Steps = Generator[tuple[float, str], None, CalibrationResult]
 
@@ -65,13 +68,21 @@ def calibrate_steps(dataset: MultiRaterDataset, config: CalibrationConfig = Cali
         t2 = time.perf_counter()
         results[spec.name] = _calibrate_distance(spec.name, do, de, plan.obs_image, strata, resamples, config)
         timings[f"{spec.name}_bootstrap_s"] = time.perf_counter() - t2
-    yield 1.0, "recommending"
+    rec = recommend(results, config.confidence, {s.name: s.scale_invariant for s in specs})
+    if config.alpha_preview:
+        yield 0.97, "agreement at the recommended threshold"
+        t3 = time.perf_counter()
+        for r in (rec, rec.alternative):
+            if r is not None:
+                r.mean_alpha, r.global_alpha = _alpha_at(dataset, r)
+        timings["alpha_preview_s"] = time.perf_counter() - t3
+    yield 1.0, "calibration done"
     timings["total_s"] = time.perf_counter() - t0
     return CalibrationResult(
         task=dataset.meta.get("task") or TASK_OF_KIND[dataset.kind], kind=dataset.kind,
         n_images=len(dataset.images), n_annotations=dataset.n_annotations, seed=config.seed,
         bootstrap=config.bootstrap, confidence=config.confidence, distances=results,
-        recommended=recommend(results, config.confidence), timings=timings)
+        recommended=rec, timings=timings)
 
 
 def calibrate(dataset: MultiRaterDataset, config: CalibrationConfig = CalibrationConfig(),
@@ -85,6 +96,15 @@ def calibrate(dataset: MultiRaterDataset, config: CalibrationConfig = Calibratio
     progress : optional ``progress(fraction, message)`` callback.
     """
     return run_steps(calibrate_steps(dataset, config), progress)
+
+
+def _alpha_at(dataset: MultiRaterDataset, rec: Recommendation) -> tuple[float, float]:
+    """Mean and global α (no diagnostics) at a recommendation's distance and similarity threshold."""
+    threshold = min(max(rec.similarity_threshold, 0.0), 1.0)
+    res = compute_agreement(dataset, AgreementConfig(
+        threshold=threshold, distance=rec.distance, vitality=False, class_difficulty=False,
+        collaboration=False, intra_rater=False, bootstrap=0))
+    return res.mean_alpha, res.global_alpha
 
 
 def _calibrate_distance(name: str, do: np.ndarray, de: np.ndarray, obs_image: np.ndarray,

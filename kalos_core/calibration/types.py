@@ -32,6 +32,8 @@ class CalibrationConfig:
     grid_points : resolution of the KDE grid.
     histogram_bins : bins of the stored Do / De histograms.
     sigma_p : significance level of Braylan's σ.
+    alpha_preview : also compute mean and global α (no diagnostics) at the
+        recommended threshold, and at the alternative's when there is one.
     """
 
     distances: tuple[str, ...] | None = None
@@ -42,6 +44,7 @@ class CalibrationConfig:
     grid_points: int = 1024
     histogram_bins: int = 50
     sigma_p: float = 0.05
+    alpha_preview: bool = True
 
     def __post_init__(self) -> None:
         if not 0.0 < self.confidence < 1.0:
@@ -102,13 +105,30 @@ class DistanceCalibration:
 
 @dataclass
 class Recommendation:
-    """The distance to use and its threshold (``standard_threshold``: a rounded value inside the CI)."""
+    """The distance to use and its threshold (``standard_threshold``: a rounded value inside the CI).
+
+    ``scale_dependent``: the distance measures offsets relative to the image, not
+    the object (image-diagonal centroid), so one threshold means different things
+    for small and large objects. Then ``alternative`` holds the best scale-invariant
+    distance with its own τ*, so the user can choose. ``mean_alpha`` / ``global_alpha``:
+    the agreement each would give at its similarity threshold (None when not computed).
+    """
 
     distance: str
     tau_star: float
     similarity_threshold: float
     standard_threshold: float | None
     reason: str
+    ks: float = float("nan")
+    scale_dependent: bool = False
+    mean_alpha: float | None = None
+    global_alpha: float | None = None
+    alternative: "Recommendation | None" = None
+
+    def to_dict(self) -> dict:
+        out = {k: v for k, v in vars(self).items() if k != "alternative"}
+        out["alternative"] = None if self.alternative is None else self.alternative.to_dict()
+        return out
 
 
 @dataclass
@@ -136,7 +156,7 @@ class CalibrationResult:
             "task": self.task, "kind": self.kind, "n_images": self.n_images, "n_annotations": self.n_annotations,
             "seed": self.seed, "bootstrap": self.bootstrap, "confidence": self.confidence,
             "distances": {name: _distance_dict(d) for name, d in self.distances.items()},
-            "recommended": vars(self.recommended).copy(),
+            "recommended": self.recommended.to_dict(),
             "similarity_threshold": self.similarity_threshold,
         }
         return json_clean(out)

@@ -1,4 +1,4 @@
-"""Axis-aligned boxes: IoU, GIoU and centroid distance (vectorised)."""
+"""Axis-aligned boxes: IoU, GIoU and the two centroid distances (vectorised)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from typing import Sequence
 import numpy as np
 
 from ..data import Annotation, ImageRecord
-from .registry import Prepared, centroid_similarity, register_distance
+from .registry import Prepared, centroid_box_similarity, centroid_similarity, pixel_scale, register_distance
 
 
 def prepare_boxes(image: ImageRecord, anns: Sequence[Annotation]) -> Prepared:
-    """Boxes as image-relative ``(x1, y1, x2, y2)``."""
+    """Boxes as image-relative ``(x1, y1, x2, y2)``, with the image's pixel size (``scale``)."""
     xywh = np.array([a.geometry for a in anns], dtype=float).reshape(-1, 4)
     scale = np.array([image.width, image.height, image.width, image.height])
     xywh = xywh / scale
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
-    return Prepared(len(anns), xyxy=xyxy)
+    return Prepared(len(anns), xyxy=xyxy, scale=pixel_scale(image, len(anns)))
 
 
 def _intersection_union(a: np.ndarray, b: np.ndarray):
@@ -52,9 +52,15 @@ def box_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndar
     return (1.0 + giou) / 2.0
 
 
-@register_distance("box", "centroid", prepare=prepare_boxes)
+@register_distance("box", "centroid", prepare=prepare_boxes, scale_invariant=False)
 def box_centroid(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Centroid L2 distance, normalised by the image diagonal."""
     ca = (a["xyxy"][:, :2] + a["xyxy"][:, 2:]) / 2.0
     cb = (b["xyxy"][:, :2] + b["xyxy"][:, 2:]) / 2.0
     return centroid_similarity(ca, cb)
+
+
+@register_distance("box", "centroid_box", prepare=prepare_boxes)
+def box_centroid_box(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
+    """Centroid L2 distance in pixels, normalised by the larger box's diagonal (scale-invariant)."""
+    return centroid_box_similarity(a["xyxy"], a["scale"], b["xyxy"], b["scale"])

@@ -50,7 +50,7 @@ def _pair_terms(a: Prepared, b: Prepared):
     return va & vb, va ^ vb, va | vb, d
 
 
-@register_distance("keypoints", "mpjpe", prepare=prepare_keypoints)
+@register_distance("keypoints", "mpjpe", prepare=prepare_keypoints, scale_invariant=False)
 def keypoint_mpjpe(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Image-normalised mean per-joint error with the visibility penalty."""
     both, one, either, d = _pair_terms(a, b)

@@ -87,7 +87,7 @@ register_distance("polygon", "mask_iou", prepare=prepare_masks,
                   description="Polygons rasterised to RLE masks, then mask IoU.")(mask_iou)
 
 
-@register_distance("rle", "centroid", prepare=prepare_masks)
+@register_distance("rle", "centroid", prepare=prepare_masks, scale_invariant=False)
 def mask_centroid(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Distance between mask centroids, normalised by the image diagonal."""
     return centroid_similarity(a["centroid"], b["centroid"])

@@ -14,7 +14,8 @@ import numpy as np
 import shapely
 
 from ..data import Annotation, ImageRecord
-from .registry import Prepared, boxes_overlap, centroid_similarity, register_distance
+from .registry import (Prepared, boxes_overlap, centroid_box_similarity, centroid_similarity, pixel_scale,
+                       register_distance)
 
 
 def _build_geometries(image: ImageRecord, anns: Sequence[Annotation]) -> np.ndarray:
@@ -49,15 +50,16 @@ def _build_geometries(image: ImageRecord, anns: Sequence[Annotation]) -> np.ndar
 
 
 def prepare_polygons(image: ImageRecord, anns: Sequence[Annotation]) -> Prepared:
-    """Shapely geometries with their areas, bounds, centroids and convex hulls."""
+    """Shapely geometries with their areas, bounds, centroids and the image's pixel size."""
     geoms = _build_geometries(image, anns)
     if len(anns) == 0:
         empty = np.empty(0)
-        return Prepared(0, geom=geoms, area=empty, xyxy=empty.reshape(0, 4), centroid=empty.reshape(0, 2))
+        return Prepared(0, geom=geoms, area=empty, xyxy=empty.reshape(0, 4), centroid=empty.reshape(0, 2),
+                        scale=empty.reshape(0, 2))
     area = shapely.area(geoms)
     xyxy = shapely.bounds(geoms)
     cent = shapely.get_coordinates(shapely.centroid(geoms)).reshape(-1, 2)
-    return Prepared(len(anns), geom=geoms, area=area, xyxy=xyxy, centroid=cent)
+    return Prepared(len(anns), geom=geoms, area=area, xyxy=xyxy, centroid=cent, scale=pixel_scale(image, len(anns)))
 
 
 def _intersection_areas(a: Prepared, b: Prepared, need, floor: float):
@@ -141,7 +143,13 @@ def polygon_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.
     return (1.0 + giou) / 2.0
 
 
-@register_distance("polygon", "centroid", prepare=prepare_polygons)
+@register_distance("polygon", "centroid", prepare=prepare_polygons, scale_invariant=False)
 def polygon_centroid(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Distance between polygon centroids, normalised by the image diagonal."""
     return centroid_similarity(a["centroid"], b["centroid"])
+
+
+@register_distance("polygon", "centroid_box", prepare=prepare_polygons)
+def polygon_centroid_box(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
+    """Distance between the shapes' bounding-box centres in pixels, over the larger box's diagonal."""
+    return centroid_box_similarity(a["xyxy"], a["scale"], b["xyxy"], b["scale"])

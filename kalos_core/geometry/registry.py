@@ -58,6 +58,10 @@ class DistanceSpec:
     prepare: PrepareFn
     similarity: SimilarityFn
     description: str = ""
+    #: False when the distance depends on the object's size relative to the image
+    #: (e.g. a centroid offset over the image diagonal): the same pixel offset is a
+    #: small error on a large object and a miss on a small one
+    scale_invariant: bool = True
 
 
 DISTANCES: dict[tuple[str, str], DistanceSpec] = {}
@@ -71,11 +75,13 @@ DEFAULT_DISTANCE: dict[str, str] = {
 }
 
 
-def register_distance(kind: str, name: str, *, prepare: PrepareFn, description: str = ""):
+def register_distance(kind: str, name: str, *, prepare: PrepareFn, description: str = "",
+                      scale_invariant: bool = True):
     """Decorator: register ``similarity`` as distance ``name`` for ``kind``."""
 
     def deco(fn: SimilarityFn) -> SimilarityFn:
-        DISTANCES[(kind, name)] = DistanceSpec(kind, name, prepare, fn, description or (fn.__doc__ or "").strip().split("\n")[0])
+        doc = description or (fn.__doc__ or "").strip().split("\n")[0]
+        DISTANCES[(kind, name)] = DistanceSpec(kind, name, prepare, fn, doc, scale_invariant)
         return fn
 
     return deco
@@ -101,6 +107,38 @@ def boxes_overlap(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
     iw = np.minimum(a_xyxy[:, None, 2], b_xyxy[None, :, 2]) - np.maximum(a_xyxy[:, None, 0], b_xyxy[None, :, 0])
     ih = np.minimum(a_xyxy[:, None, 3], b_xyxy[None, :, 3]) - np.maximum(a_xyxy[:, None, 1], b_xyxy[None, :, 1])
     return (iw > 0) & (ih > 0)
+
+
+def pixel_scale(image: ImageRecord, n: int) -> np.ndarray:
+    """``(n, 2)`` array of the image's pixel width and height, one row per annotation.
+
+    Geometry is stored image-relative; a distance defined in pixels (such as
+    ``centroid_box``) multiplies back by this, also for cross-image pairs.
+    """
+    return np.tile(np.array([image.width, image.height], dtype=float), (n, 1))
+
+
+def centroid_box_similarity(a_xyxy: np.ndarray, a_scale: np.ndarray,
+                            b_xyxy: np.ndarray, b_scale: np.ndarray) -> np.ndarray:
+    """``1 - L2(centres) / diagonal of the larger box``, in pixels, clipped to ``[0, 1]``.
+
+    The published implementation's scale-invariant centroid distance: the boxes'
+    centres, compared in pixels, over the diagonal of the box with the larger
+    area. Equal areas take the longer diagonal (symmetric); a larger box of zero
+    area gives similarity 0.
+    """
+    pa = a_xyxy * np.tile(a_scale, 2)
+    pb = b_xyxy * np.tile(b_scale, 2)
+    ca, cb = (pa[:, :2] + pa[:, 2:]) / 2.0, (pb[:, :2] + pb[:, 2:]) / 2.0
+    wa, wb = pa[:, 2:] - pa[:, :2], pb[:, 2:] - pb[:, :2]
+    area_a, area_b = wa.prod(1)[:, None], wb.prod(1)[None, :]
+    diag_a, diag_b = np.hypot(*wa.T)[:, None], np.hypot(*wb.T)[None, :]
+    norm = np.where(area_a > area_b, diag_a, np.where(area_b > area_a, diag_b, np.maximum(diag_a, diag_b)))
+    dist = np.sqrt(((ca[:, None, :] - cb[None, :, :]) ** 2).sum(-1))
+    larger_area = np.maximum(area_a, area_b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sim = np.where((norm > 0) & (larger_area > 0), 1.0 - dist / norm, 0.0)
+    return np.clip(sim, 0.0, 1.0)
 
 
 def centroid_similarity(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:

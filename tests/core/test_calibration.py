@@ -236,6 +236,23 @@ def test_point_masses_give_ks_one_and_the_midpoint():
     assert iou.histogram["de"][-1] == 200 and len(iou.histogram["edges"]) == 51
 
 
+def test_a_scale_dependent_winner_names_the_best_scale_invariant_alternative():
+    # both separate perfectly (KS 1): the first named wins the tie, here the image-diagonal centroid
+    res = calibrate(grid_of_pairs(), CalibrationConfig(distances=("centroid", "giou", "iou"), bootstrap=20))
+    rec = res.recommended
+    assert rec.distance == "centroid" and rec.scale_dependent and "scale-invariant alternative is giou" in rec.reason
+    alt = rec.alternative
+    assert (alt.distance, alt.scale_dependent, alt.alternative) == ("giou", False, None)
+    assert alt.tau_star == res.distances["giou"].tau_star and alt.ks == res.distances["giou"].ks
+    # every pair overlaps with IoU 0.8 in one class: both thresholds match them all, alpha is 1
+    assert (rec.mean_alpha, rec.global_alpha, alt.mean_alpha, alt.global_alpha) == (1.0, 1.0, 1.0, 1.0)
+    d = res.to_dict()["recommended"]
+    assert d["alternative"]["distance"] == "giou" and d["scale_dependent"] is True
+    plain = calibrate(grid_of_pairs(), CalibrationConfig(distances=("iou", "centroid"), bootstrap=0,
+                                                         alpha_preview=False)).recommended
+    assert (plain.distance, plain.scale_dependent, plain.alternative, plain.mean_alpha) == ("iou", False, None, None)
+
+
 def exact_kde_crossing(do, de, lo, hi):
     """Crossing of two untruncated Gaussian KDEs with the documented bandwidth rule
     (Scott, floored at two steps of the 1,024-point grid on [0, 1]), from log-densities."""

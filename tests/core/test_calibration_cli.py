@@ -43,7 +43,8 @@ def test_calibrate_writes_the_contract(demo_path, tmp_path, capsys):
         assert all(STRATUM_KEYS <= set(s) for s in d["strata"].values())
         assert sum(s["n_do"] for s in d["strata"].values()) == d["do"]["n"]
     rec = res["recommended"]
-    assert set(rec) == {"distance", "tau_star", "similarity_threshold", "standard_threshold", "reason"}
+    assert set(rec) == {"distance", "tau_star", "similarity_threshold", "standard_threshold", "reason", "ks",
+                        "scale_dependent", "mean_alpha", "global_alpha", "alternative"}
     best = max(res["distances"], key=lambda n: res["distances"][n]["ks"])
     assert rec["distance"] == best
     assert res["similarity_threshold"] == rec["similarity_threshold"] == res["distances"][best]["similarity_threshold"]
@@ -62,7 +63,7 @@ def test_default_distances_per_task(demo_path, tmp_path):
     out = tmp_path / "segm.json"
     assert main(["calibrate", str(demo_path), "--task", "segm", "--bootstrap", "0", "--output", str(out)]) == 0
     res = json.loads(out.read_text())
-    assert list(res["distances"]) == ["iou", "centroid", "giou"]      # the default first; no mask_iou duplicate
+    assert list(res["distances"]) == ["iou", "centroid", "centroid_box", "giou"]      # the default first; no mask_iou duplicate
     assert res["distances"]["iou"]["tau_ci"] is None and res["recommended"]["standard_threshold"] is None
 
 

@@ -20,8 +20,8 @@ def square(x, y, s):
 
 
 def test_registry_lists_every_kind():
-    assert {"iou", "giou", "centroid"} <= set(distances_for("box"))
-    assert {"iou", "giou", "centroid", "mask_iou"} <= set(distances_for("polygon"))
+    assert {"iou", "giou", "centroid", "centroid_box"} <= set(distances_for("box"))
+    assert {"iou", "giou", "centroid", "centroid_box", "mask_iou"} <= set(distances_for("polygon"))
     assert {"mpjpe", "oks"} <= set(distances_for("keypoints"))
     assert ("voxels", "iou") in DISTANCES and ("rle", "iou") in DISTANCES
     with pytest.raises(ValueError, match="unknown distance"):
@@ -39,6 +39,40 @@ def test_box_iou_giou_centroid_by_hand():
     assert giou[0, 1] == pytest.approx((1 + 1 / 3) / 2)   # enclosing == union
     cen = sim("box", "centroid", boxes, width=100, height=100)
     assert cen[0, 2] == pytest.approx(1 - 0.2 / np.sqrt(2))
+
+
+def test_centroid_box_by_hand_larger_box_diagonal_in_pixels():
+    # centres (5, 5), (7.5, 10) and (25, 5); the larger box of pair (0, 1) is box 1 (20 x 10 px)
+    boxes = [(0, 0, 10, 10), (0, 5, 15, 10), (20, 0, 10, 10)]
+    s = sim("box", "centroid_box", boxes, width=200, height=50)
+    assert s[0, 1] == pytest.approx(1 - np.hypot(2.5, 5) / np.hypot(15, 10))
+    assert s[0, 2] == 0.0                         # 20 px apart, diagonal 14.1 px: clipped to 0
+    assert np.allclose(s, s.T) and np.allclose(np.diag(s), 1.0)
+    # equal areas, different shapes: the longer diagonal (symmetric either way)
+    t = sim("box", "centroid_box", [(0, 0, 4, 4), (0, 0, 2, 8)])
+    assert t[0, 1] == t[1, 0] == pytest.approx(1 - np.hypot(1, 2) / np.hypot(2, 8))
+
+
+def test_centroid_box_is_scale_invariant_and_centroid_is_not():
+    small = [(0, 0, 10, 10), (3, 0, 10, 10)]
+    big = [(0, 0, 100, 100), (30, 0, 100, 100)]
+    assert sim("box", "centroid_box", small)[0, 1] == pytest.approx(sim("box", "centroid_box", big)[0, 1])
+    assert sim("box", "centroid", small)[0, 1] != pytest.approx(sim("box", "centroid", big)[0, 1])
+    poly = sim("polygon", "centroid_box", [square(0, 0, 10), square(3, 0, 10)])
+    assert poly[0, 1] == pytest.approx(sim("box", "centroid_box", small)[0, 1])
+
+
+def test_cross_image_centroid_box_compares_pixels():
+    spec = get_distance("box", "centroid_box")
+    a_ann, b_ann = Annotation(0, "r", 1, (0, 0, 10, 10)), Annotation(1, "q", 1, (10, 0, 10, 10))
+    a = spec.prepare(make_image(0, 100, 100, ["r"], [a_ann]), [a_ann])
+    b = spec.prepare(make_image(1, 400, 100, ["q"], [b_ann]), [b_ann])
+    assert spec.similarity(a, b)[0, 0] == pytest.approx(1 - 10 / np.hypot(10, 10))
+
+
+def test_scale_dependent_distances_are_flagged():
+    flagged = {(k, n) for (k, n), spec in DISTANCES.items() if not spec.scale_invariant}
+    assert flagged == {("box", "centroid"), ("polygon", "centroid"), ("rle", "centroid"), ("keypoints", "mpjpe")}
 
 
 def test_box_iou_is_scale_invariant_per_axis():

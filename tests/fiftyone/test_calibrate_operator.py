@@ -66,7 +66,7 @@ def test_operator_stores_what_the_engine_computes(fo_isolated, demo):
     stored = ds.load_run_results("kalos_calibration", load_view=False)
     expected = calibrate(demo, CalibrationConfig(bootstrap=25, seed=3, stratify=True)).to_dict()
     assert SCHEMA_KEYS <= set(vars(stored))
-    assert list(stored.distances) == list(expected["distances"]) == ["iou", "centroid", "giou"]
+    assert list(stored.distances) == list(expected["distances"]) == ["iou", "centroid", "centroid_box", "giou"]
     for name, d in stored.distances.items():
         assert DISTANCE_KEYS <= set(d)
         for key in ("ks", "tau_star", "similarity_threshold", "sigma"):

@@ -352,6 +352,23 @@ def test_calibration_shows_do_de_tau_and_runs_agreement_at_tau(fields_ds):
     fields_ds.delete_run("calibration")
 
 
+def test_calibration_warns_about_a_scale_dependent_recommendation_and_shows_the_alternative(fields_ds):
+    alt = {"distance": "giou", "tau_star": 0.55, "similarity_threshold": 0.45, "standard_threshold": 0.45,
+           "reason": "best scale-invariant", "ks": 0.77, "scale_dependent": False, "mean_alpha": 0.61,
+           "global_alpha": 0.58, "alternative": None}
+    rec = {**CALIBRATION["recommended"], "distance": "iou", "scale_dependent": True, "mean_alpha": 0.72,
+           "global_alpha": 0.7, "alternative": alt}
+    cfg = fields_ds.init_run(method="kalos_calibration", similarity_threshold=0.58, rater_fields=rater_fields(fields_ds))
+    fields_ds.register_run("scaled", cfg, overwrite=True, cleanup=False)
+    fields_ds.save_run_results("scaled", fields_ds.init_run_results("scaled", **{**CALIBRATION, "recommended": rec}),
+                               overwrite=True)
+    summary = Panel(fields_ds, "kalos_calibration").call("on_load").state["summary"]
+    assert "iou is scale-dependent" in summary
+    assert "Scale-invariant alternative: **giou**, similarity threshold 0.450" in summary
+    assert "mean α 0.720" in summary and "mean α 0.610, global α 0.580" in summary
+    fields_ds.delete_run("scaled")
+
+
 # -- pure helpers ------------------------------------------------------------------------------
 
 def test_alpha_range_view_is_half_open_and_skips_undefined(fo_isolated):
