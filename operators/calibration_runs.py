@@ -9,16 +9,21 @@ What the ``calibrate`` operator calls, and what a notebook calls directly::
 A calibration is stored as a FiftyOne custom run (``config.method ==
 "kalos_calibration"``) whose config carries the recommended
 ``similarity_threshold`` and ``distance`` (what ``compute_agreement``'s form
-offers as defaults) and whose results hold ``CalibrationResult.to_dict()``.
+offers as defaults) and whose results hold ``CalibrationResult.to_dict()``
+plus ``braylan``: Braylan's item-level measures (``BraylanResult.to_dict()``) for
+boxes, or ``{"skipped": reason}`` (polygons and keypoints; boxes of samples
+without ``metadata`` width/height, since the measures need pixel coordinates).
 No sample field is written.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kalos_core.calibration import CalibrationConfig, CalibrationResult, calibrate_steps
+from kalos_core.calibration.braylan import BraylanConfig, braylan_agreement
+from kalos_core.data import MultiRaterDataset
 
 from .adapter import RUN_KEY_RE, SetupError, read_dataset, resolve_source
 from .common import run_steps
@@ -104,9 +109,13 @@ def calibrate_run_steps(collection, rater_fields=None, label_field=None, rater_a
     except ValueError as e:      # unknown distance, too little data
         raise SetupError(str(e), "distances") from None
     timings["compute_s"] = time.perf_counter() - t1
+    yield 0.95, "item-level agreement (Braylan)"
+    t_b = time.perf_counter()
+    braylan = braylan_summary(collection, data, config.seed)
+    timings["braylan_s"] = time.perf_counter() - t_b
     yield 0.97, "storing the run"
     t2 = time.perf_counter()
-    store_calibration(collection, source, run_key, config, result)
+    store_calibration(collection, source, run_key, config, result, braylan)
     timings["write_s"] = time.perf_counter() - t2
     result.timings.update(timings)
     return result
@@ -124,12 +133,44 @@ def calibrate_run(collection, rater_fields=None, label_field=None, rater_attribu
                                          distances, seed, bootstrap, stratify), progress)
 
 
+def braylan_summary(collection, data: MultiRaterDataset, seed: int = 0) -> dict:
+    """Braylan's item-level measures (``BraylanResult.to_dict()``) of the boxes read from
+    ``collection`` (``data``, in the collection's sample order), or ``{"skipped": reason}``.
+
+    Boxes only: the measures follow the paper's box conventions (inclusive pixel areas, corner
+    L2 in pixels), so relative boxes are scaled by each sample's ``metadata`` width/height.
+    """
+    if data.kind != "box":
+        return {"skipped": "item-level agreement (Braylan) is computed for boxes only"}
+    sizes = list(zip(collection.values("metadata.width"), collection.values("metadata.height")))
+    missing = sum(1 for w, h in sizes if not w or not h)
+    if missing:
+        return {"skipped": f"item-level agreement (Braylan) needs pixel sizes: {missing} sample(s) lack "
+                           "metadata; run dataset.compute_metadata()"}
+    try:
+        return braylan_agreement(_in_pixels(data, sizes), BraylanConfig(seed=int(seed))).to_dict()
+    except ValueError as e:          # no image with two raters, a single item
+        return {"skipped": str(e)}
+
+
+def _in_pixels(data: MultiRaterDataset, sizes) -> MultiRaterDataset:
+    """The data set with image-relative boxes scaled to pixels (one (width, height) per image)."""
+    images = []
+    for im, (w, h) in zip(data.images, sizes):
+        anns = [replace(a, geometry=(a.geometry[0] * w, a.geometry[1] * h, a.geometry[2] * w, a.geometry[3] * h))
+                for a in im.annotations]
+        images.append(replace(im, width=float(w), height=float(h), annotations=anns))
+    return replace(data, images=images)
+
+
 def store_calibration(collection, source, run_key: str, config: CalibrationConfig,
-                      result: CalibrationResult) -> None:
+                      result: CalibrationResult, braylan: dict | None = None) -> None:
     dataset = collection._dataset
     if run_key in dataset.list_runs():
         dataset.delete_run(run_key)
     summary = result.to_dict()
+    if braylan is not None:
+        summary["braylan"] = braylan
     rec = summary["recommended"]
     run_config = collection.init_run(
         method=METHOD, rater_fields=source.fields if source.rater_attribute is None else None,
