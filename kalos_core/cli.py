@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from .agreement import AgreementConfig, AgreementResult, compute_agreement
+from .calibration import braylan_cli
 from .calibration import cli as calibration_cli
 from .cli_common import load_or_report, write_result
 from .io import load_coco
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--task", choices=["bbox", "segm"], default="bbox")
     calibration_cli.add_parser(sub)
+    braylan_cli.add_parser(sub)
     noise_cli.add_noise_parsers(sub)
     return parser
 
@@ -135,6 +137,8 @@ def main(argv=None) -> int:
         return run_demo(args)
     if args.command == "calibrate":
         return calibration_cli.run_calibrate(args)
+    if args.command == "braylan":
+        return braylan_cli.run_braylan(args)
     if args.command in noise_cli.NOISE_COMMANDS:
         return noise_cli.run_noise_command(args)
     return 2

@@ -214,7 +214,7 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> Mu
         more = f"\n... and {len(problems) - 10} more" if len(problems) > 10 else ""
         raise SetupError(f"{len(problems)} problem(s) in the labels:\n" + "\n".join(problems[:10]) + more)
     names = {v: k for k, v in categories.items()}
-    return MultiRaterDataset(images, names, kind)
+    return MultiRaterDataset(images, names, kind, meta={"pixel_geometry": pixel})
 
 
 def owned_fields(source: RaterSource, run_key: str) -> list[str]:

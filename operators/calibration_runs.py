@@ -9,7 +9,10 @@ What the ``calibrate`` operator calls, and what a notebook calls directly::
 A calibration is stored as a FiftyOne custom run (``config.method ==
 "kalos_calibration"``) whose config carries the recommended
 ``similarity_threshold`` and ``distance`` (what ``compute_agreement``'s form
-offers as defaults) and whose results hold ``CalibrationResult.to_dict()``.
+offers as defaults) and whose results hold ``CalibrationResult.to_dict()``
+plus ``braylan``: Braylan's item-level measures (``BraylanResult.to_dict()``) for
+boxes, or ``{"skipped": reason}`` (polygons and keypoints; boxes of samples
+without ``metadata`` width/height, since the measures need pixel coordinates).
 No sample field is written.
 """
 
@@ -19,6 +22,8 @@ import time
 from dataclasses import dataclass
 
 from kalos_core.calibration import CalibrationConfig, CalibrationResult, calibrate_steps
+from kalos_core.calibration.braylan import BraylanConfig, braylan_agreement
+from kalos_core.data import MultiRaterDataset
 
 from .adapter import RUN_KEY_RE, SetupError, read_dataset, resolve_source
 from .common import run_steps
@@ -104,9 +109,13 @@ def calibrate_run_steps(collection, rater_fields=None, label_field=None, rater_a
     except ValueError as e:      # unknown distance, too little data
         raise SetupError(str(e), "distances") from None
     timings["compute_s"] = time.perf_counter() - t1
+    yield 0.95, "item-level agreement (Braylan)"
+    t_b = time.perf_counter()
+    braylan = braylan_summary(data, config.seed)
+    timings["braylan_s"] = time.perf_counter() - t_b
     yield 0.97, "storing the run"
     t2 = time.perf_counter()
-    store_calibration(collection, source, run_key, config, result)
+    store_calibration(collection, source, run_key, config, result, braylan)
     timings["write_s"] = time.perf_counter() - t2
     result.timings.update(timings)
     return result
@@ -124,12 +133,33 @@ def calibrate_run(collection, rater_fields=None, label_field=None, rater_attribu
                                          distances, seed, bootstrap, stratify), progress)
 
 
+def braylan_summary(data: MultiRaterDataset, seed: int = 0) -> dict:
+    """Braylan's item-level measures (``BraylanResult.to_dict()``) of the boxes read by
+    :func:`operators.adapter.read_dataset`, or ``{"skipped": reason}``.
+
+    Boxes only: the measures follow the paper's box conventions (inclusive pixel areas, corner
+    L2 in pixels), so they need the pixel geometry the adapter reads when every sample has
+    ``metadata`` width/height (it then builds images of their real size, not unit images).
+    """
+    if data.kind != "box":
+        return {"skipped": "item-level agreement (Braylan) is computed for boxes only"}
+    if not data.meta.get("pixel_geometry"):
+        return {"skipped": "item-level agreement (Braylan) needs pixel sizes: some samples lack "
+                           "metadata; run dataset.compute_metadata()"}
+    try:
+        return braylan_agreement(data, BraylanConfig(seed=int(seed))).to_dict()
+    except ValueError as e:          # no image with two raters, a single item
+        return {"skipped": str(e)}
+
+
 def store_calibration(collection, source, run_key: str, config: CalibrationConfig,
-                      result: CalibrationResult) -> None:
+                      result: CalibrationResult, braylan: dict | None = None) -> None:
     dataset = collection._dataset
     if run_key in dataset.list_runs():
         dataset.delete_run(run_key)
     summary = result.to_dict()
+    if braylan is not None:
+        summary["braylan"] = braylan
     rec = summary["recommended"]
     run_config = collection.init_run(
         method=METHOD, rater_fields=source.fields if source.rater_attribute is None else None,

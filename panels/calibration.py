@@ -71,6 +71,32 @@ def recommendation_md(rec: dict) -> list[str]:
     return lines
 
 
+BRAYLAN_NAMES = {"iou": "IoU", "giou": "GIoU", "l2": "L2", "count": "Count diff"}
+
+
+def braylan_markdown(res: dict) -> str | None:
+    """The run's item-level agreement (Braylan) as a markdown table, a note why it is missing, or
+    None for runs stored before it existed."""
+    braylan = res.get("braylan")
+    if not braylan:
+        return None
+    title = "**Item-level agreement (Braylan)**"
+    if "distances" not in braylan:
+        return f"{title}: not computed — {braylan.get('skipped', 'no result')}"
+    rows = ["| distance | α | AUC | σ | KS | n |", "|---|---:|---:|---:|---:|---:|"]
+    for name, d in braylan["distances"].items():
+        rows.append(f"| {BRAYLAN_NAMES.get(name, name)} | {fmt(d.get('alpha'))} | {fmt(d.get('auc'))} | "
+                    f"{fmt(d.get('sigma'))} | {fmt(d.get('ks'))} | {d.get('n_do', 0)} |")
+    return "\n\n".join([
+        f"{title} — whole annotation sets per sample: {braylan.get('n_items', '?')} samples with two raters "
+        f"or more, {braylan.get('n_raters', '?')} raters, {braylan.get('n_annotations', '?')} boxes",
+        "\n".join(rows),
+        "n: same-sample rater pairs (Do), matched by as many random cross-sample pairs (De). "
+        "AUC = P(De > Do), the 'KS' column of Braylan et al.'s Table 1; KS = max(F_Do − F_De); "
+        "σ = share of Do below the 5 % point of the De density.",
+    ])
+
+
 class CalibrationPanel(RunPanel):
     METHOD = CALIBRATION_METHOD
     TITLE = "KaLOS: Calibration"
@@ -97,6 +123,7 @@ class CalibrationPanel(RunPanel):
         ctx.panel.state.distances = list(dists)
         ctx.panel.state.distance = name
         ctx.panel.state.task = res.get("task")
+        ctx.panel.state.braylan = braylan_markdown(res)
         if name is None:
             ctx.panel.state.summary = "This calibration run holds no distance."
             return
@@ -155,3 +182,5 @@ class CalibrationPanel(RunPanel):
             panel.btn("run_at_tau", label=f"Run agreement at τ* (similarity {fmt(ctx.panel.state.similarity)})",
                       icon="play_arrow", variant="contained", on_click=self.run_at_tau)
             chart(panel, "calibration", ctx.panel.state.plot_layout)
+        if ctx.panel.state.braylan:
+            panel.md(ctx.panel.state.braylan, name="braylan")

@@ -22,12 +22,15 @@ def demo(tmp_path_factory):
     return load_coco(build_demo(tmp_path_factory.mktemp("demo"), n_images=16, seed=2, with_images=False), "bbox")
 
 
-def make_dataset(fo, data, layout="rater_fields"):
-    """One Detections field per rater (or one field whose labels carry ``rater_id``)."""
+def make_dataset(fo, data, layout="rater_fields", with_metadata=False):
+    """One Detections field per rater (or one field whose labels carry ``rater_id``); image sizes
+    in ``metadata`` if ``with_metadata``."""
     ds = fo.Dataset(f"kalos-cal-{uuid.uuid4().hex[:8]}")
     samples = []
     for im in data.images:
         s = fo.Sample(filepath=f"/nonexistent/{im.id}.jpg", coco_id=im.id, rater_list=list(im.raters))
+        if with_metadata:
+            s.metadata = fo.ImageMetadata(width=int(im.width), height=int(im.height))
         dets = {r: [] for r in im.raters}
         for a in im.annotations:
             x, y, w, h = a.geometry
@@ -60,7 +63,8 @@ def form(uri, ds, **params):
 
 
 def test_operator_stores_what_the_engine_computes(fo_isolated, demo):
-    ds, fields = make_dataset(fo_isolated, demo)
+    # with image sizes the operator compares pixel geometry, as the engine does on the file
+    ds, fields = make_dataset(fo_isolated, demo, with_metadata=True)
     execute(URI, ds, rater_fields=fields, bootstrap=25, seed=3, stratify=True)
     info = ds.get_run_info("kalos_calibration")
     stored = ds.load_run_results("kalos_calibration", load_view=False)
@@ -154,3 +158,30 @@ def test_delegated_execution_gives_the_same_run(fo_isolated, demo):
     execute(URI, ds, rater_fields=fields, run_key="direct", bootstrap=10)
     from operators.calibration_runs import load_calibration
     assert load_calibration(ds, "queued") == load_calibration(ds, "direct")
+
+
+# -- Braylan's item-level measures in the stored run ---------------------------------------------
+
+def test_box_calibration_stores_braylan_item_level_measures(fo_isolated, demo):
+    from kalos_core.calibration.braylan import BraylanConfig, braylan_agreement
+    from operators.calibration_runs import load_calibration
+    assert all(float(im.width).is_integer() and float(im.height).is_integer() for im in demo.images)
+    ds, fields = make_dataset(fo_isolated, demo, with_metadata=True)
+    execute(URI, ds, rater_fields=fields, bootstrap=0, seed=3)
+    stored = load_calibration(ds)["braylan"]
+    expected = braylan_agreement(demo, BraylanConfig(seed=3)).to_dict()   # pixel boxes, straight from COCO
+    assert {k: v for k, v in stored.items() if k != "distances"} == {
+        k: v for k, v in expected.items() if k != "distances"}
+    assert list(stored["distances"]) == ["iou", "giou", "l2", "count"]
+    for name, d in stored["distances"].items():
+        assert d == pytest.approx(expected["distances"][name], abs=1e-5)
+    assert stored["n_items"] == len(demo.images) and 0 < stored["distances"]["iou"]["alpha"] < 1
+
+
+def test_braylan_is_skipped_without_pixel_sizes_or_boxes(fo_isolated, demo):
+    from kalos_core.data import MultiRaterDataset
+    from operators.calibration_runs import braylan_summary, load_calibration
+    ds, fields = make_dataset(fo_isolated, demo)                             # no metadata
+    execute(URI, ds, rater_fields=fields, bootstrap=0)
+    assert "compute_metadata" in load_calibration(ds)["braylan"]["skipped"]
+    assert "boxes only" in braylan_summary(MultiRaterDataset([], {}, "polygon"))["skipped"]

@@ -369,6 +369,33 @@ def test_calibration_warns_about_a_scale_dependent_recommendation_and_shows_the_
     fields_ds.delete_run("scaled")
 
 
+BRAYLAN = {"distances": {"iou": {"alpha": 0.8031, "auc": 0.9817, "sigma": 0.99, "ks": 0.97, "n_do": 200,
+                                  "n_de": 200},
+                          "count": {"alpha": 0.8984, "auc": 0.8458, "sigma": 0.78, "ks": 0.53, "n_do": 200,
+                                    "n_de": 200}},
+           "n_items": 200, "n_raters": 2, "n_annotations": 3521}
+
+
+def test_calibration_panel_shows_the_braylan_table(fields_ds):
+    from panels.calibration import braylan_markdown
+
+    store_calibration(fields_ds, rater_fields=rater_fields(fields_ds))
+    p = Panel(fields_ds, "kalos_calibration").call("on_load")
+    assert p.state["braylan"] is None and "braylan" not in p.rendered()       # a run from before
+    fields_ds.save_run_results("calibration", fields_ds.init_run_results(
+        "calibration", **CALIBRATION, braylan=BRAYLAN), overwrite=True)
+    p.call("refresh")
+    assert "braylan" in p.rendered()
+    table = p.state["braylan"]
+    assert "| distance | α | AUC | σ | KS | n |" in table
+    assert "| IoU | 0.803 | 0.982 | 0.990 | 0.970 | 200 |" in table
+    assert "| Count diff | 0.898 | 0.846 | 0.780 | 0.530 | 200 |" in table
+    assert "200 samples" in table and "3521 boxes" in table
+    skipped = braylan_markdown({"braylan": {"skipped": "boxes only"}})
+    assert "not computed" in skipped and "boxes only" in skipped and "|" not in skipped
+    fields_ds.delete_run("calibration")
+
+
 # -- pure helpers ------------------------------------------------------------------------------
 
 def test_alpha_range_view_is_half_open_and_skips_undefined(fo_isolated):

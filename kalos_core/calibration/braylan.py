@@ -1,0 +1,289 @@
+"""Braylan's item-level agreement measures (Braylan et al., WWW 2022, Sec. 3-4, Table 1).
+
+Where :mod:`.engine` compares *annotations* (one box against the other rater's nearest box,
+what τ* needs), this module compares whole *annotation sets*: the boxes one rater drew on one
+image (an *item*). It follows the conventions that reproduce the paper's Table 1:
+
+* **multi-object distance** of two sets ``A``, ``B`` (Sec. 3.2): the **pooled** mean of all
+  ``|A| + |B|`` nearest-neighbour distances (each box of ``A`` to its nearest box of ``B``,
+  and each box of ``B`` to its nearest box of ``A``). One side empty: distance 1. Both sides
+  empty: distance 0 (identical annotations; a distance is zero for identical inputs, Sec. 3.1).
+* **single-box distances** on pixel corners ``(x0, y0) = (x, y)``, ``(x1, y1) = (x + w, y + h)``
+  of the COCO box ``(x, y, w, h)``, read as inclusive pixel indices (areas ``(w + 1)(h + 1)``):
+
+  - ``iou``: ``1 - IoU``, in ``[0, 1]``;
+  - ``giou``: ``1 - GIoU`` (unrescaled), in ``[0, 2]``; the enclosing box is inclusive too;
+  - ``l2``: ``(RMSE(start corners) + RMSE(end corners)) / 20``, RMSE over the two coordinates,
+    in pixels, unbounded (the appendix's ``1 - D_s``);
+* **count**: ``| |A| - |B| |``, the appendix's Count Diff, not normalised and not a
+  nearest-neighbour distance (an empty side scores ``|A|``, not 1).
+* **items**: images with at least two raters (rows of different base raters: two sessions
+  of one rater are not a pair). An assigned rater who drew nothing is an empty set.
+* **Do**: every same-item pair of rater rows (unordered). **De**: as many pairs of sets of
+  two *different* items, each set drawn uniformly among all sets of the counted items
+  (``numpy.random.default_rng(seed)``); the draws do not depend on the distance.
+* ``alpha = 1 - mean(Do) / mean(De)`` (Krippendorff's general form, Sec. 3).
+* ``auc = P(De > Do) + P(De = Do) / 2`` over all (Do, De) pairs (Mann-Whitney); this is what
+  the paper's Table 1 reports in its "KS" column.
+* ``ks = max_x (F_Do(x) - F_De(x))``, the one-sided KS *D statistic* (Sec. 4.3's formula).
+* ``sigma = F_Do(d*)``, ``d*`` solving ``∫_0^{d*} KDE_De = p`` (p = 0.05; Gaussian KDE with
+  Scott's bandwidth ``h = std(De, ddof=1) · n^(-1/5)``, scipy's default; kernel mass below 0
+  is not counted): the share of Do values whose probability under chance is below ``p``.
+  A constant De (no spread) is a point mass at its value ``c``: ``d* = c``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import ndtr
+from scipy.stats import rankdata
+
+from ..data import MultiRaterDataset
+from .separation import ks_statistic
+from .types import json_clean
+
+BRAYLAN_DISTANCES = ("iou", "giou", "l2", "count")
+
+
+@dataclass(frozen=True)
+class BraylanConfig:
+    """Distances to compute, seed of the De draws, significance level of σ."""
+
+    distances: tuple[str, ...] = BRAYLAN_DISTANCES
+    seed: int = 0
+    p: float = 0.05
+
+    def __post_init__(self) -> None:
+        unknown = [d for d in self.distances if d not in BRAYLAN_DISTANCES]
+        if unknown or not self.distances:
+            raise ValueError(f"unknown Braylan distance(s) {unknown}; choose from {', '.join(BRAYLAN_DISTANCES)}")
+        if not 0.0 < self.p < 1.0:
+            raise ValueError(f"p must lie in (0, 1), got {self.p}")
+
+
+@dataclass
+class BraylanDistance:
+    """Item-level agreement under one distance."""
+
+    alpha: float
+    auc: float
+    sigma: float
+    ks: float
+    n_do: int
+    n_de: int
+    d_star: float
+    mean_do: float
+    mean_de: float
+
+
+@dataclass
+class BraylanResult:
+    """Item-level agreement of a data set; ``to_dict()`` is the JSON contract."""
+
+    distances: dict[str, BraylanDistance]
+    n_items: int
+    n_raters: int
+    n_annotations: int
+    n_annotation_sets: int
+    seed: int
+    p: float
+    task: str = "bbox"
+
+    def to_dict(self) -> dict:
+        return json_clean({
+            "distances": {name: vars(d).copy() for name, d in self.distances.items()},
+            "n_items": self.n_items, "n_raters": self.n_raters, "n_annotations": self.n_annotations,
+            "n_annotation_sets": self.n_annotation_sets, "seed": self.seed, "p": self.p, "task": self.task,
+        })
+
+
+@dataclass
+class AnnotationSets:
+    """The boxes of every (item, rater row), contiguous: set ``s`` is ``corners[start[s]:start[s]+count[s]]``."""
+
+    corners: np.ndarray      #: (n_boxes, 4) x0, y0, x1, y1 in pixels (inclusive)
+    start: np.ndarray        #: first box of each set
+    count: np.ndarray        #: boxes of each set (0: an assigned rater who drew nothing)
+    item: np.ndarray         #: item index of each set (sets of one item are contiguous)
+    do_a: np.ndarray         #: the two sets of each Do pair
+    do_b: np.ndarray
+    n_raters: int
+
+    @property
+    def n_items(self) -> int:
+        return int(self.item.max()) + 1 if len(self.item) else 0
+
+
+def annotation_sets(dataset: MultiRaterDataset) -> AnnotationSets:
+    """Group a box data set into per-(image, rater row) sets; keep images with two raters or more."""
+    if dataset.kind != "box":
+        raise ValueError(f"Braylan's item-level measures need boxes (task bbox), not {dataset.kind!r}")
+    corners, start, count, item, do_a, do_b, raters = [], [], [], [], [], [], set()
+    n_boxes = 0
+    for image in dataset.images:
+        rows = list(image.raters)
+        base = [image.base_rater(r) for r in rows]
+        pairs = [(i, j) for i in range(len(rows)) for j in range(i + 1, len(rows)) if base[i] != base[j]]
+        if not pairs:
+            continue
+        first = len(start)
+        k = int(item[-1]) + 1 if item else 0
+        for row in rows:
+            boxes = [a.geometry for a in image.annotations if a.rater == row]
+            start.append(n_boxes)
+            count.append(len(boxes))
+            item.append(k)
+            corners += [(x, y, x + w, y + h) for x, y, w, h in boxes]
+            n_boxes += len(boxes)
+        do_a += [first + i for i, _ in pairs]
+        do_b += [first + j for _, j in pairs]
+        raters.update(base)
+    as_int = lambda v: np.asarray(v, np.int64)  # noqa: E731
+    return AnnotationSets(np.asarray(corners, float).reshape(-1, 4), as_int(start), as_int(count), as_int(item),
+                          as_int(do_a), as_int(do_b), len(raters))
+
+
+def draw_de_pairs(sets: AnnotationSets, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` pairs of sets of different items, each set uniform among all sets."""
+    n_sets = len(sets.item)
+    if sets.n_items < 2:
+        raise ValueError("Braylan's De needs at least two items (images with two raters)")
+    item_start = np.searchsorted(sets.item, np.arange(sets.n_items), side="left")
+    item_size = np.bincount(sets.item, minlength=sets.n_items)
+    a = rng.integers(0, n_sets, n)
+    lo, size = item_start[sets.item[a]], item_size[sets.item[a]]
+    b = rng.integers(0, n_sets - size)         # uniform over the sets outside a's item ...
+    b = b + size * (b >= lo)                   # ... skipping a's (contiguous) block
+    return a, b
+
+
+# -- distances --------------------------------------------------------------------------------
+
+def box_distance(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Single-box distance of row-aligned corner arrays ``a``, ``b`` of shape (n, 4)."""
+    if name == "l2":
+        start = np.sqrt(((a[:, :2] - b[:, :2]) ** 2).mean(axis=1))
+        end = np.sqrt(((a[:, 2:] - b[:, 2:]) ** 2).mean(axis=1))
+        return (start + end) / 20.0
+    area_a = (a[:, 2] - a[:, 0] + 1) * (a[:, 3] - a[:, 1] + 1)
+    area_b = (b[:, 2] - b[:, 0] + 1) * (b[:, 3] - b[:, 1] + 1)
+    iw = np.maximum(0.0, np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]) + 1)
+    ih = np.maximum(0.0, np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]) + 1)
+    inter = iw * ih
+    union = area_a + area_b - inter
+    iou = inter / union
+    if name == "iou":
+        return 1.0 - iou
+    if name == "giou":
+        hull = ((np.maximum(a[:, 2], b[:, 2]) - np.minimum(a[:, 0], b[:, 0]) + 1)
+                * (np.maximum(a[:, 3], b[:, 3]) - np.minimum(a[:, 1], b[:, 1]) + 1))
+        return 1.0 - (iou - (hull - union) / hull)
+    raise ValueError(f"unknown box distance {name!r}")
+
+
+def set_distances(sets: AnnotationSets, sa: np.ndarray, sb: np.ndarray, name: str) -> np.ndarray:
+    """Multi-object distance of each pair of sets ``(sa[k], sb[k])`` (vectorised over all pairs)."""
+    na, nb = sets.count[sa], sets.count[sb]
+    if name == "count":
+        return np.abs(na - nb).astype(float)
+    out = np.where((na == 0) & (nb == 0), 0.0, 1.0)          # an empty side
+    full = np.flatnonzero((na > 0) & (nb > 0))
+    if len(full) == 0:
+        return out
+    na, nb = na[full], nb[full]
+    sizes = na * nb
+    offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    pair = np.repeat(np.arange(len(full)), sizes)
+    local = np.arange(sizes.sum()) - offset[pair]
+    i, j = local // nb[pair], local % nb[pair]                 # a-major: row i of A, column j of B
+    d = box_distance(name, sets.corners[sets.start[sa[full]][pair] + i],
+                     sets.corners[sets.start[sb[full]][pair] + j])
+    a_min = np.minimum.reduceat(d, np.repeat(offset, na) + _ranks(na) * np.repeat(nb, na))
+    by_b = np.lexsort((i, j, pair))                            # b-major
+    b_min = np.minimum.reduceat(d[by_b], np.repeat(offset, nb) + _ranks(nb) * np.repeat(na, nb))
+    total = (np.bincount(np.repeat(np.arange(len(full)), na), a_min, len(full))
+             + np.bincount(np.repeat(np.arange(len(full)), nb), b_min, len(full)))
+    out[full] = total / (na + nb)
+    return out
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """``0 .. c-1`` for each count ``c``, concatenated."""
+    ends = np.cumsum(counts)
+    return np.arange(ends[-1]) - np.repeat(ends - counts, counts)
+
+
+# -- measures ---------------------------------------------------------------------------------
+
+def alpha_from_samples(do: np.ndarray, de: np.ndarray) -> float:
+    """``1 - mean(Do) / mean(De)``; NaN when De is empty or its mean is 0."""
+    if len(do) == 0 or len(de) == 0 or np.mean(de) == 0:
+        return float("nan")
+    return float(1.0 - np.mean(do) / np.mean(de))
+
+
+def auc_de_above_do(do: np.ndarray, de: np.ndarray) -> float:
+    """``P(De > Do) + P(De = Do) / 2`` over all pairs (the Mann-Whitney U of De, normalised)."""
+    n_do, n_de = len(do), len(de)
+    if n_do == 0 or n_de == 0:
+        return float("nan")
+    ranks = rankdata(np.concatenate([de, do]))                # average ranks: ties count half
+    u_de = ranks[:n_de].sum() - n_de * (n_de + 1) / 2.0
+    return float(u_de / (n_do * n_de))
+
+
+def kde_threshold(de: np.ndarray, p: float = 0.05) -> float:
+    """``d*`` with ``∫_0^{d*} KDE_De = p`` (Gaussian kernels, Scott's bandwidth); ``inf`` if never reached."""
+    de = np.asarray(de, float)
+    if len(de) == 0:
+        return float("nan")
+    spread = np.std(de, ddof=1) if len(de) > 1 else 0.0
+    if not spread > 0:
+        return float(de[0]) if de[0] >= 0 else float("inf")   # a point mass
+    h = spread * len(de) ** -0.2
+    below_zero = ndtr(-de / h)
+
+    def mass(d: float) -> float:
+        return float(np.mean(ndtr((d - de) / h) - below_zero)) - p
+
+    hi = float(de.max()) + 10.0 * h
+    if mass(hi) < 0:
+        return float("inf")
+    return float(brentq(mass, 0.0, hi, xtol=1e-12))
+
+
+def sigma_from_samples(do: np.ndarray, de: np.ndarray, p: float = 0.05) -> tuple[float, float]:
+    """``(sigma, d*)``: the share of Do below ``d*`` (their chance probability is below ``p``)."""
+    d_star = kde_threshold(de, p)
+    if len(do) == 0 or np.isnan(d_star):
+        return float("nan"), d_star
+    return float(np.mean(np.asarray(do) < d_star)), d_star
+
+
+def measure(do: np.ndarray, de: np.ndarray, p: float = 0.05) -> BraylanDistance:
+    """α, AUC, σ and the KS D statistic of one pair of samples."""
+    sigma, d_star = sigma_from_samples(do, de, p)
+    ks = ks_statistic(do, de) if len(do) and len(de) else float("nan")
+    return BraylanDistance(alpha=alpha_from_samples(do, de), auc=auc_de_above_do(do, de), sigma=sigma, ks=ks,
+                           n_do=len(do), n_de=len(de), d_star=d_star,
+                           mean_do=float(np.mean(do)) if len(do) else float("nan"),
+                           mean_de=float(np.mean(de)) if len(de) else float("nan"))
+
+
+def braylan_agreement(dataset: MultiRaterDataset, config: BraylanConfig = BraylanConfig()) -> BraylanResult:
+    """Braylan's item-level α, AUC, σ and KS of a box data set (pixel coordinates), per distance."""
+    sets = annotation_sets(dataset)
+    if len(sets.do_a) == 0:
+        raise ValueError("Braylan's measures need at least one image with two raters")
+    de_a, de_b = draw_de_pairs(sets, len(sets.do_a), np.random.default_rng(config.seed))
+    results = {}
+    for name in config.distances:
+        do = set_distances(sets, sets.do_a, sets.do_b, name)
+        de = set_distances(sets, de_a, de_b, name)
+        results[name] = measure(do, de, config.p)
+    return BraylanResult(distances=results, n_items=sets.n_items, n_raters=sets.n_raters,
+                         n_annotations=int(sets.count.sum()), n_annotation_sets=len(sets.count),
+                         seed=config.seed, p=config.p, task=dataset.meta.get("task") or "bbox")
