@@ -55,6 +55,10 @@ def run(args) -> None:
     # calibrate the box distance and threshold first, then run agreement at the recommendation
     cal = calibrate_run(ds, rater_fields=boxes, run_key="kalos_calibration", seed=args.seed).to_dict()
     rec = cal["recommended"]
+    if rec.get("scale_dependent") and rec.get("alternative"):
+        print(f"calibration: {rec['distance']} separates best but is scale-dependent; "
+              f"using the scale-invariant {rec['alternative']['distance']}")
+        rec = rec["alternative"]
     res = compute_agreement_run(ds, rater_fields=boxes, run_key="kalos", threshold=round(rec["similarity_threshold"], 3),
                                 distance=rec["distance"], lsa_thresholds=lsa, seed=args.seed,
                                 calibration_key="kalos_calibration")
