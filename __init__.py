@@ -5,12 +5,31 @@ The engine lives in ``kalos_core`` next to this file (no FiftyOne import);
 ``register`` so that importing this file (as test collectors do) costs nothing.
 """
 
+import importlib.abc
+import importlib.machinery
 import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-if _HERE not in sys.path:  # make ``kalos_core`` importable when FiftyOne loads the plugin
-    sys.path.insert(0, _HERE)
+
+
+class _EngineFinder(importlib.abc.MetaPathFinder):
+    """Makes ``kalos_core`` (and only it) importable from this folder.
+
+    Putting the folder itself on ``sys.path`` would also turn ``operators``, ``panels``,
+    ``tests`` and ``benchmarks`` into top-level packages of the FiftyOne server (a second
+    copy of the adapters for anyone importing ``operators``). The plugin's own modules
+    import each other relatively; ``kalos_core`` is the one absolute name they share.
+    """
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "kalos_core":
+            return None     # submodules are found through the package's own __path__
+        return importlib.machinery.PathFinder.find_spec(name, [_HERE])
+
+
+if not any(isinstance(f, _EngineFinder) for f in sys.meta_path):
+    sys.meta_path.insert(0, _EngineFinder())   # the plugin's own engine, whatever else is installed
 
 
 def register(p):
