@@ -75,7 +75,7 @@ def run(n_images: int, tmp: Path) -> list[tuple[str, float]]:
                                    ("all diagnostics + 5 LSA thresholds", None, (0.1, 0.3, 0.5, 0.7, 0.9))]:
         kw = {} if diagnostics is None else {"diagnostics": diagnostics}
         t = time.perf_counter()
-        res = compute_agreement_run(ds, rater_fields=fields, run_key="bench", lsa_thresholds=lsa, **kw)
+        res = compute_agreement_run(ds, rater_fields=fields, run_key="bench", lsa_thresholds=lsa, overwrite=True, **kw)
         total = time.perf_counter() - t
         tm = res.timings
         rows.append((f"compute_agreement, {name}: total", total))

@@ -11,7 +11,7 @@ import multiprocessing as mp
 import os
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Callable
+from typing import Any, Callable, Generator
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from .data import MultiRaterDataset
 from .geometry import get_distance
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
+from .progress import run_steps
 from .reliability import Cells, alpha, interpret, unit_status
 
 
@@ -202,6 +203,10 @@ def _outcomes(dataset: MultiRaterDataset, config: AgreementConfig, workers: int)
         _POOL_DATA = None
 
 
+#: the optional diagnostics: each is a boolean switch of :class:`AgreementConfig`
+DIAGNOSTICS = ("vitality", "class_difficulty", "collaboration", "intra_rater")
+
+
 def compute_agreement(
     dataset: MultiRaterDataset,
     config: AgreementConfig = AgreementConfig(),
@@ -218,6 +223,15 @@ def compute_agreement(
     workers : processes to spread the images over (``0`` = all cores); results
         do not depend on it.
     """
+    total = len(dataset.images)
+    report = None if progress is None else (lambda fraction, _: progress(round(fraction * total), total))
+    return run_steps(agreement_steps(dataset, config, workers), report)
+
+
+def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = AgreementConfig(),
+                    workers: int = 1) -> Generator[tuple[float, str], None, AgreementResult]:
+    """:func:`compute_agreement` as a step generator (:mod:`kalos_core.progress`): yields
+    ``(fraction of images done, message)`` every few images; returns the result."""
     spec = get_distance(dataset.kind, config.distance)
     workers = (os.cpu_count() or 1) if workers == 0 else workers
     all_rows = dataset.raters
@@ -256,8 +270,8 @@ def compute_agreement(
             lsa_lists[t].append(v)
         for r, v in out.intra.items():
             intra[r].append(v)
-        if progress is not None and (k % 50 == 0 or k == total - 1):
-            progress(k + 1, total)
+        if k % 50 == 0 or k == total - 1:
+            yield (k + 1) / total, f"{k + 1}/{total} images"
 
     alphas = np.array(list(per_image.values()))
     global_cells = Cells.concat(global_parts, global_maps)

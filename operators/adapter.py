@@ -31,6 +31,8 @@ LIST_FIELDS = {fo.Detections: "detections", fo.Polylines: "polylines", fo.Keypoi
 KINDS = {fo.Detections: "box", fo.Polylines: "polygon", fo.Keypoints: "keypoints"}
 RUN_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 STATUSES = ("agreed", "class_disagreement", "unmatched")
+MAX_KEY_LENGTH = 64
+METHOD_NAMES = {"kalos_agreement": "KaLOS agreement", "kalos_calibration": "KaLOS calibration"}
 
 
 class SetupError(ValueError):
@@ -107,15 +109,52 @@ def resolve_source(collection, rater_fields=None, label_field=None, rater_attrib
                      "rater_fields")
 
 
-def validate_run_key(collection, run_key: str, method: str = "kalos_agreement") -> None:
-    """A run key must be a plain name and must not clash with fields the plugin did not write."""
-    if not run_key or not RUN_KEY_RE.match(run_key):
+def check_key_name(run_key) -> None:
+    """A run key is a plain name of at most :data:`MAX_KEY_LENGTH` characters."""
+    if not isinstance(run_key, str) or not RUN_KEY_RE.match(run_key):
         raise SetupError("run key must start with a letter or _ and hold only letters, digits and _", "run_key")
+    if len(run_key) > MAX_KEY_LENGTH:
+        raise SetupError(f"run key is {len(run_key)} characters long; at most {MAX_KEY_LENGTH}", "run_key")
+
+
+def run_method(dataset, run_key: str) -> str | None:
+    """The method of the stored run ``run_key`` (None when there is none)."""
+    return dataset.get_run_info(run_key).config.method if run_key in dataset.list_runs() else None
+
+
+def validate_run_key(collection, run_key: str, method: str = "kalos_agreement", overwrite: bool = True) -> None:
+    """A run key must be a plain, short name; it must not belong to another kind of run nor clash
+    with fields the plugin did not write; an existing run of the same kind is replaced only
+    with ``overwrite``."""
+    check_key_name(run_key)
     dataset = collection._dataset
-    ours = run_key in dataset.list_runs() and dataset.get_run_info(run_key).config.method == method
-    if not ours and dataset.has_sample_field(f"{run_key}_alpha"):
+    found = run_method(dataset, run_key)
+    if found is not None and found != method:
+        kind = METHOD_NAMES.get(found, f"{found!r}")
+        raise SetupError(f"run key {run_key!r} belongs to a {kind} run, not a KaLOS agreement run; "
+                         "choose another run key", "run_key")
+    if found is None and dataset.has_sample_field(f"{run_key}_alpha"):
         raise SetupError(f"field {run_key}_alpha exists and was not written by a KaLOS run; choose another run key",
                          "run_key")
+    if found is not None and not overwrite:
+        raise SetupError(f"a KaLOS agreement run {run_key!r} exists; confirm overwriting it or choose another "
+                         "run key", "overwrite")
+
+
+def check_label_attributes(collection, source: RaterSource, run_key: str) -> None:
+    """Refuse when the rater labels already carry ``<run_key>_unit`` / ``_status`` attributes
+    that the stored run ``run_key`` did not write (the user's own data would be overwritten,
+    and later deleted with the run)."""
+    dataset = collection._dataset
+    owned = set()
+    if run_method(dataset, run_key) == "kalos_agreement":
+        owned = set(getattr(dataset.get_run_info(run_key).config, "fields", None) or [])
+    for f in source.fields:
+        for attr in (f"{run_key}_unit", f"{run_key}_status"):
+            path = f"{f}.{source.list_name}.{attr}"
+            if path not in owned and (dataset.get_field(path) is not None or dataset.count(path) > 0):
+                raise SetupError(f"the labels of field {f!r} already have an attribute {attr!r} that no KaLOS run "
+                                 f"wrote; run key {run_key!r} would overwrite it: choose another run key", "run_key")
 
 
 def _class_of(label: str, categories: dict[str, int]) -> int:
@@ -138,6 +177,27 @@ def _geometry(kind: str, value, width: float = 1.0, height: float = 1.0):
         seen = x is not None and y is not None and not (math.isnan(x) or math.isnan(y))
         flat += [x * width if seen else 0.0, y * height if seen else 0.0, 2.0 if seen else 0.0]
     return flat
+
+
+def _geometry_problem(kind: str, value) -> str | None:
+    """Why a label's geometry cannot be compared (None when it can); NaN keypoints are invisible points."""
+    try:
+        if kind == "box":
+            box = [float(v) for v in value]
+            if len(box) != 4 or not all(math.isfinite(v) for v in box):
+                return f"bounding_box {list(value)} has a missing or non-finite value"
+            if box[2] <= 0 or box[3] <= 0:
+                return f"bounding_box {list(value)} has no area"
+        elif kind == "polygon":
+            for ring in value:
+                if len(ring) < 3 or not all(math.isfinite(float(c)) for pt in ring for c in pt):
+                    return "a polygon ring has fewer than 3 points or a non-finite coordinate"
+        elif kind == "keypoints":
+            if any(c is not None and math.isinf(float(c)) for pt in value for c in pt):
+                return "a keypoint has an infinite coordinate"
+    except (TypeError, ValueError):
+        return f"unreadable geometry {value!r}"
+    return None
 
 
 def _mask_rle(mask, box, width: int, height: int) -> dict:
@@ -184,8 +244,10 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> Mu
         per_field.append((f, ids, labels, geoms, raters))
     all_raters = (sorted({str(r) for *_, raters in per_field for rs in raters or [] for r in rs or [] if r is not None})
                   if source.rater_attribute else sorted(source.raters.values()))
+    selected = set(source.raters.values())
     categories: dict[str, int] = {}
-    images, problems = [], []
+    owner: dict[str, str] = {}   # label id -> field: ids must be unique, results are written back by id
+    images, problems, shared = [], [], {}
     for k, sid in enumerate(sample_ids):
         anns, present = [], []
         for f, ids, labels, geoms, raters in per_field:
@@ -193,14 +255,19 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> Mu
                 continue
             present.append(f)
             for j, (lid, lab, g) in enumerate(zip(ids[k], labels[k], geoms[k])):
+                if lid in owner:
+                    shared.setdefault((owner[lid], f), lid)
+                owner[lid] = f
                 rater = str(raters[k][j]) if raters is not None else source.raters[f]
-                if lab is None or (g is None and not use_masks):
-                    problems.append(f"sample {sid}, field {f}, label {lid}: no {geom_attr} or class")
+                bad = None if use_masks else _geometry_problem(kind, g) if g is not None else f"no {geom_attr}"
+                if lab is None or (g is None and not use_masks) or bad:
+                    problems.append(f"sample {sid}, field {f}, label {lid}: {bad or 'no class'}")
                     continue
                 geom = _geometry(kind, g, *(sizes[k] if pixel and kind != "rle" else (1.0, 1.0)))
                 anns.append(Annotation(lid, rater, _class_of(lab, categories), geom))
         if rater_lists[k] is not None:
-            assigned = tuple(str(r) for r in rater_lists[k])
+            # a rater outside the selection is not part of the run (fields layout)
+            assigned = tuple(str(r) for r in rater_lists[k] if source.rater_attribute or str(r) in selected)
         elif source.rater_attribute:
             assigned = tuple(all_raters) if present else ()
         else:
@@ -210,6 +277,12 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> Mu
             problems.append(f"sample {sid}: labels by {sorted(outside)} who are not in its rater_list {list(assigned)}")
         width, height = (float(sizes[k][0]), float(sizes[k][1])) if pixel else (1.0, 1.0)
         images.append(ImageRecord(sid, width, height, assigned, anns))
+    if shared:
+        listing = "; ".join(f"{a} and {b} (e.g. label {lid})" if a != b else f"{a} holds label {lid} twice"
+                            for (a, b), lid in shared.items())
+        raise SetupError(f"label ids are not unique: {listing}. A field copied with clone_sample_field keeps its "
+                         "label ids, and KaLOS writes results back by label id: give the copy new label ids",
+                         "rater_fields")
     if problems:
         more = f"\n... and {len(problems) - 10} more" if len(problems) > 10 else ""
         raise SetupError(f"{len(problems)} problem(s) in the labels:\n" + "\n".join(problems[:10]) + more)

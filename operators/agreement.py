@@ -5,24 +5,19 @@ Thin adapters: the form is built here, the work is done by :mod:`.runs`.
 
 from __future__ import annotations
 
-import threading
-
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
 from kalos_core.geometry import distances_for
 from kalos_core.matching import COSTS, SOLVERS
 
-from .adapter import KINDS, label_fields, validate_run_key
+from .adapter import KINDS, SetupError, check_label_attributes, label_fields, run_method, validate_run_key
 from .calibration_runs import latest_calibration, matching_calibration
-from .common import progress_op, run_or_delegate, setup_inputs
-from .runs import DIAGNOSTICS, METHOD, agreement_runs, compute_agreement_run, delete_agreement_run, disagreement_view
-
-
-def _floats(text) -> list[float]:
-    if isinstance(text, (list, tuple)):
-        return [float(v) for v in text]
-    return [float(v) for v in str(text or "").replace(";", ",").split(",") if v.strip()]
+from .common import drive, form_error, report_errors, run_or_delegate, setup_inputs, source_params
+from .runs import (
+    DIAGNOSTICS, METHOD, agreement_runs, compute_agreement_run, compute_agreement_steps, delete_agreement_run,
+    describe_run, disagreement_view, disagreement_view_name, get_agreement_run, parse_thresholds, unused_run_key,
+)
 
 
 class ComputeAgreement(foo.Operator):
@@ -40,9 +35,11 @@ class ComputeAgreement(foo.Operator):
         return run_or_delegate(self, compute_agreement_run, sample_collection, delegate, params)
 
     def resolve_input(self, ctx):
-        inputs, source = setup_inputs(ctx, "kalos", lambda key: validate_run_key(ctx.dataset, key, METHOD),
-                                      required=True,
-                                      description="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status")
+        ds, p = ctx.dataset, ctx.params
+        inputs, source = setup_inputs(
+            ctx, unused_run_key(ds), lambda key: validate_run_key(ds, key, METHOD, overwrite=bool(p.get("overwrite"))),
+            existing=lambda key: describe_run(ds, key) if run_method(ds, key) == METHOD else None,
+            required=True, description="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status")
         cal = _calibration(ctx, source)
         inputs.float("threshold", default=cal.similarity_threshold if cal else 0.5, min=0.0, max=1.0,
                      label="Similarity threshold", description="pairs with similarity >= threshold can be matched"
@@ -58,64 +55,69 @@ class ComputeAgreement(foo.Operator):
             inputs.enum("distance", dist.values(), default=calibrated, label="Distance", view=dist)
         inputs.enum("solver", sorted(SOLVERS), default="greedy", label="Solver", view=types.Dropdown())
         inputs.enum("cost", sorted(COSTS), default="soft", label="Cost", view=types.Dropdown())
-        inputs.str("lsa_thresholds", default="0.1,0.3,0.5,0.7,0.9", label="Localisation sensitivity thresholds")
+        lsa = inputs.str("lsa_thresholds", default="0.1,0.3,0.5,0.7,0.9", label="Localisation sensitivity thresholds",
+                         description="similarity thresholds within [0, 1], separated by commas (empty = none)")
         diag = types.Dropdown(multiple=True)
         for d in DIAGNOSTICS:
             diag.add_choice(d, label=d.replace("_", " "))
         inputs.list("diagnostics", types.String(), default=list(DIAGNOSTICS), label="Diagnostics", view=diag)
-        inputs.int("seed", default=0, label="Seed (bootstrap)")
+        inputs.int("seed", default=0, min=0, label="Seed (bootstrap)")
+        try:
+            parse_thresholds(p.get("lsa_thresholds", ""))
+        except SetupError as e:
+            form_error(lsa, str(e))
+        if source is not None:
+            _check_target(ctx, inputs, source)
         return types.Property(inputs, view=types.View(label="KaLOS: compute agreement"))
 
     def execute(self, ctx):
         p = ctx.params
-        view = ctx.target_view()
-        state = {"done": 0, "total": max(1, len(view))}
-
-        def progress(done, total):
-            state["done"], state["total"] = done, total
-
-        box: dict = {}
-
-        def work():
-            try:
-                box["result"] = compute_agreement_run(
-                    view, rater_fields=p.get("rater_fields") if p.get("layout", "rater_fields") == "rater_fields" else None,
-                    label_field=p.get("label_field") if p.get("layout") == "rater_attribute" else None,
-                    rater_attribute=p.get("rater_attribute") or "rater_id", run_key=p.get("run_key", "kalos"),
-                    threshold=p.get("threshold", 0.5), solver=p.get("solver", "greedy"), cost=p.get("cost", "soft"),
-                    distance=p.get("distance"), lsa_thresholds=_floats(p.get("lsa_thresholds", "")),
-                    diagnostics=p.get("diagnostics", DIAGNOSTICS), seed=p.get("seed", 0),
-                    calibration_key=p.get("calibration_key") or _used_calibration(ctx.dataset, p),
-                    progress=progress)
-            except Exception as e:  # re-raised in the operator's thread
-                box["error"] = e
-
-        thread = threading.Thread(target=work, daemon=True)
-        thread.start()
-        while thread.is_alive():
-            thread.join(0.5)
-            op = progress_op(ctx, state["done"] / state["total"], f"KaLOS: {state['done']}/{state['total']} samples")
-            if op is not None:
-                yield op
-        if "error" in box:
-            raise box["error"]
-        res = box["result"]
+        steps = compute_agreement_steps(
+            ctx.target_view(), **source_params(p), run_key=p.get("run_key") or "kalos",
+            threshold=p.get("threshold", 0.5), solver=p.get("solver", "greedy"), cost=p.get("cost", "soft"),
+            distance=p.get("distance"), lsa_thresholds=p.get("lsa_thresholds", ""),
+            diagnostics=p.get("diagnostics", DIAGNOSTICS), seed=p.get("seed", 0),
+            calibration_key=p.get("calibration_key") or _used_calibration(ctx.dataset, p),
+            overwrite=bool(p.get("overwrite")))
+        res = yield from report_errors(ctx, drive(ctx, steps))
+        ci = res.mean_alpha_ci
+        ci_text = f" (95% CI {ci[0]:.3f} – {ci[1]:.3f})" if ci else ""
         if not ctx.delegated:
             yield ctx.ops.reload_dataset()
-            yield ctx.ops.notify(f"KaLOS: mean α {res.mean_alpha:.4f}, global α {res.global_alpha:.4f} "
-                                 f"({res.interpretation}) on {res.n_images} samples", variant="success")
+            yield ctx.ops.notify(f"KaLOS run {p.get('run_key')!r}: mean α {res.mean_alpha:.3f}{ci_text}, global α "
+                                 f"{res.global_alpha:.3f} ({res.interpretation}) on {res.n_images} samples",
+                                 variant="success")
         yield ctx.ops.show_output(self._outputs(), {
-            "mean_alpha": res.mean_alpha, "global_alpha": res.global_alpha,
-            "interpretation": res.interpretation, "n_images": res.n_images})
+            "run_key": p.get("run_key"), "mean_alpha": res.mean_alpha,
+            "mean_alpha_ci": ci_text.strip(" ()") or "none (bootstrap off)", "global_alpha": res.global_alpha,
+            "interpretation": res.interpretation, "n_images": res.n_images,
+            "next": "Open the KaLOS panels (Overview, Vitality, ...) to explore the run."})
 
     @staticmethod
     def _outputs():
         out = types.Object()
+        out.str("run_key", label="Run key")
         out.float("mean_alpha", label="Mean α (per image)")
+        out.str("mean_alpha_ci", label="Confidence interval of the mean α")
         out.float("global_alpha", label="Global α")
         out.str("interpretation", label="Interpretation")
         out.int("n_images", label="Samples")
+        out.str("next", label="Next")
         return types.Property(out)
+
+
+def _check_target(ctx, inputs, source):
+    """Form errors known before running: an empty view; label attributes the run would overwrite."""
+    key = ctx.params.get("run_key")
+    props = inputs.properties
+    if len(ctx.target_view()) == 0:
+        form_error(props["run_key"], "the view has no samples: nothing to compute")
+        return
+    if isinstance(key, str) and not props["run_key"].invalid:
+        try:
+            check_label_attributes(ctx.dataset, source, key)
+        except SetupError as e:
+            form_error(props["run_key"], str(e))
 
 
 def _calibration(ctx, source):
@@ -141,7 +143,15 @@ def _run_choice(ctx, inputs, label: str):
     choices = types.Dropdown()
     for k in runs:
         choices.add_choice(k, label=k)
-    return inputs.enum("run_key", choices.values(), default=runs[-1], required=True, label=label, view=choices)
+    prop = inputs.enum("run_key", choices.values(), default=runs[-1], required=True, label=label, view=choices)
+    key = ctx.params.get("run_key")
+    if key is not None and key not in runs:
+        try:
+            get_agreement_run(ctx.dataset, key)
+        except SetupError as e:
+            form_error(prop, str(e))
+        return None
+    return prop
 
 
 class DeleteAgreementRun(foo.Operator):
@@ -153,9 +163,12 @@ class DeleteAgreementRun(foo.Operator):
     def resolve_input(self, ctx):
         inputs = types.Object()
         prop = _run_choice(ctx, inputs, "Run to delete")
-        if prop is not None and ctx.params.get("run_key"):
-            cfg = ctx.dataset.get_run_info(ctx.params["run_key"]).config
-            inputs.view("fields", types.Notice(label="Removes: " + ", ".join(cfg.fields or [])))
+        key = ctx.params.get("run_key")
+        if prop is not None and key:
+            cfg = ctx.dataset.get_run_info(key).config
+            view = disagreement_view_name(key)
+            owned = list(cfg.fields or []) + ([f"saved view {view}"] if ctx.dataset.has_saved_view(view) else [])
+            inputs.view("fields", types.Notice(label=f"{describe_run(ctx.dataset, key)}. Removes: " + ", ".join(owned)))
         return types.Property(inputs, view=types.View(label="KaLOS: delete agreement run"))
 
     def execute(self, ctx):
@@ -181,7 +194,7 @@ class BrowseDisagreements(foo.Operator):
         view = disagreement_view(ctx.dataset, key)
         name = None
         if ctx.params.get("save", True):
-            name = f"{key}_disagreements"
+            name = disagreement_view_name(key)
             ctx.dataset.save_view(name, view, overwrite=True)
         ctx.ops.set_view(view=view)
         return {"view": name, "samples": len(view)}

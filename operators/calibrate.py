@@ -14,7 +14,7 @@ from kalos_core.geometry import distances_for
 
 from .adapter import KINDS
 from .calibration_runs import DEFAULT_KEY, calibrate_run, calibrate_run_steps, validate_calibration_key
-from .common import drive, form_error, run_or_delegate, setup_inputs, source_params
+from .common import drive, form_error, progress_op, report_errors, run_or_delegate, setup_inputs, source_params
 
 
 class Calibrate(foo.Operator):
@@ -60,7 +60,10 @@ class Calibrate(foo.Operator):
             ctx.target_view(), **source_params(p), run_key=p.get("run_key") or DEFAULT_KEY,
             distances=p.get("distances") or None, seed=p.get("seed", 0), bootstrap=p.get("bootstrap", 100),
             stratify=p.get("stratify", False))
-        result = yield from drive(ctx, steps)
+        result = yield from report_errors(ctx, drive(ctx, steps))
+        done = progress_op(ctx, 1.0, "done")
+        if done is not None:
+            yield done
         rec = result.recommended
         if not ctx.delegated:
             std = f" (standard {rec.standard_threshold:g})" if rec.standard_threshold is not None else ""

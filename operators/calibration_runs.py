@@ -25,7 +25,7 @@ from kalos_core.calibration import CalibrationConfig, CalibrationResult, calibra
 from kalos_core.calibration.braylan import BraylanConfig, braylan_agreement
 from kalos_core.data import MultiRaterDataset
 
-from .adapter import RUN_KEY_RE, SetupError, read_dataset, resolve_source
+from .adapter import SetupError, check_key_name, read_dataset, resolve_source
 from .common import run_steps
 
 METHOD = "kalos_calibration"
@@ -77,8 +77,7 @@ def matching_calibration(dataset, threshold: float, label_type: str | None = Non
 
 def validate_calibration_key(dataset, run_key: str) -> None:
     """A plain name, not used by a run of another kind."""
-    if not run_key or not RUN_KEY_RE.match(run_key):
-        raise SetupError("run key must start with a letter or _ and hold only letters, digits and _", "run_key")
+    check_key_name(run_key)
     if run_key in dataset.list_runs() and dataset.get_run_info(run_key).config.method != METHOD:
         raise SetupError(f"run key {run_key!r} belongs to another kind of run; choose another run key", "run_key")
 

@@ -67,9 +67,13 @@ def run_or_delegate(operator, run, sample_collection, delegate: bool, params: di
                                 view=sample_collection.view(), params=params, request_delegation=True)
 
 
-def setup_inputs(ctx, default_key: str, validate_key, **key_options):
+def setup_inputs(ctx, default_key: str, validate_key, existing=None, **key_options):
     """The start of the agreement and calibration forms: the rater inputs, then the run key
     (a form error on it when ``validate_key(key)`` raises :class:`SetupError`).
+
+    ``existing(key)``, when given, describes the stored run ``key`` (None when there is none):
+    an ``overwrite`` checkbox carrying that description is then shown after the key, and a
+    :class:`SetupError` whose ``param`` is ``"overwrite"`` is shown on it.
 
     Returns ``(inputs, rater source or None)``."""
     inputs = types.Object()
@@ -77,11 +81,34 @@ def setup_inputs(ctx, default_key: str, validate_key, **key_options):
     props = rater_inputs(ctx, inputs)
     source = check_setup(ctx, inputs, props)
     key = inputs.str("run_key", default=default_key, label="Run key", **key_options)
+    run_key = ctx.params.get("run_key", default_key)
+    about = existing(run_key) if existing is not None and isinstance(run_key, str) else None
+    props["overwrite"] = None
+    if about:
+        props["overwrite"] = inputs.bool("overwrite", default=False, label=f"Overwrite the existing run {run_key!r}",
+                                         description=f"Replaces it and the fields it wrote: {about}")
     try:
-        validate_key(ctx.params.get("run_key", default_key))
+        validate_key(run_key)
     except SetupError as e:
-        form_error(key, str(e))
+        form_error(props.get(e.param) or key, str(e))
     return inputs, source
+
+
+def report_errors(ctx, operations):
+    """``yield from`` this in a generator ``execute`` around its work (``operations``: a generator
+    of App operations, e.g. :func:`drive`); returns its value.
+
+    An exception is shown to the user as an error notification and a "Failed" progress label
+    before it is raised again (the App shows nothing of an exception raised in a generator);
+    delegated and Python runs get the exception as it is."""
+    try:
+        return (yield from operations)
+    except Exception as e:
+        message = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
+        if not ctx.delegated:
+            yield ctx.ops.set_progress(progress=1.0, label=f"Failed: {message.splitlines()[0]}")
+            yield ctx.ops.notify(f"KaLOS: {message}", variant="error")
+        raise
 
 
 def rater_inputs(ctx, inputs) -> dict:
@@ -111,6 +138,10 @@ def check_setup(ctx, inputs, props) -> RaterSource | None:
     """The form's rater source, or None (with a form error on the input at fault when it is bad)."""
     params = ctx.params
     if not (params.get("rater_fields") or params.get("label_field")):
+        if "rater_fields" in props:  # nothing chosen yet: say what is needed (Execute stays blocked)
+            form_error(props["rater_fields"], "choose at least two rater fields: agreement needs two raters")
+        elif "label_field" in props:
+            form_error(props["label_field"], "choose the label field that holds every rater's labels")
         return None
     try:
         source = resolve_source(ctx.dataset, params.get("rater_fields"), params.get("label_field"),

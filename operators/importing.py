@@ -28,6 +28,7 @@ import math
 import os
 
 import fiftyone as fo
+import fiftyone.core.odm as foo_odm
 import fiftyone.operators as foo
 from fiftyone.operators import types
 from pycocotools import mask as mask_utils
@@ -35,10 +36,11 @@ from pycocotools import mask as mask_utils
 from kalos_core.io import InvalidInputError, load_coco, load_yolo
 
 from . import rawdocs
-from .common import FIELD_NAME_RE, drive, form_error, run_steps, safe_name
+from .common import FIELD_NAME_RE, drive, form_error, progress_op, report_errors, run_steps, safe_name
 
 logger = logging.getLogger(__name__)
 LAYOUTS = ("rater_fields", "rater_attribute")
+ON_EXISTING = ("error", "skip")  # images of the file already in the dataset (same coco_id / yolo_stem)
 LABEL_TYPES = ("detections", "segmentations", "keypoints")
 _TASK = {"detections": "bbox", "segmentations": "segm", "keypoints": "keypoints"}
 _RESERVED = {"id", "filepath", "tags", "metadata", "coco_id", "yolo_stem", "rater_list", "rater_categories"}
@@ -174,9 +176,46 @@ def _declare_plain(dataset, docs):
     rawdocs.declare(dataset, examples)
 
 
+def _check_plain_fields(dataset, images, id_field):
+    """The dataset's ``rater_list`` / id / ``rater_categories`` fields must hold what the import writes
+    (a list of names into a string field would leave a dataset that no longer loads)."""
+    im = images[0]
+    examples = {"rater_list": list(im.raters), id_field: im.id,
+                "rater_categories": {"r": ["c"]} if any(i.rater_classes for i in images) else None}
+    for name, value in examples.items():
+        if value is None or not dataset.has_sample_field(name):
+            continue
+        have, want = dataset.get_field(name), foo_odm.get_implied_field_kwargs(value)
+        sub, want_sub = getattr(have, "field", None), want.get("subfield")
+        if type(have) is not want["ftype"] or (want_sub and sub is not None and not isinstance(sub, want_sub)):
+            held = type(have).__name__ + (f"({type(sub).__name__})" if sub is not None else "")
+            writes = want["ftype"].__name__ + (f"({want_sub.__name__})" if want_sub else "")
+            raise ValueError(f"field {name!r} of dataset {dataset.name!r} holds {held}, but the import writes "
+                             f"{writes}: import into a new dataset, or rename that field first")
+
+
+def _already_imported(dataset, images, id_field, on_existing):
+    """Images of the file whose ``id_field`` is already in the dataset: an error (``on_existing="error"``)
+    or left out (``"skip"``); returns the images to import."""
+    if on_existing not in ON_EXISTING:
+        raise ValueError(f"on_existing must be one of {ON_EXISTING}, got {on_existing!r}")
+    if not dataset.has_sample_field(id_field):
+        return images
+    have = set(dataset.distinct(id_field))
+    seen = [im.id for im in images if im.id in have]
+    if seen and on_existing == "error":
+        raise ValueError(f"{len(seen)} of the file's {len(images)} images are already in dataset {dataset.name!r} "
+                         f"({id_field} {seen[:10]}{' ...' if len(seen) > 10 else ''}): importing them again would "
+                         "duplicate them. Choose on_existing='skip' to import only the other images, or import "
+                         "into a new dataset")
+    return [im for im in images if im.id not in have]
+
+
 def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute, use_polylines,
-                  filepath_of, id_field, ann_id_attr, sized=True):
-    """Generator: yields (fraction, message); returns (dataset, n_samples, n_labels)."""
+                  filepath_of, id_field, ann_id_attr, sized=True, on_existing="error"):
+    """Generator: yields (fraction, message); returns (dataset, n_samples, n_labels).
+
+    Everything is checked before the first write: field names and types, images already imported."""
     label_types = list(loaded)
     first = loaded[label_types[0]]
     by_id = {t: {im.id: im for im in ds.images} for t, ds in loaded.items()}
@@ -184,11 +223,15 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
     dataset = dataset_or_name
     if isinstance(dataset, str) and fo.dataset_exists(dataset):
         dataset = fo.load_dataset(dataset)
+    images = first.images
+    if not isinstance(dataset, str) and images:
+        _check_plain_fields(dataset, images, id_field)
+        images = _already_imported(dataset, images, id_field, on_existing)
     plan = _field_names({} if isinstance(dataset, str) else dataset.info, label_field, label_types, layout, raters)
     dataset = fo.Dataset(dataset) if isinstance(dataset, str) else dataset  # nothing is created before this
     fields = _prepare_schema(dataset, plan, label_types, use_polylines)
-    batch, n_labels, n, done = [], 0, len(first.images), 0
-    for k, im in enumerate(first.images):
+    batch, n_labels, n, done = [], 0, len(images), 0
+    for k, im in enumerate(images):
         w, h = im.width, im.height
         values = {"rater_list": list(im.raters), id_field: im.id}
         if im.rater_classes:
@@ -226,7 +269,8 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
 
 
 def _coco_steps(dataset_or_name, labels_path, data_path=None, layout="rater_fields", label_field="raters",
-                label_types=("detections",), rater_attribute="rater_id", use_polylines=False, skip_invalid=False):
+                label_types=("detections",), rater_attribute="rater_id", use_polylines=False, skip_invalid=False,
+                on_existing="error"):
     label_types = _check_options(layout, label_field, label_types, rater_attribute)
     yield 0.0, "reading the json"
     raw, source = _read_json(labels_path)
@@ -239,7 +283,7 @@ def _coco_steps(dataset_or_name, labels_path, data_path=None, layout="rater_fiel
         return os.path.join(data_path, name) if data_path else os.path.join(_PLACEHOLDER_DIR, stem, name)
 
     result = yield from _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute, use_polylines,
-                                      filepath_of, "coco_id", "coco_annotation_id")
+                                      filepath_of, "coco_id", "coco_annotation_id", on_existing=on_existing)
     skipped = {tuple(sorted(p.items())) for ds in loaded.values() for p in ds.skipped}
     if skipped:
         logger.warning("skipped %d invalid item(s) of %s (skip_invalid=True)", len(skipped), source)
@@ -248,21 +292,23 @@ def _coco_steps(dataset_or_name, labels_path, data_path=None, layout="rater_fiel
 
 def import_multirater_coco(dataset_or_name, labels_path, data_path=None, layout="rater_fields",
                            label_field="raters", label_types=("detections",), rater_attribute="rater_id",
-                           use_polylines=False, skip_invalid=False, progress=None):
+                           use_polylines=False, skip_invalid=False, on_existing="error", progress=None):
     """Import a multi-rater COCO json (path or dict) into a dataset (a Dataset, or a name: loaded or created).
 
     See the module docstring for the fields written. ``progress``: optional
     ``callable(fraction, message)``. Raises ``ValueError`` (``InvalidInputError``)
-    naming the bad ids, before writing anything, unless ``skip_invalid``.
+    naming the bad ids, before writing anything, unless ``skip_invalid``. Images whose
+    ``coco_id`` the dataset already holds are an error (``on_existing="error"``) or left
+    out (``"skip"``): importing a file twice never duplicates samples.
     """
     steps = _coco_steps(dataset_or_name, labels_path, data_path, layout, label_field, label_types, rater_attribute,
-                        use_polylines, skip_invalid)
+                        use_polylines, skip_invalid, on_existing)
     return run_steps(steps, progress)[0]
 
 
 def import_multirater_yolo(dataset_or_name, root, label_field="raters", layout="rater_fields", image_sizes=None,
                            data_path=None, class_names=None, rater_attribute="rater_id", skip_invalid=False,
-                           progress=None):
+                           on_existing="error", progress=None):
     """Import per-rater YOLO folders ``root/<rater>/<stem>.txt`` (see :func:`kalos_core.io.load_yolo`).
 
     Samples get ``yolo_stem``; ``metadata`` only when ``image_sizes`` ``{stem: (w, h)}``
@@ -276,7 +322,7 @@ def import_multirater_yolo(dataset_or_name, root, label_field="raters", layout="
     sized = bool(image_sizes) and all(im.id in image_sizes for im in ds.images)
     steps = _import_steps(dataset_or_name, {"detections": ds}, layout, label_field, rater_attribute, False,
                           lambda im: files.get(im.id) or os.path.join(base, f"{im.id}.jpg"), "yolo_stem",
-                          "yolo_annotation_id", sized=sized)
+                          "yolo_annotation_id", sized=sized, on_existing=on_existing)
     return run_steps(steps, progress)[0]
 
 
@@ -296,7 +342,7 @@ def _quick_check(path, label_types, skip_invalid):
 
 
 class ImportMultiraterCoco(foo.Operator):
-    """Import a multi-rater COCO json into the current dataset."""
+    """Import a multi-rater COCO json into the current dataset or a new one."""
 
     @property
     def config(self):
@@ -313,6 +359,24 @@ class ImportMultiraterCoco(foo.Operator):
         data_prop = inputs.str("data_path", label="Images folder (optional)",
                                description="Folder the json's file_name are relative to; leave empty if the images "
                                            "are not available (annotation-only review)")
+        target = types.RadioGroup()
+        target.add_choice("current", label=f"Into the open dataset ({ctx.dataset.name})" if ctx.dataset is not None else "Into the open dataset")
+        target.add_choice("new", label="Into a new dataset")
+        inputs.enum("target", target.values(), default="current" if ctx.dataset is not None else "new", label="Import into",
+                    view=target)
+        if p.get("target", "current" if ctx.dataset is not None else "new") == "new":
+            name_prop = inputs.str("new_dataset", required=True, label="New dataset name")
+            name = p.get("new_dataset")
+            if isinstance(name, str) and name.strip() and fo.dataset_exists(name.strip()):
+                form_error(name_prop, f"a dataset {name.strip()!r} exists already; choose another name")
+        elif ctx.dataset is not None and ctx.dataset.has_sample_field("coco_id") and len(ctx.dataset):
+            existing = types.RadioGroup()
+            existing.add_choice("error", label="Stop with an error (nothing is written)")
+            existing.add_choice("skip", label="Skip them (import only the other images)")
+            inputs.enum("on_existing", existing.values(), default="error", view=existing,
+                        label="Images already in this dataset (same coco_id)",
+                        description=f"{len(ctx.dataset)} samples of this dataset have a coco_id; importing the "
+                                    "same images again would duplicate them")
         inputs.enum("layout", list(LAYOUTS), default="rater_fields", label="Layout", view=types.RadioGroup(),
                     description="rater_fields: one field per rater; rater_attribute: one field, rater_id on each label")
         field_prop = inputs.str("label_field", default="raters", label="Label field (prefix)")
@@ -339,15 +403,32 @@ class ImportMultiraterCoco(foo.Operator):
 
     def execute(self, ctx):
         p = ctx.params
-        steps = _coco_steps(ctx.dataset, p["labels_path"], p.get("data_path") or None,
+        new = p.get("target", "current" if ctx.dataset is not None else "new") == "new"
+        name = (p.get("new_dataset") or "").strip()
+        if new and (not name or fo.dataset_exists(name)):
+            raise ValueError(f"choose a name for the new dataset that no dataset has (got {name!r})")
+        steps = _coco_steps(name if new else ctx.dataset, p["labels_path"], p.get("data_path") or None,
                             p.get("layout", "rater_fields"), p.get("label_field", "raters"),
                             p.get("label_types") or ["detections"], use_polylines=p.get("use_polylines", False),
-                            skip_invalid=p.get("skip_invalid", False))
-        _, n, n_labels, skipped = yield from drive(ctx, steps)
+                            skip_invalid=p.get("skip_invalid", False), on_existing=p.get("on_existing", "error"))
+        dataset, n, n_labels, skipped = yield from report_errors(ctx, drive(ctx, steps))
+        if new:
+            dataset.persistent = True
+        done = progress_op(ctx, 1.0, f"imported {n} images")
+        if done is not None:
+            yield done
+        note = f"; skipped {skipped} invalid item(s)" if skipped else ""
         if not ctx.delegated:
-            yield ctx.ops.reload_dataset()
-            note = f"; skipped {skipped} invalid item(s)" if skipped else ""
-            yield ctx.ops.notify(f"Imported {n} images with {n_labels} labels{note}", variant="success")
+            yield ctx.ops.open_dataset(dataset.name) if new else ctx.ops.reload_dataset()
+            yield ctx.ops.notify(f"Imported {n} images with {n_labels} labels into {dataset.name!r}{note}",
+                                 variant="success")
+        out = types.Object()
+        for key, label in (("dataset", "Dataset"), ("images", "Images imported"), ("labels", "Labels"),
+                           ("skipped", "Invalid items skipped"), ("next", "Next")):
+            out.str(key, label=label)
+        yield ctx.ops.show_output(types.Property(out), {
+            "dataset": dataset.name, "images": str(n), "labels": str(n_labels), "skipped": str(skipped),
+            "next": "Run 'KaLOS: compute agreement' (or 'KaLOS: calibrate threshold') on the rater fields."})
 
     def __call__(self, sample_collection, labels_path, **kwargs):
         """Python entry with the operator's defaults; same as :func:`import_multirater_coco`."""

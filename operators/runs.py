@@ -8,21 +8,24 @@ These are what the operators call, and what a notebook calls directly::
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, replace
 
 from fiftyone import ViewField as F
 
-from kalos_core.agreement import AgreementConfig, AgreementResult, compute_agreement
+from kalos_core.agreement import DIAGNOSTICS, AgreementConfig, AgreementResult, agreement_steps
+from kalos_core.geometry import distances_for
+from kalos_core.matching import COSTS, SOLVERS
+from kalos_core.progress import run_steps
 
 from .adapter import (
-    RaterSource, SetupError, clear_fields, owned_fields, read_dataset, resolve_source,
-    validate_run_key,
+    RaterSource, SetupError, check_label_attributes, clear_fields, owned_fields, read_dataset,
+    resolve_source, run_method, validate_run_key,
 )
 from .writeback import write_results
 
 METHOD = "kalos_agreement"
-DIAGNOSTICS = ("vitality", "class_difficulty", "collaboration", "intra_rater")
 
 
 def agreement_runs(dataset) -> list[str]:
@@ -45,41 +48,126 @@ def compute_agreement_run(
     bootstrap=1000,
     seed=0,
     calibration_key=None,
+    overwrite=False,
     progress=None,
 ) -> AgreementResult:
     """Compute agreement on ``collection`` and store it under ``run_key``.
 
     Writes ``<run_key>_alpha`` on every processed sample, ``<run_key>_unit`` and
     ``<run_key>_status`` on every rater label, and a custom run ``run_key``
-    holding the config, the summary and all diagnostics. Re-running with the
-    same key replaces exactly that run's fields.
+    holding the config, the summary and all diagnostics. An existing run
+    ``run_key`` is replaced (exactly its fields) only with ``overwrite=True``.
+    Every check happens before anything is written (:class:`SetupError`).
+    ``progress``: optional ``callable(fraction, message)``.
     """
-    timings = {}
-    t0 = time.perf_counter()
+    return run_steps(compute_agreement_steps(
+        collection, rater_fields, label_field, rater_attribute, run_key, threshold, solver, cost, distance,
+        lsa_thresholds, diagnostics, bootstrap, seed, calibration_key, overwrite), progress)
+
+
+def check_run(collection, rater_fields=None, label_field=None, rater_attribute="rater_id", run_key="kalos",
+              threshold=0.5, solver="greedy", cost="soft", distance=None, lsa_thresholds=(),
+              diagnostics=DIAGNOSTICS, bootstrap=1000, seed=0, overwrite=False):
+    """Every check a run needs before it writes anything; returns ``(source, config, use_masks)``.
+
+    Raises :class:`SetupError` naming the parameter at fault."""
     source = resolve_source(collection, rater_fields, label_field, rater_attribute)
-    validate_run_key(collection, run_key, METHOD)
-    config = AgreementConfig(
-        threshold=float(threshold), distance=distance or None, solver=solver, cost=cost,
-        lsa_thresholds=tuple(float(t) for t in lsa_thresholds),
-        bootstrap=int(bootstrap), seed=int(seed), **{d: d in diagnostics for d in DIAGNOSTICS},
-    )
+    validate_run_key(collection, run_key, METHOD, overwrite=overwrite)
+    check_label_attributes(collection, source, run_key)
+    if len(collection) == 0:
+        raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
+    unknown = [d for d in diagnostics or () if d not in DIAGNOSTICS]
+    if unknown:
+        raise SetupError(f"unknown diagnostic(s) {unknown}; choose among {list(DIAGNOSTICS)}", "diagnostics")
+    problems = [("solver", f"unknown solver {solver!r}; choose among {sorted(SOLVERS)}")
+                if solver not in SOLVERS else None,
+                ("cost", f"unknown cost {cost!r}; choose among {sorted(COSTS)}") if cost not in COSTS else None]
+    for param, message in filter(None, problems):
+        raise SetupError(message, param)
+    lsa = tuple(parse_thresholds(lsa_thresholds))
+    for param, value, low in (("threshold", threshold, None), ("seed", seed, 0), ("bootstrap", bootstrap, 0)):
+        number = _number(value)
+        if number is None or (low is None and not 0.0 <= number <= 1.0) or (low is not None and number < low):
+            rule = "a number within [0, 1]" if low is None else f"a whole number >= {low}"
+            raise SetupError(f"{param} must be {rule}, got {value!r}", param)
+    try:
+        config = AgreementConfig(
+            threshold=float(threshold), distance=distance or None, solver=solver, cost=cost, lsa_thresholds=lsa,
+            bootstrap=int(bootstrap), seed=int(seed), **{d: d in (diagnostics or ()) for d in DIAGNOSTICS})
+    except (TypeError, ValueError) as e:
+        raise SetupError(str(e), "threshold" if "threshold" in str(e) else "bootstrap") from None
     use_masks = distance == "mask_iou" and source.kind == "box"
     if use_masks:  # Detections with instance masks: compare the masks
         config = replace(config, distance="iou")
+    if config.distance is not None and config.distance not in distances_for(source.kind):
+        raise SetupError(f"{config.distance!r} is not a {source.kind} distance; choose among "
+                         f"{list(distances_for(source.kind))}", "distance")
+    return source, config, use_masks
+
+
+def _number(value) -> float | None:
+    """``value`` as a finite float (None when it is not one; booleans are not numbers)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and not isinstance(value, bool) else None
+
+
+def parse_thresholds(text) -> list[float]:
+    """LSA thresholds from ``"0.1, 0.3"`` or a list; each must be a number within [0, 1]."""
+    items = list(text) if isinstance(text, (list, tuple)) else [
+        v for v in str(text or "").replace(";", ",").split(",") if v.strip()]
+    out = []
+    for v in items:
+        try:
+            t = float(v)
+        except (TypeError, ValueError):
+            t = None
+        if t is None or not 0.0 <= t <= 1.0:
+            raise SetupError(f"localisation-sensitivity thresholds must be numbers within [0, 1] separated "
+                             f"by commas; {str(v).strip()!r} is not", "lsa_thresholds")
+        out.append(t)
+    return out
+
+
+def compute_agreement_steps(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
+                            run_key="kalos", threshold=0.5, solver="greedy", cost="soft", distance=None,
+                            lsa_thresholds=(), diagnostics=DIAGNOSTICS, bootstrap=1000, seed=0,
+                            calibration_key=None, overwrite=False):
+    """:func:`compute_agreement_run` as a generator of ``(fraction, message)`` steps; returns the result.
+
+    Nothing is written before the last step: a failing check, read or computation leaves the
+    dataset as it was."""
+    timings = {}
+    t0 = time.perf_counter()
+    source, config, use_masks = check_run(collection, rater_fields, label_field, rater_attribute, run_key,
+                                          threshold, solver, cost, distance, lsa_thresholds, diagnostics,
+                                          bootstrap, seed, overwrite)
+    yield 0.0, "reading labels"
     data = read_dataset(collection, source, use_masks=use_masks)
     timings["read_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    result = compute_agreement(data, config, progress=progress)
+    steps = agreement_steps(data, config)
+    while True:
+        try:
+            fraction, message = next(steps)
+        except StopIteration as stop:
+            result = stop.value
+            break
+        yield 0.05 + 0.85 * fraction, message
     timings["compute_s"] = time.perf_counter() - t1
+    yield 0.92, "writing the results"
     t2 = time.perf_counter()
-    store_run(collection, source, run_key, config, result, calibration_key)
+    store_run(collection, source, run_key, config, result, calibration_key, use_masks=use_masks)
     timings["write_s"] = time.perf_counter() - t2
     result.timings = timings
+    yield 1.0, "done"
     return result
 
 
 def store_run(collection, source: RaterSource, run_key: str, config: AgreementConfig,
-              result: AgreementResult, calibration_key=None) -> None:
+              result: AgreementResult, calibration_key=None, use_masks: bool = False) -> None:
     dataset = collection._dataset
     if run_key in dataset.list_runs():
         delete_agreement_run(dataset, run_key)
@@ -89,7 +177,7 @@ def store_run(collection, source: RaterSource, run_key: str, config: AgreementCo
         method=METHOD, rater_fields=source.fields if source.rater_attribute is None else None,
         label_field=source.fields[0] if source.rater_attribute else None,
         rater_attribute=source.rater_attribute, label_type=source.label_cls.__name__,
-        raters=source.raters, fields=paths, calibration_key=calibration_key,
+        raters=source.raters, fields=paths, calibration_key=calibration_key, use_masks=bool(use_masks),
         **{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
     )
     collection.register_run(run_key, run_config, overwrite=True, cleanup=False)
@@ -107,23 +195,64 @@ def load_agreement(dataset, run_key: str) -> dict:
 
 def delete_agreement_run(dataset, run_key: str) -> list[str]:
     """Remove a run and exactly the fields it wrote; returns those field paths."""
-    if run_key not in dataset.list_runs():
-        raise SetupError(f"no run {run_key!r} on dataset {dataset.name!r}", "run_key")
-    info = dataset.get_run_info(run_key)
-    if info.config.method != METHOD:
-        raise SetupError(f"run {run_key!r} is not a KaLOS agreement run", "run_key")
+    info = get_agreement_run(dataset, run_key)
     paths = list(getattr(info.config, "fields", None) or [])
     clear_fields(dataset, paths)
+    if dataset.has_saved_view(disagreement_view_name(run_key)):   # a run owns its saved view too
+        dataset.delete_saved_view(disagreement_view_name(run_key))
     dataset.delete_run(run_key)
     return paths
 
 
+def get_agreement_run(dataset, run_key):
+    """The run info of the KaLOS agreement run ``run_key``; :class:`SetupError` when there is none."""
+    method = run_method(dataset, run_key) if isinstance(run_key, str) else None
+    if method is None:
+        known = ", ".join(agreement_runs(dataset)) or "none"
+        raise SetupError(f"no run {run_key!r} on dataset {dataset.name!r} (KaLOS agreement runs: {known})",
+                         "run_key")
+    if method != METHOD:
+        raise SetupError(f"run {run_key!r} is not a KaLOS agreement run", "run_key")
+    return dataset.get_run_info(run_key)
+
+
+def disagreement_view_name(run_key: str) -> str:
+    """The name of the saved view ``browse_disagreements`` stores for a run."""
+    return f"{run_key}_disagreements"
+
+
 def disagreement_view(dataset, run_key: str):
     """Samples of the run sorted by α ascending, showing only labels that do not agree."""
-    info = dataset.get_run_info(run_key)
-    cfg = info.config
+    cfg = get_agreement_run(dataset, run_key).config
     fields = cfg.rater_fields or [cfg.label_field]
     view = dataset.exists(f"{run_key}_alpha").sort_by(f"{run_key}_alpha")
     for f in fields:
         view = view.filter_labels(f, F(f"{run_key}_status") != "agreed", only_matches=False)
     return view
+
+
+def unused_run_key(dataset, base: str = "kalos") -> str:
+    """``base``, or ``base_2``, ``base_3``, ... : the first key no run, ``<key>_alpha`` field or
+    ``<key>_disagreements`` view uses (what the forms propose, so nothing is replaced by default)."""
+    runs, k, key = set(dataset.list_runs()), 1, base
+    while key in runs or dataset.has_sample_field(f"{key}_alpha") or dataset.has_saved_view(
+            disagreement_view_name(key)):
+        k += 1
+        key = f"{base}_{k}"
+    return key
+
+
+def describe_run(dataset, run_key: str) -> str | None:
+    """One line about a stored run (kind, label type, raters, threshold, date); None when there is none."""
+    if not isinstance(run_key, str) or run_key not in dataset.list_runs():
+        return None
+    info = dataset.get_run_info(run_key)
+    cfg = info.config
+    raters = list((getattr(cfg, "raters", None) or {}).values()) or list(getattr(cfg, "rater_fields", None) or [])
+    where = (f"field {cfg.label_field} (rater attribute {cfg.rater_attribute})"
+             if getattr(cfg, "rater_attribute", None) else f"raters {', '.join(map(str, raters)) or '?'}")
+    when = info.timestamp.strftime("%Y-%m-%d %H:%M UTC") if getattr(info, "timestamp", None) else "unknown date"
+    kind = "agreement" if cfg.method == METHOD else cfg.method
+    threshold = getattr(cfg, "threshold", None)
+    thr = f", threshold {threshold:g}" if isinstance(threshold, (int, float)) else ""
+    return f"{kind} run on {getattr(cfg, 'label_type', '?')} labels, {where}{thr}, computed {when}"

@@ -5,7 +5,8 @@ Keypoints field, the noise generator (:mod:`kalos_core.noise`) draws ``n_raters`
 synthetic raters; each becomes a field ``<prefix>_<rater>`` of the same label type.
 Every synthetic label keeps its truth: ``truth_ref_ids`` (ids of the reference labels it
 came from; empty for a false positive), ``truth_errors`` (applied errors, in order) and
-``truth_label`` (the reference class). ``rater_list`` is set to the synthetic raters, and
+``truth_label`` (the reference class). An existing ``rater_list`` gets the synthetic raters
+added (never replaced); no field is ever replaced (checked before anything is written), and
 ``dataset.info["kalos_import"]["rater_fields"]`` maps each new field to its rater, so
 compute_agreement reads them directly. Reads with ``values()``, writes with ``set_values()``;
 the reference field is never written.
@@ -47,9 +48,16 @@ def check_params(dataset, reference_field, n_raters=5, magnitude=1.0, prefix="sy
     names = [f"{prefix}_{r.name}" for r in plain_raters(n_raters)]
     if reference_field in names or reference_field.startswith(f"{prefix}_rater_"):
         raise SetupError("the prefix would overwrite the reference field; choose another prefix", "prefix")
-    clash = [n for n in names if n in dataset.get_field_schema() and n not in available]
-    if clash:
-        raise SetupError(f"field {clash[0]} exists and is not a label field; choose another prefix", "prefix")
+    schema = dataset.get_field_schema()
+    clash = [n for n in names if n in schema]
+    if clash:  # checked for every field before anything is written: never replace the user's data
+        raise SetupError(f"field(s) {', '.join(clash)} exist already; simulate_raters never replaces a field: "
+                         f"choose another prefix (e.g. {unused_prefix(dataset, prefix)!r})", "prefix")
+    rater_list = schema.get("rater_list")
+    if rater_list is not None and not (isinstance(rater_list, fo.ListField)
+                                       and isinstance(rater_list.field, (fo.StringField, type(None)))):
+        raise SetupError(f"field rater_list holds {type(rater_list).__name__}, not a list of rater names; "
+                         "rename it before simulating raters", "reference_field")
     if profile:
         if not os.path.isfile(profile):
             raise SetupError(f"no profile file at {profile}", "profile")
@@ -58,6 +66,15 @@ def check_params(dataset, reference_field, n_raters=5, magnitude=1.0, prefix="sy
         except ValueError as e:
             raise SetupError(str(e), "profile") from None
     return available[reference_field]
+
+
+def unused_prefix(dataset, base: str = "synthetic") -> str:
+    """``base`` or ``base_2``, ... : a prefix none of whose ``<prefix>_rater_<n>`` fields exists."""
+    fields, k, prefix = set(dataset.get_field_schema()), 1, base
+    while any(f.startswith(f"{prefix}_rater_") for f in fields):
+        k += 1
+        prefix = f"{base}_{k}"
+    return prefix
 
 
 def _reference(dataset, field: str, label_cls) -> tuple[Reference, list, dict]:
@@ -71,11 +88,21 @@ def _reference(dataset, field: str, label_cls) -> tuple[Reference, list, dict]:
     for k, sid in enumerate(sample_ids):
         objs = []
         for lid, lab, g in zip(ids[k] or [], labels[k] or [], geoms[k] or []):
+            if g is not None and task != "keypoints" and not _finite(g):
+                raise SetupError(f"sample {sid}, field {field}, label {lid}: geometry {g} has a non-finite value",
+                                 "reference_field")
             obj = _ref_object(lid, cat.get(lab), g, task)
             if obj is not None:
                 objs.append(obj)
         images.append(RefImage(k, SCALE, SCALE, None, objs))
     return Reference(images, {v: n for n, v in cat.items()}, task), sample_ids, cat
+
+
+def _finite(values) -> bool:
+    try:
+        return bool(np.isfinite(np.asarray([v for ring in values for v in np.ravel(ring)], float)).all())
+    except (TypeError, ValueError):
+        return False
 
 
 def _ref_object(lid, category, g, task) -> RefObject | None:
@@ -147,8 +174,12 @@ def simulate_rater_fields(dataset, reference_field, n_raters=5, magnitude=1.0, s
         field = f"{prefix}_{rater}"
         dataset.set_values(field, [label_cls(**{list_name: row}) for row in rows])
         fields[field] = rater
-    if set_rater_list:
-        dataset.set_values("rater_list", [list(per_rater) for _ in sample_ids])
+    if set_rater_list and dataset.has_sample_field("rater_list"):
+        # the user's rater_list: add the synthetic raters, keep everyone listed (a sample without a
+        # list keeps none: every rater whose field exists on it is assigned, the new ones included)
+        lists = dataset.values("rater_list")
+        dataset.set_values("rater_list", [None if rl is None else list(rl) + [r for r in per_rater if r not in rl]
+                                          for rl in lists])
     info = dict(dataset.info or {})
     imported = dict(info.get("kalos_import") or {})
     imported["rater_fields"] = {**(imported.get("rater_fields") or {}), **fields}
@@ -196,13 +227,14 @@ class SimulateRaters(foo.Operator):
             "seed": inputs.int("seed", default=0, label="Seed"),
             "profile": inputs.str("profile", label="Noise profile json (optional)",
                                   description="from `python -m kalos_core fit-noise`; empty = shipped default"),
-            "prefix": inputs.str("prefix", default="synthetic", label="Field prefix",
-                                 description="fields <prefix>_rater_1 ... are created (or replaced)"),
+            "prefix": inputs.str("prefix", default=unused_prefix(ctx.dataset), label="Field prefix",
+                                 description="new fields <prefix>_rater_1 ... are created (an existing field is "
+                                             "never replaced)"),
         }
         if p.get("reference_field"):
             try:
                 check_params(ctx.dataset, p["reference_field"], p.get("n_raters", 5), p.get("magnitude", 1.0),
-                             p.get("prefix", "synthetic"), p.get("profile") or None)
+                             p.get("prefix") or unused_prefix(ctx.dataset), p.get("profile") or None)
             except (SetupError, TypeError, ValueError) as e:
                 form_error(props[getattr(e, "param", None) or "reference_field"], str(e))
         return types.Property(inputs, view=types.View(label="KaLOS: simulate raters"))
@@ -211,7 +243,8 @@ class SimulateRaters(foo.Operator):
         p = ctx.params
         summary = simulate_rater_fields(ctx.dataset, p["reference_field"], n_raters=p.get("n_raters", 5),
                                         magnitude=p.get("magnitude", 1.0), seed=p.get("seed", 0),
-                                        profile=p.get("profile") or None, prefix=p.get("prefix", "synthetic"))
+                                        profile=p.get("profile") or None,
+                                        prefix=p.get("prefix") or unused_prefix(ctx.dataset))
         if not ctx.delegated:
             ctx.ops.reload_dataset()
             ctx.ops.notify(f"KaLOS: {summary['n_raters']} synthetic raters, {summary['n_labels']} labels",

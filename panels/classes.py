@@ -29,6 +29,7 @@ class ClassDifficultyPanel(ScopedRunPanel):
     INTRO = "α per class, hardest first. Click a class to show only its labels, on the samples where it occurs."
     SCOPES = SCOPES
     SCOPE_LABEL = "Class α"
+    RERUN_ADDS = {"diagnostic": "class_difficulty"}
 
     @property
     def config(self):

@@ -37,6 +37,7 @@ class CollaborationPanel(ScopedRunPanel):
              "(\"schools of thought\") sit together. Click a cell for the samples where that pair disagrees.")
     SCOPES = SCOPES
     SCOPE_LABEL = "Pairwise α"
+    RERUN_ADDS = {"diagnostic": "collaboration"}
 
     @property
     def config(self):

@@ -13,6 +13,8 @@ import math
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
+from kalos_core.agreement import DIAGNOSTICS
+
 AGREEMENT_METHOD = "kalos_agreement"
 CALIBRATION_METHOD = "kalos_calibration"
 COMPUTE_URI = "@kalos/agreement/compute_agreement"
@@ -111,18 +113,26 @@ def chart(panel, name: str, layout: dict | None, on_click=None):
                       height=layout.get("height", 360), **kw)
 
 
-def agreement_rerun_params(dataset, run_key: str) -> dict:
-    """Prefill for compute_agreement from a stored run (same raters, threshold, distance)."""
+def agreement_rerun_params(dataset, run_key: str, diagnostic: str | None = None, lsa: str | None = None) -> dict:
+    """Prefill for compute_agreement from a stored run: its raters, key and its whole stored
+    config (threshold, distance, solver, cost, LSA thresholds, diagnostics, seed) - never the
+    form's defaults. ``diagnostic`` / ``lsa`` add what a panel found missing. The key is the
+    run's own, so the form asks to confirm the overwrite."""
     cfg = dataset.get_run_info(run_key).config
     if getattr(cfg, "rater_attribute", None):
         params = {"layout": "rater_attribute", "label_field": cfg.label_field,
                   "rater_attribute": cfg.rater_attribute}
     else:
         params = {"layout": "rater_fields", "rater_fields": list(cfg.rater_fields or [])}
-    params.update({"run_key": run_key, "threshold": getattr(cfg, "threshold", 0.5)})
-    lsa = getattr(cfg, "lsa_thresholds", None)
-    params["lsa_thresholds"] = ",".join(f"{t:g}" for t in lsa) if lsa else "0.1,0.3,0.5,0.7,0.9"
-    return params
+    distance = "mask_iou" if getattr(cfg, "use_masks", False) else getattr(cfg, "distance", None)
+    diagnostics = [d for d in DIAGNOSTICS if getattr(cfg, d, True)]
+    stored_lsa = ",".join(f"{t:g}" for t in getattr(cfg, "lsa_thresholds", None) or [])
+    params.update({"run_key": run_key, "threshold": getattr(cfg, "threshold", 0.5), "distance": distance,
+                   "solver": getattr(cfg, "solver", None), "cost": getattr(cfg, "cost", None),
+                   "seed": getattr(cfg, "seed", None), "lsa_thresholds": stored_lsa or lsa or "",
+                   "diagnostics": diagnostics + ([diagnostic] if diagnostic and diagnostic not in diagnostics else []),
+                   "calibration_key": getattr(cfg, "calibration_key", None)})
+    return {k: v for k, v in params.items() if v is not None}
 
 
 class RunPanel(foo.Panel):
@@ -135,6 +145,8 @@ class RunPanel(foo.Panel):
              "and the diagnostics this panel shows.")
     ACTION_LABEL = "Compute agreement"
     ACTION_URI = COMPUTE_URI
+    #: what "Recompute" adds to the run's stored config (the diagnostic this panel shows)
+    RERUN_ADDS: dict = {}
 
     # -- to implement -------------------------------------------------------------------------
     def load_run(self, ctx, run_key: str) -> None:
@@ -148,7 +160,7 @@ class RunPanel(foo.Panel):
         agreement run's set-up, so a recompute keeps raters, key and threshold."""
         key = ctx.panel.state.run_key
         if self.METHOD == AGREEMENT_METHOD and key:
-            return agreement_rerun_params(ctx.dataset, key)
+            return agreement_rerun_params(ctx.dataset, key, **self.RERUN_ADDS)
         return {}
 
     # -- events --------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ def sensitivity_points(lsa: dict, threshold: float | None, mean_alpha: float | N
 
 class LocalisationSensitivityPanel(RunPanel):
     TITLE = "KaLOS: Localisation sensitivity"
+    RERUN_ADDS = {"lsa": "0.1,0.3,0.5,0.7,0.9"}
     INTRO = ("Mean α when the run is repeated at other similarity thresholds; the dashed line is the "
              "run's threshold τ*. A steep drop means the raters agree on *what* is there, not on *where*.")
 

@@ -35,6 +35,7 @@ class AnnotatorVitalityPanel(ScopedRunPanel):
              "source of noise. Click a bar to show the samples where that rater's labels do not agree.")
     SCOPES = SCOPES
     SCOPE_LABEL = "Vitality"
+    RERUN_ADDS = {"diagnostic": "vitality"}
 
     @property
     def config(self):

@@ -105,7 +105,7 @@ def test_rerun_replaces_own_fields_and_other_keys_coexist(fo_isolated, demo):
     run(fo, ds, rater_fields=fields, run_key="strict", threshold=0.9)
     run(fo, ds, rater_fields=fields, run_key="loose", threshold=0.3)
     strict = ds.values("strict_alpha")
-    run(fo, ds, rater_fields=fields, run_key="strict", threshold=0.9)
+    run(fo, ds, rater_fields=fields, run_key="strict", threshold=0.9, overwrite=True)
     assert ds.values("strict_alpha") == strict
     assert set(ds.list_runs()) == {"strict", "loose"}
     assert ds.load_run_results("strict").config.threshold == 0.9
@@ -145,7 +145,7 @@ def test_browse_disagreements_saves_a_sorted_view(fo_isolated, demo):
 
 
 @pytest.mark.parametrize("params, message", [
-    (dict(rater_fields=[]), "choose the rater fields"),
+    (dict(rater_fields=[]), "choose at least two rater fields"),
     (dict(rater_fields=["raters_careful"]), "at least two rater fields"),
     (dict(rater_fields=["raters_careful", "polys"]), "different label types"),
     (dict(rater_fields=["raters_careful", "raters_sloppy"], run_key="bad key"), "run key must"),

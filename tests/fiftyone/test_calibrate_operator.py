@@ -127,7 +127,7 @@ def test_the_newest_calibration_wins(fo_isolated, demo):
 
 
 @pytest.mark.parametrize("params, message", [
-    (dict(rater_fields=[]), "choose the rater fields"),
+    (dict(rater_fields=[]), "choose at least two rater fields"),
     (dict(rater_fields=["raters_careful"]), "at least two rater fields"),
     (dict(rater_fields=["raters_careful", "raters_sloppy"], run_key="bad key"), "run key must"),
     (dict(rater_fields=["raters_careful", "raters_sloppy"], run_key="kalos"), "another kind of run"),

@@ -121,8 +121,9 @@ def test_rater_names_are_made_field_safe_and_kept_on_the_labels(imp, tmp_path):
     assert mapping == {"raters_Dr_Who": "Dr. Who", "raters_Dr_Who_2": "Dr_Who", "raters_x": "x"}
     for field, rater in mapping.items():
         assert ds.values(f"{field}.detections.rater_id") == [[rater]]
-    # importing more into the same dataset reuses the same fields
-    imp.import_multirater_coco(ds, write(tmp_path, small_coco(anns, images)))
+    # importing more (another image) into the same dataset reuses the same fields
+    more = [{**a, "image_id": 2, "id": a["id"] + 10} for a in anns]
+    imp.import_multirater_coco(ds, write(tmp_path, small_coco(more, [{**images[0], "id": 2}])))
     assert len(ds) == 2 and ds.info["kalos_import"]["rater_fields"] == mapping
     assert ds.count("raters_Dr_Who_2.detections") == 2
 

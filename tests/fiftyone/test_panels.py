@@ -273,13 +273,17 @@ def test_sensitivity_without_lsa_offers_a_prefilled_recompute(fo_isolated, demo)
     from operators.runs import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")
-    compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="kalos", threshold=0.6, bootstrap=0)
+    compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="kalos", threshold=0.6, bootstrap=0,
+                          solver="shm", cost="neg", distance="giou", diagnostics=("vitality",), seed=4, overwrite=True)
     p = Panel(ds, "kalos_localisation_sensitivity").call("on_load")
     assert p.state["has_lsa"] is False and "no_lsa" in p.rendered()
     (prompt,) = p.call("open_operator").ops("prompt_user_for_operation")
     assert prompt["operator_uri"] == f"{PLUGIN}/compute_agreement"
     assert prompt["params"]["rater_fields"] == rater_fields(ds) and prompt["params"]["threshold"] == 0.6
     assert prompt["params"]["run_key"] == "kalos" and prompt["params"]["lsa_thresholds"]
+    # the rest of the stored config, never the form's defaults
+    assert {k: prompt["params"][k] for k in ("solver", "cost", "distance", "diagnostics", "seed")} == {
+        "solver": "shm", "cost": "neg", "distance": "giou", "diagnostics": ["vitality"], "seed": 4}
 
 
 @pytest.mark.parametrize("layout", ["rater_fields", "rater_attribute"])
