@@ -48,7 +48,7 @@ def load_coco(source: str | Path | dict, task: str = "bbox", skip_invalid: bool 
     if isinstance(source, (str, Path)):
         name = str(source)
         source = read_json(source)
-    raw_images, raw_anns, raw_cats = _top_level(source, name)
+    raw_images, raw_anns, raw_cats = top_level(source, name)
     problems: list[Problem] = []
     warn = InputWarnings()
     categories = _categories(raw_cats, problems, warn)
@@ -83,7 +83,7 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-def _top_level(source: Any, name: str) -> tuple[list, list, list]:
+def top_level(source: Any, name: str) -> tuple[list, list, list]:
     if not isinstance(source, dict):
         raise fatal(f"the file must hold a JSON object with 'images' and 'annotations' lists, "
                     f"not {'null' if source is None else type(source).__name__}", name)

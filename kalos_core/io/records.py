@@ -54,7 +54,7 @@ def check_records(ds: MultiRaterDataset) -> tuple[MultiRaterDataset, list[Proble
             else:
                 kept.append(a)
         images.append(dataclasses.replace(im, annotations=kept))
-    if ds.kind == "polygon":
+    if ds.kind in ("polygon", "rle"):
         images = _drop(images, _zero_area_polygons(images), problems)
     if ds.kind == "keypoints":
         images = _drop(images, _joint_count_outliers(images), problems)
@@ -219,7 +219,13 @@ def keypoints_problem(kp: Any, im: ImageRecord | None = None) -> str | None:
     return None
 
 
-_GEOMETRY_CHECKS = {"box": box_problem, "polygon": polygon_problem, "rle": rle_problem, "keypoints": keypoints_problem}
+def mask_problem(geometry: Any, im: ImageRecord | None = None) -> str | None:
+    """A mask data set holds RLE dicts, and polygons that are rasterised."""
+    return polygon_problem(geometry, im) if isinstance(geometry, list) else rle_problem(geometry, im)
+
+
+_GEOMETRY_CHECKS = {"box": box_problem, "polygon": polygon_problem, "rle": mask_problem,
+                    "keypoints": keypoints_problem}
 
 
 def _drop(images: list[ImageRecord], bad: dict[Any, str], problems: list[Problem]) -> list[ImageRecord]:
@@ -246,10 +252,11 @@ def _zero_area_polygons(images: list[ImageRecord]) -> dict[Any, str]:
 
     bad = {}
     for im in images:
-        if not im.annotations:
+        polys = [a for a in im.annotations if isinstance(a.geometry, list)]
+        if not polys:
             continue
-        area = shapely.area(_build_geometries(im, im.annotations))
-        for a, v in zip(im.annotations, area):
+        area = shapely.area(_build_geometries(im, polys))
+        for a, v in zip(polys, area):
             if not v > 0:
                 bad[a.id] = "polygon has zero area (its points are collinear or repeated)"
     return bad
