@@ -44,14 +44,15 @@ TASK_KINDS_ALL = {"bbox": ("box",), "segm": ("polygon", "rle"), "keypoints": ("k
 
 def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse option values that depend on each other (argparse's usage error, exit 2)."""
-    names = [args.distance] if getattr(args, "distance", None) else list(getattr(args, "distances", None) or ())
+    option = "--distance" if getattr(args, "distance", None) else "--distances"
+    names = [args.distance] if option == "--distance" else list(getattr(args, "distances", None) or ())
     task = getattr(args, "task", None)
     for name in names:
         known = sorted({d for kind in TASK_KINDS_ALL.get(task, ()) for d in distances_for(kind)})
         if task and name not in known:
             other = sorted({t for t, kinds in TASK_KINDS_ALL.items() for k in kinds if name in distances_for(k)})
             why = f" ({name!r} is a distance for --task {' / '.join(other)})" if other else ""
-            parser.error(f"argument --distance: {name!r} is not a distance for --task {task}{why}; "
+            parser.error(f"argument {option}: unknown distance {name!r} for --task {task}{why}; "
                          f"known: {', '.join(known)}")
     inputs = [getattr(args, k, None) for k in ("file", "reference", "profile", "similarity")]
     problem = output_problem(getattr(args, "output", None), inputs)
