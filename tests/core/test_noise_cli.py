@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kalos_core import load_coco
 from kalos_core.cli import main
 from kalos_core.noise import load_profile
