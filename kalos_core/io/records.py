@@ -41,6 +41,9 @@ def check_records(ds: MultiRaterDataset) -> tuple[MultiRaterDataset, list[Proble
     images: list[ImageRecord] = []
     for im in ds.images:
         p = _image_problem(im, seen_images)
+        if p is None and ds.kind == "rle" and im.width * im.height > MAX_MASK_PIXELS:
+            p = Problem(f"{im.width:g} x {im.height:g} pixels is too large a grid for masks "
+                        f"(at most {MAX_MASK_PIXELS})", im.id)
         if p is not None:
             n = len(im.annotations)
             problems.append(dataclasses.replace(p, message=p.message + (f" ({n} annotation(s) dropped with it)"

@@ -111,6 +111,8 @@ REJECT = {
                        first_image(d)["height"], first_image(d)["width"]]}), "segm", "ann", "malformed"),
     "rle wrong size": (lambda d: first_ann(d).update(segmentation={"counts": [4], "size": [2, 2]}), "segm", "ann",
                        "differs from the image"),
+    "rle huge image": (lambda d: (first_image(d).update(width=10**6, height=10**6), first_ann(d).update(
+                       segmentation={"counts": [10**12], "size": [10**6, 10**6]})), "segm", "image", "too large"),
     "rle no size": (lambda d: first_ann(d).update(segmentation={"counts": [4]}), "segm", "ann", "'size'"),
 }
 
