@@ -13,6 +13,8 @@ from typing import Any
 
 #: largest absolute pixel coordinate or image side accepted (beyond it areas overflow)
 MAX_COORDINATE = 1e7
+#: smallest image side accepted (relative-coordinate readers use 1.0; below this coordinates overflow)
+MIN_SIDE = 1e-6
 #: largest pixel grid a mask may be rasterised on (height x width)
 MAX_MASK_PIXELS = 2**30
 
@@ -86,6 +88,8 @@ def side(v: Any, what: str) -> tuple[float | None, str | None]:
         return None, f"{what} {err}"
     if f <= 0:
         return None, f"{what} must be positive, got {v!r}"
+    if f < MIN_SIDE:
+        return None, f"{what} {v!r} is below {MIN_SIDE:g}"
     if f > MAX_COORDINATE:
         return None, f"{what} {v!r} is beyond {MAX_COORDINATE:g} pixels"
     return f, None
