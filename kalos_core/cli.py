@@ -19,6 +19,7 @@ from .cli_common import (count, fraction, fractions, positive, load_or_report, o
                          write_result)
 from .geometry import distances_for
 from .io import load_coco
+from .io.coco import TASK_GEOMETRY_KINDS
 from .matching import COSTS, SOLVERS
 from .noise import cli as noise_cli
 
@@ -38,19 +39,15 @@ def _add_agreement_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=count, default=1, help="processes (0 = all cores); results do not depend on it")
 
 
-#: geometry kinds a --task may give (segm: polygons, or RLE masks when the file holds any)
-TASK_KINDS_ALL = {"bbox": ("box",), "segm": ("polygon", "rle"), "keypoints": ("keypoints",)}
-
-
 def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Refuse option values that depend on each other (argparse's usage error, exit 2)."""
     option = "--distance" if getattr(args, "distance", None) else "--distances"
     names = [args.distance] if option == "--distance" else list(getattr(args, "distances", None) or ())
     task = getattr(args, "task", None)
     for name in names:
-        known = sorted({d for kind in TASK_KINDS_ALL.get(task, ()) for d in distances_for(kind)})
+        known = sorted({d for kind in TASK_GEOMETRY_KINDS.get(task, ()) for d in distances_for(kind)})
         if task and name not in known:
-            other = sorted({t for t, kinds in TASK_KINDS_ALL.items() for k in kinds if name in distances_for(k)})
+            other = sorted({t for t, kinds in TASK_GEOMETRY_KINDS.items() for k in kinds if name in distances_for(k)})
             why = f" ({name!r} is a distance for --task {' / '.join(other)})" if other else ""
             parser.error(f"argument {option}: unknown distance {name!r} for --task {task}{why}; "
                          f"known: {', '.join(known)}")

@@ -24,6 +24,8 @@ from .validation import InputWarnings, InvalidInputError, Problem, fatal
 from .values import coordinates, identifier, integer, side
 
 TASK_KINDS = {"bbox": "box", "segm": "polygon", "keypoints": "keypoints"}
+#: every geometry kind a task may give (segm: RLE masks when the file holds any)
+TASK_GEOMETRY_KINDS = {t: (k, "rle") if t == "segm" else (k,) for t, k in TASK_KINDS.items()}
 STRING_NUMBERS = "numbers written as strings read as numbers"
 
 
