@@ -15,7 +15,6 @@ reference class); every image lists the reference ids each rater missed in
 
 from __future__ import annotations
 
-import json
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
