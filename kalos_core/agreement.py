@@ -16,12 +16,18 @@ from typing import Any, Callable, Generator
 import numpy as np
 
 from . import diagnostics as diag
+from .checks import check_bool, check_fraction, check_int
 from .data import MultiRaterDataset
 from .geometry import get_distance
+from .geometry.registry import DISTANCES
+from .io import InputWarnings, check_measurable
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
 from .progress import run_steps
 from .reliability import Cells, alpha, interpret, unit_status
+
+#: default of ``AgreementConfig.max_diagnostic_raters`` (one image with 100 raters: about 1 s per diagnostic)
+MAX_DIAGNOSTIC_RATERS = 100
 
 
 @dataclass(frozen=True)
@@ -40,15 +46,46 @@ class AgreementConfig:
     bootstrap: int = 1000            #: resamples for the CI of the mean α (0 = none)
     confidence: float = 0.95
     seed: int = 0
+    #: vitality and collaboration re-match an image once per rater / pair of raters (cost ~ raters³):
+    #: refused when an image has more raters than this (None or 0 = no limit); docs/input.md
+    max_diagnostic_raters: int | None = MAX_DIAGNOSTIC_RATERS
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.threshold <= 1.0:
-            raise ValueError(f"threshold must lie in [0, 1], got {self.threshold}")
-        for t in self.lsa_thresholds:
-            if not 0.0 <= t <= 1.0:
-                raise ValueError(f"LSA threshold must lie in [0, 1], got {t}")
+        check_fraction("threshold", self.threshold)
+        if isinstance(self.lsa_thresholds, (str, bytes)) or not hasattr(self.lsa_thresholds, "__iter__"):
+            raise ValueError(f"lsa_thresholds must be a list of numbers in [0, 1], got {self.lsa_thresholds!r}")
+        object.__setattr__(self, "lsa_thresholds",
+                           tuple(check_fraction("LSA threshold", t) for t in self.lsa_thresholds))
+        if self.distance is not None and (not isinstance(self.distance, str)
+                                          or self.distance not in {n for _, n in DISTANCES}):
+            known = sorted({n for _, n in DISTANCES})
+            raise ValueError(f"unknown distance {self.distance!r}; known: {', '.join(known)}")
+        if not isinstance(self.solver, str) or not isinstance(self.cost, str):
+            raise ValueError(f"solver and cost must be names, got {self.solver!r} and {self.cost!r}")
         get_solver(self.solver)
         get_cost(self.cost)
+        for name in ("vitality", "class_difficulty", "collaboration", "intra_rater"):
+            check_bool(name, getattr(self, name))
+        check_int("bootstrap", self.bootstrap)
+        check_fraction("confidence", self.confidence, open_low=True, open_high=True)
+        check_int("seed", self.seed)
+        if self.max_diagnostic_raters is not None:
+            check_int("max_diagnostic_raters", self.max_diagnostic_raters)
+
+    def check_dataset(self, dataset: MultiRaterDataset) -> None:
+        """Refuse, before any work, what this config cannot measure on ``dataset``."""
+        check_measurable(dataset)
+        get_distance(dataset.kind, self.distance)
+        limit = self.max_diagnostic_raters
+        if limit and (self.vitality or self.collaboration):
+            worst = max(dataset.images, key=lambda im: len(im.raters))
+            if len(worst.raters) > limit:
+                raise ValueError(
+                    f"image {worst.id} has {len(worst.raters)} raters: vitality and the collaboration matrix "
+                    f"re-match an image once per rater and per pair of raters (the cost grows with the cube "
+                    f"of the rater count) and are limited to {limit} raters per image. Turn them off "
+                    f"(--no-diagnostics / vitality=False, collaboration=False) or raise the limit "
+                    f"(--max-diagnostic-raters N / max_diagnostic_raters=N, 0 = none).")
 
 
 @dataclass
@@ -78,6 +115,8 @@ class AgreementResult:
     n_skipped: int = 0
     skipped: list = field(default_factory=list)
     n_single_rater_images: int = 0
+    #: coercions of the input and caveats of the result: ``[{"message", "count", "examples"}]``
+    warnings: list = field(default_factory=list)
 
     @property
     def interpretation(self) -> str:
@@ -120,6 +159,17 @@ def bootstrap_mean_ci(values: np.ndarray, n_resamples: int, confidence: float, s
         means[start:stop] = values[rng.integers(0, len(values), (stop - start, len(values)))].mean(1)
     lo = (1 - confidence) / 2
     return float(np.quantile(means, lo)), float(np.quantile(means, 1 - lo))
+
+
+def _result_warnings(dataset: MultiRaterDataset, single: int) -> list[dict]:
+    """The data set's input warnings, plus what makes its α less than it seems."""
+    warn = InputWarnings(dataset.warnings)
+    if single:
+        warn.add("images with fewer than two raters: nothing to compare there, their alpha is 1.0 by convention",
+                 count=single, examples=[f"image {im.id}" for im in dataset.images if len(im.raters) < 2][:5])
+    if dataset.n_annotations == 0:
+        warn.add("no annotations at all: alpha 1.0 only says that the raters agree there is nothing to label")
+    return warn.to_list()
 
 
 def _mean_of(lists: dict) -> dict:
@@ -232,6 +282,7 @@ def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = Agreem
                     workers: int = 1) -> Generator[tuple[float, str], None, AgreementResult]:
     """:func:`compute_agreement` as a step generator (:mod:`kalos_core.progress`): yields
     ``(fraction of images done, message)`` every few images; returns the result."""
+    config.check_dataset(dataset)
     spec = get_distance(dataset.kind, config.distance)
     workers = (os.cpu_count() or 1) if workers == 0 else workers
     all_rows = dataset.raters
@@ -290,6 +341,7 @@ def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = Agreem
         n_skipped=len(dataset.skipped),
         skipped=list(dataset.skipped),
         n_single_rater_images=int(single),
+        warnings=_result_warnings(dataset, int(single)),
     )
     result.rater_summary = {r: {**{k: float(v) for k, v in c.items()}} for r, c in sorted(counts.items())}
     if config.vitality:

@@ -15,29 +15,47 @@ from pathlib import Path
 from .agreement import AgreementConfig, AgreementResult, compute_agreement
 from .calibration import braylan_cli
 from .calibration import cli as calibration_cli
-from .cli_common import load_or_report, write_result
+from .agreement import MAX_DIAGNOSTIC_RATERS
+from .cli_common import (count, fraction, fractions, positive, load_or_report, output_problem, print_warnings, run_guarded,
+                         write_result)
+from .geometry import distances_for
 from .io import load_coco
+from .io.coco import TASK_GEOMETRY_KINDS
 from .matching import COSTS, SOLVERS
 from .noise import cli as noise_cli
 
 
-def _floats(text: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
-
-
 def _add_agreement_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--threshold", type=float, default=0.5, help="similarity threshold (inclusive), default 0.5")
+    p.add_argument("--threshold", type=fraction, default=0.5, help="similarity threshold in [0, 1] (inclusive), default 0.5")
     p.add_argument("--distance", default=None, help="distance name (default: iou, or mpjpe for keypoints)")
     p.add_argument("--solver", choices=sorted(SOLVERS), default="greedy")
     p.add_argument("--cost", choices=sorted(COSTS), default="soft")
-    p.add_argument("--lsa", type=_floats, default=(), help="thresholds for localisation sensitivity, e.g. 0.1,0.3,0.5")
-    p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the CI of the mean alpha")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--lsa", type=fractions, default=(), help="thresholds for localisation sensitivity, e.g. 0.1,0.3,0.5")
+    p.add_argument("--bootstrap", type=count, default=1000, help="resamples for the CI of the mean alpha (0 = none)")
+    p.add_argument("--seed", type=count, default=0)
     p.add_argument("--no-diagnostics", action="store_true", help="skip vitality, class difficulty, collaboration")
-    p.add_argument("--workers", type=int, default=1, help="processes (0 = all cores); results do not depend on it")
+    p.add_argument("--max-diagnostic-raters", type=count, default=MAX_DIAGNOSTIC_RATERS,
+                   help=f"refuse vitality/collaboration on an image with more raters (default "
+                        f"{MAX_DIAGNOSTIC_RATERS}; 0 = no limit; their cost grows with the cube of the rater count)")
+    p.add_argument("--workers", type=count, default=1, help="processes (0 = all cores); results do not depend on it")
+
+
+def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse option values that depend on each other (argparse's usage error, exit 2)."""
+    option = "--distance" if getattr(args, "distance", None) else "--distances"
+    names = [args.distance] if option == "--distance" else list(getattr(args, "distances", None) or ())
+    task = getattr(args, "task", None)
+    for name in names:
+        known = sorted({d for kind in TASK_GEOMETRY_KINDS.get(task, ()) for d in distances_for(kind)})
+        if task and name not in known:
+            other = sorted({t for t, kinds in TASK_GEOMETRY_KINDS.items() for k in kinds if name in distances_for(k)})
+            why = f" ({name!r} is a distance for --task {' / '.join(other)})" if other else ""
+            parser.error(f"argument {option}: unknown distance {name!r} for --task {task}{why}; "
+                         f"known: {', '.join(known)}")
+    inputs = [getattr(args, k, None) for k in ("file", "reference", "profile", "similarity")]
+    problem = output_problem(getattr(args, "output", None), inputs)
+    if problem:
+        parser.error(problem)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--include-labels", action="store_true", help="also write the unit and status of every annotation")
     d = sub.add_parser("demo", help="build the embedded demo data set and compute agreement on it")
     d.add_argument("--folder", type=Path, default=Path("data/demo"))
-    d.add_argument("--images", type=int, default=40)
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--images", type=positive, default=40)
+    d.add_argument("--seed", type=count, default=0)
     d.add_argument("--task", choices=["bbox", "segm"], default="bbox")
     calibration_cli.add_parser(sub)
     braylan_cli.add_parser(sub)
@@ -67,6 +85,7 @@ def config_from_args(args: argparse.Namespace) -> AgreementConfig:
         threshold=args.threshold, distance=args.distance, solver=args.solver, cost=args.cost,
         lsa_thresholds=tuple(args.lsa), vitality=on, class_difficulty=on, collaboration=on,
         intra_rater=on, bootstrap=args.bootstrap, seed=args.seed,
+        max_diagnostic_raters=args.max_diagnostic_raters or None,
     )
 
 
@@ -109,6 +128,7 @@ def run_agreement(args: argparse.Namespace) -> int:
     result = compute_agreement(dataset, config_from_args(args), workers=args.workers)
     seconds = time.perf_counter() - start
     print(format_summary(result, seconds))
+    print_warnings([w for w in result.warnings if w not in dataset.warnings])
     if args.output:
         write_result(args.output, result.to_dict(include_labels=args.include_labels))
     return 0
@@ -129,8 +149,7 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "agreement":
         return run_agreement(args)
     if args.command == "demo":
@@ -142,6 +161,20 @@ def main(argv=None) -> int:
     if args.command in noise_cli.NOISE_COMMANDS:
         return noise_cli.run_noise_command(args)
     return 2
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(name, parser)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_options(_subparser(parser, args.command), args)
+    return run_guarded(_dispatch, args)
 
 
 if __name__ == "__main__":

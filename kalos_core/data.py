@@ -83,6 +83,8 @@ class MultiRaterDataset:
     skipped: list[dict] = field(default_factory=list)
     #: keypoint names / sigmas and other per-kind metadata
     meta: dict = field(default_factory=dict)
+    #: coercions applied while reading: ``[{"message", "count", "examples"}]`` (docs/input.md)
+    warnings: list[dict] = field(default_factory=list)
 
     @property
     def n_annotations(self) -> int:

@@ -49,8 +49,10 @@ class Cells:
     @staticmethod
     def from_matrix(matrix: np.ndarray) -> "Cells":
         m = np.asarray(matrix, dtype=float)
+        if m.ndim != 2:
+            raise ValueError(f"a reliability matrix is 2-D (raters x units), got shape {m.shape}")
         r, u = np.nonzero(~np.isnan(m))
-        return Cells(r, u, m[r, u].astype(np.int64), m.shape[1] if m.ndim == 2 else 0)
+        return Cells(r, u, integer_codes(m[r, u]), m.shape[1])
 
     @staticmethod
     def concat(parts: Sequence["Cells"], row_maps: Sequence[np.ndarray] | None = None) -> "Cells":
@@ -106,6 +108,19 @@ def build_cells(
     return Cells(r, u, value[r, u], n_units)
 
 
+def integer_codes(values: np.ndarray) -> np.ndarray:
+    """Category codes as int64; a non-integer or infinite code is an error, not truncated."""
+    v = np.asarray(values)
+    if v.dtype.kind in "iu":
+        return v.astype(np.int64)
+    if v.dtype.kind == "b" or v.dtype.kind not in "f":
+        raise ValueError(f"category codes must be integers, got values of type {v.dtype}")
+    bad = ~np.isfinite(v) | (v != np.round(v))
+    if bad.any():
+        raise ValueError(f"category codes must be integers (NaN = missing); got {v[bad][:5].tolist()}")
+    return v.astype(np.int64)
+
+
 def alpha(cells: Cells | np.ndarray) -> float:
     """Nominal Krippendorff's α through the coincidence matrix.
 
@@ -117,6 +132,8 @@ def alpha(cells: Cells | np.ndarray) -> float:
     if not isinstance(cells, Cells):
         cells = Cells.from_matrix(cells)
     values = cells.value
+    if values.dtype.kind != "i":
+        values = integer_codes(values)
     if len(values) == 0 or (values == values[0]).all():
         return 1.0
     codes, code = np.unique(values, return_inverse=True)

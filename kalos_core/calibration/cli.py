@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli_common import load_or_report, write_result
+from ..cli_common import count, load_or_report, write_result
 from .engine import calibrate
 from .types import STRATA, CalibrationConfig, CalibrationResult
 
@@ -31,8 +31,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--task", choices=["bbox", "segm", "keypoints"], default="bbox")
     p.add_argument("--distances", type=_names, default=None,
                    help="comma-separated distances to compare (default: all of the task's, e.g. iou,giou,centroid)")
-    p.add_argument("--seed", type=int, default=0, help="seeds the cross-image draws and the bootstrap")
-    p.add_argument("--bootstrap", type=int, default=100, help="bootstrap resamples over images (0 = no intervals)")
+    p.add_argument("--seed", type=count, default=0, help="seeds the cross-image draws and the bootstrap")
+    p.add_argument("--bootstrap", type=count, default=100, help="bootstrap resamples over images (0 = no intervals)")
     p.add_argument("--stratify", action="store_true", help="also calibrate per size stratum (small/medium/large)")
     p.add_argument("--skip-invalid", action="store_true", help="drop invalid annotations, count them, go on")
     p.add_argument("--output", type=Path, help="write the result JSON here")

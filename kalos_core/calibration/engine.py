@@ -19,6 +19,7 @@ from typing import Callable, Generator
 import numpy as np
 
 from ..agreement import AgreementConfig, compute_agreement
+from ..io import check_measurable
 from ..data import MultiRaterDataset
 from ..geometry import distances_for, get_distance
 from ..progress import run_steps
@@ -44,6 +45,7 @@ def default_distances(kind: str) -> tuple[str, ...]:
 
 def calibrate_steps(dataset: MultiRaterDataset, config: CalibrationConfig = CalibrationConfig()) -> Steps:
     """Calibrate, yielding ``(fraction done, message)`` along the way; returns the result."""
+    check_measurable(dataset)
     names = tuple(config.distances or default_distances(dataset.kind))
     specs = [get_distance(dataset.kind, n) for n in names]   # unknown names fail here, before any work
     t0 = time.perf_counter()

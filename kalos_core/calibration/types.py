@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..checks import check_bool, check_fraction, check_int, check_names
+
 #: COCO size cut-offs (32² and 96² pixels) scaled to a 640 x 480 image: relative areas
 COCO_REFERENCE_AREA = 640.0 * 480.0
 SIZE_CUTOFFS = (32.0**2 / COCO_REFERENCE_AREA, 96.0**2 / COCO_REFERENCE_AREA)
@@ -47,14 +49,15 @@ class CalibrationConfig:
     alpha_preview: bool = True
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.confidence < 1.0:
-            raise ValueError(f"confidence must lie in (0, 1), got {self.confidence}")
-        if self.bootstrap < 0:
-            raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
-        if self.grid_points < 16 or self.histogram_bins < 1:
-            raise ValueError("grid_points must be >= 16 and histogram_bins >= 1")
-        if not 0.0 < self.sigma_p < 1.0:
-            raise ValueError(f"sigma_p must lie in (0, 1), got {self.sigma_p}")
+        if self.distances is not None:
+            object.__setattr__(self, "distances", check_names("distances", self.distances))
+        check_int("seed", self.seed)
+        check_int("bootstrap", self.bootstrap)
+        check_fraction("confidence", self.confidence, open_low=True, open_high=True)
+        check_bool("stratify", self.stratify)
+        check_int("grid_points", self.grid_points, minimum=16)
+        check_int("histogram_bins", self.histogram_bins, minimum=1)
+        check_fraction("sigma_p", self.sigma_p, open_low=True, open_high=True)
 
 
 @dataclass

@@ -94,7 +94,9 @@ def get_distance(kind: str, name: str | None = None) -> DistanceSpec:
         return DISTANCES[(kind, name)]
     except KeyError:
         known = sorted(n for k, n in DISTANCES if k == kind)
-        raise ValueError(f"unknown distance {name!r} for {kind} geometry; known: {', '.join(known)}") from None
+        other = sorted(k for k, n in DISTANCES if n == name)
+        why = f" ({name!r} is a distance for {' and '.join(other)} geometry)" if other else ""
+        raise ValueError(f"unknown distance {name!r} for {kind} geometry{why}; known: {', '.join(known)}") from None
 
 
 def distances_for(kind: str) -> list[str]:

@@ -11,28 +11,35 @@ import json
 import sys
 from pathlib import Path
 
+from ..cli_common import count, fraction, non_negative, positive
+
 NOISE_COMMANDS = ("simulate", "fit-noise")
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    """argparse type: school sizes, e.g. ``3,3`` (each >= 1)."""
+    return tuple(positive(v.strip()) for v in text.split(",") if v.strip())
 
 
 def add_noise_parsers(sub) -> None:
     """Add the ``simulate`` and ``fit-noise`` subcommands to an argparse subparsers object."""
     s = sub.add_parser("simulate", help="synthetic raters from a clean COCO reference (noise generator)")
     s.add_argument("reference", type=Path, help="any COCO json; rater keys are ignored")
-    s.add_argument("--raters", type=int, default=5, help="number of synthetic raters (default 5)")
-    s.add_argument("--magnitude", type=float, default=1.0, help="noise magnitude lambda >= 0 (0 = exact copies)")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--raters", type=positive, default=5, help="number of synthetic raters (default 5)")
+    s.add_argument("--magnitude", type=non_negative, default=1.0, help="noise magnitude lambda >= 0 (0 = exact copies)")
+    s.add_argument("--seed", type=count, default=0)
     s.add_argument("--profile", type=Path, help="noise profile json (default: the shipped default profile)")
     s.add_argument("--task", choices=["bbox", "segm", "keypoints"], default="bbox")
-    s.add_argument("--schools", default="", help="school sizes, e.g. 3,3 (overrides --raters)")
+    s.add_argument("--schools", type=_sizes, default=(), help="school sizes, e.g. 3,3 (overrides --raters)")
     s.add_argument("--defiant", action="store_true", help="add one defiant rater")
     s.add_argument("--similarity", type=Path, help="class similarity json {name: {name: sim}}")
     s.add_argument("--output", type=Path, required=True)
     f = sub.add_parser("fit-noise", help="fit a noise profile to a multi-rater COCO file")
     f.add_argument("file", type=Path)
     f.add_argument("--task", choices=["bbox", "segm", "keypoints"], default="bbox")
-    f.add_argument("--threshold", type=float, default=0.5)
+    f.add_argument("--threshold", type=fraction, default=0.5)
     f.add_argument("--reference-rater", default=None, help="a gold-standard rater (default: symmetric pairs)")
-    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--seed", type=count, default=0)
     f.add_argument("--output", type=Path, required=True)
 
 
@@ -52,7 +59,7 @@ def run_simulate(args: argparse.Namespace) -> int:
             raise ValueError("--raters must be at least 1")
         profile = load_profile(args.profile)
         reference = reference_from_coco(args.reference, args.task)
-        sizes = [int(v) for v in args.schools.split(",") if v.strip()]
+        sizes = list(args.schools)
         raters = school_raters(sizes, defiant=args.defiant) if sizes else None
         if raters is None and args.defiant:
             raters = plain_raters(args.raters) + school_raters([1], defiant=True)[1:]

@@ -15,7 +15,6 @@ reference class); every image lists the reference ids each rater missed in
 
 from __future__ import annotations
 
-import json
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data import MultiRaterDataset
-from ..io import load_coco
+from ..io import InvalidInputError, Problem, load_coco, read_json
+from ..io.coco import top_level
+from ..io.records import box_problem, keypoints_problem, polygon_problem
+from ..io.values import identifier, integer, side
 from .channels import ChannelStats, ClassSampler, RaterContext, RefObject, SynthLabel, copy_label, rate_image, sigmoid
 from .profile import NoiseProfile, load_profile
 from .schools import RaterSpec, plain_raters
@@ -57,7 +59,7 @@ class Reference:
 
 def _bbox_of(ann: dict, task: str) -> tuple | None:
     b = ann.get("bbox")
-    if isinstance(b, (list, tuple)) and len(b) == 4 and b[2] > 0 and b[3] > 0:
+    if b is not None and box_problem(b) is None:
         return tuple(float(v) for v in b)
     if task == "segm" and isinstance(ann.get("segmentation"), list) and ann["segmentation"]:
         pts = np.concatenate([np.reshape(r, (-1, 2)) for r in ann["segmentation"]])
@@ -104,27 +106,78 @@ def reference_from_coco(source: str | Path | dict, task: str = "bbox", rater: st
     """
     if task not in TASK_KINDS:
         raise ValueError(f"unknown task {task!r}; expected one of {sorted(TASK_KINDS)}")
-    if not isinstance(source, dict):
-        with open(source) as f:
-            source = json.load(f)
-    for key in ("images", "annotations"):
-        if key not in source:
-            raise ValueError(f"the file has no '{key}' list")
-    images = {im["id"]: RefImage(im["id"], float(im.get("width") or 1), float(im.get("height") or 1),
-                                 im.get("file_name")) for im in source["images"]}
-    categories = {int(c["id"]): str(c.get("name", c["id"])) for c in source.get("categories", [])}
+    name = "input"
+    if isinstance(source, (str, Path)):
+        name, source = str(source), read_json(source)
+    raw_images, raw_anns, raw_cats = top_level(source, name)
+    problems: list[Problem] = []
+    images = _ref_images(raw_images, problems)
+    categories = {}
+    for k, c in enumerate(raw_cats):
+        cid, _, err = integer(c.get("id")) if isinstance(c, dict) else (None, False, "not an object")
+        if err:
+            problems.append(Problem(f"categories[{k}]: category id {err}"))
+        else:
+            categories[cid] = str(c.get("name", cid))
     skipped = 0
-    for ann in source["annotations"]:
+    for k, ann in enumerate(raw_anns):
+        if not isinstance(ann, dict):
+            problems.append(Problem(f"annotations[{k}] is not an object"))
+            continue
         if rater is not None and str(ann.get("rater_id")) != rater:
             continue
-        im = images.get(ann.get("image_id"))
-        obj = None if im is None else _ref_object(ann, task, im.width, im.height)
+        im = images.get(str(ann.get("image_id")))
+        msg = _reference_problem(ann, task) if im is not None else "image_id refers to no valid image"
+        if msg:
+            problems.append(Problem(msg, ann.get("image_id"), ann.get("id")))
+            continue
+        obj = _ref_object(ann, task, im.width, im.height)
         if obj is None:
             skipped += 1
             continue
         im.objects.append(obj)
         categories.setdefault(obj.category, str(obj.category))
+    if problems:
+        raise InvalidInputError(problems, name, hint=False)
     return Reference(list(images.values()), categories, task, skipped)
+
+
+def _ref_images(raw: list, problems: list[Problem]) -> dict[str, RefImage]:
+    """Reference images by id text; ids, duplicates and sizes checked (a reference needs its sizes)."""
+    images: dict[str, RefImage] = {}
+    for k, im in enumerate(raw):
+        iid = im.get("id") if isinstance(im, dict) else None
+        err = identifier(iid, "image id") if isinstance(im, dict) else "not an object"
+        if err is None and str(iid) in images:
+            err = "duplicate image id"
+        w, werr = side(im.get("width"), "width") if err is None else (None, None)
+        h, herr = side(im.get("height"), "height") if err is None else (None, None)
+        err = err or werr or herr
+        if err:
+            problems.append(Problem(err, iid) if iid is not None else Problem(f"images[{k}]: {err}"))
+            continue
+        fn = im.get("file_name")
+        images[str(iid)] = RefImage(iid, w, h, fn if isinstance(fn, str) else None)
+    return images
+
+
+def _reference_problem(ann: dict, task: str) -> str | None:
+    """Why an annotation cannot be copied (None if it can, or if it simply lacks a geometry)."""
+    err = identifier(ann.get("id"), "annotation id")
+    if err:
+        return err
+    _, _, err = integer(ann.get("category_id"))
+    if err:
+        return f"category_id: {err}"
+    if task == "bbox" and ann.get("bbox") is not None:
+        return box_problem(ann["bbox"])
+    if task == "segm" and ann.get("segmentation"):
+        if not isinstance(ann["segmentation"], list):
+            return "simulate needs polygon segmentations, not RLE"
+        return polygon_problem(ann["segmentation"])
+    if task == "keypoints" and ann.get("keypoints"):
+        return keypoints_problem(ann["keypoints"])
+    return None
 
 
 def reference_from_dataset(ds: MultiRaterDataset, rater: str | None = None) -> Reference:

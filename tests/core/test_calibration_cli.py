@@ -68,7 +68,9 @@ def test_default_distances_per_task(demo_path, tmp_path):
 
 
 def test_unknown_distance_and_missing_file_exit_2(demo_path, tmp_path, capsys):
-    assert main(["calibrate", str(demo_path), "--distances", "iou,wobble"]) == 2
+    with pytest.raises(SystemExit) as exit_:           # argparse's usage error
+        main(["calibrate", str(demo_path), "--distances", "iou,wobble"])
+    assert exit_.value.code == 2
     assert "unknown distance 'wobble'" in capsys.readouterr().err
     assert main(["calibrate", str(tmp_path / "nope.json")]) == 2
     assert "cannot read" in capsys.readouterr().err

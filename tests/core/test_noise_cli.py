@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kalos_core import load_coco
 from kalos_core.cli import main
 from kalos_core.noise import load_profile
@@ -57,7 +59,9 @@ def test_bad_input_exits_with_2_and_a_message(tmp_path, capsys):
     assert main(["simulate", str(tmp_path / "missing.json"), "--output", str(tmp_path / "o.json")]) == 2
     assert "error" in capsys.readouterr().err
     ref, _ = _reference(tmp_path)
-    assert main(["simulate", str(ref), "--magnitude", "-1", "--output", str(tmp_path / "o.json")]) == 2
+    with pytest.raises(SystemExit) as exit_:           # argparse's usage error
+        main(["simulate", str(ref), "--magnitude", "-1", "--output", str(tmp_path / "o.json")])
+    assert exit_.value.code == 2
     assert main(["fit-noise", str(ref), "--output", str(tmp_path / "p.json")]) == 2  # no rater_list
     assert not (tmp_path / "p.json").exists()
 
