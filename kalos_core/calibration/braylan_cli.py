@@ -30,7 +30,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("braylan", help="Braylan's item-level agreement: alpha, AUC, sigma, KS per distance")
     p.add_argument("file", type=Path)
     p.add_argument("--task", choices=["bbox"], default="bbox", help="boxes only (pixel coordinates)")
-    p.add_argument("--distances", type=_names, default=BRAYLAN_DISTANCES,
+    # its own dest: these are set distances, not the registry's (checked by the CLI against the task)
+    p.add_argument("--distances", dest="set_distances", type=_names, default=BRAYLAN_DISTANCES,
                    help=f"comma-separated distances (default: {','.join(BRAYLAN_DISTANCES)})")
     p.add_argument("--seed", type=int, default=0, help="seeds the random different-item (De) pairs")
     p.add_argument("--skip-invalid", action="store_true", help="drop invalid annotations, count them, go on")
@@ -57,7 +58,7 @@ def run_braylan(args: argparse.Namespace) -> int:
         return 2
     try:
         start = time.perf_counter()
-        result = braylan_agreement(dataset, BraylanConfig(distances=tuple(args.distances), seed=args.seed))
+        result = braylan_agreement(dataset, BraylanConfig(distances=tuple(args.set_distances), seed=args.seed))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
