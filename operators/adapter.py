@@ -27,7 +27,9 @@ import fiftyone as fo
 
 from kalos_core.data import Annotation, ImageRecord, MultiRaterDataset
 
-LIST_FIELDS = {fo.Detections: "detections", fo.Polylines: "polylines", fo.Keypoints: "keypoints"}
+from .rawdocs import LIST_NAMES
+
+LIST_FIELDS = LIST_NAMES
 KINDS = {fo.Detections: "box", fo.Polylines: "polygon", fo.Keypoints: "keypoints"}
 RUN_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 STATUSES = ("agreed", "class_disagreement", "unmatched")

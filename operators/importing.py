@@ -22,6 +22,7 @@ list, an unassigned one None. ``dataset.info["kalos_import"]`` keeps ``rater_fie
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -42,6 +43,8 @@ logger = logging.getLogger(__name__)
 LAYOUTS = ("rater_fields", "rater_attribute")
 ON_EXISTING = ("error", "skip")  # images of the file already in the dataset (same coco_id / yolo_stem)
 LABEL_TYPES = ("detections", "segmentations", "keypoints")
+#: most raters the one-field-per-rater layout accepts (import of 200 raters x 10 images: ~7 s)
+MAX_RATER_FIELDS = 200
 _TASK = {"detections": "bbox", "segmentations": "segm", "keypoints": "keypoints"}
 _RESERVED = {"id", "filepath", "tags", "metadata", "coco_id", "yolo_stem", "rater_list", "rater_categories"}
 _PLACEHOLDER_DIR = os.path.join(os.sep, "__kalos_no_images__")
@@ -121,9 +124,8 @@ def _prepare_schema(dataset, plan, label_types, use_polylines):
             if have is not None and getattr(have, "document_type", None) is not cls:
                 raise ValueError(f"field {f!r} exists and does not hold {cls.__name__}; choose another label_field")
             fields.append((f, cls))
-    for f, cls in fields:  # everything checked: now declare
-        if not dataset.has_sample_field(f):
-            dataset.add_sample_field(f, fo.EmbeddedDocumentField, embedded_doc_type=cls)
+    # everything checked: now declare, all at once
+    rawdocs.declare_schema(dataset, {f: fo.EmbeddedDocumentField(cls) for f, cls in fields})
     return [f for f, _ in fields]
 
 
@@ -164,6 +166,42 @@ def _to_doc(ltype, ann, w, h, label, attrs, use_polylines):
         rings = [[(r[i] / w, r[i + 1] / h) for i in range(0, len(r), 2)] for r in ann.geometry]
         return rawdocs.polyline(label, rings, attrs)
     return rawdocs.from_label(_mask_label(ann, w, h, {"label": label, **attrs}, use_polylines))
+
+
+def _declare_label_attributes(dataset, fields, id_types):
+    """Declare the labels' dynamic attributes (rater, annotation id, keypoint visibility, ...) of
+    every field at once.
+
+    All fields of one label class are written by the same code, so the dynamic schema of one
+    field of each class, found by FiftyOne's own inference, holds for the others: one schema scan
+    per class and one save, instead of ``add_dynamic_sample_fields`` over every field (minutes with
+    hundreds of rater fields). Annotation ids of mixed types fall back to the full scan.
+    """
+    if len(id_types) > 1:
+        dataset.add_dynamic_sample_fields(fields=fields)
+        return
+    by_class: dict = {}
+    for f in fields:
+        by_class.setdefault(dataset.get_field(f).document_type, []).append(f)
+    schema = {}
+    for same in by_class.values():
+        first = same[0]
+        for path, field in dataset.get_dynamic_field_schema(fields=[first]).items():
+            if isinstance(field, list):   # mixed types: let FiftyOne decide field by field
+                dataset.add_dynamic_sample_fields(fields=same)
+                break
+            for f in same:
+                schema[f + path[len(first):]] = copy.deepcopy(field)
+    rawdocs.declare_schema(dataset, schema)
+
+
+def _plain_values(im, id_field, categories) -> dict:
+    """The plain sample fields of one image: ``rater_list``, its id, ``rater_categories`` if any."""
+    values = {"rater_list": list(im.raters), id_field: im.id}
+    if im.rater_classes:
+        values["rater_categories"] = {r: sorted(categories.get(c, str(c)) for c in cs)
+                                      for r, cs in im.rater_classes.items()}
+    return values
 
 
 def _declare_plain(dataset, docs):
@@ -220,6 +258,11 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
     first = loaded[label_types[0]]
     by_id = {t: {im.id: im for im in ds.images} for t, ds in loaded.items()}
     raters = list(dict.fromkeys(r for im in first.images for r in im.raters))
+    if layout == "rater_fields" and len(raters) > MAX_RATER_FIELDS:
+        raise ValueError(f"{len(raters)} raters: one label field per rater is limited to {MAX_RATER_FIELDS} (FiftyOne "
+                         "saves its whole schema with every field, so a thousand fields take minutes to import and "
+                         "fill the App's sidebar); import with layout 'rater_attribute' (one field, the rater on "
+                         "each label), which takes seconds for any number of raters")
     dataset = dataset_or_name
     if isinstance(dataset, str) and fo.dataset_exists(dataset):
         dataset = fo.load_dataset(dataset)
@@ -229,14 +272,14 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
         images = _already_imported(dataset, images, id_field, on_existing)
     plan = _field_names({} if isinstance(dataset, str) else dataset.info, label_field, label_types, layout, raters)
     dataset = fo.Dataset(dataset) if isinstance(dataset, str) else dataset  # nothing is created before this
+    plain = [_plain_values(im, id_field, first.categories) for im in images]
+    _declare_plain(dataset, plain)   # first, while the schema is small: each declaration saves the dataset
     fields = _prepare_schema(dataset, plan, label_types, use_polylines)
     batch, n_labels, n, done = [], 0, len(images), 0
+    labelled, id_types = set(), set()   # fields that received labels; Python types of the annotation ids
     for k, im in enumerate(images):
         w, h = im.width, im.height
-        values = {"rater_list": list(im.raters), id_field: im.id}
-        if im.rater_classes:
-            values["rater_categories"] = {r: sorted(first.categories.get(c, str(c)) for c in cs)
-                                          for r, cs in im.rater_classes.items()}
+        values = dict(plain[k])
         for t in label_types:
             cls, _ = _list_class(t, use_polylines)
             per_rater = {r: [] for r in im.raters}
@@ -245,19 +288,21 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
                 label = first.categories.get(a.category, str(a.category))
                 per_rater[a.rater].append(_to_doc(t, a, w, h, label, attrs, use_polylines))
                 n_labels += 1
+            id_types.update(type(a.id) for a in by_id[t][im.id].annotations)
             if layout == "rater_fields":
                 for r, labels in per_rater.items():
                     values[plan[t][r]] = rawdocs.label_list(cls, labels)
+                    labelled.update([plan[t][r]] if labels else [])
             else:
                 values[plan[t]] = rawdocs.label_list(cls, [lab for labs in per_rater.values() for lab in labs])
+                labelled.update([plan[t]] if any(per_rater.values()) else [])
         batch.append(rawdocs.sample(filepath_of(im), values, *((w, h) if sized else ())))
         if len(batch) == rawdocs.BATCH or k == n - 1:
-            _declare_plain(dataset, batch)
             done += rawdocs.insert(dataset, batch)
             batch = []
             yield 0.1 + 0.85 * done / n, f"wrote {done}/{n} samples"
     yield 0.96, "declaring label attributes"
-    dataset.add_dynamic_sample_fields(fields=fields)
+    _declare_label_attributes(dataset, [f for f in fields if f in labelled], id_types)
     info = dataset.info.setdefault("kalos_import", {})
     for t in label_types:
         if layout == "rater_fields":

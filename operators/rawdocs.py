@@ -20,6 +20,8 @@ import fiftyone.core.storage as fos
 from bson import ObjectId
 
 BATCH = 1000  # samples per insert_many
+#: label-list class -> the name of its list attribute (``Detections.detections``, ...)
+LIST_NAMES = {fo.Detections: "detections", fo.Polylines: "polylines", fo.Keypoints: "keypoints"}
 _rand = random.Random()  # like FiftyOne: its own generator, never the user's seed
 
 
@@ -47,7 +49,7 @@ def from_label(label) -> dict:
 
 def label_list(list_cls, labels: list[dict]) -> dict:
     """``fo.Detections`` / ``fo.Polylines`` / ``fo.Keypoints`` document around label dicts."""
-    list_name = {fo.Detections: "detections", fo.Polylines: "polylines", fo.Keypoints: "keypoints"}[list_cls]
+    list_name = LIST_NAMES[list_cls]
     return {"_cls": list_cls.__name__, list_name: labels}
 
 
@@ -59,6 +61,19 @@ def sample(filepath: str, fields: dict, width=None, height=None) -> dict:
         doc["metadata"] = {"_cls": "ImageMetadata", "width": round(width), "height": round(height)}
     doc.update((k, v) for k, v in fields.items() if v is not None)
     return doc
+
+
+def declare_schema(dataset, schema: dict) -> None:
+    """Declare many fields at once: ``schema`` maps a field name or ``embedded.path`` to a
+    ``fo.Field`` instance. Existing fields are left as they are.
+
+    One schema merge and one dataset reload for the lot (what ``add_samples`` does
+    internally); ``add_sample_field`` per field reloads the dataset each time, so
+    declaring one field per rater would cost time quadratic in the rater count.
+    """
+    missing = {path: field for path, field in schema.items() if not dataset.has_field(path)}
+    if missing:
+        dataset._merge_sample_field_schema(missing)
 
 
 def declare(dataset, example_values: dict) -> None:

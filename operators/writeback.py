@@ -20,19 +20,18 @@ import fiftyone.core.odm as foo
 from bson import ObjectId
 from pymongo import UpdateOne
 
+from .rawdocs import declare_schema
+
 BATCH = 1000  # samples per bulk request
 
 
 def declare_fields(dataset, run_key: str, fields: list[str], list_name: str) -> None:
-    """Declare the run's fields in the schema (the App filters on declared fields only)."""
-    if dataset.get_field(f"{run_key}_alpha") is None:
-        dataset.add_sample_field(f"{run_key}_alpha", fo.FloatField,
-                                 description=f"KaLOS per-sample alpha of run {run_key!r}")
+    """Declare the run's fields in the schema (the App filters on declared fields only), in one merge."""
+    schema = {f"{run_key}_alpha": fo.FloatField(description=f"KaLOS per-sample alpha of run {run_key!r}")}
     for f in fields:
         for attr in (f"{run_key}_unit", f"{run_key}_status"):
-            path = f"{f}.{list_name}.{attr}"
-            if dataset.get_field(path) is None:
-                dataset.add_sample_field(path, fo.StringField)
+            schema[f"{f}.{list_name}.{attr}"] = fo.StringField()
+    declare_schema(dataset, schema)
 
 
 def sample_updates(docs, run_key: str, fields: list[str], list_name: str,

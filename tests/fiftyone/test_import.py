@@ -306,3 +306,32 @@ def test_operator_delegated_run_reports_progress(demo, fo_isolated):
     assert op.run_state == "completed" and op.status.progress > 0.9
     ds.reload()
     assert len(ds) == len(data["images"]) and ds.count("raters_careful.detections") > 0
+
+
+def test_many_raters_need_the_attribute_layout_and_it_scales(imp, tmp_path, fo_isolated):
+    n = imp.MAX_RATER_FIELDS + 1
+    raters = [f"r{k}" for k in range(n)]
+    images = [{"id": i, "width": 100, "height": 100, "file_name": f"{i}.jpg", "rater_list": raters} for i in (1, 2)]
+    anns = [{"id": 1 + k + n * (i - 1), "image_id": i, "category_id": 1, "bbox": [10, 10, 30, 30], "rater_id": r}
+            for i in (1, 2) for k, r in enumerate(raters)]
+    path = write(tmp_path, small_coco(anns, images=images))
+    new = name()
+    with pytest.raises(ValueError, match=rf"{n} raters: .* limited to {n - 1}.*'rater_attribute'"):
+        imp.import_multirater_coco(new, path)
+    assert not fo_isolated.dataset_exists(new)                      # refused before anything was created
+    ds = imp.import_multirater_coco(new, path, layout="rater_attribute")
+    assert len(ds) == 2 and len(ds.distinct("raters.detections.rater_id")) == n
+    assert ds.get_field("raters.detections.rater_id") is not None  # attributes declared for the App
+
+
+def test_label_attributes_are_declared_for_every_rater_field(imp, tmp_path, fo_isolated):
+    anns = [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "rater_id": "ann"},
+            {"id": 2, "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "rater_id": "bob"},
+            {"id": 3, "image_id": 2, "category_id": 1, "bbox": [1, 2, 3, 4], "rater_id": "cy"}]
+    images = [{"id": i, "width": 10, "height": 10, "file_name": f"{i}.jpg", "rater_list": ["ann", "bob", "cy"]}
+              for i in (1, 2)]
+    ds = imp.import_multirater_coco(name(), write(tmp_path, small_coco(anns, images=images)))
+    for r in ("ann", "bob", "cy"):
+        assert type(ds.get_field(f"raters_{r}.detections.rater_id")).__name__ == "StringField"
+        assert type(ds.get_field(f"raters_{r}.detections.coco_annotation_id")).__name__ == "IntField"
+    assert not ds.get_dynamic_field_schema()                       # nothing left undeclared
