@@ -186,11 +186,18 @@ def localise(labels: list[SynthLabel], model: LocalisationModel, lam: float, rng
     centre = (boxes[:, :2] + boxes[:, 2:]) / 2
     x = np.sqrt(wh[:, 0] * wh[:, 1])
     m = len(labels)
-    dist = lam * model.translation.sample(x, rng)
-    theta = model.direction.sample(m, rng)
-    centre = np.clip(centre + dist[:, None] * np.stack([np.cos(theta), np.sin(theta)], 1), 0.0, 1.0)
-    sign = rng.choice([-1.0, 1.0], size=(m, 2))
-    logs = np.stack([model.log_width.sample(x, rng), model.log_height.sample(x, rng)], 1)
+    if model.copula is None:  # independent draws, in the historical order (same seed, same output)
+        dist = lam * model.translation.sample(x, rng)
+        theta = model.direction.sample(m, rng)
+        centre = np.clip(centre + dist[:, None] * np.stack([np.cos(theta), np.sin(theta)], 1), 0.0, 1.0)
+        sign = rng.choice([-1.0, 1.0], size=(m, 2))
+        logs = np.stack([model.log_width.sample(x, rng), model.log_height.sample(x, rng)], 1)
+    else:
+        mags = model.sample_magnitudes(x, rng)
+        dist, logs = lam * mags[:, 0], mags[:, 1:]
+        theta = model.direction.sample(m, rng)
+        centre = np.clip(centre + dist[:, None] * np.stack([np.cos(theta), np.sin(theta)], 1), 0.0, 1.0)
+        sign = rng.choice([-1.0, 1.0], size=(m, 2))
     wh = np.maximum(wh * np.exp(lam * sign * logs), MIN_SIDE)
     new = _clip_boxes(np.concatenate([centre - wh / 2, centre + wh / 2], 1))
     for k, lab in enumerate(labels):
@@ -222,7 +229,7 @@ def unmatched_channel(objs: list[RefObject], clean: np.ndarray, out: list[SynthL
     m, lam, rng = ctx.profile.unmatched, ctx.magnitude, ctx.rng
     if lam <= 0:
         return
-    k = int(rng.poisson(lam * math.exp(m.rate_a + m.rate_b * len(objs))))
+    k = m.sample_events(len(objs), lam, rng)
     n_fp = int(rng.binomial(k, m.fp_share))
     n_fn = k - n_fp
     take = min(n_fn, len(objs))
@@ -234,8 +241,12 @@ def unmatched_channel(objs: list[RefObject], clean: np.ndarray, out: list[SynthL
             clean[i] = False
             missed.append(objs[i].id)
     taken = np.array([o.box for o in objs] + [lab.box for lab in out]).reshape(-1, 4)
+    local = None
+    if n_fp and objs and m.fp_template == "scene":
+        w = sigmoid(m.select_a + m.select_b * np.log([o.area for o in objs])) + 1e-12
+        local = (objs, w / w.sum())
     for _ in range(n_fp):
-        ghost = _ghost(taken, ctx)
+        ghost = _ghost(taken, ctx, local)
         if ghost is None:
             ctx.stats.fp_unplaced += 1
             continue
@@ -243,11 +254,17 @@ def unmatched_channel(objs: list[RefObject], clean: np.ndarray, out: list[SynthL
         taken = np.vstack([taken, ghost.box])
 
 
-def _ghost(taken: np.ndarray, ctx: RaterContext, tries: int = 20) -> SynthLabel | None:
-    if not ctx.templates:
-        return None
+def _ghost(taken: np.ndarray, ctx: RaterContext, local=None, tries: int = 20) -> SynthLabel | None:
+    """A false positive shaped like a template: one of the scene's own objects (``local``:
+    objects and selection probabilities; real extra labels are of classes the scene has), else
+    one from the whole reference set."""
     rng = ctx.rng
-    t = ctx.templates[int(rng.choice(len(ctx.templates), p=ctx.template_p))]
+    if local is not None:
+        t = local[0][int(rng.choice(len(local[0]), p=local[1]))]
+    elif ctx.templates:
+        t = ctx.templates[int(rng.choice(len(ctx.templates), p=ctx.template_p))]
+    else:
+        return None
     wh = t.box[2:] - t.box[:2]
     if (wh >= 1.0).any():
         return None

@@ -28,7 +28,9 @@ def add_noise_parsers(sub) -> None:
     s.add_argument("--raters", type=positive, default=5, help="number of synthetic raters (default 5)")
     s.add_argument("--magnitude", type=non_negative, default=1.0, help="noise magnitude lambda >= 0 (0 = exact copies)")
     s.add_argument("--seed", type=count, default=0)
-    s.add_argument("--profile", type=Path, help="noise profile json (default: the shipped default profile)")
+    s.add_argument("--profile", type=Path, help="noise profile json (default: the shipped profile fitted on LVIS, per task)")
+    s.add_argument("--reference-rater", default=None,
+                   help="use only this rater's annotations as the reference (default: all annotations)")
     s.add_argument("--task", choices=["bbox", "segm", "keypoints"], default="bbox")
     s.add_argument("--schools", type=_sizes, default=(), help="school sizes, e.g. 3,3 (overrides --raters)")
     s.add_argument("--defiant", action="store_true", help="add one defiant rater")
@@ -57,8 +59,8 @@ def run_simulate(args: argparse.Namespace) -> int:
     try:
         if args.raters < 1:
             raise ValueError("--raters must be at least 1")
-        profile = load_profile(args.profile)
-        reference = reference_from_coco(args.reference, args.task)
+        profile = load_profile(args.profile, task=args.task)
+        reference = reference_from_coco(args.reference, args.task, rater=args.reference_rater)
         sizes = list(args.schools)
         raters = school_raters(sizes, defiant=args.defiant) if sizes else None
         if raters is None and args.defiant:

@@ -25,8 +25,10 @@ def _subsample(rng: np.random.Generator, *arrays: np.ndarray):
     return tuple(a[idx] for a in arrays)
 
 
-def _folded_terms(y, x, a, b, s, df):
+def _folded_terms(y, x, a, b, s, df, power=0.0):
     m = a + b * x
+    if power:
+        s = s * np.power(np.maximum(x, 1e-4), power)
     if df is None:
         return stats.norm.pdf((y - m) / s) / s + stats.norm.pdf((-y - m) / s) / s, \
             stats.norm.cdf((y - m) / s) - stats.norm.cdf((-y - m) / s)
@@ -34,38 +36,68 @@ def _folded_terms(y, x, a, b, s, df):
         stats.t.cdf((y - m) / s, df) - stats.t.cdf((-y - m) / s, df)
 
 
-def fit_folded_t(y: np.ndarray, x: np.ndarray, seed: int = 0) -> tuple[LinearT, dict]:
-    """Fit ``y = |a + b x + T|``, ``T ~ t(df, 0, scale)`` by maximum likelihood (and a normal
-    alternative for comparison)."""
+def fit_folded_t(y: np.ndarray, x: np.ndarray, seed: int = 0, scale_power: bool = False) -> tuple[LinearT, dict]:
+    """Fit ``y = |a + b x + s x**p T|``, ``T ~ t(df)`` by maximum likelihood (and a normal
+    alternative for comparison). ``scale_power=False`` fixes ``p = 0`` (the paper's homoscedastic
+    form); ``True`` also fits ``p`` and keeps it only where it lowers the AIC."""
     y, x = _subsample(np.random.default_rng(seed), np.asarray(y, float), np.asarray(x, float))
     b0, a0 = np.polyfit(x, y, 1) if len(np.unique(x)) > 1 else (0.0, float(np.mean(y)))
     s0 = max(float(np.std(y - (a0 + b0 * x))), 1e-6)
 
-    def nll(p, normal=False):
+    def nll(p, kind="t"):
         a, b, ls = p[:3]
-        df = None if normal else float(np.clip(math.exp(p[3]), 0.5, 200.0))
-        f, _ = _folded_terms(y, x, a, b, math.exp(ls), df)
+        df = None if kind == "normal" else float(np.clip(math.exp(p[3]), 0.5, 200.0))
+        power = p[4] if kind == "t_power" else 0.0
+        f, _ = _folded_terms(y, x, a, b, math.exp(ls), df, power)
         return -np.sum(np.log(np.maximum(f, 1e-300)))
 
-    fits = {}
-    for name, p0 in (("t", [a0, b0, math.log(s0 * 0.7), math.log(5.0)]), ("normal", [a0, b0, math.log(s0)])):
-        normal = name == "normal"
-        res = optimize.minimize(nll, p0, args=(normal,), method="Nelder-Mead",
+    def minimise(p0, kind):
+        res = optimize.minimize(nll, p0, args=(kind,), method="Nelder-Mead",
                                 options={"maxiter": 4000, "xatol": 1e-7, "fatol": 1e-6})
-        res = optimize.minimize(nll, res.x, args=(normal,), method="Nelder-Mead",
-                                options={"maxiter": 4000, "xatol": 1e-8, "fatol": 1e-7})
-        fits[name] = res
-    a, b, ls, ldf = fits["t"].x
-    model = LinearT(float(a), float(b), float(math.exp(ls)), float(np.clip(math.exp(ldf), 0.5, 200.0)))
-    _, u = _folded_terms(y, x, model.a, model.b, model.scale, model.df)
+        return optimize.minimize(nll, res.x, args=(kind,), method="Nelder-Mead",
+                                 options={"maxiter": 4000, "xatol": 1e-8, "fatol": 1e-7})
+
+    fits = {"t": minimise([a0, b0, math.log(s0 * 0.7), math.log(5.0)], "t"),
+            "normal": minimise([a0, b0, math.log(s0)], "normal")}
+    k_t = 4
+    best = fits["t"]
+    if scale_power:
+        xm = float(np.exp(np.mean(np.log(np.maximum(x, 1e-4)))))
+        starts = [np.append(best.x, 0.0)]
+        for pw in (-0.5, 0.5, 1.0):  # the scale is matched at the typical size, then refined
+            starts.append(np.array([best.x[0], best.x[1], best.x[2] - pw * math.log(xm), best.x[3], pw]))
+        power_fit = min((minimise(p0, "t_power") for p0 in starts), key=lambda r: r.fun)
+        fits["t_power"] = power_fit
+        if 2 * 5 + 2 * power_fit.fun < 2 * 4 + 2 * best.fun:
+            best, k_t = power_fit, 5
+    a, b, ls, ldf = best.x[:4]
+    power = float(best.x[4]) if k_t == 5 else 0.0
+    model = LinearT(float(a), float(b), float(math.exp(ls)), float(np.clip(math.exp(ldf), 0.5, 200.0)), power)
+    u = model.cdf(y, x)
     ks = stats.kstest(np.clip(u, 0, 1), "uniform")
     an, bn, lsn = fits["normal"].x
     _, un = _folded_terms(y, x, an, bn, math.exp(lsn), None)
     ks_n = stats.kstest(np.clip(un, 0, 1), "uniform")
     report = {"n": int(len(y)), "a": model.a, "b": model.b, "scale": model.scale, "df": model.df,
-              "aic": 2 * 4 + 2 * fits["t"].fun, "ks": float(ks.statistic), "ks_p": float(ks.pvalue),
+              "scale_power": model.scale_power, "aic": 2 * k_t + 2 * best.fun,
+              "aic_homoscedastic": 2 * 4 + 2 * fits["t"].fun, "ks": float(ks.statistic), "ks_p": float(ks.pvalue),
               "aic_normal": 2 * 3 + 2 * fits["normal"].fun, "ks_normal": float(ks_n.statistic)}
     return model, report
+
+
+def fit_copula(u: np.ndarray) -> tuple[list[list[float]], dict]:
+    """Gaussian-copula correlation of the columns of ``u`` (probability-integral transforms in
+    (0, 1)): the correlation of their normal scores."""
+    z = stats.norm.ppf(np.clip(np.asarray(u, float), 1e-6, 1 - 1e-6))
+    c = np.corrcoef(z, rowvar=False)
+    c = (c + c.T) / 2
+    np.fill_diagonal(c, 1.0)
+    w, v = np.linalg.eigh(c)  # keep it positive definite
+    c = v @ np.diag(np.maximum(w, 1e-6)) @ v.T
+    d = np.sqrt(np.diag(c))
+    c = c / np.outer(d, d)
+    rows = [[float(e) for e in r] for r in c]
+    return rows, {"n": int(len(z)), "correlation": rows}
 
 
 def _vm_logpdf(theta, mu, kappa):
@@ -108,6 +140,17 @@ def fit_direction(theta: np.ndarray, seed: int = 0) -> tuple[DirectionModel, dic
     return models[best], report
 
 
+def _count_nll(p, y, c, family: str) -> float:
+    """Negative log-likelihood of the counts ``y``; ``p = (a, b[, ln dispersion])``."""
+    mu = np.exp(np.clip(p[0] + p[1] * c, -30, 30))
+    if family == "poisson":
+        return float(np.sum(mu - y * np.log(mu) + special.gammaln(y + 1)))
+    phi = math.exp(float(np.clip(p[2], -12, 8)))
+    r = mu / phi if family == "negbin1" else np.full_like(mu, 1.0 / phi)
+    return -float(np.sum(special.gammaln(y + r) - special.gammaln(r) - special.gammaln(y + 1)
+                         + r * np.log(r / (r + mu)) + y * np.log(mu / (r + mu))))
+
+
 def fit_poisson(y: np.ndarray, n: np.ndarray) -> tuple[float, float, dict]:
     """``y ~ Poisson(exp(a + b n))`` by maximum likelihood (Eq. 16)."""
     y, n = np.asarray(y, float), np.asarray(n, float)
@@ -127,6 +170,32 @@ def fit_poisson(y: np.ndarray, n: np.ndarray) -> tuple[float, float, dict]:
               "mean_observed": float(y.mean()), "mean_fitted": float(mu.mean()),
               "dispersion": float(np.sum((y - mu) ** 2 / np.maximum(mu, 1e-12)) / max(len(y) - 2, 1))}
     return float(res.x[0]), float(res.x[1]), report
+
+
+def fit_counts(y: np.ndarray, n: np.ndarray) -> tuple[dict, dict]:
+    """Event counts per image: Poisson, negative binomial 1 or 2, on the covariate ``|Y|``
+    (Eq. 16) or ``ln(1 + |Y|)``; the lowest AIC wins. Returns the :class:`UnmatchedModel` count
+    fields (``rate_a``, ``rate_b``, ``count_covariate``, ``count_family``, ``count_dispersion``)
+    and a report with every AIC."""
+    y, n = np.asarray(y, float), np.asarray(n, float)
+    a0, b0, pois = fit_poisson(y, n)
+    fits = {}
+    for cov, c in (("objects", n), ("log1p_objects", np.log1p(n))):
+        start = [a0, b0] if cov == "objects" else [math.log(max(y.mean(), 1e-3)) - 1.0, 1.0]
+        for family in ("poisson", "negbin1", "negbin2"):
+            p0 = start if family == "poisson" else start + [0.0]
+            res = optimize.minimize(_count_nll, p0, args=(y, c, family), method="Nelder-Mead",
+                                    options={"maxiter": 20000, "xatol": 1e-9, "fatol": 1e-9})
+            fits[(cov, family)] = (res.x, 2 * len(p0) + 2 * res.fun)
+    (cov, family), (p, aic) = min(fits.items(), key=lambda kv: kv[1][1])
+    model = {"rate_a": float(p[0]), "rate_b": float(p[1]), "count_covariate": cov, "count_family": family,
+             "count_dispersion": float(math.exp(np.clip(p[2], -12, 8))) if family != "poisson" else 0.0}
+    report = {"n": int(len(y)), "a": model["rate_a"], "b": model["rate_b"], "aic": float(aic),
+              "aic_intercept_only": pois["aic_intercept_only"], "chosen": f"{family} on {cov}",
+              **{f"aic_{k[1]}_{k[0]}": float(v[1]) for k, v in fits.items()},
+              "dispersion": model["count_dispersion"], "mean_observed": float(y.mean()),
+              "var_observed": float(y.var()), "dispersion_poisson_objects": pois["dispersion"]}
+    return model, report
 
 
 def fit_logistic(flag: np.ndarray, z: np.ndarray) -> tuple[float, float, dict]:

@@ -24,7 +24,8 @@ from typing import Callable
 import numpy as np
 
 from ..data import ImageRecord, MultiRaterDataset
-from .estimators import fit_beta, fit_direction, fit_folded_t, fit_logistic, fit_poisson
+from ..geometry import get_distance
+from .estimators import fit_beta, fit_copula, fit_counts, fit_direction, fit_folded_t, fit_logistic
 from .profile import ClassModel, LocalisationModel, NoiseProfile, TopologyModel, UnmatchedModel, builtin_profile
 
 MIN_OBS = 30  # fewer observations than this: the component keeps its default value
@@ -44,6 +45,43 @@ def rel_boxes(image: ImageRecord, anns) -> np.ndarray:
     return out
 
 
+def moment_boxes(image: ImageRecord, anns) -> np.ndarray:
+    """Image-relative boxes with a polygon's area centroid and second moments: centre
+    ``(cx, cy)``, half sides ``sqrt(3) * (sd_x, sd_y)`` (a filled rectangle gives its own box).
+    Unlike the bounding box, one stray vertex hardly moves them: they measure the rigid part
+    (shift and scale) of the difference between two outlines. Rings are parts (COCO)."""
+    out = np.zeros((len(anns), 4))
+    size = np.array([image.width, image.height], float)
+    for k, a in enumerate(anns):
+        area = mx = my = mxx = myy = 0.0
+        for flat in a.geometry:
+            p = np.reshape(np.asarray(flat, float), (-1, 2)) / size
+            x, y = p[:, 0], p[:, 1]
+            x1, y1 = np.roll(x, -1), np.roll(y, -1)
+            cross = x * y1 - x1 * y
+            sign = 1.0 if cross.sum() >= 0 else -1.0
+            area += sign * cross.sum() / 2
+            mx += sign * np.sum((x + x1) * cross) / 6
+            my += sign * np.sum((y + y1) * cross) / 6
+            mxx += sign * np.sum((x * x + x * x1 + x1 * x1) * cross) / 12
+            myy += sign * np.sum((y * y + y * y1 + y1 * y1) * cross) / 12
+        if area <= 1e-12:
+            out[k] = rel_boxes(image, [a])[0]
+            continue
+        cx, cy = mx / area, my / area
+        half = math.sqrt(3.0) * np.sqrt(np.maximum([mxx / area - cx * cx, myy / area - cy * cy], 1e-12))
+        out[k] = [cx - half[0], cy - half[1], cx + half[0], cy + half[1]]
+    return out
+
+
+def geometry_iou(kind: str, image: ImageRecord, A, B) -> np.ndarray | None:
+    """The IoU the agreement uses for polygons (exact outlines); ``None`` for other kinds (box IoU)."""
+    if kind != "polygon" or not A or not B:
+        return None
+    spec = get_distance("polygon", "iou")
+    return spec.similarity(spec.prepare(image, A), spec.prepare(image, B))
+
+
 def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     iw = np.clip(np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
     ih = np.clip(np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]), 0, None)
@@ -53,11 +91,14 @@ def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / np.maximum(area_a[:, None] + area_b[None, :] - inter, 1e-12), inter
 
 
-def match_pair(box_a, cat_a, box_b, cat_b, threshold: float = 0.5):
-    """Greedy one-to-one matching (ψsoft order). Returns ``(pairs (m, 2), iou matrix, intersections)``."""
+def match_pair(box_a, cat_a, box_b, cat_b, threshold: float = 0.5, similarity: np.ndarray | None = None):
+    """Greedy one-to-one matching (ψsoft order) on box IoU, or on ``similarity`` (e.g. polygon
+    IoU) where given. Returns ``(pairs (m, 2), similarity matrix, box intersections)``."""
     if len(box_a) == 0 or len(box_b) == 0:
         return np.zeros((0, 2), int), np.zeros((len(box_a), len(box_b))), np.zeros((len(box_a), len(box_b)))
     iou, inter = _iou(box_a, box_b)
+    if similarity is not None:
+        iou = np.asarray(similarity, float)
     i, j = np.nonzero(iou >= threshold)
     cost = -iou[i, j] - (cat_a[i] == cat_b[j])
     used_a, used_b, pairs = set(), set(), []
@@ -88,6 +129,7 @@ class PairData:
     child_offset: list = field(default_factory=list)
     child_angle: list = field(default_factory=list)
     n_near_miss: int = 0
+    unmatched_in_scene: list = field(default_factory=list)  # 1 if the other rater used the class
 
 
 def _topology(box_p, cat_p, free_p, box_c, cat_c, free_c, inter):
@@ -120,16 +162,21 @@ def _child_stats(parent: np.ndarray, kids: np.ndarray, data: PairData) -> None:
         data.child_angle.append(math.acos(float(np.clip(vecs[0] @ vecs[1] / (n1 * n2), -1, 1))) / math.pi)
 
 
-def _direction(data: PairData, im, box_a, cat_a, box_b, cat_b, pairs, iou, inter, names) -> None:
-    """Record one direction a (reference) -> b (noisy)."""
+def _direction(data: PairData, im, box_a, cat_a, box_b, cat_b, pairs, iou, inter, names, shape_a=None,
+               shape_b=None) -> None:
+    """Record one direction a (reference) -> b (noisy); ``shape_*`` (moment boxes of polygons)
+    give the localisation errors where present, the bounding boxes the size covariate."""
+    shape_a = box_a if shape_a is None else shape_a
+    shape_b = box_b if shape_b is None else shape_b
     free_a = np.ones(len(box_a), bool)
     free_b = np.ones(len(box_b), bool)
     free_a[pairs[:, 0]] = False
     free_b[pairs[:, 1]] = False
     for i, j in pairs:
-        wa, wb = box_a[i, 2:] - box_a[i, :2], box_b[j, 2:] - box_b[j, :2]
-        d = (box_b[j, :2] + box_b[j, 2:]) / 2 - (box_a[i, :2] + box_a[i, 2:]) / 2
-        row = (math.sqrt(wa[0] * wa[1]), float(np.hypot(*d)), math.atan2(d[1], d[0]),
+        wa, wb = shape_a[i, 2:] - shape_a[i, :2], shape_b[j, 2:] - shape_b[j, :2]
+        d = (shape_b[j, :2] + shape_b[j, 2:]) / 2 - (shape_a[i, :2] + shape_a[i, 2:]) / 2
+        size = box_a[i, 2:] - box_a[i, :2]
+        row = (math.sqrt(size[0] * size[1]), float(np.hypot(*d)), math.atan2(d[1], d[0]),
                *np.abs(np.log(np.maximum(wb, 1e-9) / np.maximum(wa, 1e-9))))
         data.ious.append(float(iou[i, j]))
         data.n_matched += 1
@@ -165,6 +212,7 @@ def _direction(data: PairData, im, box_a, cat_a, box_b, cat_b, pairs, iou, inter
     data.n_near_miss += int(near_a.sum())
     topo_a, topo_b = topo_a | near_a, topo_b | near_b
     un_a, un_b = free_a & ~topo_a, free_b & ~topo_b
+    data.unmatched_in_scene += [float(c in set(cat_a)) for c in cat_b[un_b]]
     data.counts.append((int(un_a.sum() + un_b.sum()), len(box_a)))
     data.select += list(zip(un_a[~topo_a].astype(float), np.log(area_a[~topo_a])))
     data.select += list(zip(un_b[~topo_b].astype(float), np.log(area_b[~topo_b])))
@@ -186,12 +234,14 @@ def extract_pairs(ds: MultiRaterDataset, threshold: float = 0.5, reference_rater
                     ra, rb = rb, ra
                 A, B = by[ra], by[rb]
                 box_a, box_b = rel_boxes(im, A), rel_boxes(im, B)
+                sh_a, sh_b = (moment_boxes(im, A), moment_boxes(im, B)) if ds.kind == "polygon" else (None, None)
                 cat_a = np.array([a.category for a in A], int)
                 cat_b = np.array([b.category for b in B], int)
                 pairs, iou, inter = match_pair(box_a, cat_a, box_b, cat_b, threshold)
-                _direction(data, im, box_a, cat_a, box_b, cat_b, pairs, iou, inter, ds.categories)
+                _direction(data, im, box_a, cat_a, box_b, cat_b, pairs, iou, inter, ds.categories, sh_a, sh_b)
                 if reference_rater is None:
-                    _direction(data, im, box_b, cat_b, box_a, cat_a, pairs[:, ::-1], iou.T, inter.T, ds.categories)
+                    _direction(data, im, box_b, cat_b, box_a, cat_a, pairs[:, ::-1], iou.T, inter.T, ds.categories,
+                               sh_b, sh_a)
     return data
 
 
@@ -201,13 +251,16 @@ def _fit_loc(rows: list, default: LocalisationModel, report: dict, key: str, see
         return default
     arr = np.asarray(rows, float)
     x = arr[:, 0]
-    trans, r_t = fit_folded_t(arr[:, 1], x, seed)
+    trans, r_t = fit_folded_t(arr[:, 1], x, seed, scale_power=True)
     moved = arr[:, 1] > 1e-6
     direction, r_d = fit_direction(arr[moved, 2], seed) if moved.sum() >= MIN_OBS else (default.direction, {})
-    lw, r_w = fit_folded_t(arr[:, 3], x, seed)
-    lh, r_h = fit_folded_t(arr[:, 4], x, seed)
-    report[key] = {"translation": r_t, "direction": r_d, "log_width": r_w, "log_height": r_h, "source": "fitted"}
-    return LocalisationModel(trans, direction, lw, lh, default.keypoint_jitter)
+    lw, r_w = fit_folded_t(arr[:, 3], x, seed, scale_power=True)
+    lh, r_h = fit_folded_t(arr[:, 4], x, seed, scale_power=True)
+    pit = np.stack([m.cdf(arr[:, c], x) for m, c in ((trans, 1), (lw, 3), (lh, 4))], 1)
+    copula, r_c = fit_copula(pit)
+    report[key] = {"translation": r_t, "direction": r_d, "log_width": r_w, "log_height": r_h, "copula": r_c,
+                   "source": "fitted"}
+    return LocalisationModel(trans, direction, lw, lh, default.keypoint_jitter, copula)
 
 
 def fit_noise(ds: MultiRaterDataset, threshold: float = 0.5, reference_rater: str | None = None,
@@ -224,10 +277,13 @@ def fit_noise(ds: MultiRaterDataset, threshold: float = 0.5, reference_rater: st
     um = base.unmatched
     if len(d.counts) >= MIN_OBS:
         y, n = np.asarray(d.counts, float).T
-        ra, rb, rep["unmatched_count"] = fit_poisson(y, n)
+        counts, rep["unmatched_count"] = fit_counts(y, n)
         sel = np.asarray(d.select, float)
         sa, sb, rep["unmatched_select"] = fit_logistic(sel[:, 0], sel[:, 1])
-        um = UnmatchedModel(ra, rb, sa, sb, um.fp_share)
+        scene = float(np.mean(d.unmatched_in_scene)) if d.unmatched_in_scene else 0.0
+        rep["unmatched_select"]["share_of_scene_classes"] = scene
+        um = UnmatchedModel(select_a=sa, select_b=sb, fp_share=um.fp_share, **counts,
+                            fp_template="scene" if scene >= 0.5 else "dataset")
     topo = base.topology
     par = np.asarray(d.parent, float).reshape(-1, 2)
     if par[:, 0].sum() >= 5:
@@ -293,7 +349,8 @@ def pair_statistics(ds: MultiRaterDataset, pair: Callable[[ImageRecord], tuple[s
         A = [a for a in im.annotations if a.rater == who[0]]
         B = [a for a in im.annotations if a.rater == who[1]]
         ca, cb = np.array([a.category for a in A], int), np.array([b.category for b in B], int)
-        pairs, iou, _ = match_pair(rel_boxes(im, A), ca, rel_boxes(im, B), cb, threshold)
+        pairs, iou, _ = match_pair(rel_boxes(im, A), ca, rel_boxes(im, B), cb, threshold,
+                                   geometry_iou(ds.kind, im, A, B))
         matched += len(pairs)
         cross += int((ca[pairs[:, 0]] != cb[pairs[:, 1]]).sum()) if len(pairs) else 0
         ious += [float(iou[i, j]) for i, j in pairs]

@@ -260,7 +260,8 @@ def simulate(reference: Reference, n_raters: int = 5, magnitude: float = 1.0, se
     n_raters : number of plain raters (ignored when ``raters`` is given).
     magnitude : λ >= 0; scales event rates (capped at 1) and geometric errors. 0 = exact copies.
     seed : integer seed; same inputs, same output.
-    profile : generator parameters (default: the shipped ``profiles/default.json``).
+    profile : generator parameters (default: the shipped profile for the reference's task,
+        fitted on real LVIS rater pairs: ``profiles/default.json`` / ``default_segm.json``).
     raters : explicit raters (schools of thought, a defiant rater, own profiles); see
         :mod:`kalos_core.noise.schools`.
     similarity : optional ``{class name: {class name: similarity}}`` for class confusions
@@ -269,7 +270,7 @@ def simulate(reference: Reference, n_raters: int = 5, magnitude: float = 1.0, se
     """
     if magnitude < 0:
         raise ValueError(f"magnitude must be >= 0, got {magnitude}")
-    profile = profile if profile is not None else load_profile()
+    profile = profile if profile is not None else load_profile(task=reference.task)
     specs = list(raters) if raters is not None else plain_raters(n_raters)
     names = [r.name for r in specs] + ([reference_name] if include_reference else [])
     if len(set(names)) != len(names):

@@ -25,17 +25,48 @@ WINSOR = (0.001, 0.999)
 
 @dataclass
 class LinearT:
-    """``|a + b * x + T|`` with ``T ~ Student-t(df, 0, scale)`` winsorised at :data:`WINSOR`."""
+    """``|a + b * x + scale * x**scale_power * T|`` with ``T ~ Student-t(df)`` winsorised at :data:`WINSOR`.
+
+    ``scale_power = 0`` is the paper's homoscedastic form (Eq. 12, 14); a positive power lets the
+    residual grow with the object (a translation error in proportion to the object's side), a
+    negative one lets small objects scatter more (relative scale errors).
+    """
 
     a: float
     b: float
     scale: float
     df: float
+    scale_power: float = 0.0
+
+    def _loc_scale(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x = np.asarray(x, float)
+        s = self.scale * np.power(np.maximum(x, 1e-4), self.scale_power) if self.scale_power else \
+            np.full(x.shape, self.scale)
+        return self.a + self.b * x, s
 
     def sample(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One draw per entry of ``x`` (non-negative)."""
         u = np.clip(rng.random(len(x)), *WINSOR)
-        return np.abs(self.a + self.b * np.asarray(x, float) + self.scale * stats.t.ppf(u, self.df))
+        m, s = self._loc_scale(x)
+        return np.abs(m + s * stats.t.ppf(u, self.df))
+
+    def cdf(self, y: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """CDF of the folded variable at ``y >= 0`` (the probability-integral transform)."""
+        m, s = self._loc_scale(x)
+        y = np.asarray(y, float)
+        return np.clip(stats.t.cdf((y - m) / s, self.df) - stats.t.cdf((-y - m) / s, self.df), 0.0, 1.0)
+
+    def ppf(self, v: np.ndarray, x: np.ndarray, iterations: int = 60) -> np.ndarray:
+        """Inverse of :meth:`cdf` (vectorised bisection; ``v`` in (0, 1))."""
+        v = np.asarray(v, float)
+        m, s = self._loc_scale(x)
+        lo = np.zeros_like(v)
+        hi = np.abs(m) + s * stats.t.ppf((1.0 + v) / 2.0, self.df)  # cdf(hi) >= v
+        for _ in range(iterations):
+            mid = (lo + hi) / 2
+            below = self.cdf(mid, x) < v
+            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        return (lo + hi) / 2
 
 
 @dataclass
@@ -73,19 +104,57 @@ class LocalisationModel:
     log_height: LinearT
     #: s.d. of the extra per-joint shift of keypoints, as a fraction of the object's side length
     keypoint_jitter: float = 0.03
+    #: Gaussian-copula correlation of (translation, log width, log height) magnitudes; ``None`` =
+    #: independent draws. Real errors come together: a sloppy box is shifted *and* resized.
+    copula: list[list[float]] | None = None
+
+    def sample_magnitudes(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``(n, 3)`` draws of (translation, |log width ratio|, |log height ratio|)."""
+        parts = (self.translation, self.log_width, self.log_height)
+        if self.copula is None:
+            return np.stack([p.sample(x, rng) for p in parts], 1)
+        chol = np.linalg.cholesky(np.asarray(self.copula, float))
+        v = np.clip(stats.norm.cdf(rng.standard_normal((len(x), 3)) @ chol.T), *WINSOR)
+        return np.stack([p.ppf(v[:, k], x) for k, p in enumerate(parts)], 1)
 
 
 @dataclass
 class UnmatchedModel:
-    """Events ``k ~ Poisson(exp(rate_a + rate_b * |Y|))`` (Eq. 16); targets weighted by
-    ``sigmoid(select_a + select_b * ln A)`` (Eq. 17); each event is a false positive with
-    probability ``fp_share``, else a miss."""
+    """Events per image with mean ``mu = exp(rate_a + rate_b * c)`` (Eq. 16), ``c = |Y|``
+    (``count_covariate = "objects"``, the paper's form) or ``c = ln(1 + |Y|)`` (``"log1p_objects"``,
+    a power law in the number of objects). ``count_family``: ``poisson`` (the paper),
+    ``negbin1`` (variance ``mu (1 + count_dispersion)``) or ``negbin2`` (variance
+    ``mu + count_dispersion mu^2``) -- a Gamma-Poisson mixture: some images are harder than others.
+    Targets weighted by ``sigmoid(select_a + select_b * ln A)`` (Eq. 17); each event is a false
+    positive with probability ``fp_share``, else a miss. A false positive copies the size and class
+    of a reference object drawn (by the same weights) from the whole set (``fp_template =
+    "dataset"``) or from its own scene (``"scene"``: real extra labels are of classes the scene has)."""
 
     rate_a: float
     rate_b: float
     select_a: float
     select_b: float
     fp_share: float = 0.5
+    count_covariate: str = "objects"
+    count_family: str = "poisson"
+    count_dispersion: float = 0.0
+    fp_template: str = "dataset"
+
+    def mean_events(self, n_objects) -> np.ndarray:
+        """Expected events for an image with ``n_objects`` reference objects (magnitude 1)."""
+        n = np.asarray(n_objects, float)
+        c = np.log1p(n) if self.count_covariate == "log1p_objects" else n
+        return np.exp(np.clip(self.rate_a + self.rate_b * c, -30, 30))
+
+    def sample_events(self, n_objects: int, magnitude: float, rng: np.random.Generator) -> int:
+        """Events for one image and rater; the mean is scaled by ``magnitude`` (λ)."""
+        mu = magnitude * float(self.mean_events(n_objects))
+        phi = self.count_dispersion
+        if self.count_family == "negbin1" and phi > 0 and mu > 0:
+            mu = rng.gamma(mu / phi, phi)
+        elif self.count_family == "negbin2" and phi > 0 and mu > 0:
+            mu = rng.gamma(1.0 / phi, phi * mu)
+        return int(rng.poisson(mu))
 
 
 @dataclass
@@ -179,9 +248,14 @@ def _build(cls, data: dict):
     return cls(**kwargs)
 
 
-def load_profile(path: str | Path | None = None) -> NoiseProfile:
-    """A profile from a JSON file; ``None`` gives the shipped default (``profiles/default.json``)."""
-    path = Path(path) if path is not None else PROFILES_DIR / "default.json"
+#: the shipped default profile per task (fitted on the LVIS double-annotation subset)
+DEFAULT_PROFILES = {"bbox": "default.json", "segm": "default_segm.json", "keypoints": "default.json"}
+
+
+def load_profile(path: str | Path | None = None, task: str = "bbox") -> NoiseProfile:
+    """A profile from a JSON file; ``None`` gives the shipped default for ``task``
+    (``profiles/default.json`` for boxes, ``profiles/default_segm.json`` for polygons)."""
+    path = Path(path) if path is not None else PROFILES_DIR / DEFAULT_PROFILES.get(task, "default.json")
     try:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
@@ -190,12 +264,12 @@ def load_profile(path: str | Path | None = None) -> NoiseProfile:
 
 
 def builtin_profile() -> NoiseProfile:
-    """The hand-set starting point that ``profiles/default.json`` was calibrated from.
+    """The hand-set profile of the paper's published values (class rate 0.026, Poisson slope
+    0.021, child-to-child angle Beta(4.53, 0.53), child area ratio median 0.088) and assumptions.
 
-    Numbers from the paper: class rate 0.026, Poisson slope 0.021 (LVIS), child-to-child
-    angle Beta(4.53, 0.53), child area ratio median 0.088 (per side ln(sqrt(0.088)) = -1.215).
-    The rest are assumptions, calibrated in ``benchmarks/noise_default_profile.py`` (see
-    docs/noise.md).
+    Still used where data are missing: ``fit_noise`` keeps these values for components with too
+    few observations (and says so in its report), and the tests use it as a known truth for
+    parameter recovery. The shipped defaults are fitted on real data (see ``load_profile``).
     """
     loc = LocalisationModel(
         translation=LinearT(a=0.002, b=0.05, scale=0.004, df=3.0),
