@@ -16,9 +16,11 @@ from .agreement import AgreementConfig, AgreementResult, compute_agreement
 from .calibration import braylan_cli
 from .calibration import cli as calibration_cli
 from .cli_common import load_or_report, write_result
+from .convergence import cli as convergence_cli
 from .io import load_coco
 from .matching import COSTS, SOLVERS
 from .noise import cli as noise_cli
+from .noise_aware import cli as noise_aware_cli
 
 
 def _floats(text: str) -> tuple[float, ...]:
@@ -58,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     calibration_cli.add_parser(sub)
     braylan_cli.add_parser(sub)
     noise_cli.add_noise_parsers(sub)
+    convergence_cli.add_parser(sub)
+    noise_aware_cli.add_parser(sub)
     return parser
 
 
@@ -139,6 +143,10 @@ def main(argv=None) -> int:
         return calibration_cli.run_calibrate(args)
     if args.command == "braylan":
         return braylan_cli.run_braylan(args)
+    if args.command == "convergence":
+        return convergence_cli.run_convergence(args)
+    if args.command == "noise-aware":
+        return noise_aware_cli.run_noise_aware(args)
     if args.command in noise_cli.NOISE_COMMANDS:
         return noise_cli.run_noise_command(args)
     return 2
