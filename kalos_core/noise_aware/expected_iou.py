@@ -68,4 +68,5 @@ class EpsInterpolator:
     def __call__(self, W, H) -> np.ndarray:
         lw = np.clip(np.log(np.maximum(np.asarray(W, dtype=float), 1e-9)), *np.log(self.grid.widths[[0, -1]]))
         lh = np.clip(np.log(np.maximum(np.asarray(H, dtype=float), 1e-9)), *np.log(self.grid.heights[[0, -1]]))
-        return self._f(np.stack(np.broadcast_arrays(lw, lh), axis=-1))
+        out = self._f(np.stack(np.broadcast_arrays(lw, lh), axis=-1))
+        return out if np.ndim(lw) or np.ndim(lh) else float(out[0])
