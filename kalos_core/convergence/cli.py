@@ -42,6 +42,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     alpha.add_argument("--no-alpha", dest="alpha", action="store_const", const=False)
     p.add_argument("--skip-invalid", action="store_true", help="drop invalid annotations, count them, go on")
     p.add_argument("--output", type=Path, help="write the result JSON here")
+    p.add_argument("--include-labels", action="store_true",
+                   help="also write, per pair, whether each label is matched at each IoU threshold")
     return p
 
 
@@ -99,5 +101,5 @@ def run_convergence(args: argparse.Namespace) -> int:
         return 2
     print(format_summary(result, time.perf_counter() - start))
     if args.output:
-        write_result(args.output, result.to_dict())
+        write_result(args.output, result.to_dict(include_labels=args.include_labels))
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from itertools import combinations
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -93,7 +93,10 @@ def compute_convergence(dataset: MultiRaterDataset, config: ConvergenceConfig = 
         ba = Side(evaluate_direction(dataset, lb, la, shared, config.task), index_of)
         directions = {f"{a}->{b}": direction_summary(full_set_ap(ab.table), ab.table.cat_ids, names),
                       f"{b}->{a}": direction_summary(full_set_ap(ba.table), ba.table.cat_ids, names)}
-        pairs.append(PairResult((a, b), len(shared), average_summaries(list(directions.values())), directions))
+        matched = {src: ab.table.matched[:, j].tolist() for j, src in enumerate(ab.table.det_source)}
+        matched.update({src: ba.table.matched[:, j].tolist() for j, src in enumerate(ba.table.det_source)})
+        pairs.append(PairResult((a, b), len(shared), average_summaries(list(directions.values())), directions,
+                                matched=matched))
         sides.append((ab, ba))
         say(0.4 * (n + 1) / len(all_pairs), f"evaluated pair {a} / {b}")
     if not pairs:

@@ -115,11 +115,16 @@ class PairResult:
     full_set: MapSummary
     directions: dict[str, MapSummary]
     bootstrap: BootstrapSummary | None = None
+    #: annotation id -> matched (bool) at each IoU threshold .50:.95, for both raters' labels
+    matched: dict = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
-        return {"raters": list(self.raters), "n_images": self.n_images, "full_set": self.full_set.to_dict(),
-                "directions": {k: v.to_dict() for k, v in self.directions.items()},
-                "bootstrap": self.bootstrap.to_dict() if self.bootstrap else None}
+    def to_dict(self, include_labels: bool = False) -> dict:
+        d = {"raters": list(self.raters), "n_images": self.n_images, "full_set": self.full_set.to_dict(),
+             "directions": {k: v.to_dict() for k, v in self.directions.items()},
+             "bootstrap": self.bootstrap.to_dict() if self.bootstrap else None}
+        if include_labels:
+            d["matched"] = {str(k): v for k, v in self.matched.items()}
+        return d
 
 
 @dataclass
@@ -179,12 +184,13 @@ class ConvergenceResult:
     model: ModelResult | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, include_labels: bool = False) -> dict:
+        """JSON-safe dict; ``include_labels`` adds each pair's per-label ``matched`` flags."""
         return {"kind": "convergence", "config": asdict(self.config), "raters": self.raters,
                 "n_images": self.n_images, "units": "percent",
                 "full_set": self.full_set.to_dict(),
                 "bootstrap": self.bootstrap.to_dict() if self.bootstrap else None,
-                "pairs": [p.to_dict() for p in self.pairs],
+                "pairs": [p.to_dict(include_labels) for p in self.pairs],
                 "alpha": self.alpha.to_dict() if self.alpha else None,
                 "model": self.model.to_dict() if self.model else None,
                 "seconds": self.seconds}

@@ -118,6 +118,7 @@ def test_identical_raters_give_map_100_even_beyond_100_boxes_per_image_and_class
     assert r.full_set.ap50 == pytest.approx(1.0) and r.full_set.ap75 == pytest.approx(1.0)
     assert r.bootstrap.map.min == pytest.approx(1.0) and r.bootstrap.map.std == pytest.approx(0.0)
     assert all(v == pytest.approx(1.0) for v in r.full_set.per_class.values())
+    assert len(r.pairs[0].matched) == ds.n_annotations and all(all(v) for v in r.pairs[0].matched.values())
 
 
 def test_a_rater_who_drew_nothing_gives_map_zero_without_crashing():
@@ -126,6 +127,9 @@ def test_a_rater_who_drew_nothing_gives_map_zero_without_crashing():
         im.annotations = [a for a in im.annotations if a.rater == "r1"]
     r = compute_convergence(ds, ConvergenceConfig(bootstrap=20, fraction=0.5))
     assert r.full_set.map == 0.0
+    assert not any(any(v) for v in r.pairs[0].matched.values())
+    assert set(r.to_dict(include_labels=True)["pairs"][0]["matched"]) == {str(a.id) for im in ds.images
+                                                                         for a in im.annotations}
     assert r.pairs[0].directions["r1->r2"].map == 0.0      # r1 as ground truth: every object missed
     assert np.isnan(r.pairs[0].directions["r2->r1"].map)   # r2 as ground truth: no class has any (COCO's -1)
 
