@@ -19,10 +19,12 @@ from .agreement import MAX_DIAGNOSTIC_RATERS
 from .cli_common import (count, fraction, fractions, positive, load_or_report, output_problem, print_warnings, run_guarded,
                          write_result)
 from .geometry import distances_for
+from .convergence import cli as convergence_cli
 from .io import load_coco
 from .io.coco import TASK_GEOMETRY_KINDS
 from .matching import COSTS, SOLVERS
 from .noise import cli as noise_cli
+from .noise_aware import cli as noise_aware_cli
 
 
 def _add_agreement_options(p: argparse.ArgumentParser) -> None:
@@ -76,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     calibration_cli.add_parser(sub)
     braylan_cli.add_parser(sub)
     noise_cli.add_noise_parsers(sub)
+    convergence_cli.add_parser(sub)
+    noise_aware_cli.add_parser(sub)
     return parser
 
 
@@ -158,6 +162,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return calibration_cli.run_calibrate(args)
     if args.command == "braylan":
         return braylan_cli.run_braylan(args)
+    if args.command == "convergence":
+        return convergence_cli.run_convergence(args)
+    if args.command == "noise-aware":
+        return noise_aware_cli.run_noise_aware(args)
     if args.command in noise_cli.NOISE_COMMANDS:
         return noise_cli.run_noise_command(args)
     return 2

@@ -1,0 +1,191 @@
+"""One COCOeval run per direction, and its per-image results as flat arrays.
+
+Conventions (issue 11, docs/convergence.md):
+
+* every rater label is a detection with score 0.99 (a model's predictions keep their scores);
+* ``maxDets`` is one above the largest count per (image, category) on the detection side, so
+  COCOeval truncates nothing; one ``areaRng`` ("all");
+* detections reach ``loadRes`` in the canonical order (image id, annotation id) and ground
+  truth gets ids 1..n in the same order: with tied scores the order decides the ranking, so
+  the number is reproducible;
+* AP is read from the accumulated precision array, never from ``summarize()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+from pycocotools.coco import COCO
+from pycocotools.cocoeval import COCOeval
+
+from ..data import MultiRaterDataset
+
+#: the score every rater label gets when it plays the detections (the paper's 0.99)
+RATER_SCORE = 0.99
+#: COCO's IoU thresholds .50:.05:.95 and 101 recall points (pycocotools' defaults)
+IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
+REC_THRESHOLDS = np.linspace(0.0, 1.00, 101)
+ALL_AREAS = [0.0, 1e5**2]
+
+
+def _order_key(value: Any) -> tuple:
+    return (isinstance(value, str), value)
+
+
+def rater_labels(dataset: MultiRaterDataset, rater: str, image_ids: Sequence[Any]) -> list[dict]:
+    """A rater's annotations on ``image_ids`` as COCO dicts in canonical (image id, annotation id)
+    order; ``score`` is :data:`RATER_SCORE`."""
+    wanted = set(image_ids)
+    out = []
+    for im in sorted((im for im in dataset.images if im.id in wanted), key=lambda im: _order_key(im.id)):
+        for a in sorted((a for a in im.annotations if a.rater == rater), key=lambda a: _order_key(a.id)):
+            d = {"image_id": im.id, "category_id": a.category, "score": RATER_SCORE, "source_id": a.id}
+            if dataset.kind == "box":
+                d["bbox"] = [float(v) for v in a.geometry]
+            else:
+                d["segmentation"] = a.geometry
+            out.append(d)
+    return out
+
+
+def _coco_gt(dataset: MultiRaterDataset, image_ids: Sequence[Any], labels: list[dict], task: str) -> COCO:
+    from pycocotools import mask as mask_utils
+
+    images = [{"id": im.id, "width": im.width, "height": im.height} for im in dataset.images if im.id in set(image_ids)]
+    anns = []
+    for n, d in enumerate(labels, start=1):   # ids 1..n: a match id of 0 would read as "unmatched"
+        a = dict(d, id=n, iscrowd=0)
+        a.pop("score", None)
+        if task == "bbox":
+            a["area"] = float(a["bbox"][2] * a["bbox"][3])
+        anns.append(a)
+    gt = COCO()
+    gt.dataset = {"images": images, "annotations": anns,
+                  "categories": [{"id": c} for c in sorted(dataset.categories or {d["category_id"] for d in labels})]}
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt.createIndex()
+    if task == "segm":
+        for a in gt.anns.values():
+            a["area"] = float(mask_utils.area(gt.annToRLE(a)))
+    return gt
+
+
+def _as_rle(segm, image: dict) -> dict:
+    """A polygon list (or uncompressed RLE) as compressed RLE: ``loadRes`` reads RLE only."""
+    from pycocotools import mask as mask_utils
+
+    if isinstance(segm, dict) and isinstance(segm.get("counts"), (str, bytes)):
+        return segm
+    h, w = int(image["height"]), int(image["width"])
+    rles = mask_utils.frPyObjects(segm, h, w)
+    return mask_utils.merge(rles) if isinstance(rles, list) else rles
+
+
+@dataclass
+class DirectionTable:
+    """Per-image COCOeval results of one direction, flattened for fast re-accumulation.
+
+    Detections are in accumulation order (category, then score descending, then image order,
+    then in-image order), exactly the order ``COCOeval.accumulate`` gives them.
+
+    Attributes
+    ----------
+    cat_ids : (K,) category ids evaluated.
+    image_ids : (I,) image ids evaluated.
+    det_cat, det_img : (N,) category index and image index of each detection.
+    det_source : (N,) the detection's own annotation id (``source_id``).
+    matched, ignored : (T, N) bool, per IoU threshold.
+    npig : (K, I) int, non-ignored ground truth per category and image.
+    precision : (T, R, K) the accumulated precision array of the full set (-1 = no ground truth).
+    """
+
+    cat_ids: np.ndarray
+    image_ids: list
+    det_cat: np.ndarray
+    det_img: np.ndarray
+    det_source: list
+    matched: np.ndarray
+    ignored: np.ndarray
+    npig: np.ndarray
+    precision: np.ndarray
+
+
+def evaluate_direction(dataset: MultiRaterDataset, gt_labels: list[dict], dt_labels: list[dict],
+                       image_ids: Sequence[Any], task: str) -> DirectionTable:
+    """Run COCOeval once (``gt_labels`` as ground truth, ``dt_labels`` as detections)."""
+    image_ids = sorted(set(image_ids), key=_order_key)
+    T = len(IOU_THRESHOLDS)
+    cats = sorted({d["category_id"] for d in gt_labels} | {d["category_id"] for d in dt_labels})
+    if not cats or not gt_labels or not dt_labels:   # loadRes([]) fails: build the table directly
+        return _one_sided_table(gt_labels, dt_labels, image_ids, cats)
+    gt = _coco_gt(dataset, image_ids, gt_labels, task)
+    key = "bbox" if task == "bbox" else "segmentation"
+    results = [{"image_id": d["image_id"], "category_id": d["category_id"], "score": d["score"],
+                key: d[key] if task == "bbox" else _as_rle(d[key], gt.imgs[d["image_id"]])} for d in dt_labels]
+    counts: dict = {}
+    for d in dt_labels:
+        counts[d["image_id"], d["category_id"]] = counts.get((d["image_id"], d["category_id"]), 0) + 1
+    with contextlib.redirect_stdout(io.StringIO()):
+        dt = gt.loadRes(results)
+        ev = COCOeval(gt, dt, task)
+        ev.params.imgIds = image_ids
+        ev.params.catIds = cats
+        ev.params.iouThrs = IOU_THRESHOLDS.copy()
+        ev.params.recThrs = REC_THRESHOLDS.copy()
+        ev.params.areaRng = [list(ALL_AREAS)]
+        ev.params.areaRngLbl = ["all"]
+        ev.params.maxDets = [max(counts.values()) + 1]
+        ev.evaluate()
+        ev.accumulate()
+    img_index = {i: n for n, i in enumerate(image_ids)}
+    cat_index = {c: n for n, c in enumerate(cats)}
+    cat_list, img_list, score_list, m_list, ig_list, src = [], [], [], [], [], []
+    npig = np.zeros((len(cats), len(image_ids)), dtype=np.int64)
+    source_of = {n: d["source_id"] for n, d in enumerate(dt_labels, start=1)}
+    for e in ev.evalImgs:
+        if e is None:
+            continue
+        k, i = cat_index[e["category_id"]], img_index[e["image_id"]]
+        npig[k, i] = int(np.count_nonzero(np.asarray(e["gtIgnore"]) == 0))
+        D = len(e["dtIds"])
+        if D:
+            cat_list.append(np.full(D, k))
+            img_list.append(np.full(D, i))
+            score_list.append(np.asarray(e["dtScores"], dtype=float))
+            m_list.append(np.asarray(e["dtMatches"]) > 0)
+            ig_list.append(np.asarray(e["dtIgnore"], dtype=bool))
+            src.extend(source_of[j] for j in e["dtIds"])
+    if cat_list:
+        det_cat, det_img = np.concatenate(cat_list), np.concatenate(img_list)
+        order = np.lexsort((-np.concatenate(score_list), det_cat))   # stable: image order kept within ties
+        matched, ignored = np.concatenate(m_list, axis=1)[:, order], np.concatenate(ig_list, axis=1)[:, order]
+        det_cat, det_img, src = det_cat[order], det_img[order], [src[j] for j in order]
+    else:
+        det_cat = det_img = np.zeros(0, dtype=np.int64)
+        matched = ignored = np.zeros((T, 0), dtype=bool)
+    precision = ev.eval["precision"][:, :, :, 0, 0]
+    return DirectionTable(np.asarray(cats), list(image_ids), det_cat, det_img, src, matched, ignored, npig, precision)
+
+
+def _one_sided_table(gt_labels, dt_labels, image_ids, cats) -> DirectionTable:
+    """A direction where one side is empty: every detection is a false positive, every ground
+    truth is missed (AP 0 where there is ground truth, -1 elsewhere)."""
+    T, R = len(IOU_THRESHOLDS), len(REC_THRESHOLDS)
+    img_index = {i: n for n, i in enumerate(image_ids)}
+    cat_index = {c: n for n, c in enumerate(cats)}
+    npig = np.zeros((len(cats), len(image_ids)), dtype=np.int64)
+    for d in gt_labels:
+        npig[cat_index[d["category_id"]], img_index[d["image_id"]]] += 1
+    det_cat = np.array([cat_index[d["category_id"]] for d in dt_labels], dtype=np.int64)
+    det_img = np.array([img_index[d["image_id"]] for d in dt_labels], dtype=np.int64)
+    order = np.lexsort((-np.array([d["score"] for d in dt_labels], dtype=float), det_cat))
+    precision = -np.ones((T, R, len(cats)))
+    precision[:, :, npig.sum(axis=1) > 0] = 0.0
+    n = len(dt_labels)
+    return DirectionTable(np.asarray(cats), list(image_ids), det_cat[order], det_img[order],
+                          [dt_labels[j]["source_id"] for j in order], np.zeros((T, n), bool), np.zeros((T, n), bool),
+                          npig, precision)

@@ -1,0 +1,140 @@
+"""Label convergence (Tschirschwitz & Rodehorst, WACV 2025): modified mAP between raters.
+
+``compute_convergence`` evaluates every rater pair in both directions with pycocotools'
+COCOeval (once per direction), re-accumulates AP on 1,000 seeded subsets of 10 % of the images
+from the per-image results, pools the pairs, and optionally maps α through Eq. 1 and places a
+model's predictions against the interval. See docs/convergence.md.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from itertools import combinations
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..data import MultiRaterDataset
+from .accumulate import subset_ap
+from .cocoeval import DirectionTable, _order_key, evaluate_direction, rater_labels
+from .stats import draw_subsets, interval_stats
+from .summaries import average_summaries, direction_summary, full_set_ap, nanmean
+from .types import THRESHOLD_KEYS, BootstrapSummary, ConvergenceConfig, ConvergenceResult, PairResult
+
+Progress = Callable[[float, str], None]
+
+
+class Side:
+    """One evaluated direction and where its images sit in the run's image list."""
+
+    def __init__(self, table: DirectionTable, index_of: dict):
+        self.table = table
+        self.pos = np.array([index_of[i] for i in table.image_ids], dtype=np.int64)
+
+    def per_threshold(self, union_mask: np.ndarray) -> np.ndarray:
+        """(T,) AP per threshold (mean over classes) on the subset; NaN where undefined."""
+        mask = union_mask[self.pos]
+        if not mask.any():
+            return np.full(self.table.matched.shape[0], np.nan)
+        return nanmean(subset_ap(self.table, mask), axis=1)
+
+
+def restrict_raters(dataset: MultiRaterDataset, raters: Sequence[str]) -> MultiRaterDataset:
+    """The data set seen by ``raters`` only (other rows and their annotations dropped)."""
+    keep = set(raters)
+    images = [replace(im, raters=tuple(r for r in im.raters if r in keep),
+                      annotations=[a for a in im.annotations if a.rater in keep]) for im in dataset.images]
+    return replace(dataset, images=images)
+
+
+def image_order(dataset: MultiRaterDataset) -> list:
+    return sorted((im.id for im in dataset.images), key=_order_key)
+
+
+def bootstrap_summary(per_subset: np.ndarray, confidence: float) -> BootstrapSummary:
+    """(S, T) AP per subset and threshold -> mAP distribution (mean over thresholds) and one per
+    threshold."""
+    return BootstrapSummary(interval_stats(nanmean(per_subset, axis=1), confidence),
+                            {k: interval_stats(per_subset[:, t], confidence) for t, k in enumerate(THRESHOLD_KEYS)})
+
+
+def compute_convergence(dataset: MultiRaterDataset, config: ConvergenceConfig = ConvergenceConfig(),
+                        predictions: Sequence[dict] | None = None,
+                        progress: Progress | None = None) -> ConvergenceResult:
+    """Modified mAP between raters, its bootstrap interval, optionally Eq. 1 and a model.
+
+    Parameters
+    ----------
+    dataset : a multi-rater data set of boxes (``bbox``) or polygons / RLE masks (``segm``).
+    config : see :class:`ConvergenceConfig`.
+    predictions : optional COCO results (``image_id``, ``category_id``, ``bbox`` or
+        ``segmentation``, ``score``) on the data set's images.
+    progress : optional ``progress(fraction, message)``.
+    """
+    say = progress or (lambda f, m: None)
+    raters = list(config.raters) if config.raters else dataset.raters
+    missing = [r for r in raters if r not in dataset.raters]
+    if missing or len(raters) < 2:
+        raise ValueError(f"need at least two raters of {dataset.raters}; got {raters}")
+    names = dataset.categories
+    ids = image_order(dataset)
+    index_of = {i: n for n, i in enumerate(ids)}
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+    pairs, sides = [], []
+    all_pairs = list(combinations(raters, 2))
+    for n, (a, b) in enumerate(all_pairs):
+        shared = [im.id for im in dataset.images if a in im.raters and b in im.raters]
+        if not shared:
+            continue
+        la, lb = rater_labels(dataset, a, shared), rater_labels(dataset, b, shared)
+        ab = Side(evaluate_direction(dataset, la, lb, shared, config.task), index_of)
+        ba = Side(evaluate_direction(dataset, lb, la, shared, config.task), index_of)
+        directions = {f"{a}->{b}": direction_summary(full_set_ap(ab.table), ab.table.cat_ids, names),
+                      f"{b}->{a}": direction_summary(full_set_ap(ba.table), ba.table.cat_ids, names)}
+        matched = {src: ab.table.matched[:, j].tolist() for j, src in enumerate(ab.table.det_source)}
+        matched.update({src: ba.table.matched[:, j].tolist() for j, src in enumerate(ba.table.det_source)})
+        pairs.append(PairResult((a, b), len(shared), average_summaries(list(directions.values())), directions,
+                                matched=matched))
+        sides.append((ab, ba))
+        say(0.4 * (n + 1) / len(all_pairs), f"evaluated pair {a} / {b}")
+    if not pairs:
+        raise ValueError("no image was assigned to two of the chosen raters")
+    seconds["evaluate"] = time.perf_counter() - start
+    full = average_summaries([p.full_set for p in pairs])
+
+    masks = draw_subsets(len(ids), config.bootstrap, config.fraction, config.seed) if config.bootstrap else None
+    pooled = None
+    if masks is not None:
+        start = time.perf_counter()
+        T = len(THRESHOLD_KEYS)
+        per_pair = np.full((len(pairs), len(masks), T), np.nan)
+        for s, mask in enumerate(masks):
+            for p, (ab, ba) in enumerate(sides):
+                per_pair[p, s] = nanmean(np.stack([ab.per_threshold(mask), ba.per_threshold(mask)]), axis=0)
+            if s % 100 == 99:
+                say(0.4 + 0.3 * (s + 1) / len(masks), f"bootstrap {s + 1}/{len(masks)}")
+        for p, pair in enumerate(pairs):
+            pair.bootstrap = bootstrap_summary(per_pair[p], config.confidence)
+        pooled = nanmean(per_pair, axis=0)
+        seconds["bootstrap"] = time.perf_counter() - start
+    result = ConvergenceResult(config, raters, len(ids), full,
+                               bootstrap_summary(pooled, config.confidence) if pooled is not None else None, pairs,
+                               seconds=seconds)
+    if config.alpha or (config.alpha is None and len(raters) > 2):
+        from .alpha_map import alpha_mapping
+
+        start = time.perf_counter()
+        say(0.75, "alpha per threshold")
+        result.alpha = alpha_mapping(restrict_raters(dataset, raters), ids, masks, pooled, config.confidence)
+        seconds["alpha"] = time.perf_counter() - start
+    if predictions is not None:
+        from .model import compare_model
+
+        start = time.perf_counter()
+        say(0.9, "model predictions")
+        result.model = compare_model(dataset, raters, predictions, config, index_of, masks, result.bootstrap)
+        seconds["model"] = time.perf_counter() - start
+    say(1.0, "done")
+    return result

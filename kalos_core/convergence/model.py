@@ -1,0 +1,71 @@
+"""A model's predictions against every rater, on the same images, placed against the interval."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from ..data import MultiRaterDataset
+from .cocoeval import _order_key, evaluate_direction, rater_labels
+from .stats import interval_stats, place
+from .summaries import average_summaries, direction_summary, full_set_ap, nanmean
+from .types import BootstrapSummary, ConvergenceConfig, ModelResult
+
+
+def prepare_predictions(predictions: Sequence[dict], dataset: MultiRaterDataset, task: str) -> list[dict]:
+    """Validate COCO results and put them in canonical order (image id, then ``id`` or position).
+
+    Raises ValueError naming the first problems (unknown image, missing geometry, bad score)."""
+    known = {im.id for im in dataset.images}
+    key = "bbox" if task == "bbox" else "segmentation"
+    out, problems = [], []
+    for n, p in enumerate(predictions):
+        where = f"prediction {n}"
+        score, geom = p.get("score"), p.get(key)
+        if p.get("image_id") not in known:
+            problems.append(f"{where}: image_id {p.get('image_id')!r} is not in the data set")
+        elif not isinstance(score, (int, float)) or not math.isfinite(score):
+            problems.append(f"{where}: score must be a finite number, got {score!r}")
+        elif geom is None or (task == "bbox" and (len(geom) != 4 or not all(math.isfinite(v) for v in geom))):
+            problems.append(f"{where}: needs a valid {key!r}")
+        else:
+            out.append({"image_id": p["image_id"], "category_id": int(p["category_id"]), "score": float(score),
+                        key: [float(v) for v in geom] if task == "bbox" else geom, "source_id": p.get("id", n)})
+    if problems:
+        raise ValueError(f"{len(problems)} invalid prediction(s): " + "; ".join(problems[:5]))
+    out.sort(key=lambda d: (_order_key(d["image_id"]), _order_key(d["source_id"])))
+    return out
+
+
+def compare_model(dataset: MultiRaterDataset, raters: list[str], predictions: Sequence[dict],
+                  config: ConvergenceConfig, index_of: dict, masks: np.ndarray | None,
+                  interval: BootstrapSummary | None) -> ModelResult:
+    """The model's mAP with each rater as ground truth (on that rater's images), the rater average,
+    the same on the bootstrap subsets, and ``below`` / ``inside`` / ``above`` for both intervals."""
+    from .engine import Side
+
+    preds = prepare_predictions(predictions, dataset, config.task)
+    per_rater, sides = {}, []
+    for r in raters:
+        shared = [im.id for im in dataset.images if r in im.raters]
+        keep = set(shared)
+        side = Side(evaluate_direction(dataset, rater_labels(dataset, r, shared),
+                                       [p for p in preds if p["image_id"] in keep], shared, config.task), index_of)
+        per_rater[r] = direction_summary(full_set_ap(side.table), side.table.cat_ids, dataset.categories)
+        sides.append(side)
+    averaged = average_summaries(list(per_rater.values()))
+    boot = None
+    if masks is not None:
+        values = np.array([nanmean(nanmean(np.stack([s.per_threshold(m) for s in sides]), axis=0)) for m in masks])
+        boot = interval_stats(values, config.confidence)
+
+    def where(value: float) -> dict[str, str]:
+        if interval is None:
+            return {"ci_normal": "unknown", "ci_percentile": "unknown"}
+        return {"ci_normal": place(value, interval.map.ci_normal),
+                "ci_percentile": place(value, interval.map.ci_percentile)}
+
+    return ModelResult(per_rater, averaged, boot, where(averaged.map),
+                       {r: where(s.map) for r, s in per_rater.items()}, len(preds))

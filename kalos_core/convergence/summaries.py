@@ -1,0 +1,50 @@
+"""From AP arrays to summaries: one direction, two directions averaged, several pairs pooled."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .cocoeval import DirectionTable
+from .types import THRESHOLD_KEYS, MapSummary
+
+
+def nanmean(a, axis=None):
+    """``np.nanmean`` without the all-NaN warning (the result is NaN there)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(a, axis=axis)
+
+
+def full_set_ap(table: DirectionTable) -> np.ndarray:
+    """(T, K) AP read from COCOeval's accumulated precision array (mean over the 101 recall
+    points); NaN where the category has no ground truth (COCOeval's -1)."""
+    p = table.precision
+    if p.shape[2] == 0:
+        return np.zeros((p.shape[0], 0))
+    return np.where(p[:, 0, :] > -1, p.mean(axis=1), np.nan)
+
+
+def direction_summary(ap: np.ndarray, cat_ids, names: dict) -> MapSummary:
+    """One direction: mAP, AP50, AP75, AP per threshold (mean over classes with ground truth) and AP
+    per class (mean over thresholds)."""
+    per_t = nanmean(ap, axis=1) if ap.size else np.full(ap.shape[0], np.nan)
+    per_class = {names.get(int(c), str(c)): float(v) for c, v in zip(cat_ids, nanmean(ap, axis=0))
+                 if np.isfinite(v)} if ap.size else {}
+    return MapSummary(float(nanmean(per_t)), float(per_t[0]), float(per_t[5]),
+                      dict(zip(THRESHOLD_KEYS, map(float, per_t))), per_class)
+
+
+def average_summaries(parts: list[MapSummary]) -> MapSummary:
+    """The mean of several summaries (two directions, several raters, several pairs); per class, the
+    mean over the parts where the class is defined."""
+    if not parts:
+        nan = float("nan")
+        return MapSummary(nan, nan, nan, {k: nan for k in THRESHOLD_KEYS}, {})
+    classes = sorted({c for p in parts for c in p.per_class})
+    return MapSummary(
+        float(nanmean([p.map for p in parts])), float(nanmean([p.ap50 for p in parts])),
+        float(nanmean([p.ap75 for p in parts])),
+        {k: float(nanmean([p.per_threshold.get(k, np.nan) for p in parts])) for k in THRESHOLD_KEYS},
+        {c: float(nanmean([p.per_class[c] for p in parts if c in p.per_class])) for c in classes})

@@ -1,0 +1,81 @@
+"""Noise-aware evaluation (Murrugarra-Llerena et al.): a model's COCO AP with lower and upper
+bounds from the corner noise of the reference labels.
+
+1. fit the corner noise from two label sets on the same images (:mod:`.corner_noise`);
+2. tabulate ε̄(W, H) = 1 − E[IoU] (:mod:`.expected_iou`);
+3. evaluate the predictions against the reference rater with IoU − ε̄, IoU, IoU + ε̄ (:mod:`.bounds`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Sequence
+
+from pycocotools.coco import COCO
+
+from ..convergence.cocoeval import _order_key, rater_labels
+from ..convergence.model import prepare_predictions
+from ..data import MultiRaterDataset
+from .bounds import bounded_ap
+from .corner_noise import fit_corner_noise
+from .expected_iou import EpsInterpolator, eps_grid
+from .types import NoiseAwareConfig, NoiseAwareResult, NoiseFit
+
+
+def fit_noise(dataset: MultiRaterDataset, reference: str, others: Sequence[str] | None = None,
+              config: NoiseAwareConfig = NoiseAwareConfig()) -> NoiseFit:
+    """Corner noise between ``reference`` and ``others`` (default: every other rater of the data set)."""
+    if dataset.kind != "box":
+        raise ValueError("the corner-noise model needs boxes (task bbox)")
+    others = [r for r in (others or dataset.raters) if r != reference]
+    if reference not in dataset.raters or not others:
+        raise ValueError(f"need the reference rater and at least one other among {dataset.raters}")
+    return fit_corner_noise(dataset, reference, others, config.iou_min, config.fence_k, config.share)
+
+
+def noise_aware_evaluation(dataset: MultiRaterDataset, predictions: Sequence[dict], reference: str,
+                           noise: NoiseFit | None = None, config: NoiseAwareConfig = NoiseAwareConfig(),
+                           noise_raters: Sequence[str] | None = None) -> NoiseAwareResult:
+    """AP^l ≤ AP ≤ AP^u of ``predictions`` (COCO results with scores) against ``reference``.
+
+    Parameters
+    ----------
+    dataset : multi-rater boxes; the reference rater's labels are the ground truth.
+    predictions : COCO results (``image_id``, ``category_id``, ``bbox``, ``score``).
+    reference : the rater whose labels are the ground truth.
+    noise : a corner-noise fit; None = fit ``reference`` against ``noise_raters`` (default: the
+        other raters) with ``config``.
+    """
+    if noise is None:
+        noise = fit_noise(dataset, reference, noise_raters, config)
+    images = sorted((im.id for im in dataset.images if reference in im.raters), key=_order_key)
+    gt_labels = rater_labels(dataset, reference, images)
+    preds = [p for p in prepare_predictions(predictions, dataset, "bbox") if p["image_id"] in set(images)]
+    sizes = [max(d["bbox"][2], d["bbox"][3]) for d in gt_labels]
+    grid = eps_grid(noise, config.max_size or max([64.0, *sizes]), config.grid_points, config.quad_nodes)
+    eps = EpsInterpolator(grid)
+    cats = sorted({d["category_id"] for d in gt_labels} | {d["category_id"] for d in preds})
+    if not gt_labels or not preds:
+        nan = float("nan")
+        empty = {k: {"lower": 0.0, "ap": 0.0, "upper": 0.0} if gt_labels else {"lower": nan, "ap": nan, "upper": nan}
+                 for k in ("50", "75", "95", "50:95")}
+        table = {a: {k: dict(v) for k, v in empty.items()} for a in ("all", "small", "medium", "large")}
+    else:
+        gt = COCO()
+        gt.dataset = {"images": [{"id": im.id, "width": im.width, "height": im.height}
+                                 for im in dataset.images if im.id in set(images)],
+                      "annotations": [{"id": n, "image_id": d["image_id"], "category_id": d["category_id"],
+                                       "bbox": d["bbox"], "area": d["bbox"][2] * d["bbox"][3], "iscrowd": 0}
+                                      for n, d in enumerate(gt_labels, start=1)],
+                      "categories": [{"id": c} for c in cats]}
+        counts: dict = {}
+        for p in preds:
+            counts[p["image_id"], p["category_id"]] = counts.get((p["image_id"], p["category_id"]), 0) + 1
+        with contextlib.redirect_stdout(io.StringIO()):
+            gt.createIndex()
+            dt = gt.loadRes([{k: p[k] for k in ("image_id", "category_id", "bbox", "score")} for p in preds])
+        table = bounded_ap(gt, dt, eps, images, cats, max(counts.values()) + 1)
+    return NoiseAwareResult(noise=noise, ap=table["all"], by_size={s: table[s] for s in ("small", "medium", "large")},
+                            eps_grid=grid, reference=reference, n_predictions=len(preds),
+                            n_reference=len(gt_labels), config=config)

@@ -1,0 +1,217 @@
+"""Label convergence (kalos_core.convergence): the LVIS known answers, exact re-accumulation
+against COCOeval, Table 3's intervals, Eq. 1, identical raters, a model placed against the
+interval, more than two raters, the CLI contract."""
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pytest
+from pycocotools import mask as mask_utils
+from pycocotools.cocoeval import COCOeval
+
+from kalos_core import load_coco
+from kalos_core.cli import main
+from kalos_core.convergence import (ConvergenceConfig, alpha_from_map, compute_convergence, draw_subsets,
+                                    interval_stats, map_from_alpha, normal_interval, place)
+from kalos_core.convergence.accumulate import subset_ap
+from kalos_core.convergence.cocoeval import _coco_gt, evaluate_direction, rater_labels
+from kalos_core.data import Annotation, MultiRaterDataset, make_image
+
+#: Table 3 of the paper: (mean, SD, CI lower, CI upper) per dataset and task
+TABLE3 = [(65.08, 1.25, 62.64, 67.52), (59.78, 1.26, 57.32, 62.24), (28.39, 1.55, 25.35, 31.43),
+          (20.55, 1.64, 17.33, 23.75), (81.89, 0.82, 80.28, 83.50), (72.87, 0.92, 71.07, 74.66),
+          (47.08, 1.51, 44.12, 50.05)]
+
+
+def synthetic(n_images=30, raters=("r1", "r2"), jitter=3.0, seed=0, identical=False, crowded=0):
+    """Boxes of 3 classes; every rater sees each object with corner jitter (none if identical);
+    ``crowded`` adds that many boxes of class 1 to image 0 (beyond COCO's default maxDets 100)."""
+    rng = np.random.default_rng(seed)
+    images, aid = [], 1
+    for i in range(n_images):
+        objs = [(int(rng.integers(1, 4)), rng.uniform(0, 400), rng.uniform(0, 300), rng.uniform(10, 150),
+                 rng.uniform(10, 150)) for _ in range(int(rng.integers(0, 6)))]
+        if i == 0:
+            objs += [(1, 5.0 * k, 2.0 * k, 20.0, 20.0) for k in range(crowded)]
+        anns = []
+        for r in raters:
+            for c, x, y, w, h in objs:
+                if not identical and rng.random() < 0.1:
+                    continue
+                d = np.zeros(4) if identical else rng.normal(0, jitter, 4)
+                anns.append(Annotation(aid, r, c, (x + d[0], y + d[1], w + d[2] - d[0], h + d[3] - d[1])))
+                aid += 1
+        images.append(make_image(i + 1, 640, 480, raters, anns))
+    return MultiRaterDataset(images, {1: "cat", 2: "dog", 3: "bird"}, "box")
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("task, expected", [("bbox", 66.07), ("segm", 62.0)])
+def test_lvis_full_set_two_direction_map_matches_the_known_answer(lvis_subset_path, task, expected):
+    result = compute_convergence(load_coco(lvis_subset_path, task), ConvergenceConfig(task=task, bootstrap=0))
+    d = result.to_dict()["full_set"]
+    assert d["map"] == pytest.approx(expected, abs=0.3)
+    if task == "bbox":
+        assert d["ap50"] == pytest.approx(81.1, abs=0.1)
+        assert d["ap75"] == pytest.approx(70.5, abs=0.1)
+        # inside the paper's LVIS-5k interval
+        assert 62.64 <= d["map"] <= 67.52
+
+
+@pytest.mark.realdata
+def test_lvis_has_no_box_pair_with_iou_one(lvis_subset_path):
+    ds = load_coco(lvis_subset_path, "bbox")
+    best = 0.0
+    for im in ds.images:
+        a = [list(x.geometry) for x in im.annotations if x.rater == "r1"]
+        b = [list(x.geometry) for x in im.annotations if x.rater == "r2"]
+        if a and b:
+            best = max(best, float(np.max(mask_utils.iou(a, b, [0] * len(b)))))
+    assert 0.9 < best < 1.0
+
+
+@pytest.mark.realdata
+def test_subset_reaccumulation_equals_a_fresh_cocoeval_on_the_subset(lvis_subset_path):
+    ds = load_coco(lvis_subset_path, "bbox")
+    ids = sorted(im.id for im in ds.images)
+    a, b = rater_labels(ds, "r1", ids), rater_labels(ds, "r2", ids)
+    table = evaluate_direction(ds, a, b, ids, "bbox")
+    full = np.where(table.precision[:, 0, :] > -1, table.precision.mean(axis=1), np.nan)
+    np.testing.assert_allclose(subset_ap(table), full, atol=1e-12)
+    for mask in draw_subsets(len(ids), 3, 0.1, seed=5):
+        sub = [i for i, m in zip(ids, mask) if m]
+        fresh = evaluate_direction(ds, [d for d in a if d["image_id"] in sub], [d for d in b if d["image_id"] in sub],
+                                   sub, "bbox")
+        expect = np.full_like(full, np.nan)
+        idx = np.searchsorted(table.cat_ids, fresh.cat_ids)
+        expect[:, idx] = np.where(fresh.precision[:, 0, :] > -1, fresh.precision.mean(axis=1), np.nan)
+        np.testing.assert_allclose(subset_ap(table, mask), expect, atol=1e-12)
+
+
+def test_reaccumulation_matches_cocoeval_with_real_scores():
+    ds = synthetic(40, seed=3)
+    ids = [im.id for im in ds.images]
+    gt = rater_labels(ds, "r1", ids)
+    rng = np.random.default_rng(1)
+    dt = [dict(d, score=float(rng.choice([0.3, 0.5, 0.9]))) for d in rater_labels(ds, "r2", ids)]
+    table = evaluate_direction(ds, gt, dt, ids, "bbox")
+    mask = np.arange(len(ids)) % 3 == 0
+    sub = [i for i, m in zip(ids, mask) if m]
+    with contextlib.redirect_stdout(io.StringIO()):
+        cg = _coco_gt(ds, sub, [d for d in gt if d["image_id"] in sub], "bbox")
+        ev = COCOeval(cg, cg.loadRes([{k: d[k] for k in ("image_id", "category_id", "bbox", "score")}
+                                      for d in dt if d["image_id"] in sub]), "bbox")
+        ev.params.imgIds, ev.params.catIds = sub, list(table.cat_ids)
+        ev.params.areaRng, ev.params.areaRngLbl, ev.params.maxDets = [[0, 1e10]], ["all"], [1000]
+        ev.evaluate()
+        ev.accumulate()
+    p = ev.eval["precision"][:, :, :, 0, 0]
+    np.testing.assert_allclose(subset_ap(table, mask), np.where(p[:, 0] > -1, p.mean(axis=1), np.nan), atol=1e-12)
+
+
+def test_identical_raters_give_map_100_even_beyond_100_boxes_per_image_and_class():
+    ds = synthetic(20, identical=True, crowded=130)
+    r = compute_convergence(ds, ConvergenceConfig(bootstrap=50, fraction=0.2))
+    assert r.full_set.map == pytest.approx(1.0)
+    assert r.full_set.ap50 == pytest.approx(1.0) and r.full_set.ap75 == pytest.approx(1.0)
+    assert r.bootstrap.map.min == pytest.approx(1.0) and r.bootstrap.map.std == pytest.approx(0.0)
+    assert all(v == pytest.approx(1.0) for v in r.full_set.per_class.values())
+    assert len(r.pairs[0].matched) == ds.n_annotations and all(all(v) for v in r.pairs[0].matched.values())
+
+
+def test_a_rater_who_drew_nothing_gives_map_zero_without_crashing():
+    ds = synthetic(10)
+    for im in ds.images:
+        im.annotations = [a for a in im.annotations if a.rater == "r1"]
+    r = compute_convergence(ds, ConvergenceConfig(bootstrap=20, fraction=0.5))
+    assert r.full_set.map == 0.0
+    assert not any(any(v) for v in r.pairs[0].matched.values())
+    assert set(r.to_dict(include_labels=True)["pairs"][0]["matched"]) == {str(a.id) for im in ds.images
+                                                                         for a in im.annotations}
+    assert r.pairs[0].directions["r1->r2"].map == 0.0      # r1 as ground truth: every object missed
+    assert np.isnan(r.pairs[0].directions["r2->r1"].map)   # r2 as ground truth: no class has any (COCO's -1)
+
+
+@pytest.mark.parametrize("mean, sd, lo, hi", TABLE3)
+def test_table3_intervals_follow_from_mean_and_sd(mean, sd, lo, hi):
+    got = normal_interval(mean, sd, 0.95)
+    assert got[0] == pytest.approx(lo, abs=0.015) and got[1] == pytest.approx(hi, abs=0.015)
+
+
+def test_interval_stats_on_known_values():
+    s = interval_stats([1.0, 2.0, 3.0, 4.0, 5.0, np.nan])
+    assert (s.mean, s.min, s.max, s.n_valid) == (3.0, 1.0, 5.0, 5)
+    assert s.std == pytest.approx(np.sqrt(2.5))
+    assert s.ci_normal == pytest.approx((3 - 1.959964 * np.sqrt(2.5), 3 + 1.959964 * np.sqrt(2.5)))
+    assert s.ci_percentile == pytest.approx((1.1, 4.9))
+    assert place(0.5, (1, 2)) == "below" and place(1.5, (1, 2)) == "inside" and place(3, (1, 2)) == "above"
+
+
+def test_eq1_and_its_inverse():
+    assert map_from_alpha(0.0) == pytest.approx(0.197)
+    assert map_from_alpha(1.0) == pytest.approx(1.033)
+    assert map_from_alpha(0.6889) == pytest.approx(0.836 * 0.6889 + 0.197)
+    a = np.linspace(-1, 1, 9)
+    np.testing.assert_allclose(alpha_from_map(map_from_alpha(a)), a)
+    assert alpha_from_map(0.6607) == pytest.approx((0.6607 - 0.197) / 0.836)
+
+
+def test_bootstrap_same_seed_same_numbers_other_seed_other_numbers():
+    ds = synthetic(40, seed=2)
+    cfg = ConvergenceConfig(bootstrap=100, fraction=0.25, seed=7)
+    a, b = compute_convergence(ds, cfg), compute_convergence(ds, cfg)
+    np.testing.assert_array_equal(a.bootstrap.map.values, b.bootstrap.map.values)
+    assert a.to_dict()["bootstrap"] == b.to_dict()["bootstrap"]
+    c = compute_convergence(ds, ConvergenceConfig(bootstrap=100, fraction=0.25, seed=8))
+    assert not np.array_equal(a.bootstrap.map.values, c.bootstrap.map.values)
+    assert (draw_subsets(40, 100, 0.25, 7).sum(axis=1) == 10).all()
+
+
+@pytest.mark.realdata
+def test_lvis_model_equal_to_one_rater_sits_inside_the_interval(lvis_subset_path):
+    ds = load_coco(lvis_subset_path, "bbox")
+    preds = [{k: d[k] for k in ("image_id", "category_id", "bbox", "score")}
+             for d in rater_labels(ds, "r1", [im.id for im in ds.images])]
+    r = compute_convergence(ds, ConvergenceConfig(bootstrap=300), predictions=preds)
+    m = r.model
+    assert m.per_rater["r1"].map == pytest.approx(1.0)
+    assert m.per_rater_placement["r2"] == {"ci_normal": "inside", "ci_percentile": "inside"}
+    assert m.per_rater["r2"].map == pytest.approx(r.pairs[0].directions["r2->r1"].map)
+    lo, hi = r.bootstrap.map.ci_normal
+    assert lo < 0.6607 < hi
+
+
+def test_three_raters_give_every_pair_alpha_mapping_and_refit():
+    ds = synthetic(30, raters=("a", "b", "c"), seed=4)
+    r = compute_convergence(ds, ConvergenceConfig(bootstrap=60, fraction=0.3))
+    assert [p.raters for p in r.pairs] == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert r.full_set.map == pytest.approx(np.mean([p.full_set.map for p in r.pairs]))
+    al = r.alpha
+    assert al is not None and 0.0 < al.full_set_alpha <= 1.0
+    np.testing.assert_allclose(al.eq1_map.values, 0.836 * al.alpha.values + 0.197)
+    assert al.refit["n"] == 600 and al.refit["r"] > 0.3
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["alpha"]["eq1"]["slope"] == 0.836 and len(d["pairs"]) == 3
+
+
+def test_cli_writes_the_contract(tmp_path):
+    from kalos_core.io.coco import dataset_to_coco
+
+    ds = synthetic(30, seed=6)
+    src = tmp_path / "raters.json"
+    src.write_text(json.dumps(dataset_to_coco(ds)))
+    preds = [{k: d[k] for k in ("image_id", "category_id", "bbox", "score")}
+             for d in rater_labels(ds, "r2", [im.id for im in ds.images])]
+    (tmp_path / "p.json").write_text(json.dumps(preds))
+    out = tmp_path / "out.json"
+    assert main(["convergence", str(src), "--task", "bbox", "--predictions", str(tmp_path / "p.json"),
+                 "--bootstrap", "40", "--fraction", "0.2", "--seed", "1", "--output", str(out)]) == 0
+    d = json.loads(out.read_text())
+    assert {"map", "ap50", "ap75", "per_class"} <= set(d["full_set"])
+    assert {"mean", "std", "min", "max", "ci_normal", "ci_percentile"} <= set(d["bootstrap"])
+    assert len(d["bootstrap"]["values"]) == 40 and set(d["bootstrap"]["per_threshold"]) >= {"0.50", "0.75", "0.95"}
+    assert d["pairs"][0]["raters"] == ["r1", "r2"] and d["model"]["per_rater"]["r2"]["map"] == 100.0
+    assert 1.0 < d["full_set"]["map"] <= 100.0                                   # percent
+    assert main(["convergence", str(src), "--raters", "r1,zz"]) == 2
