@@ -15,6 +15,8 @@ from pathlib import Path
 from .agreement import AgreementConfig, AgreementResult, compute_agreement
 from .calibration import braylan_cli
 from .calibration import cli as calibration_cli
+from . import consensus_cli
+from .variations import cli as variations_cli
 from .cli_common import load_or_report, write_result
 from .io import load_coco
 from .matching import COSTS, SOLVERS
@@ -57,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--task", choices=["bbox", "segm"], default="bbox")
     calibration_cli.add_parser(sub)
     braylan_cli.add_parser(sub)
+    consensus_cli.add_parser(sub)
+    variations_cli.add_parser(sub)
     noise_cli.add_noise_parsers(sub)
     return parser
 
@@ -139,6 +143,10 @@ def main(argv=None) -> int:
         return calibration_cli.run_calibrate(args)
     if args.command == "braylan":
         return braylan_cli.run_braylan(args)
+    if args.command == "consensus":
+        return consensus_cli.run_consensus(args)
+    if args.command == "variations":
+        return variations_cli.run_variations(args)
     if args.command in noise_cli.NOISE_COMMANDS:
         return noise_cli.run_noise_command(args)
     return 2
