@@ -124,3 +124,23 @@ def test_lvis_variation_counts(lvis_subset_path):
         assert c[t]["missed"] + c[t]["additional"] > 0.9 * sum(other.values())
         # ... and wrong class is rare: the two LVIS raters used the same classes (see docs/variations.md)
         assert c[t]["wrong_class"] <= 10
+
+
+def test_types_do_not_depend_on_annotation_order():
+    import random
+
+    rnd = random.Random(0)
+    anns = []
+    for k in range(12):
+        x = 8 * k
+        anns += [box(f"a{k}", "a", 1 + k % 2, x, 0), box(f"b{k}", "b", 1 + (k % 3 == 0), x + rnd.uniform(0, 4), 1)]
+        if k % 4 == 0:
+            anns += [box(f"c{k}", "b", 1, x, 40, 5, 10), box(f"d{k}", "b", 1, x + 5, 40, 5, 10),
+                     box(f"e{k}", "a", 1, x, 40, 10, 10)]
+    base = run(anns, thresholds=(0.5, 0.6, 0.8), threshold=0.6)
+    assert {"agreed", "merged", "wrong_class"} <= set(types(base).values())
+    for seed in range(3):
+        shuffled = anns[:]
+        random.Random(seed).shuffle(shuffled)
+        res = run(shuffled, thresholds=(0.5, 0.6, 0.8), threshold=0.6)
+        assert res.labels == base.labels and res.counts == base.counts
