@@ -294,8 +294,8 @@ def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = Agreem
         n_skipped=len(dataset.skipped),
         skipped=list(dataset.skipped),
         n_single_rater_images=int(single),
-        models=list(dataset.meta.get("models", [])),
     )
+    result.models = list(dataset.meta.get("models", []))
     result.rater_summary = {r: {**{k: float(v) for k, v in c.items()}} for r, c in sorted(counts.items())}
     if config.vitality:
         result.vitality = _mean_of(vit)

@@ -15,12 +15,12 @@ from pathlib import Path
 from .agreement import AgreementConfig, AgreementResult, compute_agreement
 from .calibration import braylan_cli
 from .calibration import cli as calibration_cli
-from . import consensus_cli
-from .variations import cli as variations_cli
 from .cli_common import load_or_report, write_result
 from .io import load_coco
 from .matching import COSTS, SOLVERS
 from .noise import cli as noise_cli
+from . import consensus_cli
+from .variations import cli as variations_cli
 
 
 def _floats(text: str) -> tuple[float, ...]:
