@@ -15,8 +15,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
+import numpy as np
+
 from .data import Annotation, MultiRaterDataset
-from .io.coco import _polygon_bbox
+
+
+def _polygon_bbox(rings) -> tuple:
+    xy = np.concatenate([np.asarray(r, float).reshape(-1, 2) for r in rings])
+    lo, hi = xy.min(0), xy.max(0)
+    return (float(lo[0]), float(lo[1]), float(hi[0] - lo[0]), float(hi[1] - lo[1]))
 
 
 def _geometry(pred: Mapping, kind: str):
