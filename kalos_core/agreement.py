@@ -108,6 +108,10 @@ class AgreementResult:
     class_difficulty_global: dict[str, float] = field(default_factory=dict)
     collaboration: dict[str, dict[str, float]] = field(default_factory=dict)
     collaboration_global: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: images each pair of raters shares (both assigned): the support of ``collaboration`` (DIC masks on it)
+    collaboration_n: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: raters that are models (predictions added by :mod:`kalos_core.model_rater`)
+    models: list = field(default_factory=list)
     lsa: dict[str, float] = field(default_factory=dict)
     lsa_delta: float | None = None
     intra_rater: dict[str, float] = field(default_factory=dict)
@@ -343,6 +347,7 @@ def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = Agreem
         n_single_rater_images=int(single),
         warnings=_result_warnings(dataset, int(single)),
     )
+    result.models = list(dataset.meta.get("models", []))
     result.rater_summary = {r: {**{k: float(v) for k, v in c.items()}} for r, c in sorted(counts.items())}
     if config.vitality:
         result.vitality = _mean_of(vit)
@@ -358,6 +363,8 @@ def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = Agreem
         }
     if config.collaboration:
         result.collaboration = _nested(_mean_of(pair_mean), all_rows)
+        shared = _nested({p: len(v) for p, v in pair_mean.items()}, all_rows)
+        result.collaboration_n = {r: {q: n for q, n in row.items() if q != r} for r, row in shared.items()}
         result.collaboration_global = _nested(
             {p: alpha(Cells.concat(cs)) for p, cs in pair_cells.items()}, all_rows)
     if config.lsa_thresholds:

@@ -25,6 +25,8 @@ from .io.coco import TASK_GEOMETRY_KINDS
 from .matching import COSTS, SOLVERS
 from .noise import cli as noise_cli
 from .noise_aware import cli as noise_aware_cli
+from . import consensus_cli
+from .variations import cli as variations_cli
 
 
 def _add_agreement_options(p: argparse.ArgumentParser) -> None:
@@ -77,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--task", choices=["bbox", "segm"], default="bbox")
     calibration_cli.add_parser(sub)
     braylan_cli.add_parser(sub)
+    consensus_cli.add_parser(sub)
+    variations_cli.add_parser(sub)
     noise_cli.add_noise_parsers(sub)
     convergence_cli.add_parser(sub)
     noise_aware_cli.add_parser(sub)
@@ -166,6 +170,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return convergence_cli.run_convergence(args)
     if args.command == "noise-aware":
         return noise_aware_cli.run_noise_aware(args)
+    if args.command == "consensus":
+        return consensus_cli.run_consensus(args)
+    if args.command == "variations":
+        return variations_cli.run_variations(args)
     if args.command in noise_cli.NOISE_COMMANDS:
         return noise_cli.run_noise_command(args)
     return 2

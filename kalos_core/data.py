@@ -43,6 +43,8 @@ class Annotation:
         integer voxel coordinates.
     bbox : ``(x, y, w, h)`` in pixels (for polygons/masks/keypoints too, where
         known); used for size strata and fast pre-filtering.
+    score : confidence of a model's prediction (None for human labels); used by
+        score-weighted consensus fusion.
     """
 
     id: Any
@@ -50,6 +52,7 @@ class Annotation:
     category: int
     geometry: Any
     bbox: tuple | None = None
+    score: float | None = None
 
 
 @dataclass

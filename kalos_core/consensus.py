@@ -1,0 +1,207 @@
+"""Consensus labels from the agreement run's units, and a review queue for the rest.
+
+One label per unit that enough raters support:
+
+* class: majority vote of the unit's labels; a tie is flagged (``tie``, ``tied_categories``,
+  ``category = None``), never guessed;
+* support: how many raters voted for that class (the *agreeing* raters); the unit is kept
+  when support is more than ``support`` x the image's assigned raters (default: a
+  majority; all raters always suffice), otherwise it goes to the review queue;
+* confidence: support / assigned raters (two of three raters on class A -> 2/3);
+* box: per-coordinate median of the agreeing raters' boxes (``x1, y1, x2, y2``), or the
+  score-weighted mean (``box_fusion="weighted"``, scores of model predictions, 1 otherwise);
+* polygon / mask: pixel majority of the agreeing raters' rasterised shapes (a pixel is kept
+  when at least ``pixel_share`` of them cover it), as COCO RLE.
+
+On a tie the geometry is fused over the tied classes' labels.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from .agreement import AgreementConfig, compute_agreement
+from .data import Annotation, ImageRecord, MultiRaterDataset
+from .geometry.masks import mask_utils, to_rle
+
+BOX_FUSIONS = ("median", "weighted")
+
+
+@dataclass(frozen=True)
+class ConsensusConfig:
+    support: float = 0.5        #: a unit needs more than this share of the assigned raters
+    box_fusion: str = "median"  #: median | weighted (score-weighted mean)
+    pixel_share: float = 0.5    #: polygon/mask: share of the agreeing raters that must cover a pixel
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.support <= 1.0:
+            raise ValueError(f"support must lie in [0, 1], got {self.support}")
+        if self.box_fusion not in BOX_FUSIONS:
+            raise ValueError(f"box_fusion must be one of {BOX_FUSIONS}, got {self.box_fusion!r}")
+        if not 0.0 < self.pixel_share <= 1.0:
+            raise ValueError(f"pixel_share must lie in (0, 1], got {self.pixel_share}")
+
+
+@dataclass
+class ConsensusLabel:
+    """One fused label. ``geometry``: ``(x, y, w, h)`` for boxes, a COCO RLE for polygons/masks."""
+
+    unit: str
+    image_id: Any
+    category: int | None
+    geometry: Any
+    bbox: tuple
+    confidence: float
+    support: int
+    n_assigned: int
+    raters: tuple                 #: the agreeing raters
+    members: tuple                #: annotation ids of the whole unit
+    tie: bool = False
+    tied_categories: tuple = ()
+
+
+@dataclass
+class ReviewItem:
+    """A unit that did not reach the support level."""
+
+    unit: str
+    image_id: Any
+    support: int
+    n_assigned: int
+    raters: tuple
+    members: tuple
+    votes: dict                   #: category -> number of raters
+    tie: bool
+
+
+@dataclass
+class ConsensusResult:
+    config: dict
+    kind: str
+    labels: list[ConsensusLabel] = field(default_factory=list)
+    review: list[ReviewItem] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return _plain({"config": self.config, "kind": self.kind, "labels": [asdict(x) for x in self.labels],
+                       "review": [asdict(x) for x in self.review]})
+
+    def to_coco(self, dataset: MultiRaterDataset) -> dict:
+        """Plain COCO: each annotation with ``score`` = confidence, ``unit``, ``support``, ``raters``,
+        ``tie``; the review queue under ``review``."""
+        anns = []
+        for k, lab in enumerate(self.labels, start=1):
+            a = {"id": k, "image_id": lab.image_id, "category_id": lab.category, "bbox": list(lab.bbox),
+                 "score": lab.confidence, "unit": lab.unit, "support": lab.support, "raters": list(lab.raters),
+                 "tie": lab.tie, "iscrowd": 0}
+            if lab.tie:
+                a["tied_categories"] = list(lab.tied_categories)
+            if self.kind == "box":
+                a["area"] = lab.bbox[2] * lab.bbox[3]
+            else:
+                a["segmentation"] = lab.geometry
+                a["area"] = float(mask_utils.area(_rle_bytes(lab.geometry)))
+            anns.append(a)
+        images = [{"id": im.id, "width": im.width, "height": im.height, "file_name": im.file_name}
+                  for im in dataset.images]
+        cats = [{"id": c, "name": n} for c, n in sorted(dataset.categories.items())]
+        return _plain({"images": images, "annotations": anns, "categories": cats,
+                       "review": [asdict(x) for x in self.review]})
+
+
+def _plain(x):
+    if isinstance(x, dict):
+        return {(k if isinstance(k, str) else str(k)): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, bytes):
+        return x.decode("ascii")
+    return x
+
+
+def _rle_bytes(rle: dict) -> dict:
+    c = rle["counts"]
+    return {"size": list(rle["size"]), "counts": c.encode("ascii") if isinstance(c, str) else c}
+
+
+def _fuse_boxes(anns: list[Annotation], how: str) -> tuple:
+    xywh = np.array([a.geometry for a in anns], float).reshape(-1, 4)
+    xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
+    if how == "median":
+        f = np.median(xyxy, axis=0)
+    else:
+        w = np.array([1.0 if a.score is None else float(a.score) for a in anns])
+        w = w if w.sum() > 0 else np.ones_like(w)
+        f = (xyxy * w[:, None]).sum(0) / w.sum()
+    return tuple(float(v) for v in (f[0], f[1], f[2] - f[0], f[3] - f[1]))
+
+
+def _fuse_masks(anns: list[Annotation], image: ImageRecord, share: float) -> tuple[dict, tuple]:
+    h, w = int(round(image.height)), int(round(image.width))
+    count = np.zeros((h, w), np.int32)
+    for a in anns:
+        count += mask_utils.decode(to_rle(a.geometry, h, w)).astype(np.int32)
+    keep = count >= share * len(anns) - 1e-9
+    rle = mask_utils.encode(np.asfortranarray(keep.astype(np.uint8)))
+    bbox = tuple(float(v) for v in mask_utils.toBbox(rle))
+    return {"size": [h, w], "counts": rle["counts"].decode("ascii")}, bbox
+
+
+def needed_support(n_assigned: int, share: float) -> int:
+    """Raters a unit needs: more than ``share * n_assigned``, at most all of them."""
+    return min(n_assigned, int(np.floor(share * n_assigned + 1e-9)) + 1)
+
+
+def build_consensus(dataset: MultiRaterDataset, unit_of: Mapping[Any, str],
+                    config: ConsensusConfig = ConsensusConfig()) -> ConsensusResult:
+    """Fuse each unit of an agreement run into one label, or queue it for review.
+
+    Parameters
+    ----------
+    dataset : the data set the agreement run was computed on (boxes, polygons or masks).
+    unit_of : annotation id -> unit id, as :attr:`AgreementResult.unit_of`.
+    config : support level and fusion options.
+    """
+    if dataset.kind not in ("box", "polygon", "rle"):
+        raise ValueError(f"consensus supports box, polygon and rle geometry, not {dataset.kind!r}")
+    out = ConsensusResult(asdict(config), dataset.kind)
+    for image in dataset.images:
+        units: dict[str, list[Annotation]] = defaultdict(list)
+        for a in image.annotations:
+            units[unit_of[a.id]].append(a)
+        n = len(image.raters)
+        need = needed_support(n, config.support)
+        for unit in sorted(units, key=lambda u: (len(u), u)):
+            members = sorted(units[unit], key=lambda a: a.rater)
+            votes = Counter(a.category for a in members)
+            top = max(votes.values())
+            winners = sorted(c for c, v in votes.items() if v == top)
+            tie = len(winners) > 1
+            agreeing = [a for a in members if a.category in winners]
+            ids = tuple(a.id for a in members)
+            if top < need:
+                out.review.append(ReviewItem(unit, image.id, top, n, tuple(a.rater for a in agreeing), ids,
+                                             dict(sorted(votes.items())), tie))
+                continue
+            if dataset.kind == "box":
+                geometry = bbox = _fuse_boxes(agreeing, config.box_fusion)
+            else:
+                geometry, bbox = _fuse_masks(agreeing, image, config.pixel_share)
+            out.labels.append(ConsensusLabel(
+                unit, image.id, None if tie else winners[0], geometry, bbox, top / n, top, n,
+                tuple(a.rater for a in agreeing), ids, tie, tuple(winners) if tie else ()))
+    return out
+
+
+def compute_consensus(dataset: MultiRaterDataset, agreement: AgreementConfig = AgreementConfig(),
+                            config: ConsensusConfig = ConsensusConfig()) -> ConsensusResult:
+    """Run agreement (no diagnostics) to get the units, then :func:`build_consensus`."""
+    quick = AgreementConfig(**{**asdict(agreement), "vitality": False, "class_difficulty": False,
+                               "collaboration": False, "intra_rater": False, "bootstrap": 0,
+                               "lsa_thresholds": ()})
+    return build_consensus(dataset, compute_agreement(dataset, quick).unit_of, config)

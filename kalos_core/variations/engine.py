@@ -1,0 +1,148 @@
+"""Variation types of a multi-rater data set: every pair of raters, every threshold.
+
+``compute_variations(dataset, VariationConfig(...)) -> VariationResult``; the step
+generator :func:`variation_steps` is the same with progress (for the FiftyOne operators).
+
+Direction of unmatched labels (step 5): with two raters on an image, the reference
+rater's unmatched labels are ``missed`` (the other rater missed them) and the other's are
+``additional``. With three or more, the agreement units at the same threshold (greedy,
+ψsoft, as :func:`kalos_core.agreement.compute_agreement`) decide: a label whose unit holds
+more than half of the image's raters is ``missed`` by the pair partner, otherwise it is
+``additional``. A label's type is the most frequent of its pairwise types (ties: the
+earlier type in ``TYPES``); its partner and IoU come from the best pair of that type.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import asdict
+from itertools import combinations
+from typing import Callable, Generator
+
+import numpy as np
+
+from ..data import MultiRaterDataset
+from ..geometry import get_distance
+from ..matching import MatchProblem, get_cost, get_solver
+from ..progress import run_steps
+from .geometry import ImageGeometry, MergeCandidates, image_geometry, merge_candidates
+from .pair import classify_pair
+from .types import IOU_BINS, TYPES, LabelVariation, VariationConfig, VariationResult, threshold_key
+
+_RANK = {name: k for k, name in enumerate(TYPES)}
+
+
+def _pair_merges(g: ImageGeometry, a: np.ndarray, b: np.ndarray, floor: float, on: bool) -> MergeCandidates:
+    if not on:
+        return MergeCandidates.empty()
+    m1, m2 = merge_candidates(g, a, b, floor), merge_candidates(g, b, a, floor)
+    return MergeCandidates(*(np.concatenate([getattr(m1, f), getattr(m2, f)]) for f in ("i", "j", "k", "iou")))
+
+
+def _majority_rows(g: ImageGeometry, t: float) -> np.ndarray:
+    """Per label: does its agreement unit at ``t`` hold more than half of the image's rows?"""
+    units = get_solver("greedy")(MatchProblem(g.sim, g.rater, g.category), t, get_cost("soft"))
+    size = np.bincount(units)[units]
+    return size * 2 > len(g.rows)
+
+
+def _label_type(outcomes: list) -> tuple:
+    counts = Counter(o[0] for o in outcomes)
+    best = min(counts, key=lambda name: (-counts[name], _RANK[name]))
+    same = [o for o in outcomes if o[0] == best]
+    return max(same, key=lambda o: -1.0 if o[2] is None else o[2])
+
+
+def pair_outcomes(g: ImageGeometry, t: float, merges: dict, reference: str | None) -> dict[tuple, dict]:
+    """Per pair of rows ``(p, q)``: per label index ``(type, partner indices, IoU)`` at ``t``,
+    with the direction of unmatched labels decided (reference rater or unit majority)."""
+    majority = _majority_rows(g, t) if len(g.rows) >= 3 else None
+    ref = reference if reference in g.rows else g.rows[0]
+    out = {}
+    for (p, q), m in merges.items():
+        a, b = np.flatnonzero(g.rater == p), np.flatnonzero(g.rater == q)
+        outcomes = classify_pair(g.sim, g.category, a, b, m, t)
+        for k, (name, partners, iou) in outcomes.items():
+            if name is None:
+                real = majority[k] if majority is not None else g.rows[g.rater[k]] == ref
+                outcomes[k] = ("missed" if real else "additional", partners, iou)
+        out[(p, q)] = outcomes
+    return out
+
+
+def classify_image(g: ImageGeometry, t: float, merges: dict, reference: str | None) -> dict[int, tuple]:
+    """Per label index: ``(type, partner indices, IoU)`` at threshold ``t`` (over all its pairs)."""
+    per_label: dict[int, list] = defaultdict(list)
+    for outcomes in pair_outcomes(g, t, merges, reference).values():
+        for k, o in outcomes.items():
+            per_label[k].append(o)
+    return {k: _label_type(v) for k, v in per_label.items()}
+
+
+def image_merges(g: ImageGeometry, floor: float, on: bool = True) -> dict[tuple, MergeCandidates]:
+    """Merge candidates of every pair of rows ``(p, q)``, ``p < q`` (both directions)."""
+    out = {}
+    for p, q in combinations(range(len(g.rows)), 2):
+        a, b = np.flatnonzero(g.rater == p), np.flatnonzero(g.rater == q)
+        out[(p, q)] = _pair_merges(g, a, b, floor, on)
+    return out
+
+
+def _empty_counts() -> dict[str, int]:
+    return {name: 0 for name in TYPES}
+
+
+def variation_steps(dataset: MultiRaterDataset, config: VariationConfig = VariationConfig()
+                    ) -> Generator[tuple[float, str], None, VariationResult]:
+    """:func:`compute_variations` as a step generator (see :mod:`kalos_core.progress`)."""
+    spec = get_distance(dataset.kind, config.distance)
+    names = dataset.categories
+    ts = config.thresholds
+    floor = min(ts)
+    counts = {threshold_key(t): _empty_counts() for t in ts}
+    by_rater = {threshold_key(t): defaultdict(_empty_counts) for t in ts}
+    by_class = {threshold_key(t): defaultdict(_empty_counts) for t in ts}
+    hist = {threshold_key(t): np.zeros(len(IOU_BINS) - 1, np.int64) for t in ts}
+    labels: dict = {}
+    total = len(dataset.images)
+    for n, image in enumerate(dataset.images):
+        g = image_geometry(image, spec, floor)
+        if len(g.rows) >= 2 and g.annotations:
+            merges = image_merges(g, floor, config.merge)
+            for t in ts:
+                key = threshold_key(t)
+                types = classify_image(g, t, merges, config.reference)
+                agreed_iou = []
+                for k, (name, partners, iou) in types.items():
+                    ann = g.annotations[k]
+                    counts[key][name] += 1
+                    by_rater[key][ann.rater][name] += 1
+                    by_class[key][names.get(ann.category, str(ann.category))][name] += 1
+                    if name == "agreed":
+                        agreed_iou.append(iou)
+                    if t == config.threshold:
+                        labels[ann.id] = LabelVariation(name, tuple(g.annotations[p].id for p in partners),
+                                                        iou, ann.rater, ann.category)
+                hist[key] += np.histogram(np.clip(agreed_iou, 0, 1), bins=IOU_BINS)[0]
+        if n % 50 == 0 or n == total - 1:
+            yield (n + 1) / total, f"{n + 1}/{total} images"
+    return VariationResult(
+        config={**asdict(config), "distance": spec.name, "kind": dataset.kind},
+        n_images=total, n_annotations=dataset.n_annotations, counts=counts,
+        by_rater={k: dict(sorted(v.items())) for k, v in by_rater.items()},
+        by_class={k: dict(sorted(v.items())) for k, v in by_class.items()},
+        boundary_iou={k: v.tolist() for k, v in hist.items()}, labels=labels)
+
+
+def compute_variations(dataset: MultiRaterDataset, config: VariationConfig = VariationConfig(),
+                       progress: Callable[[float, str], None] | None = None) -> VariationResult:
+    """Classify every label's disagreement type for every pair of raters and threshold.
+
+    Parameters
+    ----------
+    dataset : images with assigned raters and annotations (boxes, polygons or masks; other
+        kinds run without the merge steps).
+    config : thresholds to count at, the run's threshold for the per-label types, distance.
+    progress : optional ``progress(fraction, message)``.
+    """
+    return run_steps(variation_steps(dataset, config), progress)

@@ -1,0 +1,119 @@
+"""Configuration and result of a variation-type run (the JSON contract is ``to_dict()``).
+
+Type names (``TYPES``, in the order of the classification steps, which is also the
+tie-break order when several pairwise types of one label are equally frequent):
+
+``agreed``              same class, IoU >= t (the IoU is the boundary quality)
+``merged``              one rater's two same-class pieces (merged) match the other's one label
+``wrong_class``         IoU >= t, different classes
+``merged_wrong_class``  two merged pieces match a label of another class
+``missed``              no partner; the object is real (the reference rater's / the unit
+                        majority's label) and the other rater missed it
+``additional``          no partner; the object is not supported (the other rater's / a unit
+                        minority's label)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+TYPES = ("agreed", "merged", "wrong_class", "merged_wrong_class", "missed", "additional")
+
+#: the paper's range of thresholds, 0.5:0.95 in steps of 0.05 (Fig. 4)
+DEFAULT_THRESHOLDS = tuple(round(0.5 + 0.05 * k, 2) for k in range(10))
+
+#: histogram bins of the boundary-quality IoU of agreed pairs
+IOU_BINS = tuple(round(0.05 * k, 2) for k in range(21))
+
+
+def threshold_key(t: float) -> str:
+    """JSON key of a threshold: ``0.5 -> "0.5"``, ``0.75 -> "0.75"``."""
+    return f"{t:g}"
+
+
+@dataclass(frozen=True)
+class VariationConfig:
+    """Settings of a variation-type run."""
+
+    thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS  #: IoU thresholds to count at
+    threshold: float = 0.5           #: the run's threshold: the per-label type is given at it
+    distance: str | None = None      #: registered distance; None = the kind's default (IoU)
+    #: with two raters on an image, the rater whose unmatched labels count as *missed* (by the
+    #: other); None = the first row in sorted order. Ignored with >= 3 raters (unit majority).
+    reference: str | None = None
+    merge: bool = True               #: steps 2 and 4 (merged pieces); off = pairs of originals only
+
+    def __post_init__(self) -> None:
+        ts = tuple(sorted({float(t) for t in (*self.thresholds, self.threshold)}))
+        for t in ts:
+            if not 0.0 < t <= 1.0:
+                raise ValueError(f"thresholds must lie in (0, 1], got {t}")
+        object.__setattr__(self, "thresholds", ts)
+
+
+@dataclass(frozen=True)
+class LabelVariation:
+    """The type of one label at the run's threshold, with its partner(s) and the IoU."""
+
+    type: str
+    partners: tuple = ()             #: ids of the other rater's label(s) it was matched with
+    iou: float | None = None         #: IoU with the partner (merged: with the merged pieces)
+    rater: str = ""
+    category: int | None = None
+
+    @property
+    def partner(self) -> Any:
+        """The first partner id (``None`` for missed / additional)."""
+        return self.partners[0] if self.partners else None
+
+
+def _clean(x):
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, (float, np.floating)):
+        return None if math.isnan(x) else float(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+@dataclass
+class VariationResult:
+    """Counts by type x threshold (overall, per rater, per class), boundary IoU, per-label types.
+
+    ``counts[t][type]``, ``by_rater[t][rater][type]`` and ``by_class[t][class name][type]``
+    count labels (each label has one type per threshold); ``boundary_iou[t]`` is the
+    histogram of the IoU of agreed labels over ``IOU_BINS``; ``labels`` maps annotation id
+    to its :class:`LabelVariation` at ``config.threshold``.
+    """
+
+    config: dict
+    n_images: int
+    n_annotations: int
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    by_rater: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    by_class: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    boundary_iou: dict[str, list[int]] = field(default_factory=dict)
+    labels: dict[Any, LabelVariation] = field(default_factory=dict)
+
+    def shares(self, threshold: float) -> dict[str, float]:
+        """Share of each type among all labels at a threshold."""
+        c = self.counts[threshold_key(threshold)]
+        total = sum(c.values())
+        return {k: (v / total if total else float("nan")) for k, v in c.items()}
+
+    def to_dict(self, include_labels: bool = False) -> dict:
+        d = {
+            "types": list(TYPES), "config": self.config, "n_images": self.n_images,
+            "n_annotations": self.n_annotations, "counts": self.counts, "by_rater": self.by_rater,
+            "by_class": self.by_class, "boundary_iou": {"bins": list(IOU_BINS), "counts": self.boundary_iou},
+        }
+        if include_labels:
+            d["labels"] = {str(k): {**asdict(v), "partner": v.partner} for k, v in self.labels.items()}
+        return _clean(d)
