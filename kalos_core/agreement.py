@@ -6,7 +6,6 @@ one entry point the CLI, the FiftyOne operators and notebooks call.
 
 from __future__ import annotations
 
-import math
 import multiprocessing as mp
 import os
 from collections import defaultdict
@@ -21,6 +20,7 @@ from .data import MultiRaterDataset
 from .geometry import get_distance
 from .geometry.registry import DISTANCES
 from .io import InputWarnings, check_measurable
+from .jsonsafe import json_safe
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
 from .progress import run_steps
@@ -135,19 +135,7 @@ class AgreementResult:
             d["status_of"] = {str(k): v for k, v in self.status_of.items()}
         d["interpretation"] = self.interpretation
         d["mean_alpha_ci"] = list(self.mean_alpha_ci) if self.mean_alpha_ci else None
-        return _json_safe(d)
-
-
-def _json_safe(x):
-    if isinstance(x, dict):
-        return {str(k): _json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_json_safe(v) for v in x]
-    if isinstance(x, (np.floating, float)):
-        return None if math.isnan(x) or math.isinf(x) else float(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
+        return json_safe(d)
 
 
 def bootstrap_mean_ci(values: np.ndarray, n_resamples: int, confidence: float, seed: int):

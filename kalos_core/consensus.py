@@ -27,6 +27,7 @@ import numpy as np
 from .agreement import AgreementConfig, compute_agreement
 from .data import Annotation, ImageRecord, MultiRaterDataset
 from .geometry.masks import mask_utils, to_rle
+from .jsonsafe import json_safe
 
 BOX_FUSIONS = ("median", "weighted")
 
@@ -86,7 +87,7 @@ class ConsensusResult:
     review: list[ReviewItem] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return _plain({"config": self.config, "kind": self.kind, "labels": [asdict(x) for x in self.labels],
+        return json_safe({"config": self.config, "kind": self.kind, "labels": [asdict(x) for x in self.labels],
                        "review": [asdict(x) for x in self.review]})
 
     def to_coco(self, dataset: MultiRaterDataset) -> dict:
@@ -108,20 +109,8 @@ class ConsensusResult:
         images = [{"id": im.id, "width": im.width, "height": im.height, "file_name": im.file_name}
                   for im in dataset.images]
         cats = [{"id": c, "name": n} for c, n in sorted(dataset.categories.items())]
-        return _plain({"images": images, "annotations": anns, "categories": cats,
+        return json_safe({"images": images, "annotations": anns, "categories": cats,
                        "review": [asdict(x) for x in self.review]})
-
-
-def _plain(x):
-    if isinstance(x, dict):
-        return {(k if isinstance(k, str) else str(k)): _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, bytes):
-        return x.decode("ascii")
-    return x
 
 
 def _rle_bytes(rle: dict) -> dict:

@@ -20,6 +20,10 @@ from typing import Any, Mapping, Sequence
 
 #: Geometry kinds understood by the engine.
 GEOMETRY_KINDS = ("box", "polygon", "rle", "keypoints", "voxels")
+#: COCO task name (the CLI's ``--task``) -> the geometry kind it is read as
+TASK_KINDS = {"bbox": "box", "segm": "polygon", "keypoints": "keypoints"}
+#: geometry kind -> the task it belongs to (RLE masks are segmentations; voxels are their own task)
+KIND_TASKS = {"box": "bbox", "polygon": "segm", "rle": "segm", "keypoints": "keypoints", "voxels": "voxels"}
 
 
 def session_row(rater: str, session: Any) -> str:

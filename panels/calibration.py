@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
+from kalos_core.data import TASK_KINDS
+
 from .common import (CALIBRATE_URI, CALIBRATION_METHOD, COMPUTE_URI, RunPanel, chart, clean, dropdown, fmt,
                      load_results, plot_layout, vline)
 
 #: calibration task name -> kind of kalos_core.geometry's distance registry
-TASK_KINDS = {"bbox": "box", "box": "box", "segm": "polygon", "polygon": "polygon", "keypoints": "keypoints"}
 DO_COLOR, DE_COLOR = "#1f77b4", "#ff7f0e"
 
 
@@ -155,7 +156,7 @@ class CalibrationPanel(RunPanel):
         """compute_agreement prefill: threshold = the distance's calibrated similarity threshold."""
         key, name = ctx.panel.state.run_key, ctx.panel.state.distance
         params = {"threshold": ctx.panel.state.similarity, "calibration_key": key}
-        kind = TASK_KINDS.get(ctx.panel.state.task)
+        kind = TASK_KINDS.get(ctx.panel.state.task, ctx.panel.state.task)   # older runs stored the kind
         if name and kind:
             from kalos_core.geometry import distances_for
 

@@ -14,6 +14,7 @@ import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
 from kalos_core.agreement import DIAGNOSTICS
+from kalos_core.jsonsafe import json_safe
 
 AGREEMENT_METHOD = "kalos_agreement"
 CALIBRATION_METHOD = "kalos_calibration"
@@ -49,16 +50,7 @@ def load_results(dataset, run_key: str) -> dict:
 
 def clean(x):
     """JSON-safe copy for the App: numpy scalars to Python, NaN/inf to None (plotly chokes on NaN)."""
-    if isinstance(x, dict):
-        return {str(k): clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [clean(v) for v in x]
-    if hasattr(x, "tolist") and not isinstance(x, (str, bytes)):
-        return clean(x.tolist())
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    return x
-
+    return json_safe(x)
 
 def fmt(v, digits: int = 3) -> str:
     """A number for the panel text; an em dash when it is missing."""

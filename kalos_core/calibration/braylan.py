@@ -43,7 +43,8 @@ from scipy.stats import rankdata
 
 from ..data import MultiRaterDataset
 from .separation import ks_statistic
-from .types import json_clean
+from ..jsonsafe import json_safe
+from .types import DIGITS
 
 BRAYLAN_DISTANCES = ("iou", "giou", "l2", "count")
 
@@ -93,11 +94,11 @@ class BraylanResult:
     task: str = "bbox"
 
     def to_dict(self) -> dict:
-        return json_clean({
+        return json_safe({
             "distances": {name: vars(d).copy() for name, d in self.distances.items()},
             "n_items": self.n_items, "n_raters": self.n_raters, "n_annotations": self.n_annotations,
             "n_annotation_sets": self.n_annotation_sets, "seed": self.seed, "p": self.p, "task": self.task,
-        })
+        }, DIGITS)
 
 
 @dataclass

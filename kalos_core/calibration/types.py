@@ -6,10 +6,11 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-import numpy as np
+
+from ..data import KIND_TASKS
+from ..jsonsafe import json_safe
 
 from ..checks import check_bool, check_fraction, check_int, check_names
 
@@ -17,8 +18,10 @@ from ..checks import check_bool, check_fraction, check_int, check_names
 COCO_REFERENCE_AREA = 640.0 * 480.0
 SIZE_CUTOFFS = (32.0**2 / COCO_REFERENCE_AREA, 96.0**2 / COCO_REFERENCE_AREA)
 STRATA = ("small", "medium", "large")
+#: floats in the JSON contract are rounded to this many digits (same seed: byte-identical output)
+DIGITS = 6
 #: CLI task name of each geometry kind (the ``task`` key of the result)
-TASK_OF_KIND = {"box": "bbox", "polygon": "segm", "rle": "segm", "keypoints": "keypoints", "voxels": "voxels"}
+TASK_OF_KIND = KIND_TASKS
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,7 @@ class CalibrationResult:
             "recommended": self.recommended.to_dict(),
             "similarity_threshold": self.similarity_threshold,
         }
-        return json_clean(out)
+        return json_safe(out, DIGITS)
 
 
 def _distance_dict(d: DistanceCalibration) -> dict:
@@ -171,17 +174,3 @@ def _distance_dict(d: DistanceCalibration) -> dict:
     out["strata"] = None if d.strata is None else {s: vars(c).copy() for s, c in d.strata.items()}
     return out
 
-
-def json_clean(x, digits: int = 6):
-    """Plain JSON types; floats rounded to ``digits``; NaN / inf become None; tuples become lists."""
-    if isinstance(x, dict):
-        return {str(k): json_clean(v, digits) for k, v in x.items()}
-    if isinstance(x, (list, tuple, np.ndarray)):
-        return [json_clean(v, digits) for v in x]
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        return None if not math.isfinite(x) else round(float(x), digits)
-    return x

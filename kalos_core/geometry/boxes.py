@@ -7,7 +7,8 @@ from typing import Sequence
 import numpy as np
 
 from ..data import Annotation, ImageRecord
-from .registry import Prepared, centroid_box_similarity, centroid_similarity, pixel_scale, register_distance
+from .registry import (Prepared, box_intersection_union, box_iou_xyxy, centroid_box_similarity, centroid_similarity,
+                       pixel_scale, register_distance)
 
 
 def prepare_boxes(image: ImageRecord, anns: Sequence[Annotation]) -> Prepared:
@@ -19,30 +20,17 @@ def prepare_boxes(image: ImageRecord, anns: Sequence[Annotation]) -> Prepared:
     return Prepared(len(anns), xyxy=xyxy, scale=pixel_scale(image, len(anns)))
 
 
-def _intersection_union(a: np.ndarray, b: np.ndarray):
-    iw = np.clip(np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
-    ih = np.clip(np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]), 0, None)
-    inter = iw * ih
-    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
-    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    union = area_a[:, None] + area_b[None, :] - inter
-    return inter, union
-
-
 @register_distance("box", "iou", prepare=prepare_boxes)
 def box_iou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Box intersection over union."""
-    inter, union = _intersection_union(a["xyxy"], b["xyxy"])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        iou = np.where(union > 0, inter / union, 0.0)
-    return iou
+    return box_iou_xyxy(a["xyxy"], b["xyxy"])
 
 
 @register_distance("box", "giou", prepare=prepare_boxes)
 def box_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Generalised IoU mapped to ``[0, 1]`` as ``(1 + GIoU) / 2``."""
     A, B = a["xyxy"], b["xyxy"]
-    inter, union = _intersection_union(A, B)
+    inter, union = box_intersection_union(A, B)
     cw = np.maximum(A[:, None, 2], B[None, :, 2]) - np.minimum(A[:, None, 0], B[None, :, 0])
     ch = np.maximum(A[:, None, 3], B[None, :, 3]) - np.minimum(A[:, None, 1], B[None, :, 1])
     enclosing = cw * ch

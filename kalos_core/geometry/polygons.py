@@ -14,7 +14,7 @@ import numpy as np
 import shapely
 
 from ..data import Annotation, ImageRecord
-from .registry import (Prepared, boxes_overlap, centroid_box_similarity, centroid_similarity, pixel_scale,
+from .registry import (Prepared, box_overlap_sides, boxes_overlap, centroid_box_similarity, centroid_similarity, pixel_scale,
                        register_distance)
 
 
@@ -70,9 +70,7 @@ def _intersection_areas(a: Prepared, b: Prepared, need, floor: float):
         cand &= need
     if floor > 0:
         # IoU <= area(box intersection) / max(area_a, area_b)
-        A, B = a["xyxy"], b["xyxy"]
-        iw = np.minimum(A[:, None, 2], B[None, :, 2]) - np.maximum(A[:, None, 0], B[None, :, 0])
-        ih = np.minimum(A[:, None, 3], B[None, :, 3]) - np.maximum(A[:, None, 1], B[None, :, 1])
+        iw, ih = box_overlap_sides(a["xyxy"], b["xyxy"])
         big = np.maximum(a["area"][:, None], b["area"][None, :])
         with np.errstate(divide="ignore", invalid="ignore"):
             cand &= (iw * ih) >= floor * big * (1 - 1e-9)

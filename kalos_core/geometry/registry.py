@@ -104,11 +104,33 @@ def distances_for(kind: str) -> list[str]:
     return sorted(n for k, n in DISTANCES if k == kind)
 
 
-def boxes_overlap(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
-    """Boolean ``(na, nb)`` matrix: do the (closed) boxes intersect with positive area?"""
+def box_overlap_sides(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Signed width and height of every pair's box intersection, ``(na, nb)`` each (<= 0: disjoint)."""
     iw = np.minimum(a_xyxy[:, None, 2], b_xyxy[None, :, 2]) - np.maximum(a_xyxy[:, None, 0], b_xyxy[None, :, 0])
     ih = np.minimum(a_xyxy[:, None, 3], b_xyxy[None, :, 3]) - np.maximum(a_xyxy[:, None, 1], b_xyxy[None, :, 1])
+    return iw, ih
+
+
+def boxes_overlap(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
+    """Boolean ``(na, nb)`` matrix: do the (closed) boxes intersect with positive area?"""
+    iw, ih = box_overlap_sides(a_xyxy, b_xyxy)
     return (iw > 0) & (ih > 0)
+
+
+def box_intersection_union(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairwise intersection and union areas of two sets of ``(x1, y1, x2, y2)`` boxes."""
+    iw, ih = box_overlap_sides(a_xyxy, b_xyxy)
+    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
+    area_a = (a_xyxy[:, 2] - a_xyxy[:, 0]) * (a_xyxy[:, 3] - a_xyxy[:, 1])
+    area_b = (b_xyxy[:, 2] - b_xyxy[:, 0]) * (b_xyxy[:, 3] - b_xyxy[:, 1])
+    return inter, area_a[:, None] + area_b[None, :] - inter
+
+
+def box_iou_xyxy(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
+    """Pairwise IoU of ``(x1, y1, x2, y2)`` boxes (0 where the union is empty)."""
+    inter, union = box_intersection_union(a_xyxy, b_xyxy)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(union > 0, inter / union, 0.0)
 
 
 def pixel_scale(image: ImageRecord, n: int) -> np.ndarray:

@@ -17,13 +17,12 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..data import Annotation, ImageRecord, MultiRaterDataset, session_row
+from ..data import TASK_KINDS, Annotation, ImageRecord, MultiRaterDataset, session_row
 from .jsonfile import read_json
 from .records import box_problem, check_records
 from .validation import InputWarnings, InvalidInputError, Problem, fatal
 from .values import coordinates, identifier, integer, side
 
-TASK_KINDS = {"bbox": "box", "segm": "polygon", "keypoints": "keypoints"}
 #: every geometry kind a task may give (segm: RLE masks when the file holds any)
 TASK_GEOMETRY_KINDS = {t: (k, "rle") if t == "segm" else (k,) for t, k in TASK_KINDS.items()}
 STRING_NUMBERS = "numbers written as strings read as numbers"

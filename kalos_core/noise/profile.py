@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ..jsonsafe import json_safe
+
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 #: winsorising quantiles of the Student-t residuals (paper Eq. 12)
 WINSOR = (0.001, 0.999)
@@ -202,7 +204,7 @@ class NoiseProfile:
     fit_report: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return _plain(asdict(self))
+        return json_safe(asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict) -> "NoiseProfile":
@@ -213,20 +215,6 @@ class NoiseProfile:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
         return path
-
-
-def _plain(x):
-    if isinstance(x, dict):
-        return {str(k): _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, (np.floating, float)):
-        return None if not math.isfinite(float(x)) else float(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.bool_):
-        return bool(x)
-    return x
 
 
 _NESTED = {

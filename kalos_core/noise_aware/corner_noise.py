@@ -17,19 +17,18 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ..data import MultiRaterDataset
+from ..geometry.registry import box_iou_xyxy
 from . import laplace
 from .types import COMPONENTS, NoiseFit
 
 
 def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(n, m) IoU of xywh boxes."""
-    ax2, ay2 = a[:, 0] + a[:, 2], a[:, 1] + a[:, 3]
-    bx2, by2 = b[:, 0] + b[:, 2], b[:, 1] + b[:, 3]
-    iw = np.clip(np.minimum(ax2[:, None], bx2[None]) - np.maximum(a[:, 0][:, None], b[:, 0][None]), 0, None)
-    ih = np.clip(np.minimum(ay2[:, None], by2[None]) - np.maximum(a[:, 1][:, None], b[:, 1][None]), 0, None)
-    inter = iw * ih
-    union = (a[:, 2] * a[:, 3])[:, None] + (b[:, 2] * b[:, 3])[None] - inter
-    return np.where(union > 0, inter / np.where(union > 0, union, 1), 0.0)
+    return box_iou_xyxy(_xyxy(a), _xyxy(b))
+
+
+def _xyxy(xywh: np.ndarray) -> np.ndarray:
+    return np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
 
 
 def pair_boxes(dataset: MultiRaterDataset, reference: str, other: str, iou_min: float = 0.1):

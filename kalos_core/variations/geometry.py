@@ -21,6 +21,7 @@ import numpy as np
 from ..data import Annotation, ImageRecord
 from ..geometry import DistanceSpec
 from ..geometry.masks import mask_utils, to_rle
+from ..geometry.registry import boxes_overlap
 from ..problem import annotation_key
 
 
@@ -123,9 +124,7 @@ def merge_candidates(g: ImageGeometry, own: np.ndarray, other: np.ndarray, floor
     if merge is None or len(own) < 2 or len(other) == 0 or g.xyxy is None:
         return MergeCandidates.empty()
     A, B = g.xyxy[own], g.xyxy[other]
-    iw = np.minimum(A[:, None, 2], B[None, :, 2]) - np.maximum(A[:, None, 0], B[None, :, 0])
-    ih = np.minimum(A[:, None, 3], B[None, :, 3]) - np.maximum(A[:, None, 1], B[None, :, 1])
-    touch = (iw > 0) & (ih > 0)                                        # (n_own, n_other)
+    touch = boxes_overlap(A, B)                                        # (n_own, n_other)
     same = g.category[own][:, None] == g.category[own][None, :]
     upper = np.triu(same, 1)
     ii, jj, kk = np.nonzero(upper[:, :, None] & touch[:, None, :] & touch[None, :, :])

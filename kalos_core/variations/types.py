@@ -15,11 +15,11 @@ tie-break order when several pairwise types of one label are equally frequent):
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
+
+from ..jsonsafe import json_safe
 
 TYPES = ("agreed", "merged", "wrong_class", "merged_wrong_class", "missed", "additional")
 
@@ -71,18 +71,6 @@ class LabelVariation:
         return self.partners[0] if self.partners else None
 
 
-def _clean(x):
-    if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, (float, np.floating)):
-        return None if math.isnan(x) else float(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
-
-
 @dataclass
 class VariationResult:
     """Counts by type x threshold (overall, per rater, per class), boundary IoU, per-label types.
@@ -116,4 +104,4 @@ class VariationResult:
         }
         if include_labels:
             d["labels"] = {str(k): {**asdict(v), "partner": v.partner} for k, v in self.labels.items()}
-        return _clean(d)
+        return json_safe(d)
