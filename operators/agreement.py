@@ -13,7 +13,7 @@ from kalos_core.matching import COSTS, SOLVERS
 
 from .adapter import KINDS, SetupError, check_label_attributes, label_fields, run_method, validate_run_key
 from .calibration_runs import latest_calibration, matching_calibration
-from .common import drive, form_error, report_errors, run_or_delegate, setup_inputs, source_params
+from .common import drive, form_error, report_errors, run_or_delegate, setup_inputs, show_result, source_params
 from .runs import (
     DIAGNOSTICS, METHOD, agreement_runs, compute_agreement_run, compute_agreement_steps, delete_agreement_run,
     describe_run, disagreement_view, disagreement_view_name, get_agreement_run, parse_thresholds, unused_run_key,
@@ -79,7 +79,7 @@ class ComputeAgreement(foo.Operator):
             diagnostics=p.get("diagnostics", DIAGNOSTICS), seed=p.get("seed", 0),
             calibration_key=p.get("calibration_key") or _used_calibration(ctx.dataset, p),
             overwrite=bool(p.get("overwrite")))
-        res = yield from report_errors(ctx, drive(ctx, steps))
+        res = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: compute agreement failed")
         ci = res.mean_alpha_ci
         ci_text = f" (95% CI {ci[0]:.3f} – {ci[1]:.3f})" if ci else ""
         if not ctx.delegated:
@@ -87,7 +87,7 @@ class ComputeAgreement(foo.Operator):
             yield ctx.ops.notify(f"KaLOS run {p.get('run_key')!r}: mean α {res.mean_alpha:.3f}{ci_text}, global α "
                                  f"{res.global_alpha:.3f} ({res.interpretation}) on {res.n_images} samples",
                                  variant="success")
-        yield ctx.ops.show_output(self._outputs(), {
+        yield show_result(ctx, self._outputs(), {
             "run_key": p.get("run_key"), "mean_alpha": res.mean_alpha,
             "mean_alpha_ci": ci_text.strip(" ()") or "none (bootstrap off)", "global_alpha": res.global_alpha,
             "interpretation": res.interpretation, "n_images": res.n_images,

@@ -14,7 +14,9 @@ from kalos_core.geometry import distances_for
 
 from .adapter import KINDS
 from .calibration_runs import DEFAULT_KEY, calibrate_run, calibrate_run_steps, validate_calibration_key
-from .common import drive, form_error, progress_op, report_errors, run_or_delegate, setup_inputs, source_params
+from .common import (
+    drive, form_error, progress_op, report_errors, run_or_delegate, setup_inputs, show_result, source_params,
+)
 
 
 class Calibrate(foo.Operator):
@@ -60,7 +62,7 @@ class Calibrate(foo.Operator):
             ctx.target_view(), **source_params(p), run_key=p.get("run_key") or DEFAULT_KEY,
             distances=p.get("distances") or None, seed=p.get("seed", 0), bootstrap=p.get("bootstrap", 100),
             stratify=p.get("stratify", False))
-        result = yield from report_errors(ctx, drive(ctx, steps))
+        result = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: calibration failed")
         done = progress_op(ctx, 1.0, "done")
         if done is not None:
             yield done
@@ -70,7 +72,7 @@ class Calibrate(foo.Operator):
             yield ctx.ops.notify(f"KaLOS calibration: {rec.distance}, τ* {rec.tau_star:.3f}, similarity "
                                  f"threshold {rec.similarity_threshold:.3f}{std}", variant="success")
         best = result.distances[rec.distance]
-        yield ctx.ops.show_output(self._outputs(), {
+        yield show_result(ctx, self._outputs(), {
             "distance": rec.distance, "tau_star": float(rec.tau_star),
             "similarity_threshold": float(rec.similarity_threshold),
             "ks": float(best.ks), "reason": rec.reason})

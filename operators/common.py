@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import fiftyone.operators as foo
@@ -94,21 +95,50 @@ def setup_inputs(ctx, default_key: str, validate_key, existing=None, **key_optio
     return inputs, source
 
 
-def report_errors(ctx, operations):
+def report_errors(ctx, operations, title: str = "KaLOS: the operation failed"):
     """``yield from`` this in a generator ``execute`` around its work (``operations``: a generator
     of App operations, e.g. :func:`drive`); returns its value.
 
-    An exception is shown to the user as an error notification and a "Failed" progress label
-    before it is raised again (the App shows nothing of an exception raised in a generator);
-    delegated and Python runs get the exception as it is."""
+    An exception is shown to the user before it is raised again (the App shows nothing of an
+    exception raised in a generator): the progress dialog is replaced by a card with ``title`` and
+    the whole message (:func:`failure_card`), so that it never reads "100%" for a run that failed,
+    and an error notification repeats the message. Delegated and Python runs get the exception as
+    it is."""
     try:
         return (yield from operations)
     except Exception as e:
         message = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
         if not ctx.delegated:
-            yield ctx.ops.set_progress(progress=1.0, label=f"Failed: {message.splitlines()[0]}")
+            yield show_result(ctx, failure_card(title, message), {})
             yield ctx.ops.notify(f"KaLOS: {message}", variant="error")
         raise
+
+
+def failure_card(title: str, message: str):
+    """Outputs for :func:`show_result`: an error box headed ``title`` holding ``message``."""
+    out = types.Object()
+    out.view("failed", types.Error(label=title, description=message))
+    return types.Property(out, view=types.View(label=title))
+
+
+def show_result(ctx, outputs, results: dict):
+    """``ctx.ops.show_output`` as the App reads it: ``outputs`` (a Property) serialized, ``results``
+    made JSON-safe (numpy scalars to Python, NaN and infinity to None: the App parses strict JSON).
+    Yield it from a generator ``execute``; a message that does not serialize ends the App's stream."""
+    return ctx.ops.show_output(outputs.to_json(), {k: json_safe(v) for k, v in results.items()})
+
+
+def json_safe(value):
+    """``value`` with numpy scalars as Python numbers and non-finite floats as None (lists, dicts too)."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", None) == 0:
+        value = value.item()  # a numpy scalar
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def rater_inputs(ctx, inputs) -> dict:

@@ -37,7 +37,9 @@ from pycocotools import mask as mask_utils
 from kalos_core.io import InvalidInputError, load_coco, load_yolo
 
 from . import rawdocs
-from .common import FIELD_NAME_RE, drive, form_error, progress_op, report_errors, run_steps, safe_name
+from .common import (
+    FIELD_NAME_RE, drive, form_error, progress_op, report_errors, run_steps, safe_name, show_result,
+)
 
 logger = logging.getLogger(__name__)
 LAYOUTS = ("rater_fields", "rater_attribute")
@@ -456,7 +458,7 @@ class ImportMultiraterCoco(foo.Operator):
                             p.get("layout", "rater_fields"), p.get("label_field", "raters"),
                             p.get("label_types") or ["detections"], use_polylines=p.get("use_polylines", False),
                             skip_invalid=p.get("skip_invalid", False), on_existing=p.get("on_existing", "error"))
-        dataset, n, n_labels, skipped = yield from report_errors(ctx, drive(ctx, steps))
+        dataset, n, n_labels, skipped = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: import failed")
         if new:
             dataset.persistent = True
         done = progress_op(ctx, 1.0, f"imported {n} images")
@@ -471,7 +473,7 @@ class ImportMultiraterCoco(foo.Operator):
         for key, label in (("dataset", "Dataset"), ("images", "Images imported"), ("labels", "Labels"),
                            ("skipped", "Invalid items skipped"), ("next", "Next")):
             out.str(key, label=label)
-        yield ctx.ops.show_output(types.Property(out), {
+        yield show_result(ctx, types.Property(out), {
             "dataset": dataset.name, "images": str(n), "labels": str(n_labels), "skipped": str(skipped),
             "next": "Run 'KaLOS: compute agreement' (or 'KaLOS: calibrate threshold') on the rater fields."})
 

@@ -154,3 +154,96 @@ def click_mark(page, mark: dict) -> None:
     page.mouse.move(mark["x"], mark["y"], steps=3)
     page.wait_for_timeout(150)
     page.mouse.click(mark["x"], mark["y"])
+
+
+# -- operator forms (the prompt dialog) and what they show ----------------------------------------------------
+
+PROMPT = '[data-cy="operators-prompt-modal"]'           # an operator's form
+OUTPUT = '[data-cy="operators-prompt-view-modal"]'      # progress bar, then the output card (or an error card)
+
+
+def open_operator(page, query: str, title: str):
+    """Open the operator browser, search ``query``, press Enter on the first hit; returns the
+    form dialog once it shows ``title`` and its first field."""
+    open_operator_browser(page, query)
+    page.keyboard.press("Enter")
+    form = page.locator(PROMPT)
+    form.get_by_text(title).first.wait_for(timeout=30_000)
+    form.locator("input").first.wait_for(timeout=30_000)
+    return form
+
+
+def form_field(form, label: str):
+    """The form row of the input labelled ``label`` (its innermost grid item)."""
+    return form.locator(".MuiGrid-item").filter(has=form.page.get_by_text(label, exact=True)).last
+
+
+def pick_choices(form, label: str, values) -> None:
+    """Choose ``values`` in the multi-select labelled ``label`` as a user does: open the list,
+    click the option (choices are shown as "<value> (<type>)")."""
+    page = form.page
+    for value in values:
+        form_field(form, label).locator("input").first.click()
+        page.get_by_role("option").filter(has_text=value).first.click()
+        form_field(form, label).get_by_text(value).first.wait_for(timeout=15_000)
+
+
+def fill_field(form, label: str, text: str) -> None:
+    form_field(form, label).locator("input").first.fill(text)
+
+
+def execute_button(form):
+    return form.get_by_role("button", name="Execute", exact=True)
+
+
+def settled_execute_button(form, timeout: float = 30.0):
+    """The Execute button once the form is not resolving (a dynamic form re-resolves after each
+    change and disables Execute meanwhile, with a spinner next to it)."""
+    page = form.page
+    page.wait_for_timeout(500)  # the change's debounce
+    deadline = time.monotonic() + timeout
+    while form.get_by_role("progressbar").count():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the form was still resolving after {timeout:.0f} s")
+        page.wait_for_timeout(200)
+    return execute_button(form)
+
+
+# Every text the output dialog showed, in order (a progress bar at 100% is replaced by the result
+# card within milliseconds: polling would miss it, a MutationObserver does not).
+_WATCH_JS = r"""
+(sel) => {
+  window.__kalosDialog = [];
+  const seen = () => {
+    const el = document.querySelector(sel);
+    const text = el ? el.innerText : null;
+    const log = window.__kalosDialog;
+    if (text && log[log.length - 1] !== text) log.push(text);
+  };
+  new MutationObserver(seen).observe(document.body, {subtree: true, childList: true, characterData: true});
+}
+"""
+
+
+def watch_output_dialog(page) -> None:
+    page.evaluate(_WATCH_JS, OUTPUT)
+
+
+def output_dialog_history(page) -> list[str]:
+    return page.evaluate("() => window.__kalosDialog || []")
+
+
+def wait_for_text(locator, text: str, timeout: float = 60.0) -> str:
+    """Wait until ``locator``'s text contains ``text``; returns the whole text."""
+    deadline = time.monotonic() + timeout
+    seen = ""
+    while True:
+        try:
+            seen = locator.inner_text(timeout=1_000) if locator.count() else ""
+        except Exception:  # re-rendering
+            seen = ""
+        if text in seen:
+            return seen
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{text!r} never shown within {timeout:.0f} s; last text: {seen[:1500]!r}")
+        locator.page.wait_for_timeout(250)

@@ -4,6 +4,7 @@ Each case: the user sees a clear error (form error, or an error the App shows) n
 culprit, and the dataset - documents, schema, runs, saved views, info - is identical before
 and after."""
 
+import json
 import math
 import uuid
 
@@ -80,6 +81,7 @@ def run_generator(uri, ds, **params):
     ops = []
     try:
         for message in foo.get_operator(uri).execute(ctx):
+            json.loads(message.to_json_line())  # what the App's stream sends: strict JSON, else the stream ends
             ops.append((message.body.operator_uri, message.body.params))
     except Exception as e:  # noqa: BLE001 - returned for the test to check
         return ops, e
@@ -289,8 +291,11 @@ def test_an_execution_error_reaches_the_user_and_never_says_done(fo_isolated):
     assert error is not None and "not in its rater_list" in str(error)
     notes = [p for uri, p in ops if uri.endswith("notify")]
     assert notes and notes[-1]["variant"] == "error" and "not in its rater_list" in notes[-1]["message"]
-    labels = [p.get("label") for uri, p in ops if uri.endswith("set_progress")]
-    assert labels[-1].startswith("Failed") and not any(uri.endswith("show_output") for uri, _ in ops)
+    # the progress dialog is replaced by an error card with the whole message (no "100%")
+    (card,) = [p for uri, p in ops if uri.endswith("show_output")]
+    box = card["outputs"]["type"]["properties"]["failed"]["view"]
+    assert box["name"] == "Error" and "failed" in box["label"] and "not in its rater_list" in box["description"]
+    assert all(p.get("progress", 0) < 1 for uri, p in ops if uri.endswith("set_progress"))
     assert snapshot(ds) == before
 
 
