@@ -37,6 +37,7 @@ from pycocotools import mask as mask_utils
 from kalos_core.io import InvalidInputError, load_coco, load_yolo
 
 from . import rawdocs
+from .placeholders import Placeholders, default_folder
 from .common import (
     FIELD_NAME_RE, drive, form_error, progress_op, report_errors, run_steps, safe_name, show_result,
 )
@@ -317,7 +318,7 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
 
 def _coco_steps(dataset_or_name, labels_path, data_path=None, layout="rater_fields", label_field="raters",
                 label_types=("detections",), rater_attribute="rater_id", use_polylines=False, skip_invalid=False,
-                on_existing="error"):
+                on_existing="error", placeholders=True):
     label_types = _check_options(layout, label_field, label_types, rater_attribute)
     yield 0.0, "reading the json"
     raw, source = _read_json(labels_path)
@@ -325,9 +326,16 @@ def _coco_steps(dataset_or_name, labels_path, data_path=None, layout="rater_fiel
     loaded = _validate_coco(raw, source, label_types, skip_invalid)
     stem = os.path.splitext(os.path.basename(source))[0]
 
+    blank = None
+    if not data_path and placeholders:
+        blank = Placeholders(placeholders if isinstance(placeholders, str) else default_folder(stem))
+
     def filepath_of(im):
+        # called while writing, after every check: placeholders are never made for a refused import
         name = im.file_name or f"{im.id}.jpg"
-        return os.path.join(data_path, name) if data_path else os.path.join(_PLACEHOLDER_DIR, stem, name)
+        if data_path:
+            return os.path.join(data_path, name)
+        return blank.path(name, im.width, im.height) if blank else os.path.join(_PLACEHOLDER_DIR, stem, name)
 
     result = yield from _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute, use_polylines,
                                       filepath_of, "coco_id", "coco_annotation_id", on_existing=on_existing)
@@ -339,8 +347,12 @@ def _coco_steps(dataset_or_name, labels_path, data_path=None, layout="rater_fiel
 
 def import_multirater_coco(dataset_or_name, labels_path, data_path=None, layout="rater_fields",
                            label_field="raters", label_types=("detections",), rater_attribute="rater_id",
-                           use_polylines=False, skip_invalid=False, on_existing="error", progress=None):
+                           use_polylines=False, skip_invalid=False, on_existing="error", placeholders=True,
+                           progress=None):
     """Import a multi-rater COCO json (path or dict) into a dataset (a Dataset, or a name: loaded or created).
+
+    Without ``data_path`` each sample gets a blank image of its size (``placeholders``: True = under
+    FiftyOne's dataset directory, a folder path, or False for none) so its labels can be reviewed.
 
     See the module docstring for the fields written. ``progress``: optional
     ``callable(fraction, message)``. Raises ``ValueError`` (``InvalidInputError``)
@@ -349,7 +361,7 @@ def import_multirater_coco(dataset_or_name, labels_path, data_path=None, layout=
     out (``"skip"``): importing a file twice never duplicates samples.
     """
     steps = _coco_steps(dataset_or_name, labels_path, data_path, layout, label_field, label_types, rater_attribute,
-                        use_polylines, skip_invalid, on_existing)
+                        use_polylines, skip_invalid, on_existing, placeholders)
     return run_steps(steps, progress)[0]
 
 
@@ -405,7 +417,8 @@ class ImportMultiraterCoco(foo.Operator):
                                description="Multi-rater COCO json (images[].rater_list, annotations[].rater_id)")
         data_prop = inputs.str("data_path", label="Images folder (optional)",
                                description="Folder the json's file_name are relative to; leave empty if the images "
-                                           "are not available (annotation-only review)")
+                                           "are not available: each sample then gets a blank image of its size "
+                                           "(under FiftyOne's dataset directory) so its labels can be reviewed")
         target = types.RadioGroup()
         target.add_choice("current", label=f"Into the open dataset ({ctx.dataset.name})" if ctx.dataset is not None else "Into the open dataset")
         target.add_choice("new", label="Into a new dataset")

@@ -64,6 +64,8 @@ def pytest_configure(config):
     global _mongod
     os.environ.setdefault("FIFTYONE_DATABASE_VALIDATION", "false")
     os.environ.setdefault("FIFTYONE_DO_NOT_TRACK", "true")
+    # placeholder images of imports without images go under FiftyOne's dataset dir: a private one
+    os.environ.setdefault("FIFTYONE_DEFAULT_DATASET_DIR", tempfile.mkdtemp(prefix="kalos-datasets-"))
     if not os.environ.get("FIFTYONE_PLUGINS_DIR"):
         # the plugin, and nothing else: a private plugins dir holding a link to this checkout
         plugins = Path(tempfile.mkdtemp(prefix="kalos-plugins-"))

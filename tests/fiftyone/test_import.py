@@ -107,7 +107,7 @@ def test_assigned_but_empty_is_an_empty_list_and_unassigned_is_none(imp, tmp_pat
     assert (two.rater_list, one.rater_list) == (["ann"], ["ann", "bob"])
     assert one.raters_ann.detections[0].bounding_box == pytest.approx([0.1, 0.1, 0.3, 0.2])
     assert one.raters_ann.detections[0].coco_annotation_id == 10
-    assert not os.path.exists(one.filepath)  # annotation-only: no image files needed
+    assert one.filepath.endswith(".png") and os.path.exists(one.filepath)  # a blank stand-in of the image's size
     assert (one.metadata.width, one.metadata.height) == (100, 200)
 
 
@@ -335,3 +335,27 @@ def test_label_attributes_are_declared_for_every_rater_field(imp, tmp_path, fo_i
         assert type(ds.get_field(f"raters_{r}.detections.rater_id")).__name__ == "StringField"
         assert type(ds.get_field(f"raters_{r}.detections.coco_annotation_id")).__name__ == "IntField"
     assert not ds.get_dynamic_field_schema()                       # nothing left undeclared
+
+
+def test_without_images_each_sample_gets_a_blank_image_of_its_size(imp, tmp_path, fo_isolated):
+    from PIL import Image
+
+    anns = [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "rater_id": "ann"},
+            {"id": 2, "image_id": 2, "category_id": 1, "bbox": [1, 2, 3, 4], "rater_id": "ann"}]
+    images = [{"id": 1, "width": 64, "height": 48, "file_name": "a/one.jpg", "rater_list": ["ann"]},
+              {"id": 2, "width": 30, "height": 70, "file_name": "two.jpg", "rater_list": ["ann"]}]
+    folder = tmp_path / "blank"
+    ds = imp.import_multirater_coco(name(), write(tmp_path, small_coco(anns, images=images)), placeholders=str(folder))
+    paths = dict(zip(ds.values("coco_id"), ds.values("filepath")))
+    assert paths == {1: str(folder / "a" / "one.png"), 2: str(folder / "two.png")}
+    assert Image.open(paths[1]).size == (64, 48) and Image.open(paths[2]).size == (30, 70)
+    assert ds.values("metadata.width") == [64, 30]
+    # the default folder lives under FiftyOne's dataset directory; a refused import writes none
+    again, refused = name(), tmp_path / "refused.json"
+    refused.write_text(json.dumps(small_coco(anns + [dict(anns[0], id=3, rater_id="zed")], images=images)))
+    with pytest.raises(ValueError):
+        imp.import_multirater_coco(again, str(refused))
+    assert not os.path.exists(imp.default_folder("refused"))
+    assert not fo_isolated.dataset_exists(again)
+    none = imp.import_multirater_coco(name(), write(tmp_path, small_coco(anns, images=images)), placeholders=False)
+    assert not any(os.path.exists(p) for p in none.values("filepath"))
