@@ -192,3 +192,15 @@ def delete_run(dataset, run_key: str, method: str | None = None) -> list[str]:
         dataset.delete_saved_view(v)
     dataset.delete_run(run_key)
     return paths
+
+
+def check_free_paths(collection, run_key: str, paths, param: str = "run_key") -> None:
+    """Refuse when a field a run under ``run_key`` would write exists (or has values) and the
+    stored run ``run_key`` did not write it: the user's data would be overwritten, and later
+    deleted with the run."""
+    dataset = collection._dataset
+    mine = set(owned(dataset, run_key)[0]) if run_method(dataset, run_key) else set()
+    for path in paths:
+        if path not in mine and (dataset.get_field(path) is not None or dataset.count(path) > 0):
+            raise SetupError(f"field {path!r} exists and no KaLOS run under {run_key!r} wrote it; "
+                             "choose another run key", param)
