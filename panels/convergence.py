@@ -44,7 +44,7 @@ def distribution_figure(res: dict) -> tuple[list[dict], dict]:
     for x in xs:
         values = [v for v in stats[x].get("values") or [] if v is not None]
         if values:
-            traces.append({"type": "box", "name": x, "x": [x] * len(values), "y": values, "boxpoints": False,
+            traces.append({"type": "box", "name": x, "x": [x] * len(values), "y": values, "boxpoints": False, "showlegend": False,
                            "marker": {"color": NEUTRAL}, "line": {"width": 1}, "fillcolor": "rgba(31,119,180,0.25)",
                            "hoverinfo": "y"})
     traces.append(_interval_trace(xs, [stats[x].get("ci_normal") for x in xs], "normal interval (mean ± 1.96 SD)",

@@ -20,8 +20,9 @@ BOUNDS = (("lower", "AP^l (IoU − ε̄)", "#ff7f0e"), ("ap", "AP", "#1f77b4"), 
 
 
 def bounds_figure(block: dict) -> list[dict]:
-    """Grouped bars AP^l / AP / AP^u per threshold key (``block``: {key: {lower, ap, upper}})."""
-    keys = [k for k in NOISE_THRESHOLDS if k in block]
+    """Grouped bars AP^l / AP / AP^u per threshold key (``block``: {key: {lower, ap, upper}}),
+    the summary ``50:95`` first."""
+    keys = [k for k in ("50:95", "50", "75", "95") if k in block]
     return clean([{"type": "bar", "name": name, "x": keys, "y": [block[k].get(b) for k in keys],
                    "marker": {"color": color}, "hovertemplate": "IoU %{x}: " + name + " %{y:.2f}<extra></extra>"}
                   for b, name, color in BOUNDS])

@@ -90,13 +90,13 @@ def test_noise_aware_panel_draws_bounds_and_the_eps_heatmap(runs_ds):
     p = Panel(ds, "kalos_noise_aware").call("on_load")
     bars = p.data["bounds"]
     assert [b["name"][:4] for b in bars] == ["AP^l", "AP", "AP^u"]
-    assert bars[0]["x"] == ["50", "75", "95", "50:95"]
-    assert [b["y"][3] for b in bars] == [res["ap"]["50:95"][k] for k in ("lower", "ap", "upper")]
+    assert bars[0]["x"] == ["50:95", "50", "75", "95"]
+    assert [b["y"][0] for b in bars] == [res["ap"]["50:95"][k] for k in ("lower", "ap", "upper")]
     (heat,) = p.data["eps"]
     assert heat["type"] == "heatmap" and heat["z"] == res["eps_grid"]["eps"]
     p.call("on_change_size", value="small")
     assert p.state["size"] == "small"
-    assert [b["y"][0] for b in p.data["bounds"]] == [res["by_size"]["small"]["50"][k] for k in ("lower", "ap", "upper")]
+    assert [b["y"][1] for b in p.data["bounds"]] == [res["by_size"]["small"]["50"][k] for k in ("lower", "ap", "upper")]
 
 
 @pytest.mark.parametrize("x,index", [("75", 5), ("50:95", None)])
