@@ -47,6 +47,11 @@ def register(p):
 
     p.register(SimulateRaters)
 
+    from .operators.measures import DeleteKalosRun, LabelConvergence, NoiseAwareEvaluation
+
+    for cls in (LabelConvergence, NoiseAwareEvaluation, DeleteKalosRun):
+        p.register(cls)
+
     from .panels import PANELS
 
     for cls in PANELS:

@@ -20,29 +20,19 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import dataclass, field
 
 import fiftyone as fo
 
 from kalos_core.data import Annotation, ImageRecord, MultiRaterDataset
 
+from .errors import SetupError  # noqa: F401  (re-exported: operators import it from here)
 from .rawdocs import LIST_NAMES
+from .run_store import run_method
 
 LIST_FIELDS = LIST_NAMES
 KINDS = {fo.Detections: "box", fo.Polylines: "polygon", fo.Keypoints: "keypoints"}
-RUN_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 STATUSES = ("agreed", "class_disagreement", "unmatched")
-MAX_KEY_LENGTH = 64
-METHOD_NAMES = {"kalos_agreement": "KaLOS agreement", "kalos_calibration": "KaLOS calibration"}
-
-
-class SetupError(ValueError):
-    """A bad set-up, worded for a form error; ``param`` names the input at fault."""
-
-    def __init__(self, message: str, param: str | None = None):
-        super().__init__(message)
-        self.param = param
 
 
 @dataclass
@@ -109,38 +99,6 @@ def resolve_source(collection, rater_fields=None, label_field=None, rater_attrib
         return src
     raise SetupError("choose the rater fields (one per rater), or a label field and its rater attribute",
                      "rater_fields")
-
-
-def check_key_name(run_key) -> None:
-    """A run key is a plain name of at most :data:`MAX_KEY_LENGTH` characters."""
-    if not isinstance(run_key, str) or not RUN_KEY_RE.match(run_key):
-        raise SetupError("run key must start with a letter or _ and hold only letters, digits and _", "run_key")
-    if len(run_key) > MAX_KEY_LENGTH:
-        raise SetupError(f"run key is {len(run_key)} characters long; at most {MAX_KEY_LENGTH}", "run_key")
-
-
-def run_method(dataset, run_key: str) -> str | None:
-    """The method of the stored run ``run_key`` (None when there is none)."""
-    return dataset.get_run_info(run_key).config.method if run_key in dataset.list_runs() else None
-
-
-def validate_run_key(collection, run_key: str, method: str = "kalos_agreement", overwrite: bool = True) -> None:
-    """A run key must be a plain, short name; it must not belong to another kind of run nor clash
-    with fields the plugin did not write; an existing run of the same kind is replaced only
-    with ``overwrite``."""
-    check_key_name(run_key)
-    dataset = collection._dataset
-    found = run_method(dataset, run_key)
-    if found is not None and found != method:
-        kind = METHOD_NAMES.get(found, f"{found!r}")
-        raise SetupError(f"run key {run_key!r} belongs to a {kind} run, not a KaLOS agreement run; "
-                         "choose another run key", "run_key")
-    if found is None and dataset.has_sample_field(f"{run_key}_alpha"):
-        raise SetupError(f"field {run_key}_alpha exists and was not written by a KaLOS run; choose another run key",
-                         "run_key")
-    if found is not None and not overwrite:
-        raise SetupError(f"a KaLOS agreement run {run_key!r} exists; confirm overwriting it or choose another "
-                         "run key", "overwrite")
 
 
 def check_label_attributes(collection, source: RaterSource, run_key: str) -> None:
@@ -298,12 +256,3 @@ def owned_fields(source: RaterSource, run_key: str) -> list[str]:
     for f in source.fields:
         paths += [f"{f}.{source.list_name}.{run_key}_unit", f"{f}.{source.list_name}.{run_key}_status"]
     return paths
-
-
-def clear_fields(dataset, paths: list[str]) -> None:
-    """Delete fields a previous run wrote, in one request.
-
-    Missing paths are ignored; undeclared (dynamic) label attributes are still unset.
-    """
-    if paths:
-        dataset.delete_sample_fields(list(paths), error_level=2)

@@ -11,7 +11,8 @@ import fiftyone.operators.types as types
 from kalos_core.geometry import distances_for
 from kalos_core.matching import COSTS, SOLVERS
 
-from .adapter import KINDS, SetupError, check_label_attributes, label_fields, run_method, validate_run_key
+from . import run_store
+from .adapter import KINDS, SetupError, check_label_attributes, label_fields
 from .calibration_runs import latest_calibration, matching_calibration
 from .common import drive, form_error, report_errors, run_or_delegate, setup_inputs, show_result, source_params
 from .runs import (
@@ -37,8 +38,8 @@ class ComputeAgreement(foo.Operator):
     def resolve_input(self, ctx):
         ds, p = ctx.dataset, ctx.params
         inputs, source = setup_inputs(
-            ctx, unused_run_key(ds), lambda key: validate_run_key(ds, key, METHOD, overwrite=bool(p.get("overwrite"))),
-            existing=lambda key: describe_run(ds, key) if run_method(ds, key) == METHOD else None,
+            ctx, unused_run_key(ds), lambda key: run_store.validate_key(ds, key, METHOD, overwrite=bool(p.get("overwrite"))),
+            existing=lambda key: describe_run(ds, key) if run_store.run_method(ds, key) == METHOD else None,
             required=True, description="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status")
         cal = _calibration(ctx, source)
         inputs.float("threshold", default=cal.similarity_threshold if cal else 0.5, min=0.0, max=1.0,
@@ -165,9 +166,8 @@ class DeleteAgreementRun(foo.Operator):
         prop = _run_choice(ctx, inputs, "Run to delete")
         key = ctx.params.get("run_key")
         if prop is not None and key:
-            cfg = ctx.dataset.get_run_info(key).config
-            view = disagreement_view_name(key)
-            owned = list(cfg.fields or []) + ([f"saved view {view}"] if ctx.dataset.has_saved_view(view) else [])
+            paths, views = run_store.owned(ctx.dataset, key)
+            owned = paths + [f"saved view {v}" for v in views]
             inputs.view("fields", types.Notice(label=f"{describe_run(ctx.dataset, key)}. Removes: " + ", ".join(owned)))
         return types.Property(inputs, view=types.View(label="KaLOS: delete agreement run"))
 

@@ -25,7 +25,8 @@ from kalos_core.calibration import CalibrationConfig, CalibrationResult, calibra
 from kalos_core.calibration.braylan import BraylanConfig, braylan_agreement
 from kalos_core.data import MultiRaterDataset
 
-from .adapter import SetupError, check_key_name, read_dataset, resolve_source
+from . import run_store
+from .adapter import SetupError, read_dataset, resolve_source
 from .common import run_steps
 
 METHOD = "kalos_calibration"
@@ -46,8 +47,7 @@ class CalibrationRef:
 
 def calibration_runs(dataset) -> list[str]:
     """Run keys of the KaLOS calibration runs on the dataset, oldest first."""
-    keys = [k for k in dataset.list_runs() if dataset.get_run_info(k).config.method == METHOD]
-    return sorted(keys, key=lambda k: dataset.get_run_info(k).timestamp)
+    return run_store.runs_of(dataset, METHOD)
 
 
 def _ref(dataset, key: str) -> CalibrationRef:
@@ -76,10 +76,8 @@ def matching_calibration(dataset, threshold: float, label_type: str | None = Non
 
 
 def validate_calibration_key(dataset, run_key: str) -> None:
-    """A plain name, not used by a run of another kind."""
-    check_key_name(run_key)
-    if run_key in dataset.list_runs() and dataset.get_run_info(run_key).config.method != METHOD:
-        raise SetupError(f"run key {run_key!r} belongs to another kind of run; choose another run key", "run_key")
+    """A plain name, not used by a run of another kind (a calibration under it is replaced)."""
+    run_store.validate_key(dataset, run_key, METHOD, overwrite=True)
 
 
 def calibrate_run_steps(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
@@ -153,15 +151,13 @@ def braylan_summary(data: MultiRaterDataset, seed: int = 0) -> dict:
 
 def store_calibration(collection, source, run_key: str, config: CalibrationConfig,
                       result: CalibrationResult, braylan: dict | None = None) -> None:
-    dataset = collection._dataset
-    if run_key in dataset.list_runs():
-        dataset.delete_run(run_key)
     summary = result.to_dict()
     if braylan is not None:
         summary["braylan"] = braylan
     rec = summary["recommended"]
-    run_config = collection.init_run(
-        method=METHOD, rater_fields=source.fields if source.rater_attribute is None else None,
+    run_store.save_run(
+        collection, run_key, METHOD, summary,
+        rater_fields=source.fields if source.rater_attribute is None else None,
         label_field=source.fields[0] if source.rater_attribute else None,
         rater_attribute=source.rater_attribute, label_type=source.label_cls.__name__, raters=source.raters,
         task=summary["task"], distances=list(summary["distances"]), seed=config.seed,
@@ -169,20 +165,16 @@ def store_calibration(collection, source, run_key: str, config: CalibrationConfi
         similarity_threshold=summary["similarity_threshold"], distance=rec["distance"],
         tau_star=rec["tau_star"], standard_threshold=rec["standard_threshold"],
     )
-    collection.register_run(run_key, run_config, overwrite=True, cleanup=False)
-    results = dataset.init_run_results(run_key, **summary)
-    dataset.save_run_results(run_key, results, overwrite=True)
 
 
 def load_calibration(dataset, run_key: str = DEFAULT_KEY) -> dict:
     """The stored calibration (``CalibrationResult.to_dict()``), as a plain dict."""
-    if run_key not in dataset.list_runs() or dataset.get_run_info(run_key).config.method != METHOD:
+    if run_store.run_method(dataset, run_key) != METHOD:
         raise SetupError(f"no KaLOS calibration run {run_key!r} on dataset {dataset.name!r}", "run_key")
-    results = dataset.load_run_results(run_key, load_view=False)
-    return {k: v for k, v in vars(results).items() if not k.startswith("_")}
+    return run_store.load_results(dataset, run_key)
 
 
 def delete_calibration_run(dataset, run_key: str) -> None:
     """Remove a calibration run (it wrote no fields)."""
     load_calibration(dataset, run_key)  # raises unless it is one
-    dataset.delete_run(run_key)
+    run_store.delete_run(dataset, run_key)

@@ -37,7 +37,9 @@ def run(args) -> None:
     from kalos_core.demo_data import build_demo
 
     from .calibration_runs import calibrate_run
+    from .convergence_runs import convergence_run
     from .importing import import_multirater_coco
+    from .noise_aware_runs import noise_aware_run
     from .runs import compute_agreement_run
 
     path = build_demo(Path(args.folder), n_images=args.images, seed=args.seed, with_images=True)
@@ -62,15 +64,47 @@ def run(args) -> None:
     res = compute_agreement_run(ds, rater_fields=boxes, run_key="kalos", threshold=round(rec["similarity_threshold"], 3),
                                 distance=rec["distance"], lsa_thresholds=lsa, seed=args.seed,
                                 calibration_key="kalos_calibration")
+    # label convergence between the box raters, with a simulated model placed against it
+    add_demo_model(ds, boxes[0], seed=args.seed)
+    conv = convergence_run(ds, rater_fields=boxes, run_key="convergence", predictions_field="model", seed=args.seed)
+    na = noise_aware_run(ds, predictions_field="model", reference_field=boxes[0], noise_fields=boxes[1:],
+                         run_key="noise_aware")
     print(f"FiftyOne dataset {args.name!r}: {len(ds)} samples, raters {', '.join(res.vitality) or '-'}")
     print(f"calibration (run 'kalos_calibration'): distance {rec['distance']}, tau* {rec['tau_star']:.3f} "
           f"-> similarity threshold {rec['similarity_threshold']:.3f}")
     print("agreement on boxes at that threshold (run 'kalos'; polygons at 0.5 in run 'kalos_polygons'):\n")
     print(format_summary(res))
+    cf, ap = conv.to_dict(), na.to_dict()["ap"]["50:95"]
+    print(f"\nlabel convergence (run 'convergence'): mAP between raters {cf['full_set']['map']:.2f}, interval "
+          f"{cf['bootstrap']['ci_normal'][0]:.2f} - {cf['bootstrap']['ci_normal'][1]:.2f}; simulated model "
+          f"{cf['model']['map']:.2f} ({cf['model']['placement']['ci_normal']})")
+    print(f"noise-aware AP of the model (run 'noise_aware'): {ap['lower']:.2f} <= {ap['ap']:.2f} <= {ap['upper']:.2f}")
     low = ds.sort_by("kalos_alpha").first()
     print(f"\nlowest-agreement sample: {low.filepath} (alpha {low['kalos_alpha']:.3f})")
     print("\nOpen it in the App:  make app   (then http://127.0.0.1:5151, sort by kalos_alpha,"
           " or run 'KaLOS: browse disagreements' from the operator browser)")
+
+
+def add_demo_model(ds, field: str, seed: int = 0, jitter: float = 0.1, drop: float = 0.1) -> None:
+    """A simulated model: ``field``'s boxes moved by up to ``jitter`` of their size per edge, a share
+    ``drop`` left out, with seeded confidences (higher for boxes moved less)."""
+    import fiftyone as fo
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for row in ds.values(f"{field}.detections"):
+        dets = []
+        for d in row or []:
+            if rng.random() < drop:
+                continue
+            x, y, w, h = d.bounding_box
+            e = rng.uniform(-jitter, jitter, 4) * np.array([w, h, w, h])
+            box = [x + e[0], y + e[1], max(w + e[2] - e[0], 1e-3), max(h + e[3] - e[1], 1e-3)]
+            score = float(np.clip(1.0 - np.abs(e).sum() / (w + h) + rng.normal(0, 0.1), 0.01, 0.99))
+            dets.append(fo.Detection(label=d.label, bounding_box=box, confidence=score))
+        rows.append(fo.Detections(detections=dets))
+    ds.set_values("model", rows)
 
 
 def app(args) -> None:

@@ -19,18 +19,16 @@ from kalos_core.geometry import distances_for
 from kalos_core.matching import COSTS, SOLVERS
 from kalos_core.progress import run_steps
 
-from .adapter import (
-    RaterSource, SetupError, check_label_attributes, clear_fields, owned_fields, read_dataset,
-    resolve_source, run_method, validate_run_key,
-)
+from . import run_store
+from .adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset, resolve_source
 from .writeback import write_results
 
 METHOD = "kalos_agreement"
 
 
 def agreement_runs(dataset) -> list[str]:
-    """Run keys of the KaLOS agreement runs stored on the dataset."""
-    return [k for k in dataset.list_runs() if dataset.get_run_info(k).config.method == METHOD]
+    """Run keys of the KaLOS agreement runs stored on the dataset, oldest first."""
+    return run_store.runs_of(dataset, METHOD)
 
 
 def compute_agreement_run(
@@ -72,7 +70,7 @@ def check_run(collection, rater_fields=None, label_field=None, rater_attribute="
 
     Raises :class:`SetupError` naming the parameter at fault."""
     source = resolve_source(collection, rater_fields, label_field, rater_attribute)
-    validate_run_key(collection, run_key, METHOD, overwrite=overwrite)
+    run_store.validate_key(collection, run_key, METHOD, overwrite=overwrite)
     check_label_attributes(collection, source, run_key)
     if len(collection) == 0:
         raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
@@ -170,50 +168,34 @@ def store_run(collection, source: RaterSource, run_key: str, config: AgreementCo
               result: AgreementResult, calibration_key=None, use_masks: bool = False) -> None:
     dataset = collection._dataset
     if run_key in dataset.list_runs():
-        delete_agreement_run(dataset, run_key)
+        run_store.delete_run(dataset, run_key)
     paths = owned_fields(source, run_key)
     write_results(collection, source, run_key, result)
-    run_config = collection.init_run(
-        method=METHOD, rater_fields=source.fields if source.rater_attribute is None else None,
-        label_field=source.fields[0] if source.rater_attribute else None,
-        rater_attribute=source.rater_attribute, label_type=source.label_cls.__name__,
-        raters=source.raters, fields=paths, calibration_key=calibration_key, use_masks=bool(use_masks),
-        **{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
-    )
-    collection.register_run(run_key, run_config, overwrite=True, cleanup=False)
     summary = result.to_dict()
     summary["agreement_config"] = summary.pop("config")  # "config" is the run's own attribute
-    results = dataset.init_run_results(run_key, **summary)
-    dataset.save_run_results(run_key, results, overwrite=True)
+    run_store.save_run(
+        collection, run_key, METHOD, summary, fields=paths,
+        rater_fields=source.fields if source.rater_attribute is None else None,
+        label_field=source.fields[0] if source.rater_attribute else None,
+        rater_attribute=source.rater_attribute, label_type=source.label_cls.__name__,
+        raters=source.raters, calibration_key=calibration_key, use_masks=bool(use_masks),
+        **{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
+    )
 
 
 def load_agreement(dataset, run_key: str) -> dict:
     """The stored summary and diagnostics of a run, as a plain dict."""
-    results = dataset.load_run_results(run_key, load_view=False)
-    return {k: v for k, v in vars(results).items() if not k.startswith("_")}
+    return run_store.load_results(dataset, run_key)
 
 
 def delete_agreement_run(dataset, run_key: str) -> list[str]:
-    """Remove a run and exactly the fields it wrote; returns those field paths."""
-    info = get_agreement_run(dataset, run_key)
-    paths = list(getattr(info.config, "fields", None) or [])
-    clear_fields(dataset, paths)
-    if dataset.has_saved_view(disagreement_view_name(run_key)):   # a run owns its saved view too
-        dataset.delete_saved_view(disagreement_view_name(run_key))
-    dataset.delete_run(run_key)
-    return paths
+    """Remove a run, exactly the fields it wrote and its saved view; returns those field paths."""
+    return run_store.delete_run(dataset, run_key, METHOD)
 
 
 def get_agreement_run(dataset, run_key):
     """The run info of the KaLOS agreement run ``run_key``; :class:`SetupError` when there is none."""
-    method = run_method(dataset, run_key) if isinstance(run_key, str) else None
-    if method is None:
-        known = ", ".join(agreement_runs(dataset)) or "none"
-        raise SetupError(f"no run {run_key!r} on dataset {dataset.name!r} (KaLOS agreement runs: {known})",
-                         "run_key")
-    if method != METHOD:
-        raise SetupError(f"run {run_key!r} is not a KaLOS agreement run", "run_key")
-    return dataset.get_run_info(run_key)
+    return run_store.get_run(dataset, run_key, METHOD)
 
 
 def disagreement_view_name(run_key: str) -> str:
@@ -234,25 +216,7 @@ def disagreement_view(dataset, run_key: str):
 def unused_run_key(dataset, base: str = "kalos") -> str:
     """``base``, or ``base_2``, ``base_3``, ... : the first key no run, ``<key>_alpha`` field or
     ``<key>_disagreements`` view uses (what the forms propose, so nothing is replaced by default)."""
-    runs, k, key = set(dataset.list_runs()), 1, base
-    while key in runs or dataset.has_sample_field(f"{key}_alpha") or dataset.has_saved_view(
-            disagreement_view_name(key)):
-        k += 1
-        key = f"{base}_{k}"
-    return key
+    return run_store.unused_key(dataset, base, METHOD)
 
 
-def describe_run(dataset, run_key: str) -> str | None:
-    """One line about a stored run (kind, label type, raters, threshold, date); None when there is none."""
-    if not isinstance(run_key, str) or run_key not in dataset.list_runs():
-        return None
-    info = dataset.get_run_info(run_key)
-    cfg = info.config
-    raters = list((getattr(cfg, "raters", None) or {}).values()) or list(getattr(cfg, "rater_fields", None) or [])
-    where = (f"field {cfg.label_field} (rater attribute {cfg.rater_attribute})"
-             if getattr(cfg, "rater_attribute", None) else f"raters {', '.join(map(str, raters)) or '?'}")
-    when = info.timestamp.strftime("%Y-%m-%d %H:%M UTC") if getattr(info, "timestamp", None) else "unknown date"
-    kind = "agreement" if cfg.method == METHOD else cfg.method
-    threshold = getattr(cfg, "threshold", None)
-    thr = f", threshold {threshold:g}" if isinstance(threshold, (int, float)) else ""
-    return f"{kind} run on {getattr(cfg, 'label_type', '?')} labels, {where}{thr}, computed {when}"
+describe_run = run_store.describe_run

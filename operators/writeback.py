@@ -72,3 +72,32 @@ def write_results(collection, source, run_key: str, result) -> None:
         if ops:
             coll.bulk_write(ops, ordered=False)
     dataset.create_index(f"{run_key}_alpha")
+
+
+def write_label_values(collection, fields: list[str], list_name: str, values: dict, schema: dict) -> None:
+    """Per-label attributes by label id, one bulk request per 1,000 samples.
+
+    ``values``: attribute -> {label id -> value}; ``schema``: attribute -> ``fo.Field`` (declared
+    on every field's labels first, so the App can filter on them). Labels without a value get
+    no attribute."""
+    dataset = collection._dataset
+    declare_schema(dataset, {f"{f}.{list_name}.{a}": field for f in fields for a, field in schema.items()})
+    coll = foo.get_db_conn()[dataset._sample_collection_name]
+    projection = {f"{f}.{list_name}._id": 1 for f in fields}
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    ids = [ObjectId(s) for s in collection.values("id")]
+    for start in range(0, len(ids), BATCH):
+        ops = []
+        for doc in coll.find({"_id": {"$in": ids[start:start + BATCH]}}, projection):
+            sets = {}
+            for f in fields:
+                for j, label in enumerate((doc.get(f) or {}).get(list_name) or []):
+                    lid = str(label.get("_id"))
+                    for attr, by_id in values.items():
+                        if lid in by_id:
+                            sets[f"{f}.{list_name}.{j}.{attr}"] = by_id[lid]
+            if sets:
+                sets["last_modified_at"] = now
+                ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": sets}))
+        if ops:
+            coll.bulk_write(ops, ordered=False)

@@ -6,9 +6,11 @@ in the order the plugin registers them (and fiftyone.yml lists their names)."""
 from .calibration import CalibrationPanel
 from .classes import ClassDifficultyPanel
 from .collaboration import CollaborationPanel
+from .convergence import LabelConvergencePanel
+from .noise_aware import NoiseAwarePanel
 from .overview import AgreementOverviewPanel
 from .sensitivity import LocalisationSensitivityPanel
 from .vitality import AnnotatorVitalityPanel
 
 PANELS = (AgreementOverviewPanel, AnnotatorVitalityPanel, CollaborationPanel, CalibrationPanel,
-          LocalisationSensitivityPanel, ClassDifficultyPanel)
+          LocalisationSensitivityPanel, ClassDifficultyPanel, LabelConvergencePanel, NoiseAwarePanel)

@@ -16,6 +16,8 @@ import fiftyone.operators.types as types
 from kalos_core.agreement import DIAGNOSTICS
 from kalos_core.jsonsafe import json_safe
 
+from .runs import load_results, runs_of  # noqa: F401  (the run store; panels import them from here)
+
 AGREEMENT_METHOD = "kalos_agreement"
 CALIBRATION_METHOD = "kalos_calibration"
 COMPUTE_URI = "@kalos/agreement/compute_agreement"
@@ -30,22 +32,6 @@ BANDS = (
     (0.8, math.inf, "near-perfect", "44,160,44"),
 )
 POSITIVE, NEGATIVE, NEUTRAL = "#2ca02c", "#d62728", "#1f77b4"
-
-
-def runs_of(dataset, method: str) -> list[str]:
-    """Keys of the dataset's runs made by ``method``, oldest first."""
-    infos = []
-    for key in dataset.list_runs():
-        info = dataset.get_run_info(key)
-        if getattr(info.config, "method", None) == method:
-            infos.append((info.timestamp, key))
-    return [k for _, k in sorted(infos, key=lambda t: (t[0] is None, t[0], t[1]))]
-
-
-def load_results(dataset, run_key: str) -> dict:
-    """A run's stored results as a plain dict (FiftyOne caches them on the dataset)."""
-    results = dataset.load_run_results(run_key, load_view=False)
-    return {k: v for k, v in vars(results).items() if not k.startswith("_")}
 
 
 def clean(x):

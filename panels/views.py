@@ -141,3 +141,51 @@ def class_view(dataset, layout: RunLayout, label: str):
     for f in layout.fields:
         view = view.filter_labels(f, is_class, only_matches=False)
     return view.sort_by(layout.alpha_field)
+
+
+# -- label convergence and noise-aware runs ---------------------------------------------------------
+
+#: IoU threshold keys of a convergence run's per-label ``<run_key>_matched`` flags, in order
+CONVERGENCE_THRESHOLDS = tuple(f"{t / 100:.2f}" for t in range(50, 100, 5))
+#: a noise-aware AP key -> index into its per-label ``<run_key>_status`` (None: any threshold)
+NOISE_THRESHOLDS = {"50": 0, "75": 5, "95": 9, "50:95": None}
+
+
+def _rater_fields(cfg) -> list[str]:
+    return [cfg.label_field] if getattr(cfg, "rater_attribute", None) else list(cfg.rater_fields or [])
+
+
+def _any_label(view, fields, list_name):
+    return view.match(F.any([F(f"{f}.{list_name}").length() > 0 for f in fields]))
+
+
+def convergence_unmatched_view(dataset, run_key: str, threshold: str):
+    """Samples with a rater label unmatched at IoU ``threshold`` (``"0.50"`` ... ``"0.95"``) in a
+    label-convergence run, showing only those labels."""
+    cfg = dataset.get_run_info(run_key).config
+    t = CONVERGENCE_THRESHOLDS.index(threshold)
+    fields, view = _rater_fields(cfg), dataset.view()
+    for f in fields:
+        view = view.filter_labels(f, F(f"{run_key}_matched")[t] == False, only_matches=False)  # noqa: E712
+    return _any_label(view, fields, cfg.list_name)
+
+
+def convergence_class_view(dataset, run_key: str, label: str):
+    """Samples where a rater of a label-convergence run used class ``label``, showing only those labels."""
+    cfg = dataset.get_run_info(run_key).config
+    fields, view = _rater_fields(cfg), dataset.view()
+    for f in fields:
+        view = view.filter_labels(f, F("label") == label, only_matches=False)
+    return _any_label(view, fields, cfg.list_name)
+
+
+def uncertain_view(dataset, run_key: str, threshold: str = "50:95", size: str | None = None):
+    """Samples with predictions of a noise-aware run whose bounds disagree at IoU ``threshold``
+    (``"50"``, ``"75"``, ``"95"``; ``"50:95"``: at some threshold), of COCO ``size`` when given,
+    showing only those predictions."""
+    cfg = dataset.get_run_info(run_key).config
+    t = NOISE_THRESHOLDS.get(threshold)
+    cond = F(f"{run_key}_uncertain") == True if t is None else F(f"{run_key}_status")[t] == "uncertain"  # noqa: E712
+    if size in ("small", "medium", "large"):
+        cond = cond & (F(f"{run_key}_size") == size)
+    return dataset.filter_labels(cfg.predictions_field, cond)

@@ -36,7 +36,8 @@ def fit_noise(dataset: MultiRaterDataset, reference: str, others: Sequence[str] 
 
 def noise_aware_evaluation(dataset: MultiRaterDataset, predictions: Sequence[dict], reference: str,
                            noise: NoiseFit | None = None, config: NoiseAwareConfig = NoiseAwareConfig(),
-                           noise_raters: Sequence[str] | None = None) -> NoiseAwareResult:
+                           noise_raters: Sequence[str] | None = None,
+                           per_detection: bool = False) -> NoiseAwareResult:
     """AP^l ≤ AP ≤ AP^u of ``predictions`` (COCO results with scores) against ``reference``.
 
     Parameters
@@ -46,6 +47,8 @@ def noise_aware_evaluation(dataset: MultiRaterDataset, predictions: Sequence[dic
     reference : the rater whose labels are the ground truth.
     noise : a corner-noise fit; None = fit ``reference`` against ``noise_raters`` (default: the
         other raters) with ``config``.
+    per_detection : also fill ``result.detections`` (per prediction, keyed by its ``id``: matched
+        under each bound at each threshold, status, IoU and its bounds; :mod:`.per_detection`).
     """
     if noise is None:
         noise = fit_noise(dataset, reference, noise_raters, config)
@@ -56,6 +59,7 @@ def noise_aware_evaluation(dataset: MultiRaterDataset, predictions: Sequence[dic
     grid = eps_grid(noise, config.max_size or max([64.0, *sizes]), config.grid_points, config.quad_nodes)
     eps = EpsInterpolator(grid)
     cats = sorted({d["category_id"] for d in gt_labels} | {d["category_id"] for d in preds})
+    detections = {} if per_detection else None
     if not gt_labels or not preds:
         nan = float("nan")
         empty = {k: {"lower": 0.0, "ap": 0.0, "upper": 0.0} if gt_labels else {"lower": nan, "ap": nan, "upper": nan}
@@ -76,6 +80,11 @@ def noise_aware_evaluation(dataset: MultiRaterDataset, predictions: Sequence[dic
             gt.createIndex()
             dt = gt.loadRes([{k: p[k] for k in ("image_id", "category_id", "bbox", "score")} for p in preds])
         table = bounded_ap(gt, dt, eps, images, cats, max(counts.values()) + 1)
+        if per_detection:
+            from .per_detection import detection_outcomes
+
+            detections = detection_outcomes(gt, dt, eps, images, cats, max(counts.values()) + 1,
+                                            [p["source_id"] for p in preds])
     return NoiseAwareResult(noise=noise, ap=table["all"], by_size={s: table[s] for s in ("small", "medium", "large")},
                             eps_grid=grid, reference=reference, n_predictions=len(preds),
-                            n_reference=len(gt_labels), config=config)
+                            n_reference=len(gt_labels), config=config, detections=detections)

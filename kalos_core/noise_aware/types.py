@@ -93,6 +93,8 @@ class NoiseAwareResult:
     n_predictions: int
     n_reference: int
     config: NoiseAwareConfig
+    #: per prediction (``noise_aware_evaluation(per_detection=True)``), keyed by its ``id``; not in ``to_dict``
+    detections: dict | None = None
 
     def to_dict(self) -> dict:
         def pct(block):

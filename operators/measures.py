@@ -1,0 +1,246 @@
+"""Operators: label_convergence, noise_aware_evaluation, delete_kalos_run.
+
+Thin adapters: the forms are built here, the work is done by :mod:`.convergence_runs`,
+:mod:`.noise_aware_runs` and the run store (:mod:`.run_store`).
+"""
+
+from __future__ import annotations
+
+import fiftyone as fo
+import fiftyone.operators as foo
+import fiftyone.operators.types as types
+
+from . import run_store
+from .adapter import SetupError, label_fields
+from .common import drive, form_error, progress_op, report_errors, run_or_delegate, setup_inputs, source_params
+from .convergence_runs import TASKS, check_convergence, convergence_run, convergence_steps
+from .convergence_runs import DEFAULT_KEY as CONVERGENCE_KEY
+from .convergence_runs import METHOD as CONVERGENCE
+from .noise_aware_runs import DEFAULT_KEY as NOISE_KEY
+from .noise_aware_runs import METHOD as NOISE_AWARE
+from .noise_aware_runs import check_noise_aware, noise_aware_run, noise_aware_steps
+from .predictions import prediction_fields
+
+
+def _existing(ds, method):
+    return lambda key: run_store.describe_run(ds, key) if run_store.run_method(ds, key) == method else None
+
+
+def _choices(names: dict, multiple: bool = False) -> types.Dropdown:
+    choices = types.Dropdown(multiple=multiple)
+    for name, cls in names.items():
+        choices.add_choice(name, label=f"{name} ({cls.__name__})")
+    return choices
+
+
+def _check(props: dict, check) -> None:
+    """Run ``check()``; a :class:`SetupError` becomes a form error on the input it names."""
+    try:
+        check()
+    except SetupError as e:
+        prop = props.get(e.param) or props.get("run_key")
+        if prop is not None and not prop.invalid:
+            form_error(prop, str(e))
+
+
+def _finish(ctx, message: str):
+    """The last App operations of a run: progress done, reload, success note."""
+    done = progress_op(ctx, 1.0, "done")
+    if done is not None:
+        yield done
+    if not ctx.delegated:
+        yield ctx.ops.reload_dataset()
+        yield ctx.ops.notify(message, variant="success")
+
+
+class LabelConvergence(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="label_convergence", label="KaLOS: label convergence", dynamic=True, execute_as_generator=True,
+            allow_delegated_execution=True, icon="/assets/icon.svg",
+            description="Modified mAP between raters (an upper bound for model mAP), its bootstrap interval, "
+                        "and a model's mAP placed against it")
+
+    def __call__(self, sample_collection, delegate=False, **params):
+        """Python entry: same parameters as the form; ``delegate=True`` queues it instead."""
+        return run_or_delegate(self, convergence_run, sample_collection, delegate, params)
+
+    def resolve_input(self, ctx):
+        ds, p = ctx.dataset, ctx.params
+        inputs, source = setup_inputs(
+            ctx, run_store.unused_key(ds, CONVERGENCE_KEY, CONVERGENCE),
+            lambda key: run_store.validate_key(ds, key, CONVERGENCE, overwrite=bool(p.get("overwrite"))),
+            existing=_existing(ds, CONVERGENCE), required=True,
+            description="stored as a custom run; <run_key>_matched goes on every rater label")
+        props = dict(inputs.properties)
+        tasks = TASKS.get(source.label_cls.__name__, ("bbox",)) if source else ("bbox", "segm")
+        task_view = types.RadioGroup(orientation="horizontal")
+        for t in tasks:
+            task_view.add_choice(t, label={"bbox": "boxes (bbox)", "segm": "masks / polygons (segm)"}[t])
+        props["task"] = inputs.enum("task", task_view.values(), default=tasks[0], label="Task", view=task_view)
+        task = p.get("task") if p.get("task") in tasks else tasks[0]
+        preds = {k: v for k, v in prediction_fields(ds, task).items()
+                 if not source or k not in source.fields}
+        props["predictions_field"] = inputs.enum(
+            "predictions_field", list(preds), label="Predictions field (optional)", view=_choices(preds),
+            description="a model's labels with confidence: its mAP against each rater, placed against the interval")
+        props["bootstrap"] = inputs.int("bootstrap", default=1000, min=0, max=10000, label="Bootstrap subsets",
+                                        description="subsets of the images (the paper: 1,000; 0 = full set only)")
+        props["fraction"] = inputs.float("fraction", default=0.1, min=0.01, max=1.0, label="Subset fraction",
+                                         description="share of the images in each subset (the paper: 0.1)")
+        props["seed"] = inputs.int("seed", default=0, min=0, label="Seed")
+        inputs.bool("alpha", default=False, label="Map α through Eq. 1 (and refit)",
+                    description="always done with more than two raters")
+        if source is not None:
+            _check(props, lambda: check_convergence(
+                ctx.target_view(), **source_params(p), run_key=p.get("run_key"), task=task,
+                predictions_field=p.get("predictions_field"), bootstrap=p.get("bootstrap", 1000),
+                fraction=p.get("fraction", 0.1), seed=p.get("seed", 0), overwrite=bool(p.get("overwrite"))))
+        return types.Property(inputs, view=types.View(label="KaLOS: label convergence"))
+
+    def execute(self, ctx):
+        p = ctx.params
+        key = p.get("run_key") or CONVERGENCE_KEY
+        steps = convergence_steps(
+            ctx.target_view(), **source_params(p), run_key=key, task=p.get("task"),
+            predictions_field=p.get("predictions_field") or None, bootstrap=p.get("bootstrap", 1000),
+            fraction=p.get("fraction", 0.1), seed=p.get("seed", 0), alpha=True if p.get("alpha") else None,
+            overwrite=bool(p.get("overwrite")))
+        res = yield from report_errors(ctx, drive(ctx, steps))
+        d = res.to_dict()
+        boot = d["bootstrap"] or {}
+        ci = boot.get("ci_normal")
+        ci_text = f"{ci[0]:.2f} – {ci[1]:.2f}" if ci and None not in ci else "none (bootstrap off)"
+        model = d["model"]
+        yield from _finish(ctx, f"KaLOS label convergence {key!r}: mAP between raters {d['full_set']['map']:.2f} "
+                                f"(interval {ci_text})")
+        yield ctx.ops.show_output(self._outputs(), {
+            "run_key": key, "map": d["full_set"]["map"], "ap50": d["full_set"]["ap50"],
+            "ap75": d["full_set"]["ap75"], "ci_normal": ci_text,
+            "model": (f"{model['map']:.2f}: {model['placement']['ci_normal']} the interval" if model else "none"),
+            "next": "Open the panel 'KaLOS: Label convergence'."})
+
+    @staticmethod
+    def _outputs():
+        out = types.Object()
+        out.str("run_key", label="Run key")
+        out.float("map", label="mAP@[.5:.95] between raters (%)")
+        out.float("ap50", label="AP50 (%)")
+        out.float("ap75", label="AP75 (%)")
+        out.str("ci_normal", label="Convergence interval (mean ± 1.96 SD of the subsets)")
+        out.str("model", label="Model mAP")
+        out.str("next", label="Next")
+        return types.Property(out)
+
+
+class NoiseAwareEvaluation(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="noise_aware_evaluation", label="KaLOS: noise-aware evaluation", dynamic=True,
+            execute_as_generator=True, allow_delegated_execution=True, icon="/assets/icon.svg",
+            description="A model's AP with lower and upper bounds from the raters' corner noise (AP^l ≤ AP ≤ AP^u)")
+
+    def __call__(self, sample_collection, delegate=False, **params):
+        """Python entry: same parameters as the form; ``delegate=True`` queues it instead."""
+        return run_or_delegate(self, noise_aware_run, sample_collection, delegate, params)
+
+    def resolve_input(self, ctx):
+        ds, p = ctx.dataset, ctx.params
+        inputs = types.Object()
+        ctx.target_view()
+        boxes = {k: v for k, v in label_fields(ds).items() if v is fo.Detections}
+        props = {}
+        props["predictions_field"] = inputs.enum("predictions_field", list(boxes), required=True,
+                                                 label="Predictions field", view=_choices(boxes),
+                                                 description="the model's Detections, with confidence")
+        raters = {k: v for k, v in boxes.items() if k != p.get("predictions_field")}
+        props["reference_field"] = inputs.enum("reference_field", list(raters), required=True,
+                                               label="Reference rater field", view=_choices(raters),
+                                               description="the ground truth the predictions are evaluated against")
+        others = {k: v for k, v in raters.items() if k != p.get("reference_field")}
+        props["noise_fields"] = inputs.list("noise_fields", types.String(), required=True,
+                                            label="Noise fit: other rater fields", view=_choices(others, True),
+                                            description="the corner noise is fitted between the reference and these")
+        share = types.RadioGroup()
+        share.add_choice("split", label="both raters noisy (each carries the noise / √2)")
+        share.add_choice("reference", label="the reference is noise-free")
+        inputs.enum("share", share.values(), default="split", label="Noise sharing", view=share)
+        default = run_store.unused_key(ds, NOISE_KEY, NOISE_AWARE)
+        props["run_key"] = inputs.str("run_key", default=default, required=True, label="Run key",
+                                      description="stored as a custom run; <run_key>_* attributes on the predictions")
+        key = p.get("run_key", default)
+        about = _existing(ds, NOISE_AWARE)(key) if isinstance(key, str) else None
+        if about:
+            props["overwrite"] = inputs.bool("overwrite", default=False, label=f"Overwrite the existing run {key!r}",
+                                             description=f"Replaces it and the fields it wrote: {about}")
+        if p.get("predictions_field") and p.get("reference_field") and p.get("noise_fields"):
+            _check(props, lambda: check_noise_aware(
+                ctx.target_view(), p.get("predictions_field"), p.get("reference_field"), p.get("noise_fields"),
+                p.get("share", "split"), key, bool(p.get("overwrite"))))
+        else:
+            _check(props, lambda: run_store.validate_key(ds, key, NOISE_AWARE, overwrite=bool(p.get("overwrite"))))
+        return types.Property(inputs, view=types.View(label="KaLOS: noise-aware evaluation"))
+
+    def execute(self, ctx):
+        p = ctx.params
+        key = p.get("run_key") or NOISE_KEY
+        steps = noise_aware_steps(ctx.target_view(), p.get("predictions_field"), p.get("reference_field"),
+                                  p.get("noise_fields"), p.get("share", "split"), key, bool(p.get("overwrite")))
+        res = yield from report_errors(ctx, drive(ctx, steps))
+        ap = res.to_dict()["ap"]["50:95"]
+        fmt = lambda v: "—" if v is None else f"{v:.2f}"  # noqa: E731
+        text = f"AP^l {fmt(ap['lower'])} ≤ AP {fmt(ap['ap'])} ≤ AP^u {fmt(ap['upper'])}"
+        yield from _finish(ctx, f"KaLOS noise-aware evaluation {key!r}: {text}")
+        n = res.noise
+        yield ctx.ops.show_output(self._outputs(), {
+            "run_key": key, "ap": text, "noise": f"{n.n_pairs} pairs, {n.n_inliers} inliers, share {n.share}",
+            "uncertain": sum(1 for d in res.detections.values() if d["uncertain"]),
+            "next": "Open the panel 'KaLOS: Noise-aware AP'."})
+
+    @staticmethod
+    def _outputs():
+        out = types.Object()
+        out.str("run_key", label="Run key")
+        out.str("ap", label="AP@[.5:.95] with bounds (%)")
+        out.str("noise", label="Corner-noise fit")
+        out.int("uncertain", label="Predictions whose bounds disagree")
+        out.str("next", label="Next")
+        return types.Property(out)
+
+
+class DeleteKalosRun(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(name="delete_kalos_run", label="KaLOS: delete a run", dynamic=True,
+                                  view_target=False)
+
+    def resolve_input(self, ctx):
+        inputs = types.Object()
+        runs = [k for m in run_store.KINDS for k in run_store.runs_of(ctx.dataset, m)]
+        if not runs:
+            inputs.view("none", types.Warning(label="No KaLOS run on this dataset."))
+            return types.Property(inputs, view=types.View(label="KaLOS: delete a run"))
+        choices = types.Dropdown()
+        for k in runs:
+            choices.add_choice(k, label=k, description=run_store.describe_run(ctx.dataset, k))
+        prop = inputs.enum("run_key", choices.values(), required=True, label="Run to delete", view=choices)
+        key = ctx.params.get("run_key")
+        if key in runs:
+            paths, views = run_store.owned(ctx.dataset, key)
+            owned = paths + [f"saved view {v}" for v in views]
+            inputs.view("fields", types.Notice(label=f"{run_store.describe_run(ctx.dataset, key)}. Removes: "
+                                               + (", ".join(owned) or "the run only (it wrote no field)")))
+        elif key is not None:
+            form_error(prop, f"no KaLOS run {key!r} on this dataset")
+        return types.Property(inputs, view=types.View(label="KaLOS: delete a run"))
+
+    def execute(self, ctx):
+        key = ctx.params["run_key"]
+        method = run_store.run_method(ctx.dataset, key)
+        if method not in run_store.KINDS:
+            raise SetupError(f"no KaLOS run {key!r} on this dataset", "run_key")
+        removed = run_store.delete_run(ctx.dataset, key)
+        ctx.ops.reload_dataset()
+        return {"removed": removed}

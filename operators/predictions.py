@@ -1,0 +1,73 @@
+"""A model's predictions field as COCO results (``image_id`` = sample id, ``id`` = label id),
+in the geometry convention of the raters' data set that :func:`.adapter.read_dataset` built."""
+
+from __future__ import annotations
+
+import math
+
+import fiftyone as fo
+
+from kalos_core.data import MultiRaterDataset
+
+from .adapter import _geometry, _mask_rle, label_fields
+from .errors import SetupError
+
+#: what a predictions field may hold, per task
+PREDICTION_TYPES = {"bbox": (fo.Detections,), "segm": (fo.Detections, fo.Polylines)}
+
+
+def prediction_fields(collection, task: str = "bbox") -> dict[str, type]:
+    """Label fields that can hold a model's predictions for ``task``."""
+    return {k: v for k, v in label_fields(collection).items() if v in PREDICTION_TYPES[task]}
+
+
+def read_predictions(collection, field: str, data: MultiRaterDataset, task: str = "bbox",
+                     param: str = "predictions_field") -> tuple[list[dict], int]:
+    """``(COCO results, number of predictions of classes no rater used)`` of ``field``.
+
+    Scores come from ``confidence`` (required: AP ranks by it). Geometry is scaled as the raters'
+    (pixels when ``data.meta["pixel_geometry"]``); ``segm`` reads Polylines as polygons and
+    Detections' instance masks as RLE. Classes no rater used are left out (they have no ground
+    truth, so COCOeval would ignore them) and counted."""
+    cls = prediction_fields(collection, task).get(field)
+    if cls is None:
+        kinds = "/".join(c.__name__ for c in PREDICTION_TYPES[task])
+        raise SetupError(f"{field!r} is not a {kinds} field of this dataset", param)
+    list_name = "detections" if cls is fo.Detections else "polylines"
+    pixel = bool(data.meta.get("pixel_geometry"))
+    if task == "segm" and not pixel:
+        raise SetupError("segm predictions need image sizes: run dataset.compute_metadata()", param)
+    kind = "box" if task == "bbox" else ("rle" if cls is fo.Detections else "polygon")
+    geom_attr = {"box": "bounding_box", "rle": "mask", "polygon": "points"}[kind]
+    ids = collection.values("id")
+    sizes = list(zip(*collection.values(["metadata.width", "metadata.height"]))) or []
+    lids, labels, scores, geoms = collection.values(
+        [f"{field}.{list_name}.{a}" for a in ("id", "label", "confidence", geom_attr)])
+    boxes = collection.values(f"{field}.{list_name}.bounding_box") if kind == "rle" else None
+    by_name = {name: cid for cid, name in data.categories.items()}
+    out, unknown, unscored = [], 0, []
+    for k, sid in enumerate(ids):
+        w, h = sizes[k] if pixel else (1.0, 1.0)
+        for j, (lid, lab, score, g) in enumerate(zip(lids[k] or [], labels[k] or [], scores[k] or [],
+                                                     geoms[k] or [])):
+            if score is None or not math.isfinite(float(score)):
+                unscored.append(lid)
+                continue
+            if lab not in by_name:
+                unknown += 1
+                continue
+            if g is None:
+                continue
+            d = {"id": lid, "image_id": sid, "category_id": by_name[lab], "score": float(score)}
+            if kind == "box":
+                d["bbox"] = list(_geometry("box", g, w, h))
+            elif kind == "rle":
+                rle = _mask_rle(g, boxes[k][j], int(w), int(h))
+                d["segmentation"] = {"size": rle["size"], "counts": rle["counts"].decode("ascii")}
+            else:
+                d["segmentation"] = _geometry("polygon", g, w, h)
+            out.append(d)
+    if unscored:
+        raise SetupError(f"{len(unscored)} prediction(s) of {field!r} have no confidence (e.g. label {unscored[0]}): "
+                         "AP ranks predictions by their score", param)
+    return out, unknown

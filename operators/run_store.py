@@ -1,0 +1,206 @@
+"""The one run store: every kind of KaLOS run (agreement, calibration, convergence, noise-aware)
+is registered, listed, described, loaded and deleted here.
+
+A run is a FiftyOne custom run: ``config.method`` names its kind (:data:`KINDS`), the config
+carries what the run was set up with plus ``fields`` (the sample / label field paths it wrote)
+and ``views`` (saved views it owns); its results are a plain dict. Operators write runs through
+:func:`save_run`; panels read them through :func:`runs_of` and :func:`load_results` (via
+``panels/runs.py``, which imports this module). Nothing here reads or writes labels.
+
+A new kind of run is one :class:`RunKind` entry in :data:`KINDS`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .errors import SetupError
+
+RUN_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_KEY_LENGTH = 64
+
+
+@dataclass(frozen=True)
+class RunKind:
+    """A kind of run: its ``method`` string, a human name, and what it owns by key.
+
+    marker : the sample field that betrays a run of this kind under ``key`` (a key whose marker
+        exists without the run is refused: it would overwrite the user's data), or None.
+    views : saved views such a run owns besides ``config.views`` (runs stored before
+        ``views`` existed).
+    """
+
+    method: str
+    name: str
+    marker: Callable[[str], str] | None = None
+    views: Callable[[str], list] = field(default=lambda key: [])
+
+
+KINDS = {k.method: k for k in (
+    RunKind("kalos_agreement", "KaLOS agreement", marker=lambda key: f"{key}_alpha",
+            views=lambda key: [f"{key}_disagreements"]),
+    RunKind("kalos_calibration", "KaLOS calibration"),
+    RunKind("kalos_convergence", "KaLOS label convergence"),
+    RunKind("kalos_noise_aware", "KaLOS noise-aware evaluation"),
+)}
+
+
+def kind_name(method: str) -> str:
+    kind = KINDS.get(method)
+    return kind.name if kind else repr(method)
+
+
+# -- keys --------------------------------------------------------------------------------------
+
+def check_key_name(run_key) -> None:
+    """A run key is a plain name of at most :data:`MAX_KEY_LENGTH` characters."""
+    if not isinstance(run_key, str) or not RUN_KEY_RE.match(run_key):
+        raise SetupError("run key must start with a letter or _ and hold only letters, digits and _", "run_key")
+    if len(run_key) > MAX_KEY_LENGTH:
+        raise SetupError(f"run key is {len(run_key)} characters long; at most {MAX_KEY_LENGTH}", "run_key")
+
+
+def run_method(dataset, run_key) -> str | None:
+    """The method of the stored run ``run_key`` (None when there is none)."""
+    if not isinstance(run_key, str) or run_key not in dataset.list_runs():
+        return None
+    return getattr(dataset.get_run_info(run_key).config, "method", None)
+
+
+def validate_key(collection, run_key, method: str, overwrite: bool = True) -> None:
+    """A run key must be a plain, short name; it must not belong to another kind of run nor clash
+    with a field the plugin did not write (the kind's marker); an existing run of the same kind
+    is replaced only with ``overwrite`` (a :class:`SetupError` on ``overwrite`` otherwise)."""
+    check_key_name(run_key)
+    dataset = collection._dataset
+    found = run_method(dataset, run_key)
+    kind = KINDS[method]
+    if found is not None and found != method:
+        raise SetupError(f"run key {run_key!r} belongs to another kind of run (a {kind_name(found)} run, not a "
+                         f"{kind.name} run); choose another run key", "run_key")
+    marker = kind.marker(run_key) if kind.marker else None
+    if found is None and marker and dataset.has_sample_field(marker):
+        raise SetupError(f"field {marker} exists and was not written by a KaLOS run; choose another run key",
+                         "run_key")
+    if found is not None and not overwrite:
+        raise SetupError(f"a {kind.name} run {run_key!r} exists; confirm overwriting it or choose another "
+                         "run key", "overwrite")
+
+
+def unused_key(dataset, base: str, method: str) -> str:
+    """``base``, or ``base_2``, ``base_3``, ... : the first key no run, marker field or owned view
+    uses (what the forms propose, so nothing is replaced by default)."""
+    kind, runs, k, key = KINDS[method], set(dataset.list_runs()), 1, base
+    while key in runs or (kind.marker and dataset.has_sample_field(kind.marker(key))) or any(
+            dataset.has_saved_view(v) for v in kind.views(key)):
+        k += 1
+        key = f"{base}_{k}"
+    return key
+
+
+# -- listing and reading ---------------------------------------------------------------------------
+
+def runs_of(dataset, method: str) -> list[str]:
+    """Keys of the dataset's runs of ``method``, oldest first."""
+    infos = []
+    for key in dataset.list_runs():
+        info = dataset.get_run_info(key)
+        if getattr(info.config, "method", None) == method:
+            infos.append((info.timestamp, key))
+    return [k for _, k in sorted(infos, key=lambda t: (t[0] is None, t[0], t[1]))]
+
+
+def get_run(dataset, run_key, method: str):
+    """The run info of the ``method`` run ``run_key``; :class:`SetupError` when there is none."""
+    found = run_method(dataset, run_key)
+    name = kind_name(method)
+    if found is None:
+        known = ", ".join(runs_of(dataset, method)) or "none"
+        raise SetupError(f"no run {run_key!r} on dataset {dataset.name!r} ({name} runs: {known})", "run_key")
+    if found != method:
+        raise SetupError(f"run {run_key!r} is not a {name} run", "run_key")
+    return dataset.get_run_info(run_key)
+
+
+def load_results(dataset, run_key: str, method: str | None = None) -> dict:
+    """A run's stored results as a plain dict (FiftyOne caches them on the dataset); with
+    ``method``, :class:`SetupError` unless the run is of that kind."""
+    if method is not None:
+        get_run(dataset, run_key, method)
+    results = dataset.load_run_results(run_key, load_view=False)
+    return {k: v for k, v in vars(results).items() if not k.startswith("_")}
+
+
+def describe_run(dataset, run_key) -> str | None:
+    """One line about a stored run (kind, label type, raters, threshold, date); None when there is none."""
+    if run_method(dataset, run_key) is None:
+        return None
+    info = dataset.get_run_info(run_key)
+    cfg = info.config
+    raters = list((getattr(cfg, "raters", None) or {}).values()) or list(getattr(cfg, "rater_fields", None) or [])
+    where = (f"field {cfg.label_field} (rater attribute {cfg.rater_attribute})"
+             if getattr(cfg, "rater_attribute", None) else f"raters {', '.join(map(str, raters)) or '?'}")
+    when = info.timestamp.strftime("%Y-%m-%d %H:%M UTC") if getattr(info, "timestamp", None) else "unknown date"
+    kind = "agreement" if cfg.method == "kalos_agreement" else KINDS[cfg.method].name.removeprefix(
+        "KaLOS ") if cfg.method in KINDS else cfg.method
+    threshold = getattr(cfg, "threshold", None)
+    thr = f", threshold {threshold:g}" if isinstance(threshold, (int, float)) else ""
+    return f"{kind} run on {getattr(cfg, 'label_type', '?')} labels, {where}{thr}, computed {when}"
+
+
+def owned(dataset, run_key: str) -> tuple[list[str], list[str]]:
+    """``(field paths, saved views)`` the stored run ``run_key`` owns (views: those that exist)."""
+    cfg = dataset.get_run_info(run_key).config
+    kind = KINDS.get(getattr(cfg, "method", None))
+    views = list(getattr(cfg, "views", None) or []) + (kind.views(run_key) if kind else [])
+    return list(getattr(cfg, "fields", None) or []), [v for v in dict.fromkeys(views) if dataset.has_saved_view(v)]
+
+
+# -- writing and deleting --------------------------------------------------------------------------
+
+def clear_fields(dataset, paths) -> None:
+    """Delete fields a run wrote, in one request; missing paths are ignored and undeclared
+    (dynamic) label attributes are still unset."""
+    if paths:
+        dataset.delete_sample_fields(list(paths), error_level=2)
+
+
+def save_run(collection, run_key: str, method: str, results: dict, fields=(), views=(), **config) -> None:
+    """Register ``run_key`` as a ``method`` run on ``collection`` (its view is stored with it) with
+    ``config`` (plain values), the ``fields`` / ``views`` it owns, and ``results`` (a plain dict).
+
+    A stored run under ``run_key`` is replaced (its config and results; delete it first with
+    :func:`delete_run` to drop what it owned)."""
+    dataset = collection._dataset
+    if run_key in dataset.list_runs():
+        dataset.delete_run(run_key)
+    run_config = collection.init_run(method=method, fields=list(fields), views=list(views), **config)
+    collection.register_run(run_key, run_config, overwrite=True, cleanup=False)
+    dataset.save_run_results(run_key, dataset.init_run_results(run_key, **results), overwrite=True)
+
+
+def delete_run(dataset, run_key: str, method: str | None = None) -> list[str]:
+    """Remove a run, exactly the fields it wrote and the saved views it owns; returns the field
+    paths. With ``method``, :class:`SetupError` unless the run is of that kind."""
+    if method is not None:
+        get_run(dataset, run_key, method)
+    paths, views = owned(dataset, run_key)
+    clear_fields(dataset, paths)
+    for v in views:
+        dataset.delete_saved_view(v)
+    dataset.delete_run(run_key)
+    return paths
+
+
+def check_free_paths(collection, run_key: str, paths, param: str = "run_key") -> None:
+    """Refuse when a field a run under ``run_key`` would write exists (or has values) and the
+    stored run ``run_key`` did not write it: the user's data would be overwritten, and later
+    deleted with the run."""
+    dataset = collection._dataset
+    mine = set(owned(dataset, run_key)[0]) if run_method(dataset, run_key) else set()
+    for path in paths:
+        if path not in mine and (dataset.get_field(path) is not None or dataset.count(path) > 0):
+            raise SetupError(f"field {path!r} exists and no KaLOS run under {run_key!r} wrote it; "
+                             "choose another run key", param)

@@ -1,0 +1,171 @@
+"""Label convergence: the modified mAP between raters — the bootstrap distribution per IoU threshold
+with both intervals and the full-set value, a model's mAP as a line, AP per class.
+
+Reads a stored label-convergence run (``config.method == "kalos_convergence"``). Click a
+threshold → the samples with rater labels unmatched at it (only those labels); click a class
+→ its labels.
+"""
+
+from __future__ import annotations
+
+import fiftyone.operators as foo
+
+from .common import NEUTRAL, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
+from .views import CONVERGENCE_THRESHOLDS, convergence_class_view, convergence_unmatched_view
+
+METHOD = "kalos_convergence"
+URI = "@kalos/agreement/label_convergence"
+MAP = "mAP"
+MODEL_COLOR, FULL_COLOR, NORMAL_COLOR, PCT_COLOR = "#d62728", "#111111", "#ff7f0e", "#2ca02c"
+
+
+def _interval_trace(xs, cis, name, color, offset):
+    """Interval bars as error bars around their midpoints (``cis``: [lo, hi] or None per x)."""
+    keep = [(x, c) for x, c in zip(xs, cis) if c and None not in c]
+    return {"type": "scatter", "mode": "markers", "name": name, "x": [x for x, _ in keep],
+            "y": [(c[0] + c[1]) / 2 for _, c in keep], "xaxis": "x", "offsetgroup": offset,
+            "marker": {"color": color, "size": 1},
+            "error_y": {"type": "data", "symmetric": True, "array": [(c[1] - c[0]) / 2 for _, c in keep],
+                        "color": color, "thickness": 3, "width": 8},
+            "hovertemplate": "%{x}: " + name + " %{customdata}<extra></extra>",
+            "customdata": [f"{c[0]:.2f} – {c[1]:.2f}" for _, c in keep]}
+
+
+def distribution_figure(res: dict) -> tuple[list[dict], dict]:
+    """Box per threshold (and for mAP@[.5:.95]) of the subsets' AP, the normal and percentile
+    intervals, the full-set value, and the model's mAP as a horizontal line."""
+    boot = res.get("bootstrap") or {}
+    per_t = boot.get("per_threshold") or {}
+    full = res.get("full_set") or {}
+    xs = [MAP, *CONVERGENCE_THRESHOLDS]
+    stats = {MAP: boot, **{t: per_t.get(t) or {} for t in CONVERGENCE_THRESHOLDS}}
+    fulls = {MAP: full.get("map"), **{t: (full.get("per_threshold") or {}).get(t) for t in CONVERGENCE_THRESHOLDS}}
+    traces = []
+    for x in xs:
+        values = [v for v in stats[x].get("values") or [] if v is not None]
+        if values:
+            traces.append({"type": "box", "name": x, "x": [x] * len(values), "y": values, "boxpoints": False, "showlegend": False,
+                           "marker": {"color": NEUTRAL}, "line": {"width": 1}, "fillcolor": "rgba(31,119,180,0.25)",
+                           "hoverinfo": "y"})
+    traces.append(_interval_trace(xs, [stats[x].get("ci_normal") for x in xs], "normal interval (mean ± 1.96 SD)",
+                                  NORMAL_COLOR, "n"))
+    traces.append(_interval_trace(xs, [stats[x].get("ci_percentile") for x in xs], "percentile interval",
+                                  PCT_COLOR, "p"))
+    traces.append({"type": "scatter", "mode": "markers", "name": "full set", "x": xs, "y": [fulls[x] for x in xs],
+                   "marker": {"color": FULL_COLOR, "symbol": "diamond", "size": 11},
+                   "hovertemplate": "%{x}: full set %{y:.2f}<extra></extra>"})
+    shapes, notes = [], []
+    model = res.get("model")
+    if model and model.get("map") is not None:
+        per = (model.get("rater_averaged") or {}).get("per_threshold") or {}
+        traces.append({"type": "scatter", "mode": "lines+markers", "name": "model (rater-averaged)", "x": xs,
+                       "y": [model["map"], *[per.get(t) for t in CONVERGENCE_THRESHOLDS]],
+                       "line": {"color": MODEL_COLOR, "dash": "dot"}, "marker": {"color": MODEL_COLOR},
+                       "hovertemplate": "%{x}: model %{y:.2f}<extra></extra>"})
+        shapes.append({"type": "line", "x0": 0, "x1": 1, "xref": "paper", "y0": model["map"], "y1": model["map"],
+                       "yref": "y", "line": {"color": MODEL_COLOR, "width": 2}})
+        notes.append({"x": 1, "xref": "paper", "y": model["map"], "yref": "y", "xanchor": "right",
+                      "yanchor": "bottom", "showarrow": False, "text": f"model mAP {model['map']:.2f}",
+                      "font": {"color": MODEL_COLOR}})
+    layout = plot_layout("AP between raters on image subsets, per IoU threshold", "IoU threshold", "AP (%)",
+                         height=420, shapes=shapes, annotations=notes, showlegend=True,
+                         legend={"orientation": "h", "y": -0.25},
+                         xaxis={"type": "category", "categoryorder": "array", "categoryarray": xs,
+                                "title": {"text": "IoU threshold (click: unmatched labels)"}})
+    return clean(traces), clean(layout)
+
+
+def class_figure(per_class: dict) -> tuple[dict, list[str]]:
+    """Horizontal AP bars per class, lowest first."""
+    items = sorted(((c, v) for c, v in per_class.items() if v is not None), key=lambda t: (t[1], t[0]))
+    return {"type": "bar", "orientation": "h", "name": "AP per class", "y": [c for c, _ in items],
+            "x": [v for _, v in items], "marker": {"color": NEUTRAL},
+            "hovertemplate": "%{y}: AP %{x:.2f}<extra></extra>"}, [c for c, _ in items]
+
+
+def summary_md(res: dict) -> str:
+    full, boot, model = res.get("full_set") or {}, res.get("bootstrap") or {}, res.get("model")
+    cfg = res.get("convergence_config") or {}
+    lines = [f"**mAP@[.5:.95] between raters {fmt(full.get('map'), 2)}** (AP50 {fmt(full.get('ap50'), 2)}, "
+             f"AP75 {fmt(full.get('ap75'), 2)}) on {res.get('n_images', '?')} samples, raters "
+             f"{', '.join(map(str, res.get('raters') or []))}, task {cfg.get('task', '?')}"]
+    if boot:
+        n, pc = boot.get("ci_normal") or [None, None], boot.get("ci_percentile") or [None, None]
+        lines.append(f"{boot.get('n_valid', '?')} subsets of {100 * (cfg.get('fraction') or 0):g} %: mean "
+                     f"{fmt(boot.get('mean'), 2)} ± {fmt(boot.get('std'), 2)} SD · normal interval "
+                     f"{fmt(n[0], 2)} – {fmt(n[1], 2)} · percentile {fmt(pc[0], 2)} – {fmt(pc[1], 2)} "
+                     "(small subsets bias the mean upward: compare with the full-set value)")
+    if model:
+        place = (model.get("placement") or {}).get("ci_normal", "?")
+        beyond = " — beyond label convergence: gains are noise" if place == "above" else ""
+        lines.append(f"**Model mAP {fmt(model.get('map'), 2)}** (rater-averaged): {place} the interval{beyond}")
+    return "\n\n".join(lines)
+
+
+class LabelConvergencePanel(RunPanel):
+    METHOD = METHOD
+    TITLE = "KaLOS: Label convergence"
+    INTRO = ("The modified mAP between raters bounds what a model trained and tested on these labels can reach. "
+             "Click a threshold for the labels unmatched at it; click a class for its labels.")
+    EMPTY = ("No KaLOS label convergence run on this dataset yet. Compute one: it measures mAP between the "
+             "raters on bootstrap subsets and places a model against it.")
+    ACTION_LABEL = "Compute label convergence"
+    ACTION_URI = URI
+
+    @property
+    def config(self):
+        return foo.PanelConfig(name="kalos_label_convergence", label="KaLOS: Label convergence", icon="insights",
+                               category=foo.Categories.ANALYZE,
+                               help_markdown="Bootstrap mAP between raters, its intervals, a model's mAP, AP per class.")
+
+    def action_params(self, ctx) -> dict:
+        """Recompute with the selected run's set-up (same key: the form asks to confirm the overwrite)."""
+        key = ctx.panel.state.run_key
+        if not key:
+            return {}
+        cfg = ctx.dataset.get_run_info(key).config
+        params = ({"layout": "rater_attribute", "label_field": cfg.label_field, "rater_attribute": cfg.rater_attribute}
+                  if getattr(cfg, "rater_attribute", None) else
+                  {"layout": "rater_fields", "rater_fields": list(cfg.rater_fields or [])})
+        params.update(run_key=key, task=cfg.task, predictions_field=getattr(cfg, "predictions_field", None),
+                      bootstrap=cfg.bootstrap, fraction=cfg.fraction, seed=cfg.seed)
+        return {k: v for k, v in params.items() if v is not None}
+
+    def load_run(self, ctx, run_key):
+        res = load_results(ctx.dataset, run_key)
+        traces, layout = distribution_figure(res)
+        ctx.panel.data.distribution = traces
+        ctx.panel.state.dist_layout = layout
+        bars, classes = class_figure((res.get("full_set") or {}).get("per_class") or {})
+        ctx.panel.data.classes = clean([bars])
+        ctx.panel.state.classes = classes
+        ctx.panel.state.class_layout = clean(plot_layout(
+            "AP per class (full set, %)", "AP (%)", "class", height=max(260, 26 * len(classes) + 100),
+            yaxis={"type": "category", "title": {"text": "class"}}, margin={"t": 40, "b": 50, "l": 120, "r": 20}))
+        ctx.panel.state.summary = summary_md(res)
+        ctx.panel.state.selection = None
+
+    def on_click_threshold(self, ctx):
+        x = clicked(ctx, "x")
+        if x is None:
+            return
+        x = str(x)
+        threshold = CONVERGENCE_THRESHOLDS[0] if x == MAP else x
+        if threshold not in CONVERGENCE_THRESHOLDS:
+            return
+        self.show(ctx, convergence_unmatched_view(ctx.dataset, ctx.panel.state.run_key, threshold),
+                  f"Showing samples with rater labels **unmatched at IoU {threshold}** (only those labels)")
+
+    def on_click_class(self, ctx):
+        label = clicked(ctx, "y", items=ctx.panel.state.classes or [])
+        if label is None:
+            return
+        self.show(ctx, convergence_class_view(ctx.dataset, ctx.panel.state.run_key, str(label)),
+                  f"Showing only **{label}** labels, on the samples where a rater used it")
+
+    def render_run(self, panel, ctx):
+        self.render_summary(panel, ctx)
+        panel.btn("open_operator", label="Recompute", icon="play_arrow", on_click=self.open_operator)
+        chart(panel, "distribution", ctx.panel.state.dist_layout, on_click=self.on_click_threshold)
+        if ctx.panel.state.classes:
+            chart(panel, "classes", ctx.panel.state.class_layout, on_click=self.on_click_class)

@@ -1,0 +1,111 @@
+"""Panels Label convergence and Noise-aware AP, driven through ``execute_operator`` like the App:
+they draw the stored run, and a click sets exactly the view it says."""
+
+import uuid
+
+import pytest
+
+from tests.fiftyone.test_convergence_operator import demo, model_dataset  # noqa: F401  (fixture)
+from tests.fiftyone.test_panels import Panel
+
+PLUGIN = "@kalos/agreement"
+
+
+@pytest.fixture(scope="module")
+def runs_ds(fo_isolated, demo):  # noqa: F811
+    from operators.convergence_runs import convergence_run
+    from operators.noise_aware_runs import noise_aware_run
+
+    ds, fields = model_dataset(fo_isolated, demo, copy_of=0)
+    convergence_run(ds, rater_fields=fields, run_key="conv", bootstrap=40, predictions_field="model")
+    noise_aware_run(ds, predictions_field="model", reference_field=fields[1], noise_fields=[fields[2]], run_key="na")
+    return ds, fields
+
+
+@pytest.mark.parametrize("name,uri", [("kalos_label_convergence", "label_convergence"),
+                                      ("kalos_noise_aware", "noise_aware_evaluation")])
+def test_without_a_run_the_panel_offers_its_operator(fo_isolated, name, uri):
+    ds = fo_isolated.Dataset(f"kalos-empty-{uuid.uuid4().hex[:6]}")
+    p = Panel(ds, name).call("on_load")
+    assert {"empty_state", "open_operator"} <= p.rendered()
+    (prompt,) = p.call("open_operator").ops("prompt_user_for_operation")
+    assert prompt["operator_uri"] == f"{PLUGIN}/{uri}"
+
+
+def test_convergence_panel_draws_distribution_intervals_full_set_and_model(runs_ds):
+    from operators.convergence_runs import load_convergence
+
+    ds, _ = runs_ds
+    res = load_convergence(ds, "conv")
+    p = Panel(ds, "kalos_label_convergence").call("on_load")
+    assert p.state["run_key"] == "conv"
+    traces = p.data["distribution"]
+    boxes = [t for t in traces if t["type"] == "box"]
+    assert [b["name"] for b in boxes] == ["mAP", *[f"{t / 100:.2f}" for t in range(50, 100, 5)]]
+    assert boxes[1]["y"] == res["bootstrap"]["per_threshold"]["0.50"]["values"]
+    full = next(t for t in traces if t["name"] == "full set")
+    assert full["y"][0] == pytest.approx(res["full_set"]["map"])
+    normal = next(t for t in traces if t["name"].startswith("normal"))
+    lo, hi = res["bootstrap"]["ci_normal"]
+    assert normal["y"][0] == pytest.approx((lo + hi) / 2) and normal["error_y"]["array"][0] == pytest.approx((hi - lo) / 2)
+    model = next(t for t in traces if t["name"].startswith("model"))
+    assert model["y"][0] == pytest.approx(res["model"]["map"])
+    assert p.state["dist_layout"]["shapes"][0]["y0"] == pytest.approx(res["model"]["map"])
+    assert set(p.data["classes"][0]["y"]) == set(res["full_set"]["per_class"])
+    assert {"summary", "distribution", "classes"} <= p.rendered()
+
+
+def test_clicking_a_threshold_shows_exactly_the_samples_with_labels_unmatched_at_it(runs_ds):
+    ds, fields = runs_ds
+    p = Panel(ds, "kalos_label_convergence").call("on_load").call("on_click_threshold", x="0.75")
+    view = p.view()
+    want = set()
+    for f in fields:
+        for sid, flags in zip(ds.values("id"), ds.values(f"{f}.detections.conv_matched")):
+            if any(fl is not None and not fl[5] for fl in flags or []):
+                want.add(sid)
+    assert want and set(view.values("id")) == want
+    shown = [fl for f in fields for row in view.values(f"{f}.detections.conv_matched") for fl in row or []]
+    assert shown and all(not fl[5] for fl in shown)
+    assert "0.75" in p.state["selection"]
+
+
+def test_clicking_a_class_shows_only_its_labels(runs_ds):
+    ds, fields = runs_ds
+    p = Panel(ds, "kalos_label_convergence").call("on_load")
+    label = p.state["classes"][0]
+    view = p.call("on_click_class", y=label).view()
+    labels = {lab for f in fields for row in view.values(f"{f}.detections.label") for lab in row or []}
+    assert labels == {label}
+    want = {sid for f in fields for sid, row in zip(ds.values("id"), ds.values(f"{f}.detections.label"))
+            if label in (row or [])}
+    assert set(view.values("id")) == want
+
+
+def test_noise_aware_panel_draws_bounds_and_the_eps_heatmap(runs_ds):
+    from operators.noise_aware_runs import load_noise_aware
+
+    ds, _ = runs_ds
+    res = load_noise_aware(ds, "na")
+    p = Panel(ds, "kalos_noise_aware").call("on_load")
+    bars = p.data["bounds"]
+    assert [b["name"][:4] for b in bars] == ["AP^l", "AP", "AP^u"]
+    assert bars[0]["x"] == ["50:95", "50", "75", "95"]
+    assert [b["y"][0] for b in bars] == [res["ap"]["50:95"][k] for k in ("lower", "ap", "upper")]
+    (heat,) = p.data["eps"]
+    assert heat["type"] == "heatmap" and heat["z"] == res["eps_grid"]["eps"]
+    p.call("on_change_size", value="small")
+    assert p.state["size"] == "small"
+    assert [b["y"][1] for b in p.data["bounds"]] == [res["by_size"]["small"]["50"][k] for k in ("lower", "ap", "upper")]
+
+
+@pytest.mark.parametrize("x,index", [("75", 5), ("50:95", None)])
+def test_clicking_a_bar_shows_exactly_the_uncertain_predictions(runs_ds, x, index):
+    ds, _ = runs_ds
+    p = Panel(ds, "kalos_noise_aware").call("on_load").call("on_click_bar", x=x)
+    view = p.view()
+    statuses = [s for row in ds.values("model.detections.na_status") for s in row or []]
+    want = sum(1 for s in statuses if s is not None and ("uncertain" in s if index is None else s[index] == "uncertain"))
+    assert want > 0 and view.count("model.detections") == want
+    shown = [s for row in view.values("model.detections.na_status") for s in row or []]
+    assert all(("uncertain" in s) if index is None else s[index] == "uncertain" for s in shown)
