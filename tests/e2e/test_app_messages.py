@@ -133,7 +133,10 @@ def test_a_successful_run_reaches_100_percent_and_shows_its_mean_alpha(page, dem
         assert shown == pytest.approx(res.mean_alpha, abs=1e-9)
         assert re.search(r"Samples:\s*40\b", card) and key in card
         history = output_dialog_history(page)
-        assert any("100%" in text for text in history), history
+        # the run ends in its result card; a 100 % frame just before it may be coalesced away by the
+        # browser under load, so either is the finish (never a stall at 9x %, never a failure card)
+        assert any("100%" in text for text in history) or "Mean α" in history[-1], history
+        assert not any("failed" in text.lower() for text in history), history
         assert "failed" not in card.lower()
         page.get_by_text(f"KaLOS run '{key}': mean α {res.mean_alpha:.3f}").first.wait_for(timeout=15_000)
     finally:
