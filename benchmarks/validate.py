@@ -19,6 +19,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 import matplotlib  # noqa: E402
 
@@ -28,6 +29,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from kalos_core import AgreementConfig, compute_agreement, load_coco  # noqa: E402
 from kalos_core.noise import load_profile, school_raters, simulate  # noqa: E402
 from kalos_core.noise.testbed import lvis_like_reference  # noqa: E402
+
+from validate_lambda import lambda_checks, plot as plot_lambda, section as lambda_section  # noqa: E402
 
 LAMBDAS = (0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0)  # beyond ~8 α saturates (all unmatched)
 RATERS = (2, 3, 4, 5, 6, 8, 10)
@@ -148,7 +151,7 @@ def plots(img: Path, grid, ratio, comp, solvers) -> None:
     plt.close("all")
 
 
-def report(path: Path, args, grid, ratio, comp, solvers, seconds) -> None:
+def report(path: Path, args, grid, ratio, comp, solvers, seconds, lambda_text: str = "") -> None:
     head = "| raters | " + " | ".join(f"λ={lam:g}" for lam in LAMBDAS) + " |"
     rows = [head, "|" + "---|" * (len(LAMBDAS) + 1)]
     rows += [f"| {n} | " + " | ".join(f"{grid[(n, lam)]:.3f}" for lam in LAMBDAS) + " |" for n in (*RATERS, "1 class")]
@@ -218,7 +221,8 @@ candidate a higher-priority channel had already consumed (5 raters).
 ![cannibalisation](img/validation/cannibalisation.png)
 
 {chr(10).join(can_rows)}
-"""
+
+{lambda_text}"""
     path.write_text(text)
 
 
@@ -237,8 +241,13 @@ def main(argv=None) -> int:
     comp = compositions(ref, profile, args.seed)
     solvers = solver_table(ref, profile, args.seed)
     print(f"compositions and solvers done ({time.perf_counter() - start:.0f} s)")
+    checks = lambda_checks()
+    if checks:
+        plot_lambda(checks, args.out / "img" / "validation" / "lambda_one_real_vs_synthetic.png")
+    print(f"lambda = 1 checks done ({time.perf_counter() - start:.0f} s)")
     plots(args.out / "img" / "validation", grid, ratio, comp, solvers)
-    report(args.out / "validation.md", args, grid, ratio, comp, solvers, time.perf_counter() - start)
+    report(args.out / "validation.md", args, grid, ratio, comp, solvers, time.perf_counter() - start,
+           lambda_section(checks))
     print(f"wrote {args.out / 'validation.md'} ({time.perf_counter() - start:.0f} s)")
     return 0
 

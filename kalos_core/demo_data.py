@@ -1,7 +1,8 @@
 """The embedded demo data set: procedural toy scenes rated by simulated raters.
 
 Scenes (reference objects) -> rendered JPEGs -> raters drawn by the empirical noise
-generator (:mod:`kalos_core.demo_raters`; or the hand-made habit profiles below) -> multi-rater COCO (``rater_list`` per image, ``rater_id`` per annotation), plus a
+generator (:mod:`kalos_core.demo_raters`, the one way demo raters are made) -> multi-rater
+COCO (``rater_list`` per image, ``rater_id`` per annotation), plus a
 fast vectorised box-only generator for benchmarks.  Every image and rater draws from
 its own random stream keyed by ``(seed, image id, ...)``: same seed, same bytes.
 Coordinates are pixels, ``bbox`` is COCO ``[x, y, w, h]``, polygons are flat rings.
@@ -12,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import pathlib
-import zlib
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -55,32 +55,6 @@ class Scene:
 
     def coco_image(self) -> dict[str, Any]:
         return {"id": self.image_id, "file_name": self.file_name, "width": self.width, "height": self.height}
-
-
-@dataclass
-class RaterProfile:
-    """Habits of a simulated rater: ``name`` (its ``rater_id``); s.d. of each bbox edge's shift
-    (``jitter``; the outline follows) and of the radial outline wobble (``boundary_noise``), both
-    as fractions of the object size sqrt(area); P(drop an object < ``SMALL_AREA``); ``confusion``
-    ``{true id: labelled id}`` applied with ``confusion_prob``; mean spurious objects per image
-    (``false_positive_rate``, Poisson); P(drop any object) (``miss_prob``)."""
-
-    name: str
-    jitter: float
-    boundary_noise: float
-    miss_small_prob: float
-    confusion: dict[int, int] = field(default_factory=dict)
-    confusion_prob: float = 0.0
-    false_positive_rate: float = 0.0
-    miss_prob: float = 0.0
-
-
-DEFAULT_PROFILES: tuple[RaterProfile, ...] = (
-    RaterProfile("careful", jitter=0.01, boundary_noise=0.005, miss_small_prob=0.03),
-    RaterProfile("sloppy", 0.09, 0.05, miss_small_prob=0.10, false_positive_rate=0.4, miss_prob=0.03),
-    RaterProfile("misses_small", jitter=0.02, boundary_noise=0.01, miss_small_prob=0.85),
-    RaterProfile("confuser", 0.02, 0.01, miss_small_prob=0.05, confusion={1: 5}, confusion_prob=0.75),
-)
 
 
 def _rng(seed: int, *keys: int) -> np.random.Generator:
@@ -221,96 +195,10 @@ def write_images(scenes: Sequence[Scene], folder: str | pathlib.Path, seed: int 
     return paths
 
 
-def _densify(points: np.ndarray, spacing: float) -> np.ndarray:
-    """Insert points along every edge so that consecutive points are <= ``spacing`` apart."""
-    out = []
-    for p, q in zip(points, np.roll(points, -1, axis=0), strict=True):
-        t = np.arange(k := max(1, math.ceil(np.hypot(*(q - p)) / spacing))) / k
-        out.append(p + (q - p) * t[:, None])
-    return np.concatenate(out)
-
-
-def _clip_to_image(points: np.ndarray, width: int, height: int) -> np.ndarray | None:
-    """Largest valid piece of a polygon inside the image, or None if (nearly) nothing is left."""
-    poly = shapely.Polygon(points)
-    poly = (poly if poly.is_valid else shapely.make_valid(poly)).intersection(shapely.box(0, 0, width, height))
-    parts = [g for g in getattr(poly, "geoms", [poly]) if isinstance(g, shapely.Polygon) and not g.is_empty]
-    best = max(parts, key=lambda g: g.area, default=shapely.Polygon())
-    pts = np.clip(np.round(np.asarray(best.exterior.coords)[:-1], 2), 0, [width, height])
-    return pts if best.area >= 1.0 and len(np.unique(pts, axis=0)) >= 3 else None
-
-
-def perturb_polygon(points: np.ndarray, profile: RaterProfile, rng: np.random.Generator,
-                    width: int, height: int) -> np.ndarray | None:
-    """One rater's outline of a reference polygon, clipped to the image (None if outside).
-
-    Each bbox edge moves by ``N(0, jitter * size)`` and the outline follows the jittered
-    box (axis-aligned affine map); then the densified outline wobbles radially (smooth +
-    white noise, s.d. ~``boundary_noise * size``), which keeps star-shaped outlines simple.
-    """
-    size = math.sqrt(polygon_area(points))
-    lo, ext = points.min(axis=0), np.maximum(np.ptp(points, axis=0), 1e-6)
-    d_lo, d_hi = rng.normal(0, profile.jitter * size, (2, 2))
-    pts = lo + d_lo + (points - lo) * np.maximum((ext + d_hi - d_lo) / ext, 0.3)
-    if profile.boundary_noise > 0:
-        pts = _densify(pts, max(size / 10.0, 1.5))
-        centre = pts.mean(axis=0)
-        r = np.hypot(*(pts - centre).T)
-        white = rng.normal(size=len(pts))
-        smooth = np.convolve(np.concatenate([white[-3:], white, white[:3]]), np.ones(7) / math.sqrt(7), "valid")
-        dr = profile.boundary_noise * size * (0.8 * smooth + 0.4 * rng.normal(size=len(pts)))
-        pts = centre + (pts - centre) * (np.maximum(r + dr, 0.2 * r) / np.maximum(r, 1e-9))[:, None]
-    return _clip_to_image(pts, width, height)
-
-
-def _rate_scene(scene: Scene, profile: RaterProfile, rng: np.random.Generator) -> list[tuple[int, np.ndarray, int]]:
-    """``(category_id, polygon, ref_index)`` of one rater on one scene, in random order."""
-    out = []
-    for k, obj in enumerate(scene.objects):
-        if rng.random() < profile.miss_prob + (profile.miss_small_prob if obj.area < SMALL_AREA else 0.0):
-            continue
-        cat = obj.category_id
-        if cat in profile.confusion and rng.random() < profile.confusion_prob:
-            cat = profile.confusion[cat]
-        if (pts := perturb_polygon(obj.polygon, profile, rng, scene.width, scene.height)) is not None:
-            out.append((cat, pts, k))
-    for _ in range(rng.poisson(profile.false_positive_rate)):
-        cat = int(rng.integers(1, len(CATEGORIES) + 1))
-        outline = shape_outline(cat, rng.uniform(150, 4000), rng.uniform(0, 2 * math.pi), rng)
-        pts = _place(outline, scene.width, scene.height, [], rng)
-        if pts is not None and (pts := perturb_polygon(pts, profile, rng, scene.width, scene.height)) is not None:
-            out.append((cat, pts, -1))
-    return [out[i] for i in rng.permutation(len(out))]
-
-
 def _annotation(ann_id: int, image_id: int, category_id: int, pts: np.ndarray) -> dict[str, Any]:
     return {"id": ann_id, "image_id": image_id, "category_id": int(category_id),
             "bbox": list(polygon_bbox(pts)), "area": round(polygon_area(pts), 2), "iscrowd": 0,
             "segmentation": [[round(float(v), 2) for v in pts.ravel()]]}
-
-
-def simulate_raters(scenes: Sequence[Scene], profiles: Sequence[RaterProfile] = DEFAULT_PROFILES,
-                    seed: int = 0) -> dict[str, Any]:
-    """Let every profile annotate every scene; return a multi-rater COCO dict.
-
-    Returns
-    -------
-    dict
-        ``images`` (``rater_list``: every profile, also one who drew nothing), ``annotations``
-        (``id`` 1.., ``rater_id`` = profile name, ``ref_index`` = index into ``scene.objects``
-        or -1 for a false positive; by image, rater, shuffled), ``categories``, ``info``.
-    """
-    images, annotations = [], []
-    for scene in scenes:
-        images.append({**scene.coco_image(), "rater_list": [p.name for p in profiles]})
-        for profile in profiles:
-            rng = _rng(seed, scene.image_id, 7, zlib.crc32(profile.name.encode()))
-            for cat, pts, ref in _rate_scene(scene, profile, rng):
-                ann = _annotation(len(annotations) + 1, scene.image_id, cat, pts)
-                annotations.append({**ann, "rater_id": profile.name, "ref_index": ref})
-    info = {"description": "KaLOS demo: simulated raters on toy shapes", "seed": int(seed),
-            "raters": {p.name: {**vars(p), "confusion": {str(a): b for a, b in p.confusion.items()}} for p in profiles}}
-    return {"info": info, "images": images, "annotations": annotations, "categories": list(CATEGORIES)}
 
 
 def reference_coco(scenes: Sequence[Scene]) -> dict[str, Any]:
@@ -322,15 +210,15 @@ def reference_coco(scenes: Sequence[Scene]) -> dict[str, Any]:
 
 
 def build_demo(folder: str | pathlib.Path, n_images: int = 40, seed: int = 0,
-               with_images: bool = True, raters: str = "generator") -> pathlib.Path:
+               with_images: bool = True) -> pathlib.Path:
     """Write ``images/*.jpg``, ``multirater.json`` and ``reference.json`` into ``folder``.
 
-    ``raters``: ``"generator"`` (the empirical noise generator, see :mod:`kalos_core.demo_raters`)
-    or ``"habits"`` (the hand-made :data:`DEFAULT_PROFILES`). Returns ``folder/multirater.json``;
+    The raters are drawn by the empirical noise generator from the shipped profile fitted on
+    LVIS, one habit each (:mod:`kalos_core.demo_raters`). Returns ``folder/multirater.json``;
     image ``file_name`` are relative to ``folder/images``.
     """
-    if raters not in ("generator", "habits"):
-        raise ValueError(f"raters must be 'generator' or 'habits', got {raters!r}")
+    from .demo_raters import generator_raters  # the generator imports scipy: only when used
+
     folder = pathlib.Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     scenes = make_scenes(n_images, seed)
@@ -338,11 +226,7 @@ def build_demo(folder: str | pathlib.Path, n_images: int = 40, seed: int = 0,
         write_images(scenes, folder / "images", seed)
     out = folder / "multirater.json"
     reference = reference_coco(scenes)
-    if raters == "generator":
-        from .demo_raters import generator_raters  # the generator imports scipy: only when used
-        multirater = generator_raters(reference, seed=seed)
-    else:
-        multirater = simulate_raters(scenes, seed=seed)
+    multirater = generator_raters(reference, seed=seed)
     for path, data in ((out, multirater), (folder / "reference.json", reference)):
         path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
     return out
@@ -381,7 +265,7 @@ def make_synthetic_boxes(n_images: int = 5000, n_raters: int = 3, objects_per_im
 
     ``objects_per_image // 2 .. 3 * objects_per_image // 2`` reference boxes per image
     (6-200 px); ``rater_<r>`` (r = 1..) jitters edges by ``(0.01 + 0.02 r) * size`` (see
-    :func:`_synthetic_rater`).  No ``segmentation``; ``ref_index`` as in :func:`simulate_raters`.
+    :func:`_synthetic_rater`).  No ``segmentation``; ``ref_index`` as in :func:`kalos_core.demo_raters.generator_raters`.
     """
     rng = np.random.default_rng(seed)
     counts = rng.integers(objects_per_image // 2, objects_per_image * 3 // 2 + 1, n_images)

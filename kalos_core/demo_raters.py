@@ -1,12 +1,15 @@
 """The demo's four raters, drawn by the empirical noise generator (:mod:`kalos_core.noise`).
 
-Each rater is the shipped default profile with one habit turned up, so the demo's
-diagnostics have something to find:
+Each rater is the shipped polygon profile fitted on real LVIS rater pairs
+(``profiles/default_segm.json``) with one habit turned up, so the demo's diagnostics have
+something to find:
 
-* ``careful``      - the default error model at 0.2x magnitude;
-* ``sloppy``       - the default error model at full magnitude (LVIS-like);
-* ``misses_small`` - many more misses, aimed at small objects (size selection slope -2), 0.4x;
-* ``confuser``     - 0.3x, but a third of its labels get a wrong class: circles and ellipses swap.
+* ``careful``      - the fitted error model at 0.2x magnitude;
+* ``sloppy``       - the fitted error model at full magnitude (as far apart as two LVIS raters);
+* ``misses_small`` - 0.4x, with five times the unmatched events, nearly all misses, aimed at
+  small objects (selection centred on the COCO small/medium cut, slope -2 in ln area);
+* ``confuser``     - 0.3x, but three in four of its circles become ellipses and vice versa
+  (class rate 2.5 for those two classes, times 0.3; the other shapes keep the fitted rate).
 
 The output keeps the generator's truth (``truth_ref_ids``, ``truth_errors``,
 ``truth_category``) and adds ``ref_index``: the index of the (first) reference object
@@ -15,20 +18,27 @@ in its scene, -1 for an invented object.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any, Sequence
 
-from .noise import NoiseProfile, RaterSpec, builtin_profile, reference_from_coco, simulate
+from .noise import NoiseProfile, RaterSpec, load_profile, reference_from_coco, simulate
+
+#: relative area of the COCO small/medium cut (32^2 px) in the demo's 640 x 480 images
+SMALL_RELATIVE_AREA = 32.0**2 / (640 * 480)
 
 
 def demo_rater_specs(profile: NoiseProfile | None = None) -> list[RaterSpec]:
-    """The four demo raters (names are the demo's field names: ``raters_careful`` ...)."""
-    base = profile or builtin_profile()
+    """The four demo raters (names are the demo's field names: ``raters_careful`` ...), each a
+    modification of ``profile`` (default: the shipped polygon profile fitted on LVIS)."""
+    base = profile or load_profile(task="segm")
     u, c = base.unmatched, base.classes
-    misses_small = replace(base, unmatched=replace(u, rate_a=u.rate_a + 1.6, select_b=-2.0, fp_share=0.05))
-    confusion = {"circle": {"ellipse": 1.0}, "ellipse": {"circle": 1.0}, "square": {"triangle": 0.5, "star": 0.5},
-                 "triangle": {"square": 0.5, "star": 0.5}, "star": {"triangle": 0.5, "square": 0.5}}
-    confuser = replace(base, classes=replace(c, rate=1.0, confusion=confusion))  # x magnitude 0.3
+    slope = -2.0  # P(selected) = 1/2 at the small/medium cut, rising towards smaller objects
+    misses_small = replace(base, unmatched=replace(u, rate_a=u.rate_a + 1.6, select_b=slope, fp_share=0.05,
+                                                   select_a=-slope * math.log(SMALL_RELATIVE_AREA)))
+    # circles and ellipses (drawn in similar colours) swap; the other shapes keep their class
+    swap = {"circle": {"ellipse": 1.0}, "ellipse": {"circle": 1.0}}
+    confuser = replace(base, classes=replace(c, confusion=swap, rates={"circle": 2.5, "ellipse": 2.5}))  # x 0.3
     return [RaterSpec("careful", magnitude=0.2), RaterSpec("sloppy", magnitude=1.0),
             RaterSpec("misses_small", magnitude=0.4, profile=misses_small),
             RaterSpec("confuser", magnitude=0.3, profile=confuser)]

@@ -376,11 +376,17 @@ def combine(a: RefObject, b: RefObject) -> SynthLabel:
 
 # ----------------------------------------------------------------------------- channels 3 and 4
 def class_channel(objs: list[RefObject], clean: np.ndarray, out: list[SynthLabel], ctx: RaterContext) -> None:
-    """Category mistakes (global Bernoulli rate), with their own localisation profile."""
+    """Category mistakes (Bernoulli, the global rate or a class's own), with their own localisation profile."""
     lam, rng = ctx.magnitude, ctx.rng
     if lam <= 0 or not objs:
         return
-    hit = rng.random(len(objs)) < min(1.0, lam * ctx.profile.classes.rate)
+    model = ctx.profile.classes
+    if model.rates:
+        names = ctx.classes.categories
+        rate = np.array([model.rate_of(names.get(o.category, str(o.category))) for o in objs])
+    else:
+        rate = model.rate
+    hit = rng.random(len(objs)) < np.minimum(1.0, lam * rate)
     flipped = []
     for i in np.flatnonzero(hit):
         ctx.stats.attempted["class"] += 1

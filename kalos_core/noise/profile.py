@@ -141,12 +141,19 @@ class UnmatchedModel:
     count_family: str = "poisson"
     count_dispersion: float = 0.0
     fp_template: str = "dataset"
+    #: the largest ``|Y|`` of the fit (0 = no limit): beyond it the per-object event rate is held
+    #: at its value there instead of following the trend past the data (a power law in ``|Y|``
+    #: with exponent > 1 would give a crowded image ever more events per object)
+    count_max_objects: int = 0
 
     def mean_events(self, n_objects) -> np.ndarray:
         """Expected events for an image with ``n_objects`` reference objects (magnitude 1)."""
         n = np.asarray(n_objects, float)
-        c = np.log1p(n) if self.count_covariate == "log1p_objects" else n
-        return np.exp(np.clip(self.rate_a + self.rate_b * c, -30, 30))
+        top = float(self.count_max_objects)
+        m = np.minimum(n, top) if top > 0 else n
+        c = np.log1p(m) if self.count_covariate == "log1p_objects" else m
+        mu = np.exp(np.clip(self.rate_a + self.rate_b * c, -30, 30))
+        return np.where(n > m, mu * n / np.maximum(m, 1e-12), mu)
 
     def sample_events(self, n_objects: int, magnitude: float, rng: np.random.Generator) -> int:
         """Events for one image and rater; the mean is scaled by ``magnitude`` (λ)."""
@@ -181,7 +188,7 @@ class TopologyModel:
 
 @dataclass
 class ClassModel:
-    """Category mistakes (Sec. 9.3.2): a global Bernoulli ``rate``; the new class from observed
+    """Category mistakes (Sec. 9.3.2): a global Bernoulli ``rate`` (or a class's own, ``rates``); the new class from observed
     ``confusion`` (``{class name: {class name: probability}}``), else a softmax over a user
     similarity matrix (``temperature``, ``top_k`` most similar), else uniform."""
 
@@ -189,6 +196,11 @@ class ClassModel:
     confusion: dict[str, dict[str, float]] = field(default_factory=dict)
     temperature: float = 0.1
     top_k: int = 10
+    #: per-class rates (``{class name: rate}``) that replace ``rate`` for those classes
+    rates: dict[str, float] = field(default_factory=dict)
+
+    def rate_of(self, name: str) -> float:
+        return float(self.rates.get(name, self.rate))
 
 
 @dataclass

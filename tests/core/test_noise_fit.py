@@ -119,3 +119,36 @@ def test_too_little_data_keeps_defaults_and_says_so():
     fit = fit_noise(ds)
     assert fit.report["class_localisation"]["source"].startswith("default")
     assert fit.profile.class_localisation == builtin_profile().class_localisation
+
+
+def test_count_model_holds_the_per_object_rate_beyond_the_largest_fitted_image():
+    from dataclasses import replace
+
+    from kalos_core.noise.profile import UnmatchedModel
+
+    free = UnmatchedModel(-2.9, 1.5, -4.0, -0.4, count_covariate="log1p_objects", count_family="negbin1")
+    held = replace(free, count_max_objects=67)
+    np.testing.assert_allclose(held.mean_events([0, 1, 30, 67]), free.mean_events([0, 1, 30, 67]))
+    # 97 objects: 97/67 times the events at 67 (the power law alone would give 68**-1.5 * 98**1.5 times)
+    assert float(held.mean_events(97)) == pytest.approx(float(free.mean_events(67)) * 97 / 67)
+    assert float(held.mean_events(97)) < 0.9 * float(free.mean_events(97))
+    rng = np.random.default_rng(0)
+    n = rng.integers(0, 40, 3000)
+    model, rep = fit_counts(rng.poisson(np.exp(-1.0 + 0.9 * np.log1p(n))), n)
+    assert model["count_max_objects"] == int(n.max()) == rep["max_objects"]
+
+
+def test_class_rates_per_class_replace_the_global_rate():
+    from dataclasses import replace
+
+    from kalos_core.noise.profile import ClassModel
+
+    ref = lvis_like_reference(30, seed=2)
+    names = ref.categories
+    target = sorted(names.values())[0]
+    prof = builtin_profile()
+    prof = replace(prof, classes=ClassModel(rate=0.0, rates={target: 1.0}))
+    sim = simulate(ref, n_raters=1, magnitude=1.0, seed=0, profile=prof)
+    flipped = [a for a in sim.coco["annotations"] if "class" in a["truth_errors"]]
+    assert flipped and all(names[a["truth_category"]] == target for a in flipped)
+    assert prof.classes.rate_of(target) == 1.0 and prof.classes.rate_of("other") == 0.0

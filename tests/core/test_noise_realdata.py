@@ -42,12 +42,7 @@ def test_check_profile_passes_on_the_held_out_half_with_per_image_alpha(halves):
     assert len(check.real_alpha) == 100 and len(check.synthetic_alpha) == 100
 
 
-@pytest.mark.parametrize("task", [
-    "bbox",
-    # known gap (see docs/noise.md): polygons on the held-out half give mean within 0.01 but global
-    # alpha 0.628 vs 0.662 (0.034 > 0.03); strict, so it fails loudly once the model closes the gap
-    pytest.param("segm", marks=pytest.mark.xfail(strict=True, reason="segm global alpha 0.034 off on held-out half")),
-])
+@pytest.mark.parametrize("task", ["bbox", "segm"])
 def test_lambda_one_reproduces_real_alpha_on_held_out_images(halves, task):
     """Paper Sec. 9.4: at lambda = 1 one synthetic rater simulated from r1 agrees with r1 as
     much as r2 does (mean and global alpha, 5 seeds), on images the profile has not seen."""
