@@ -25,6 +25,8 @@ import numpy as np
 
 from ..data import ImageRecord, MultiRaterDataset
 from ..geometry import get_distance
+from ..geometry.registry import box_intersection_union, box_iou_xyxy
+from ..matching import MatchProblem, get_cost, get_solver
 from .estimators import fit_beta, fit_copula, fit_counts, fit_direction, fit_folded_t, fit_logistic
 from .profile import ClassModel, LocalisationModel, NoiseProfile, TopologyModel, UnmatchedModel, builtin_profile
 
@@ -82,31 +84,26 @@ def geometry_iou(kind: str, image: ImageRecord, A, B) -> np.ndarray | None:
     return spec.similarity(spec.prepare(image, A), spec.prepare(image, B))
 
 
-def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    iw = np.clip(np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
-    ih = np.clip(np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1]), 0, None)
-    inter = iw * ih
-    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
-    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    return inter / np.maximum(area_a[:, None] + area_b[None, :] - inter, 1e-12), inter
-
-
 def match_pair(box_a, cat_a, box_b, cat_b, threshold: float = 0.5, similarity: np.ndarray | None = None):
-    """Greedy one-to-one matching (ψsoft order) on box IoU, or on ``similarity`` (e.g. polygon
-    IoU) where given. Returns ``(pairs (m, 2), similarity matrix, box intersections)``."""
-    if len(box_a) == 0 or len(box_b) == 0:
-        return np.zeros((0, 2), int), np.zeros((len(box_a), len(box_b))), np.zeros((len(box_a), len(box_b)))
-    iou, inter = _iou(box_a, box_b)
-    if similarity is not None:
-        iou = np.asarray(similarity, float)
-    i, j = np.nonzero(iou >= threshold)
-    cost = -iou[i, j] - (cat_a[i] == cat_b[j])
-    used_a, used_b, pairs = set(), set(), []
-    for k in np.lexsort((j, i, cost)):
-        if i[k] not in used_a and j[k] not in used_b:
-            used_a.add(i[k])
-            used_b.add(j[k])
-            pairs.append((i[k], j[k]))
+    """One-to-one matching of two raters' labels by the engine's Greedy solver with ψsoft, on box
+    IoU or on ``similarity`` (e.g. polygon IoU) where given. Boxes are ``(x1, y1, x2, y2)``.
+    Returns ``(pairs (m, 2), similarity matrix, box intersections)``."""
+    na, nb = len(box_a), len(box_b)
+    if na == 0 or nb == 0:
+        return np.zeros((0, 2), int), np.zeros((na, nb)), np.zeros((na, nb))
+    inter, _ = box_intersection_union(box_a, box_b)
+    iou = box_iou_xyxy(box_a, box_b) if similarity is None else np.asarray(similarity, float)
+    sim = np.zeros((na + nb, na + nb))
+    sim[:na, na:], sim[na:, :na] = iou, iou.T
+    problem = MatchProblem(sim, np.repeat([0, 1], [na, nb]), np.concatenate([cat_a, cat_b]))
+    units = get_solver("greedy")(problem, threshold, get_cost("soft"))
+    first = {}
+    pairs = []
+    for k, u in enumerate(units):
+        if u in first:
+            pairs.append((first[u], k - na))
+        else:
+            first[u] = k
     return np.array(pairs, int).reshape(-1, 2), iou, inter
 
 

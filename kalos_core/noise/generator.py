@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..data import MultiRaterDataset
+from ..data import TASK_KINDS, MultiRaterDataset
 from ..io import InvalidInputError, Problem, load_coco, read_json
 from ..io.coco import top_level
 from ..io.records import box_problem, keypoints_problem, polygon_problem
@@ -31,7 +31,6 @@ from .channels import ChannelStats, ClassSampler, RaterContext, RefObject, Synth
 from .profile import NoiseProfile, load_profile
 from .schools import RaterSpec, plain_raters
 
-TASK_KINDS = {"bbox": "box", "segm": "polygon", "keypoints": "keypoints"}
 
 
 @dataclass

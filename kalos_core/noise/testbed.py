@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..data import KIND_TASKS
 from .channels import RefObject
 from .generator import RefImage, Reference
 
@@ -52,7 +53,7 @@ def _objects(rng: np.random.Generator, n: int, n_classes: int, kind: str, width:
 def lvis_like_reference(n_images: int = 100, seed: int = 0, kind: str = "box", n_classes: int = 40,
                         mean_objects: float = 12.0, width: float = 640, height: float = 480) -> Reference:
     """A seeded reference set (``kind``: ``box``, ``polygon`` or ``keypoints``)."""
-    task = {"box": "bbox", "polygon": "segm", "keypoints": "keypoints"}[kind]
+    task = KIND_TASKS[kind]
     rng = np.random.default_rng([int(seed), 17])
     images, next_id = [], 1
     for i in range(1, n_images + 1):
