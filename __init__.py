@@ -52,6 +52,11 @@ def register(p):
     for cls in (LabelConvergence, NoiseAwareEvaluation, DeleteKalosRun):
         p.register(cls)
 
+    from .operators.followup import BuildConsensus, TagForReview
+
+    for cls in (BuildConsensus, TagForReview):
+        p.register(cls)
+
     from .panels import PANELS
 
     for cls in PANELS:
