@@ -54,7 +54,9 @@ def register(p):
 
     from .operators.followup import BuildConsensus, TagForReview
 
-    for cls in (BuildConsensus, TagForReview):
+    from .operators.variations import ComputeVariations
+
+    for cls in (BuildConsensus, TagForReview, ComputeVariations):
         p.register(cls)
 
     from .panels import PANELS
