@@ -58,3 +58,47 @@ def test_variations_form_errors_and_overwrite(fo_isolated):
     assert ds.get_run_info("v").config.threshold == 0.9
     execute("delete_kalos_run", ds, run_key="v")
     assert not ds.has_field("raters_r1.detections.v_variation")
+
+
+# -- panel -------------------------------------------------------------------------------------
+
+def test_panel_draws_the_stored_counts_and_clicks_set_the_views(fo_isolated):
+    from tests.fiftyone.test_panels import Panel
+
+    ds = three_raters(fo_isolated)
+    execute("compute_variations", ds, rater_fields=FIELDS, run_key="var", thresholds="0.5,0.9")
+    res = ds.load_run_results("var")
+    p = Panel(ds, "kalos_variation_types").call("on_load")
+    assert p.state["run_key"] == "var" and {"summary", "thresholds", "raters", "iou"} <= p.rendered()
+    bars = {t["name"]: t for t in p.data["thresholds"]}
+    assert bars["agreed"]["x"] == ["0.5", "0.9"]
+    assert bars["agreed"]["y"] == [res.counts["0.5"]["agreed"], res.counts["0.9"]["agreed"]]
+    assert bars["wrong_class"]["y"][0] == 1
+    raters = {t["name"]: t for t in p.data["raters"]}
+    assert raters["wrong_class"]["x"] == ["r1", "r2", "r3"] and raters["wrong_class"]["y"] == [0, 0, 1]
+    (hist,) = p.data["iou"]
+    assert sum(hist["y"]) == res.counts["0.5"]["agreed"] and hist["x"][0] == "0.50"
+    view = p.call("on_click_threshold", x="0.5", trace="wrong_class").view()
+    assert view.count("raters_r3.detections") == 1 and view.count("raters_r1.detections") == 0
+    assert "wrong class" in p.state["selection"]
+    view = p.call("on_click_rater", x="r1", trace="agreed").view()
+    assert view.count("raters_r1.detections") == 3 and view.count("raters_r2.detections") == 0
+    # the fullest IoU bin: exactly its agreed labels
+    k = max(range(len(hist["y"])), key=lambda i: hist["y"][i])
+    view = p.call("on_click_iou", x=hist["x"][k]).view()
+    assert sum(view.count(f"{f}.detections") for f in FIELDS) == hist["y"][k]
+    ious = [v for f in FIELDS for row in view.values(f"{f}.detections.var_iou") for v in row or []]
+    low = float(hist["x"][k])
+    assert all(low <= v <= low + 0.05 + 1e-9 for v in ious)
+
+
+def test_panel_without_a_run_offers_the_operator(fo_isolated):
+    import uuid
+
+    from tests.fiftyone.test_panels import Panel
+
+    ds = fo_isolated.Dataset(f"kalos-empty-{uuid.uuid4().hex[:6]}")
+    p = Panel(ds, "kalos_variation_types").call("on_load")
+    assert {"empty_state", "open_operator"} <= p.rendered()
+    (prompt,) = p.call("open_operator").ops("prompt_user_for_operation")
+    assert prompt["operator_uri"] == "@kalos/agreement/compute_variations"
