@@ -19,7 +19,7 @@ from fiftyone import ViewField as F
 from . import run_store
 from .adapter import SetupError
 from .common import FIELD_NAME_RE
-from .consensus_runs import AGREEMENT, agreement_source, consensus_key, review_label_ids
+from .consensus_runs import agreement_source, consensus_key, review_label_ids
 from .consensus_runs import METHOD as CONSENSUS
 
 
@@ -87,7 +87,3 @@ def tag_for_review(dataset, run_key, tag="review", alpha_below=None, unmatched=T
     counts["view"] = name
     counts["n_view_samples"] = len(review)
     return counts
-
-
-def _agreement(dataset, key) -> bool:
-    return run_store.run_method(dataset, key) == AGREEMENT
