@@ -52,6 +52,13 @@ def register(p):
     for cls in (LabelConvergence, NoiseAwareEvaluation, DeleteKalosRun):
         p.register(cls)
 
+    from .operators.followup import BuildConsensus, TagForReview
+
+    from .operators.variations import ComputeVariations
+
+    for cls in (BuildConsensus, TagForReview, ComputeVariations):
+        p.register(cls)
+
     from .panels import PANELS
 
     for cls in PANELS:

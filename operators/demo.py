@@ -40,7 +40,9 @@ def run(args) -> None:
     from .convergence_runs import convergence_run
     from .importing import import_multirater_coco
     from .noise_aware_runs import noise_aware_run
+    from .consensus_runs import consensus_run
     from .runs import compute_agreement_run
+    from .variation_runs import variations_run
 
     path = build_demo(Path(args.folder), n_images=args.images, seed=args.seed, with_images=True)
     if fo.dataset_exists(args.name):
@@ -69,6 +71,8 @@ def run(args) -> None:
     conv = convergence_run(ds, rater_fields=boxes, run_key="convergence", predictions_field="model", seed=args.seed)
     na = noise_aware_run(ds, predictions_field="model", reference_field=boxes[0], noise_fields=boxes[1:],
                          run_key="noise_aware")
+    var = variations_run(ds, rater_fields=boxes, run_key="variations")
+    cons = consensus_run(ds, agreement_key="kalos")
     print(f"FiftyOne dataset {args.name!r}: {len(ds)} samples, raters {', '.join(res.vitality) or '-'}")
     print(f"calibration (run 'kalos_calibration'): distance {rec['distance']}, tau* {rec['tau_star']:.3f} "
           f"-> similarity threshold {rec['similarity_threshold']:.3f}")
@@ -79,6 +83,10 @@ def run(args) -> None:
           f"{cf['bootstrap']['ci_normal'][0]:.2f} - {cf['bootstrap']['ci_normal'][1]:.2f}; simulated model "
           f"{cf['model']['map']:.2f} ({cf['model']['placement']['ci_normal']})")
     print(f"noise-aware AP of the model (run 'noise_aware'): {ap['lower']:.2f} <= {ap['ap']:.2f} <= {ap['upper']:.2f}")
+    vc = var.counts["0.5"]
+    print(f"variation types at IoU 0.5 (run 'variations'): " + ", ".join(f"{k} {v}" for k, v in vc.items()))
+    print(f"consensus of run 'kalos' (field 'kalos_consensus'): {len(cons.labels)} labels, "
+          f"{len(cons.review)} units for review")
     low = ds.sort_by("kalos_alpha").first()
     print(f"\nlowest-agreement sample: {low.filepath} (alpha {low['kalos_alpha']:.3f})")
     print("\nOpen it in the App:  make app   (then http://127.0.0.1:5151, sort by kalos_alpha,"

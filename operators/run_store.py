@@ -44,6 +44,8 @@ KINDS = {k.method: k for k in (
     RunKind("kalos_calibration", "KaLOS calibration"),
     RunKind("kalos_convergence", "KaLOS label convergence"),
     RunKind("kalos_noise_aware", "KaLOS noise-aware evaluation"),
+    RunKind("kalos_consensus", "KaLOS consensus", marker=lambda key: key),
+    RunKind("kalos_variations", "KaLOS variation types"),
 )}
 
 

@@ -10,7 +10,9 @@ from .convergence import LabelConvergencePanel
 from .noise_aware import NoiseAwarePanel
 from .overview import AgreementOverviewPanel
 from .sensitivity import LocalisationSensitivityPanel
+from .variations import VariationTypesPanel
 from .vitality import AnnotatorVitalityPanel
 
 PANELS = (AgreementOverviewPanel, AnnotatorVitalityPanel, CollaborationPanel, CalibrationPanel,
-          LocalisationSensitivityPanel, ClassDifficultyPanel, LabelConvergencePanel, NoiseAwarePanel)
+          LocalisationSensitivityPanel, ClassDifficultyPanel, LabelConvergencePanel, NoiseAwarePanel,
+          VariationTypesPanel)

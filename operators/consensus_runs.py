@@ -1,0 +1,180 @@
+"""Python entries for consensus runs: one label per supported unit of an agreement run.
+
+What the ``build_consensus`` operator calls, and what a notebook calls directly::
+
+    from operators.consensus_runs import consensus_run
+    result = consensus_run(dataset, agreement_key="kalos")   # writes the field kalos_consensus
+
+The run is stored under ``<agreement_key>_consensus`` (``config.method == "kalos_consensus"``)
+and writes ONE new sample field of the same name: ``fo.Detections``, one label per unit that
+enough raters support (:mod:`kalos_core.consensus`), each with ``confidence`` (support /
+assigned raters), ``unit``, ``support``, ``n_assigned``, ``raters`` (the agreeing raters),
+``members`` (label ids of the unit) and ``tie`` (``tied_labels`` on a tie, whose ``label``
+is None: never guessed). Boxes keep FiftyOne's relative coordinates; polygons and masks
+become instance masks (image sizes needed). Units below the support level are the run's
+``review`` list. The raters' fields are only read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import fiftyone as fo
+import numpy as np
+
+from kalos_core.consensus import BOX_FUSIONS, ConsensusConfig, ConsensusResult, build_consensus
+from kalos_core.geometry.masks import mask_utils
+
+from . import run_store
+from .adapter import SetupError, read_dataset, resolve_source
+
+METHOD = "kalos_consensus"
+AGREEMENT = "kalos_agreement"
+
+
+def consensus_key(agreement_key: str) -> str:
+    """The consensus run's key, which is also the name of the field it writes."""
+    return f"{agreement_key}_consensus"
+
+
+def agreement_source(dataset, agreement_key: str):
+    """``(view, source, config)`` of the stored agreement run ``agreement_key``."""
+    cfg = run_store.get_run(dataset, agreement_key, AGREEMENT).config
+    try:
+        view = dataset.load_run_view(agreement_key)
+    except Exception:  # noqa: BLE001 - a run whose stored view no longer loads: the whole dataset
+        view = dataset.view()
+    source = resolve_source(view, cfg.rater_fields, cfg.label_field, cfg.rater_attribute or "rater_id")
+    return view, source, cfg
+
+
+def check_consensus(dataset, agreement_key, support=0.5, box_fusion="median", pixel_share=0.5, overwrite=False):
+    """Every check before anything is read or written; returns ``(view, source, agreement config,
+    ConsensusConfig, key)``."""
+    if not isinstance(agreement_key, str) or not agreement_key:
+        raise SetupError("choose an agreement run", "agreement_key")
+    try:
+        view, source, acfg = agreement_source(dataset, agreement_key)
+    except SetupError as e:
+        raise SetupError(str(e), "agreement_key") from None
+    key = consensus_key(agreement_key)
+    try:
+        run_store.validate_key(dataset, key, METHOD, overwrite=overwrite)
+    except SetupError as e:
+        raise SetupError(str(e), e.param if e.param == "overwrite" else "agreement_key") from None
+    if source.kind not in ("box", "polygon"):
+        raise SetupError(f"consensus needs boxes, polygons or masks, not {source.label_cls.__name__}",
+                         "agreement_key")
+    if box_fusion not in BOX_FUSIONS:
+        raise SetupError(f"box fusion must be one of {list(BOX_FUSIONS)}, got {box_fusion!r}", "box_fusion")
+    for name, value in (("support", support), ("pixel_share", pixel_share)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise SetupError(f"{name} must be a number within [0, 1], got {value!r}", name)
+    try:
+        config = ConsensusConfig(support=float(support), box_fusion=box_fusion, pixel_share=float(pixel_share))
+    except ValueError as e:
+        raise SetupError(str(e), "pixel_share") from None
+    return view, source, acfg, config, key
+
+
+def read_units(view, source, agreement_key: str) -> dict:
+    """label id -> unit id, from the ``<agreement_key>_unit`` attributes the agreement run wrote."""
+    unit_of = {}
+    for f in source.fields:
+        ids, units = view.values([f"{f}.{source.list_name}.id", f"{f}.{source.list_name}.{agreement_key}_unit"])
+        for row_ids, row_units in zip(ids, units):
+            for lid, u in zip(row_ids or [], row_units or []):
+                if u is not None:
+                    unit_of[str(lid)] = u
+    return unit_of
+
+
+def consensus_steps(dataset, agreement_key, support=0.5, box_fusion="median", pixel_share=0.5, overwrite=False):
+    """:func:`consensus_run` as a generator of ``(fraction, message)`` steps; returns the result."""
+    view, source, acfg, config, key = check_consensus(dataset, agreement_key, support, box_fusion, pixel_share,
+                                                      overwrite)
+    yield 0.0, "reading labels"
+    use_masks = bool(getattr(acfg, "use_masks", False))
+    data = read_dataset(view, source, use_masks=use_masks)
+    if data.kind != "box" and not data.meta.get("pixel_geometry"):
+        raise SetupError("consensus of polygons or masks needs image sizes: run dataset.compute_metadata()",
+                         "agreement_key")
+    unit_of = read_units(view, source, agreement_key)
+    if not unit_of:
+        raise SetupError(f"no label of the view carries {agreement_key}_unit: run the agreement again",
+                         "agreement_key")
+    # labels added after the agreement run have no unit: they are not part of it
+    data = replace(data, images=[replace(im, annotations=[a for a in im.annotations if str(a.id) in unit_of])
+                                 for im in data.images])
+    yield 0.3, "fusing the units"
+    result = build_consensus(data, unit_of, config)
+    yield 0.7, "writing the consensus labels"
+    store_consensus(dataset, view, source, agreement_key, key, data, result)
+    yield 1.0, "done"
+    return result
+
+
+def consensus_run(dataset, progress=None, **params) -> ConsensusResult:
+    """Consensus of the agreement run ``agreement_key`` stored under ``<agreement_key>_consensus``
+    (see :func:`check_consensus`); ``progress(fraction, message)`` optional."""
+    from kalos_core.progress import run_steps
+
+    return run_steps(consensus_steps(dataset, **params), progress)
+
+
+def _rle_bytes(rle: dict) -> dict:
+    c = rle["counts"]
+    return {"size": list(rle["size"]), "counts": c.encode("ascii") if isinstance(c, str) else c}
+
+
+def to_detection(lab, image, categories: dict, kind: str) -> fo.Detection:
+    x, y, w, h = lab.bbox
+    W, H = float(image.width), float(image.height)
+    det = fo.Detection(
+        label=None if lab.category is None else categories[lab.category],
+        bounding_box=[x / W, y / H, w / W, h / H], confidence=float(lab.confidence), unit=lab.unit,
+        support=int(lab.support), n_assigned=int(lab.n_assigned), raters=[str(r) for r in lab.raters],
+        members=[str(m) for m in lab.members], tie=bool(lab.tie),
+        tied_labels=[categories[c] for c in lab.tied_categories])
+    if kind != "box":
+        full = mask_utils.decode(_rle_bytes(lab.geometry)).astype(bool)
+        x0, y0 = int(np.floor(x)), int(np.floor(y))
+        x1, y1 = max(x0 + 1, int(np.ceil(x + w))), max(y0 + 1, int(np.ceil(y + h)))
+        det.mask = full[y0:y1, x0:x1]
+        det.bounding_box = [x0 / W, y0 / H, (x1 - x0) / W, (y1 - y0) / H]
+    return det
+
+
+def store_consensus(dataset, view, source, agreement_key, key, data, result: ConsensusResult) -> None:
+    if key in dataset.list_runs():
+        run_store.delete_run(dataset, key)
+    images = {str(im.id): im for im in data.images}
+    by_sample: dict = {sid: [] for sid in images}
+    for lab in result.labels:
+        by_sample[str(lab.image_id)].append(to_detection(lab, images[str(lab.image_id)], data.categories, data.kind))
+    ids = list(by_sample)
+    sub = dataset.select(ids, ordered=True)
+    sub.set_values(key, [fo.Detections(detections=by_sample[s]) for s in ids])
+    review = [{"unit": r.unit, "sample_id": str(r.image_id), "support": r.support, "n_assigned": r.n_assigned,
+               "raters": list(r.raters), "members": [str(m) for m in r.members],
+               "votes": {data.categories[c]: v for c, v in r.votes.items()}, "tie": r.tie} for r in result.review]
+    summary = {"consensus_config": result.config, "kind": result.kind, "n_labels": len(result.labels),
+               "n_review": len(review), "n_ties": sum(lab.tie for lab in result.labels),
+               "mean_confidence": float(np.mean([lab.confidence for lab in result.labels])) if result.labels else None,
+               "review": review}
+    run_store.save_run(
+        view, key, METHOD, summary, fields=[key], agreement_key=agreement_key,
+        rater_fields=source.fields if source.rater_attribute is None else None,
+        label_field=source.fields[0] if source.rater_attribute else None,
+        rater_attribute=source.rater_attribute, label_type=source.label_cls.__name__, raters=source.raters,
+        **result.config)
+
+
+def review_label_ids(dataset, consensus_key_: str) -> set:
+    """Rater label ids of the units the consensus run ``consensus_key_`` sent to review."""
+    res = run_store.load_results(dataset, consensus_key_, METHOD)
+    return {m for item in res.get("review", []) for m in item["members"]}
+
+
+def load_consensus(dataset, key: str) -> dict:
+    return run_store.load_results(dataset, key, METHOD)

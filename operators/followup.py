@@ -1,0 +1,171 @@
+"""Operators that act on an agreement run: build_consensus, tag_for_review.
+
+Thin adapters: the work is done by :mod:`.consensus_runs` and :mod:`.review`.
+"""
+
+from __future__ import annotations
+
+import fiftyone.operators as foo
+import fiftyone.operators.types as types
+
+from . import run_store
+from .common import drive, report_errors, show_result
+from .consensus_runs import AGREEMENT, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
+from .measures import _check, _finish
+from .review import check_review, review_view_name, tag_for_review
+
+
+def agreement_choice(ctx, inputs, name: str, label: str):
+    """A dropdown of the dataset's agreement runs (newest first chosen); None when there is none."""
+    runs = run_store.runs_of(ctx.dataset, AGREEMENT)
+    if not runs:
+        inputs.view("none", types.Warning(label="No KaLOS agreement run on this dataset yet: run "
+                                                "'KaLOS: compute agreement' first."))
+        return None
+    choices = types.Dropdown()
+    for k in runs:
+        choices.add_choice(k, label=k, description=run_store.describe_run(ctx.dataset, k))
+    return inputs.enum(name, choices.values(), default=runs[-1], required=True, label=label, view=choices)
+
+
+class BuildConsensus(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="build_consensus", label="KaLOS: build consensus", dynamic=True, execute_as_generator=True,
+            allow_delegated_execution=True, view_target=False, icon="/assets/icon.svg",
+            description="One label per unit enough raters support (majority class, fused box or mask), "
+                        "written to a new field <run_key>_consensus; the rest goes to a review list")
+
+    def __call__(self, dataset, **params):
+        from .consensus_runs import consensus_run
+
+        return consensus_run(dataset, **params)
+
+    def resolve_input(self, ctx):
+        ds, p = ctx.dataset, ctx.params
+        inputs = types.Object()
+        props = {"agreement_key": agreement_choice(ctx, inputs, "agreement_key", "Agreement run")}
+        if props["agreement_key"] is None:
+            return types.Property(inputs, view=types.View(label="KaLOS: build consensus"))
+        props["support"] = inputs.float(
+            "support", default=0.5, min=0.0, max=1.0, label="Support level",
+            description="a unit needs more than this share of the image's assigned raters (0.5: a majority)")
+        fusion = types.RadioGroup(orientation="horizontal")
+        fusion.add_choice("median", label="median box")
+        fusion.add_choice("weighted", label="score-weighted mean box")
+        props["box_fusion"] = inputs.enum("box_fusion", fusion.values(), default="median", label="Box fusion",
+                                          view=fusion)
+        props["pixel_share"] = inputs.float("pixel_share", default=0.5, min=0.01, max=1.0,
+                                            label="Polygons / masks: share of agreeing raters covering a pixel")
+        key = p.get("agreement_key")
+        runs = run_store.runs_of(ds, AGREEMENT)
+        if key is None or key in runs:
+            target = consensus_key(key or runs[-1])
+            about = run_store.describe_run(ds, target) if run_store.run_method(ds, target) == CONSENSUS else None
+            props["overwrite"] = None
+            if about:
+                props["overwrite"] = inputs.bool(
+                    "overwrite", default=False, label=f"Overwrite the existing consensus {target!r}",
+                    description=f"Replaces the run and its field {target}: {about}")
+            inputs.view("writes", types.Notice(label=f"Writes the new field {target}; the raters' fields are "
+                                                     "only read."))
+        _check(props, lambda: check_consensus(ds, key or runs[-1], p.get("support", 0.5),
+                                              p.get("box_fusion", "median"), p.get("pixel_share", 0.5),
+                                              bool(p.get("overwrite"))))
+        return types.Property(inputs, view=types.View(label="KaLOS: build consensus"))
+
+    def execute(self, ctx):
+        p = ctx.params
+        key = p.get("agreement_key")
+        steps = consensus_steps(ctx.dataset, key, p.get("support", 0.5), p.get("box_fusion", "median"),
+                                p.get("pixel_share", 0.5), bool(p.get("overwrite")))
+        res = yield from report_errors(ctx, drive(ctx, steps))
+        field = consensus_key(key)
+        n, r = len(res.labels), len(res.review)
+        yield from _finish(ctx, f"KaLOS consensus {field!r}: {n} labels, {r} units for review")
+        conf = sum(x.confidence for x in res.labels) / n if n else None
+        yield show_result(ctx, self._outputs(), {
+            "field": field, "labels": n, "ties": sum(x.tie for x in res.labels), "review": r,
+            "mean_confidence": conf,
+            "next": f"Show the field {field} in the sidebar; 'KaLOS: tag for review' tags the review units."})
+
+    @staticmethod
+    def _outputs():
+        out = types.Object()
+        out.str("field", label="Consensus field (and run key)")
+        out.int("labels", label="Consensus labels")
+        out.int("ties", label="Class ties (label left empty, tied_labels set)")
+        out.int("review", label="Units below the support level (review list)")
+        out.float("mean_confidence", label="Mean confidence")
+        out.str("next", label="Next")
+        return types.Property(out, view=types.View(label="KaLOS: consensus built"))
+
+
+class TagForReview(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="tag_for_review", label="KaLOS: tag for review", dynamic=True, view_target=False,
+            execute_as_generator=True, icon="/assets/icon.svg",
+            description="Tag samples with low α and labels that are unmatched, disagree on class or have no "
+                        "consensus; save them as a view")
+
+    def __call__(self, dataset, **params):
+        return tag_for_review(dataset, **params)
+
+    def resolve_input(self, ctx):
+        ds, p = ctx.dataset, ctx.params
+        inputs = types.Object()
+        props = {"run_key": agreement_choice(ctx, inputs, "run_key", "Agreement run")}
+        if props["run_key"] is None:
+            return types.Property(inputs, view=types.View(label="KaLOS: tag for review"))
+        key = p.get("run_key") or run_store.runs_of(ds, AGREEMENT)[-1]
+        props["tag"] = inputs.str("tag", default="review", required=True, label="Tag")
+        inputs.bool("use_alpha", default=True, label="Tag samples whose α lies below a level")
+        if p.get("use_alpha", True):
+            props["alpha_below"] = inputs.float("alpha_below", default=0.667, min=-1.0, max=1.0, label="α level")
+        props["unmatched"] = inputs.bool("unmatched", default=True, label="Tag unmatched labels")
+        props["class_disagreement"] = inputs.bool("class_disagreement", default=True,
+                                                  label="Tag labels whose unit disagrees on the class")
+        has_consensus = run_store.run_method(ds, consensus_key(key)) == CONSENSUS
+        props["unsupported"] = inputs.bool(
+            "unsupported", default=has_consensus, label="Tag labels of units the consensus did not support",
+            description=f"needs the consensus run {consensus_key(key)!r}")
+        props["view_name"] = inputs.str("view_name", default=review_view_name(key), label="Saved view")
+        _check(props, lambda: check_review(ds, key, p.get("tag", "review"), self._alpha(p),
+                                           p.get("unmatched", True), p.get("class_disagreement", True),
+                                           p.get("unsupported", has_consensus), p.get("view_name")))
+        return types.Property(inputs, view=types.View(label="KaLOS: tag for review"))
+
+    @staticmethod
+    def _alpha(p):
+        return p.get("alpha_below", 0.667) if p.get("use_alpha", True) else None
+
+    def execute(self, ctx):
+        p = ctx.params
+        key = p.get("run_key")
+        unsupported = p.get("unsupported", run_store.run_method(ctx.dataset, consensus_key(key)) == CONSENSUS)
+
+        def work():
+            return tag_for_review(ctx.dataset, key, p.get("tag", "review"), self._alpha(p),
+                                  p.get("unmatched", True), p.get("class_disagreement", True), unsupported,
+                                  p.get("view_name"))
+            yield  # noqa: unreachable - makes this a generator for report_errors
+
+        counts = yield from report_errors(ctx, work())
+        yield ctx.ops.reload_dataset()
+        yield ctx.ops.set_view(name=counts["view"])
+        yield show_result(ctx, self._outputs(), counts)
+
+    @staticmethod
+    def _outputs():
+        out = types.Object()
+        out.int("samples", label="Samples tagged (α below the level)")
+        out.int("labels", label="Labels tagged")
+        out.int("unmatched", label="... unmatched")
+        out.int("class_disagreement", label="... class disagreement")
+        out.int("unsupported", label="... in units the consensus did not support")
+        out.str("view", label="Saved view")
+        out.int("n_view_samples", label="Samples in the view")
+        return types.Property(out, view=types.View(label="KaLOS: tagged for review"))

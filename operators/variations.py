@@ -1,0 +1,80 @@
+"""Operator compute_variations: the type of each disagreement (agreed, merged, wrong class,
+missed, additional) per rater pair and IoU threshold. The work is done by :mod:`.variation_runs`."""
+
+from __future__ import annotations
+
+import fiftyone.operators as foo
+import fiftyone.operators.types as types
+
+from . import run_store
+from .common import drive, report_errors, run_or_delegate, setup_inputs, show_result, source_params
+from .measures import _check, _existing, _finish
+from .variation_runs import DEFAULT_KEY, METHOD, check_variations, variations_run, variations_steps
+
+THRESHOLDS_TEXT = "0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95"
+
+
+class ComputeVariations(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="compute_variations", label="KaLOS: variation types", dynamic=True, execute_as_generator=True,
+            allow_delegated_execution=True, icon="/assets/icon.svg",
+            description="What kind of disagreement: agreed, merged, wrong class, missed or additional labels per "
+                        "rater pair and IoU threshold; the type, partner and IoU on every label")
+
+    def __call__(self, sample_collection, delegate=False, **params):
+        return run_or_delegate(self, variations_run, sample_collection, delegate, params)
+
+    def resolve_input(self, ctx):
+        ds, p = ctx.dataset, ctx.params
+        inputs, source = setup_inputs(
+            ctx, run_store.unused_key(ds, DEFAULT_KEY, METHOD),
+            lambda key: run_store.validate_key(ds, key, METHOD, overwrite=bool(p.get("overwrite"))),
+            existing=_existing(ds, METHOD), required=True,
+            description="stored as a custom run; <run_key>_variation, _partner, _iou go on every rater label")
+        props = dict(inputs.properties)
+        props["threshold"] = inputs.float("threshold", default=0.5, min=0.05, max=1.0, label="IoU threshold",
+                                          description="the per-label type, partner and IoU are given at it")
+        props["thresholds"] = inputs.str("thresholds", default=THRESHOLDS_TEXT, label="Thresholds to count at",
+                                         description="comma-separated IoU thresholds for the counts")
+        raters = sorted(source.raters.values()) if source is not None and source.rater_attribute is None else []
+        if raters:
+            ref = types.Dropdown()
+            for r in raters:
+                ref.add_choice(r, label=r)
+            props["reference"] = inputs.enum("reference", ref.values(), label="Reference rater (two raters)",
+                                             view=ref, description="its unmatched labels are 'missed' (by the other)")
+        inputs.bool("merge", default=True, label="Look for merged pieces (steps 2 and 4)")
+        if source is not None:
+            _check(props, lambda: check_variations(
+                ctx.target_view(), **source_params(p), run_key=p.get("run_key"), threshold=p.get("threshold", 0.5),
+                thresholds=p.get("thresholds", THRESHOLDS_TEXT), reference=p.get("reference"),
+                merge=p.get("merge", True), overwrite=bool(p.get("overwrite"))))
+        return types.Property(inputs, view=types.View(label="KaLOS: variation types"))
+
+    def execute(self, ctx):
+        p = ctx.params
+        key = p.get("run_key") or DEFAULT_KEY
+        steps = variations_steps(ctx.target_view(), **source_params(p), run_key=key,
+                                 threshold=p.get("threshold", 0.5), thresholds=p.get("thresholds", THRESHOLDS_TEXT),
+                                 reference=p.get("reference"), merge=p.get("merge", True),
+                                 overwrite=bool(p.get("overwrite")))
+        res = yield from report_errors(ctx, drive(ctx, steps))
+        t = f"{res.config['threshold']:g}"
+        counts = res.counts[t]
+        text = ", ".join(f"{k} {v}" for k, v in counts.items())
+        yield from _finish(ctx, f"KaLOS variation types {key!r} at IoU {t}: {text}")
+        yield show_result(ctx, self._outputs(), {
+            "run_key": key, "threshold": res.config["threshold"], "counts": text,
+            "n_labels": res.n_annotations, "next": "Open the panel 'KaLOS: Variation types'."})
+
+    @staticmethod
+    def _outputs():
+        out = types.Object()
+        out.str("run_key", label="Run key")
+        out.float("threshold", label="IoU threshold of the per-label types")
+        out.str("counts", label="Labels per type")
+        out.int("n_labels", label="Labels")
+        out.str("next", label="Next")
+        return types.Property(out, view=types.View(label="KaLOS: variation types"))

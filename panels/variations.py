@@ -1,0 +1,161 @@
+"""Variation types: what kind of disagreement there is, per IoU threshold and per rater, and
+how well the agreed pairs' boundaries match (the IoU histogram of the agreed labels).
+
+Reads a stored variation-type run (``config.method == "kalos_variations"``). Click a bar
+segment → only the labels of that type (of that rater, in the rater chart) at the run's
+threshold; click an IoU bin → only the agreed labels whose IoU lies in it.
+"""
+
+from __future__ import annotations
+
+import fiftyone.operators as foo
+
+from .common import RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
+
+METHOD = "kalos_variations"
+URI = "@kalos/agreement/compute_variations"
+COLORS = {"agreed": "#2ca02c", "merged": "#17becf", "wrong_class": "#d62728", "merged_wrong_class": "#9467bd",
+          "missed": "#ff7f0e", "additional": "#8c564b"}
+TYPES = tuple(COLORS)
+
+
+def _views():
+    """The view builders of :mod:`operators.variation_runs` (relative inside the plugin package)."""
+    try:
+        from ..operators import variation_runs
+    except ImportError:      # panels imported as a top-level package
+        from operators import variation_runs
+    return variation_runs
+
+
+def stacked(categories: list, counts: dict, types=TYPES) -> list[dict]:
+    """One bar trace per type (named by the type) over ``categories``; ``counts[category][type]``."""
+    return [{"type": "bar", "name": t, "x": [str(c) for c in categories],
+             "y": [(counts.get(c) or {}).get(t, 0) for c in categories], "marker": {"color": COLORS.get(t, "#777")},
+             "hovertemplate": "%{x}: " + t + " %{y}<extra></extra>"} for t in types]
+
+
+def iou_histogram(res: dict, threshold: str) -> tuple[dict, list]:
+    """The agreed labels' IoU histogram at ``threshold``: a bar per bin; returns (trace, bins)."""
+    hist = res.get("boundary_iou") or {}
+    edges = hist.get("bins") or []
+    counts = (hist.get("counts") or {}).get(threshold) or []
+    bins = [[edges[k], edges[k + 1]] for k in range(len(counts))]
+    keep = [(b, c) for b, c in zip(bins, counts) if b[1] > float(threshold) + 1e-9]  # agreed: IoU ≥ t
+    return {"type": "bar", "name": "agreed pairs", "x": [f"{b[0]:.2f}" for b, _ in keep],
+            "y": [c for _, c in keep], "marker": {"color": COLORS["agreed"]},
+            "customdata": [f"{b[0]:.2f} – {b[1]:.2f}" for b, _ in keep],
+            "hovertemplate": "IoU %{customdata}: %{y} labels<extra></extra>"}, [b for b, _ in keep]
+
+
+def summary_md(res: dict, threshold: str) -> str:
+    cfg = res.get("variation_config") or {}
+    counts = (res.get("counts") or {}).get(threshold) or {}
+    total = sum(counts.values())
+    parts = ", ".join(f"{t.replace('_', ' ')} {counts.get(t, 0)} ({fmt(100 * counts.get(t, 0) / total, 1)} %)"
+                      for t in TYPES if total)
+    return (f"**{total} labels at IoU {threshold}** on {res.get('n_images', '?')} samples: {parts or 'none'}. "
+            f"Unmatched labels of the reference rater ({cfg.get('reference') or 'first in order'}, two raters) are "
+            "*missed*, the other's *additional*; with three or more raters the unit majority decides.")
+
+
+class VariationTypesPanel(RunPanel):
+    METHOD = METHOD
+    TITLE = "KaLOS: Variation types"
+    INTRO = ("What kind of disagreement: agreed, merged pieces, wrong class, missed or additional labels, per "
+             "IoU threshold and per rater. Click a segment for those labels, an IoU bin for those agreed pairs.")
+    EMPTY = ("No KaLOS variation-type run on this dataset yet. Compute one: it types every label's "
+             "disagreement per rater pair and IoU threshold.")
+    ACTION_LABEL = "Compute variation types"
+    ACTION_URI = URI
+
+    @property
+    def config(self):
+        return foo.PanelConfig(name="kalos_variation_types", label="KaLOS: Variation types", icon="category",
+                               category=foo.Categories.ANALYZE,
+                               help_markdown="Variation types per IoU threshold and rater; boundary-quality IoU.")
+
+    def action_params(self, ctx) -> dict:
+        key = ctx.panel.state.run_key
+        if not key:
+            return {}
+        cfg = ctx.dataset.get_run_info(key).config
+        params = ({"layout": "rater_attribute", "label_field": cfg.label_field, "rater_attribute": cfg.rater_attribute}
+                  if getattr(cfg, "rater_attribute", None) else
+                  {"layout": "rater_fields", "rater_fields": list(cfg.rater_fields or [])})
+        params.update(run_key=key, threshold=cfg.threshold, reference=cfg.reference, merge=cfg.merge,
+                      thresholds=", ".join(f"{t:g}" for t in cfg.thresholds or []))
+        return {k: v for k, v in params.items() if v is not None}
+
+    def load_run(self, ctx, run_key):
+        res = load_results(ctx.dataset, run_key)
+        cfg = res.get("variation_config") or {}
+        t = f"{cfg.get('threshold', 0.5):g}"
+        counts = res.get("counts") or {}
+        ts = sorted(counts, key=float)
+        legend = {"orientation": "h", "y": -0.3}
+        ctx.panel.data.thresholds = clean(stacked(ts, counts))
+        ctx.panel.state.threshold_layout = clean(plot_layout(
+            "Labels per variation type and IoU threshold", "IoU threshold (click: labels of that type)", "labels",
+            height=400, barmode="stack", showlegend=True, legend=legend, xaxis={"type": "category"}))
+        by_rater = (res.get("by_rater") or {}).get(t) or {}
+        raters = sorted(by_rater)
+        ctx.panel.data.raters = clean(stacked(raters, by_rater))
+        ctx.panel.state.rater_layout = clean(plot_layout(
+            f"Labels per variation type and rater (IoU {t})", "rater (click: that rater's labels of the type)",
+            "labels", height=380, barmode="stack", showlegend=True, legend=legend, xaxis={"type": "category"}))
+        trace, bins = iou_histogram(res, t)
+        ctx.panel.data.iou = clean([trace])
+        ctx.panel.state.bins = bins
+        ctx.panel.state.iou_layout = clean(plot_layout(
+            f"Boundary quality: IoU of the agreed pairs (IoU {t})", "IoU (click: the agreed pairs in the bin)",
+            "labels", height=320, xaxis={"type": "category"}))
+        ctx.panel.state.threshold = t
+        ctx.panel.state.summary = summary_md(res, t)
+        ctx.panel.state.selection = None
+
+    def _type_of(self, ctx) -> str | None:
+        vtype = ctx.params.get("trace")
+        if vtype not in TYPES and isinstance(ctx.params.get("trace_idx"), int) and ctx.params["trace_idx"] < len(TYPES):
+            vtype = TYPES[ctx.params["trace_idx"]]
+        return vtype if vtype in TYPES else None
+
+    def on_click_threshold(self, ctx):
+        type_view = _views().type_view
+
+        vtype = self._type_of(ctx)
+        if vtype is None:
+            return
+        t = ctx.panel.state.threshold
+        note = "" if str(clicked(ctx, "x")) == t else f" (labels carry their type at the run's IoU {t})"
+        self.show(ctx, type_view(ctx.dataset, ctx.panel.state.run_key, vtype),
+                  f"Showing only **{vtype.replace('_', ' ')}** labels at IoU {t}{note}")
+
+    def on_click_rater(self, ctx):
+        type_view = _views().type_view
+
+        vtype, rater = self._type_of(ctx), clicked(ctx, "x")
+        if vtype is None or rater is None:
+            return
+        self.show(ctx, type_view(ctx.dataset, ctx.panel.state.run_key, vtype, rater=str(rater)),
+                  f"Showing only **{rater}**'s **{vtype.replace('_', ' ')}** labels at IoU {ctx.panel.state.threshold}")
+
+    def on_click_iou(self, ctx):
+        iou_bin_view = _views().iou_bin_view
+
+        bins = ctx.panel.state.bins or []
+        x = clicked(ctx, "x")
+        match = [b for b in bins if f"{b[0]:.2f}" == str(x)]
+        if not match:
+            return
+        low, high = match[0]
+        self.show(ctx, iou_bin_view(ctx.dataset, ctx.panel.state.run_key, low, high),
+                  f"Showing the **agreed** labels whose IoU lies in [{low:.2f}, {high:.2f}"
+                  f"{']' if high >= 1 else ')'}")
+
+    def render_run(self, panel, ctx):
+        self.render_summary(panel, ctx)
+        panel.btn("open_operator", label="Recompute", icon="play_arrow", on_click=self.open_operator)
+        chart(panel, "thresholds", ctx.panel.state.threshold_layout, on_click=self.on_click_threshold)
+        chart(panel, "raters", ctx.panel.state.rater_layout, on_click=self.on_click_rater)
+        chart(panel, "iou", ctx.panel.state.iou_layout, on_click=self.on_click_iou)

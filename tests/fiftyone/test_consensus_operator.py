@@ -1,0 +1,137 @@
+"""build_consensus and tag_for_review on a real database: known answers on three raters, the
+raters' fields untouched, form errors, overwrite, the review list, tags and the saved view."""
+
+import uuid
+
+import bson
+import pytest
+
+PLUGIN = "@kalos/agreement"
+FIELDS = ["raters_r1", "raters_r2", "raters_r3"]
+
+
+def execute(name, ds, **params):
+    import fiftyone.operators as foo
+
+    res = foo.execute_operator(f"{PLUGIN}/{name}", dataset=ds.name, params=params)
+    if res.error:
+        raise RuntimeError(res.error)
+    return res
+
+
+def form(name, ds, **params):
+    import fiftyone.operators as foo
+    from fiftyone.operators.executor import ExecutionContext
+
+    ctx = ExecutionContext(request_params={"dataset_name": ds.name, "params": params})
+    return foo.get_operator(f"{PLUGIN}/{name}").resolve_input(ctx).type.properties
+
+
+def errors(props):
+    return {k: p.error_message for k, p in props.items() if p.invalid}
+
+
+def three_raters(fo):
+    """Sample 1: r1, r2 draw class A and r3 class B on one object; r1 alone draws a second box.
+    Sample 2: all three agree on A (high α)."""
+    ds = fo.Dataset(f"kalos-cons-{uuid.uuid4().hex[:8]}")
+    d = lambda label, box: fo.Detection(label=label, bounding_box=box)  # noqa: E731
+    s1 = fo.Sample(filepath="/nonexistent/1.jpg", rater_list=["r1", "r2", "r3"],
+                   metadata=fo.ImageMetadata(width=100, height=100))
+    s1["raters_r1"] = fo.Detections(detections=[d("A", [0.10, 0.10, 0.30, 0.30]), d("A", [0.70, 0.70, 0.20, 0.20])])
+    s1["raters_r2"] = fo.Detections(detections=[d("A", [0.12, 0.10, 0.30, 0.32])])
+    s1["raters_r3"] = fo.Detections(detections=[d("B", [0.10, 0.12, 0.28, 0.30])])
+    s2 = fo.Sample(filepath="/nonexistent/2.jpg", rater_list=["r1", "r2", "r3"],
+                   metadata=fo.ImageMetadata(width=100, height=100))
+    for f in FIELDS:
+        s2[f] = fo.Detections(detections=[d("A", [0.2, 0.2, 0.4, 0.4]), d("B", [0.7, 0.1, 0.2, 0.2])])
+    ds.add_samples([s1, s2])
+    execute("compute_agreement", ds, rater_fields=FIELDS, run_key="kalos", bootstrap=0)
+    return ds
+
+
+def raw(ds, fields):
+    """The stored documents of ``fields``, as BSON bytes per sample."""
+    coll = ds._sample_collection
+    return [bson.encode({f: doc.get(f) for f in fields}) for doc in coll.find({}, {f: 1 for f in fields})]
+
+
+@pytest.fixture()
+def ds(fo_isolated):
+    return three_raters(fo_isolated)
+
+
+def test_consensus_majority_class_confidence_and_review(ds):
+    before = raw(ds, FIELDS)
+    execute("build_consensus", ds, agreement_key="kalos")
+    assert raw(ds, FIELDS) == before  # the raters' fields are byte-identical
+    assert "kalos_consensus" in ds.list_runs()
+    s1, s2 = ds.values("kalos_consensus.detections")
+    assert len(s1) == 1
+    lab = s1[0]
+    assert lab.label == "A" and lab.confidence == pytest.approx(2 / 3)
+    assert lab.support == 2 and lab.n_assigned == 3 and sorted(lab.raters) == ["r1", "r2"]
+    assert lab.tie is False and len(lab.members) == 3
+    # median of the two agreeing boxes, in relative coordinates
+    assert lab.bounding_box == pytest.approx([0.11, 0.10, 0.30, 0.31])
+    assert sorted(x.label for x in s2) == ["A", "B"] and all(x.confidence == 1.0 for x in s2)
+    res = ds.load_run_results("kalos_consensus")
+    assert res.n_labels == 3 and res.n_review == 1
+    (item,) = res.review
+    assert item["support"] == 1 and item["raters"] == ["r1"] and item["votes"] == {"A": 1}
+    r1_ids = ds.values("raters_r1.detections.id")[0]
+    assert item["members"] == [r1_ids[1]]
+
+
+def test_consensus_support_all_and_weighted(ds):
+    execute("build_consensus", ds, agreement_key="kalos", support=1.0, box_fusion="weighted")
+    s1, s2 = ds.values("kalos_consensus.detections")
+    assert s1 == [] and len(s2) == 2  # 2 of 3 is not all
+    assert ds.load_run_results("kalos_consensus").n_review == 2
+
+
+def test_consensus_form_errors_and_overwrite(ds, fo_isolated):
+    assert errors(form("build_consensus", ds, agreement_key="kalos")) == {}
+    assert "support" in errors(form("build_consensus", ds, agreement_key="kalos", box_fusion="x", support=3.0)) or \
+        "box_fusion" in errors(form("build_consensus", ds, agreement_key="kalos", box_fusion="x"))
+    execute("build_consensus", ds, agreement_key="kalos")
+    errs = errors(form("build_consensus", ds, agreement_key="kalos"))
+    assert "overwrite" in errs and "exists" in errs["overwrite"]
+    with pytest.raises(Exception, match="confirm overwriting"):
+        execute("build_consensus", ds, agreement_key="kalos")
+    execute("build_consensus", ds, agreement_key="kalos", overwrite=True, support=1.0)
+    assert ds.load_run_results("kalos_consensus").n_labels == 2
+    # a field the plugin did not write is never overwritten
+    other = three_raters(fo_isolated)
+    other.add_sample_field("kalos_consensus", fo_isolated.StringField)
+    assert "agreement_key" in errors(form("build_consensus", other, agreement_key="kalos"))
+    # delete_kalos_run removes the field
+    execute("delete_kalos_run", ds, run_key="kalos_consensus")
+    assert not ds.has_sample_field("kalos_consensus") and "kalos_consensus" not in ds.list_runs()
+
+
+def test_tag_for_review(ds):
+    execute("build_consensus", ds, agreement_key="kalos")
+    alpha = ds.values("kalos_alpha")
+    assert alpha[0] < alpha[1]
+    level = (alpha[0] + alpha[1]) / 2
+    before = raw(ds, FIELDS)
+    execute("tag_for_review", ds, run_key="kalos", tag="check", alpha_below=level, unsupported=True)
+    s1, s2 = ds.select(ds.values("id"))  # two samples
+    assert "check" in s1.tags and "check" not in s2.tags
+    tagged = {f: [[("check" in (d.tags or [])) for d in row] for row in ds.values(f"{f}.detections")]
+              for f in FIELDS}
+    # r3's B disagrees on the class with r1/r2's A (all three labels of that unit); r1's lone box is unmatched
+    assert tagged["raters_r1"][0] == [True, True] and tagged["raters_r3"][0] == [True]
+    assert not any(t for f in FIELDS for t in tagged[f][1])  # sample 2: every unit agreed
+    assert ds.has_saved_view("kalos_review")
+    view = ds.load_saved_view("kalos_review")
+    assert len(view) == 1 and view.count("raters_r1.detections") == 2
+    assert raw(ds, FIELDS) != before  # tags went on the labels
+    errs = errors(form("tag_for_review", ds, run_key="kalos", tag="", use_alpha=False))
+    assert "tag" in errs
+
+
+def test_tag_for_review_needs_consensus_for_unsupported(ds):
+    errs = errors(form("tag_for_review", ds, run_key="kalos", tag="x", unsupported=True))
+    assert "unsupported" in errs and "build consensus" in errs["unsupported"]

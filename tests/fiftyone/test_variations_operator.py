@@ -1,0 +1,104 @@
+"""compute_variations on a real database: the stored counts are the engine's on the same labels,
+the per-label type / partner / IoU, the views a panel click shows, form errors and overwrite."""
+
+import pytest
+
+from kalos_core import load_coco
+from kalos_core.demo_data import build_demo
+from kalos_core.variations import VariationConfig, compute_variations
+from tests.fiftyone.test_consensus_operator import FIELDS, errors, execute, form, three_raters
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return load_coco(build_demo(tmp_path_factory.mktemp("demo"), n_images=10, seed=3, with_images=False), "bbox")
+
+
+def test_variations_match_the_engine(fo_isolated, demo):
+    from tests.fiftyone.test_calibrate_operator import make_dataset
+
+    ds, fields = make_dataset(fo_isolated, demo, with_metadata=True)
+    execute("compute_variations", ds, rater_fields=fields, run_key="var", thresholds="0.5,0.75")
+    res = ds.load_run_results("var")
+    expected = compute_variations(demo, VariationConfig(thresholds=(0.5, 0.75)))
+    assert res.counts == expected.counts and res.by_rater.keys() == expected.by_rater.keys()
+    assert res.boundary_iou["counts"] == expected.boundary_iou
+    got = [t for f in fields for row in ds.values(f"{f}.detections.var_variation") for t in row or []]
+    assert sum(1 for t in got if t is not None) == sum(expected.counts["0.5"].values())
+
+
+def test_variations_known_answer_and_views(fo_isolated):
+    from operators.variation_runs import iou_bin_view, type_view
+
+    ds = three_raters(fo_isolated)
+    execute("compute_variations", ds, rater_fields=FIELDS, run_key="var", thresholds="0.5")
+    counts = ds.load_run_results("var").counts["0.5"]
+    # sample 1: r1/r2 agree on A, r3's B is wrong_class for both; r1's lone box is missed by the others
+    # sample 2: six agreed labels
+    assert counts["wrong_class"] == 1 and counts["agreed"] == 8 and counts["missed"] + counts["additional"] == 1
+    types_r3 = ds.values("raters_r3.detections.var_variation")
+    assert types_r3[0] == ["wrong_class"]
+    partner = ds.values("raters_r3.detections.var_partner")[0][0]
+    assert partner in ds.values("raters_r1.detections.id")[0] + ds.values("raters_r2.detections.id")[0]
+    v = type_view(ds, "var", "wrong_class")
+    assert len(v) == 1 and v.count("raters_r3.detections") == 1 and v.count("raters_r1.detections") == 0
+    assert len(type_view(ds, "var", "agreed", rater="r3")) == 1
+    whole = iou_bin_view(ds, "var", 0.0, 1.0)
+    assert sum(whole.count(f"{f}.detections") for f in FIELDS) == 8
+    assert len(iou_bin_view(ds, "var", 0.0, 0.05)) == 0
+
+
+def test_variations_form_errors_and_overwrite(fo_isolated):
+    ds = three_raters(fo_isolated)
+    assert "thresholds" in errors(form("compute_variations", ds, rater_fields=FIELDS, run_key="v", thresholds="x"))
+    execute("compute_variations", ds, rater_fields=FIELDS, run_key="v")
+    errs = errors(form("compute_variations", ds, rater_fields=FIELDS, run_key="v"))
+    assert "overwrite" in errs
+    execute("compute_variations", ds, rater_fields=FIELDS, run_key="v", overwrite=True, threshold=0.9)
+    assert ds.get_run_info("v").config.threshold == 0.9
+    execute("delete_kalos_run", ds, run_key="v")
+    assert not ds.has_field("raters_r1.detections.v_variation")
+
+
+# -- panel -------------------------------------------------------------------------------------
+
+def test_panel_draws_the_stored_counts_and_clicks_set_the_views(fo_isolated):
+    from tests.fiftyone.test_panels import Panel
+
+    ds = three_raters(fo_isolated)
+    execute("compute_variations", ds, rater_fields=FIELDS, run_key="var", thresholds="0.5,0.9")
+    res = ds.load_run_results("var")
+    p = Panel(ds, "kalos_variation_types").call("on_load")
+    assert p.state["run_key"] == "var" and {"summary", "thresholds", "raters", "iou"} <= p.rendered()
+    bars = {t["name"]: t for t in p.data["thresholds"]}
+    assert bars["agreed"]["x"] == ["0.5", "0.9"]
+    assert bars["agreed"]["y"] == [res.counts["0.5"]["agreed"], res.counts["0.9"]["agreed"]]
+    assert bars["wrong_class"]["y"][0] == 1
+    raters = {t["name"]: t for t in p.data["raters"]}
+    assert raters["wrong_class"]["x"] == ["r1", "r2", "r3"] and raters["wrong_class"]["y"] == [0, 0, 1]
+    (hist,) = p.data["iou"]
+    assert sum(hist["y"]) == res.counts["0.5"]["agreed"] and hist["x"][0] == "0.50"
+    view = p.call("on_click_threshold", x="0.5", trace="wrong_class").view()
+    assert view.count("raters_r3.detections") == 1 and view.count("raters_r1.detections") == 0
+    assert "wrong class" in p.state["selection"]
+    view = p.call("on_click_rater", x="r1", trace="agreed").view()
+    assert view.count("raters_r1.detections") == 3 and view.count("raters_r2.detections") == 0
+    # the fullest IoU bin: exactly its agreed labels
+    k = max(range(len(hist["y"])), key=lambda i: hist["y"][i])
+    view = p.call("on_click_iou", x=hist["x"][k]).view()
+    assert sum(view.count(f"{f}.detections") for f in FIELDS) == hist["y"][k]
+    ious = [v for f in FIELDS for row in view.values(f"{f}.detections.var_iou") for v in row or []]
+    low = float(hist["x"][k])
+    assert all(low <= v <= low + 0.05 + 1e-9 for v in ious)
+
+
+def test_panel_without_a_run_offers_the_operator(fo_isolated):
+    import uuid
+
+    from tests.fiftyone.test_panels import Panel
+
+    ds = fo_isolated.Dataset(f"kalos-empty-{uuid.uuid4().hex[:6]}")
+    p = Panel(ds, "kalos_variation_types").call("on_load")
+    assert {"empty_state", "open_operator"} <= p.rendered()
+    (prompt,) = p.call("open_operator").ops("prompt_user_for_operation")
+    assert prompt["operator_uri"] == "@kalos/agreement/compute_variations"
