@@ -193,3 +193,21 @@ def source_params(params) -> dict:
     return {"rater_fields": None if by_attribute else params.get("rater_fields"),
             "label_field": params.get("label_field") if by_attribute else None,
             "rater_attribute": params.get("rater_attribute") or "rater_id"}
+
+def check_form(props: dict, check) -> None:
+    """Run ``check()``; a :class:`SetupError` becomes a form error on the input it names."""
+    try:
+        check()
+    except SetupError as e:
+        prop = props.get(e.param) or props.get("run_key")
+        if prop is not None and not prop.invalid:
+            form_error(prop, str(e))
+
+def finish_run(ctx, message: str):
+    """The last App operations of a run: progress done, reload, success note."""
+    done = progress_op(ctx, 1.0, "done")
+    if done is not None:
+        yield done
+    if not ctx.delegated:
+        yield ctx.ops.reload_dataset()
+        yield ctx.ops.notify(message, variant="success")

@@ -84,7 +84,7 @@ def run(args) -> None:
           f"{cf['model']['map']:.2f} ({cf['model']['placement']['ci_normal']})")
     print(f"noise-aware AP of the model (run 'noise_aware'): {ap['lower']:.2f} <= {ap['ap']:.2f} <= {ap['upper']:.2f}")
     vc = var.counts["0.5"]
-    print(f"variation types at IoU 0.5 (run 'variations'): " + ", ".join(f"{k} {v}" for k, v in vc.items()))
+    print("variation types at IoU 0.5 (run 'variations'): " + ", ".join(f"{k} {v}" for k, v in vc.items()))
     print(f"consensus of run 'kalos' (field 'kalos_consensus'): {len(cons.labels)} labels, "
           f"{len(cons.review)} units for review")
     low = ds.sort_by("kalos_alpha").first()

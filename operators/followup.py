@@ -11,7 +11,7 @@ import fiftyone.operators.types as types
 from . import run_store
 from .common import drive, report_errors, show_result
 from .consensus_runs import AGREEMENT, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
-from .measures import _check, _finish
+from .common import check_form, finish_run
 from .review import check_review, review_view_name, tag_for_review
 
 
@@ -70,7 +70,7 @@ class BuildConsensus(foo.Operator):
                     description=f"Replaces the run and its field {target}: {about}")
             inputs.view("writes", types.Notice(label=f"Writes the new field {target}; the raters' fields are "
                                                      "only read."))
-        _check(props, lambda: check_consensus(ds, key or runs[-1], p.get("support", 0.5),
+        check_form(props, lambda: check_consensus(ds, key or runs[-1], p.get("support", 0.5),
                                               p.get("box_fusion", "median"), p.get("pixel_share", 0.5),
                                               bool(p.get("overwrite"))))
         return types.Property(inputs, view=types.View(label="KaLOS: build consensus"))
@@ -83,7 +83,7 @@ class BuildConsensus(foo.Operator):
         res = yield from report_errors(ctx, drive(ctx, steps))
         field = consensus_key(key)
         n, r = len(res.labels), len(res.review)
-        yield from _finish(ctx, f"KaLOS consensus {field!r}: {n} labels, {r} units for review")
+        yield from finish_run(ctx, f"KaLOS consensus {field!r}: {n} labels, {r} units for review")
         conf = sum(x.confidence for x in res.labels) / n if n else None
         yield show_result(ctx, self._outputs(), {
             "field": field, "labels": n, "ties": sum(x.tie for x in res.labels), "review": r,
@@ -133,7 +133,7 @@ class TagForReview(foo.Operator):
             "unsupported", default=has_consensus, label="Tag labels of units the consensus did not support",
             description=f"needs the consensus run {consensus_key(key)!r}")
         props["view_name"] = inputs.str("view_name", default=review_view_name(key), label="Saved view")
-        _check(props, lambda: check_review(ds, key, p.get("tag", "review"), self._alpha(p),
+        check_form(props, lambda: check_review(ds, key, p.get("tag", "review"), self._alpha(p),
                                            p.get("unmatched", True), p.get("class_disagreement", True),
                                            p.get("unsupported", has_consensus), p.get("view_name")))
         return types.Property(inputs, view=types.View(label="KaLOS: tag for review"))

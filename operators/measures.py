@@ -12,7 +12,7 @@ import fiftyone.operators.types as types
 
 from . import run_store
 from .adapter import SetupError, label_fields
-from .common import drive, form_error, progress_op, report_errors, run_or_delegate, setup_inputs, source_params
+from .common import check_form, drive, finish_run, form_error, report_errors, run_or_delegate, setup_inputs, source_params
 from .convergence_runs import TASKS, check_convergence, convergence_run, convergence_steps
 from .convergence_runs import DEFAULT_KEY as CONVERGENCE_KEY
 from .convergence_runs import METHOD as CONVERGENCE
@@ -33,24 +33,6 @@ def _choices(names: dict, multiple: bool = False) -> types.Dropdown:
     return choices
 
 
-def _check(props: dict, check) -> None:
-    """Run ``check()``; a :class:`SetupError` becomes a form error on the input it names."""
-    try:
-        check()
-    except SetupError as e:
-        prop = props.get(e.param) or props.get("run_key")
-        if prop is not None and not prop.invalid:
-            form_error(prop, str(e))
-
-
-def _finish(ctx, message: str):
-    """The last App operations of a run: progress done, reload, success note."""
-    done = progress_op(ctx, 1.0, "done")
-    if done is not None:
-        yield done
-    if not ctx.delegated:
-        yield ctx.ops.reload_dataset()
-        yield ctx.ops.notify(message, variant="success")
 
 
 class LabelConvergence(foo.Operator):
@@ -93,7 +75,7 @@ class LabelConvergence(foo.Operator):
         inputs.bool("alpha", default=False, label="Map α through Eq. 1 (and refit)",
                     description="always done with more than two raters")
         if source is not None:
-            _check(props, lambda: check_convergence(
+            check_form(props, lambda: check_convergence(
                 ctx.target_view(), **source_params(p), run_key=p.get("run_key"), task=task,
                 predictions_field=p.get("predictions_field"), bootstrap=p.get("bootstrap", 1000),
                 fraction=p.get("fraction", 0.1), seed=p.get("seed", 0), overwrite=bool(p.get("overwrite"))))
@@ -113,7 +95,7 @@ class LabelConvergence(foo.Operator):
         ci = boot.get("ci_normal")
         ci_text = f"{ci[0]:.2f} – {ci[1]:.2f}" if ci and None not in ci else "none (bootstrap off)"
         model = d["model"]
-        yield from _finish(ctx, f"KaLOS label convergence {key!r}: mAP between raters {d['full_set']['map']:.2f} "
+        yield from finish_run(ctx, f"KaLOS label convergence {key!r}: mAP between raters {d['full_set']['map']:.2f} "
                                 f"(interval {ci_text})")
         yield ctx.ops.show_output(self._outputs(), {
             "run_key": key, "map": d["full_set"]["map"], "ap50": d["full_set"]["ap50"],
@@ -176,11 +158,11 @@ class NoiseAwareEvaluation(foo.Operator):
             props["overwrite"] = inputs.bool("overwrite", default=False, label=f"Overwrite the existing run {key!r}",
                                              description=f"Replaces it and the fields it wrote: {about}")
         if p.get("predictions_field") and p.get("reference_field") and p.get("noise_fields"):
-            _check(props, lambda: check_noise_aware(
+            check_form(props, lambda: check_noise_aware(
                 ctx.target_view(), p.get("predictions_field"), p.get("reference_field"), p.get("noise_fields"),
                 p.get("share", "split"), key, bool(p.get("overwrite"))))
         else:
-            _check(props, lambda: run_store.validate_key(ds, key, NOISE_AWARE, overwrite=bool(p.get("overwrite"))))
+            check_form(props, lambda: run_store.validate_key(ds, key, NOISE_AWARE, overwrite=bool(p.get("overwrite"))))
         return types.Property(inputs, view=types.View(label="KaLOS: noise-aware evaluation"))
 
     def execute(self, ctx):
@@ -192,7 +174,7 @@ class NoiseAwareEvaluation(foo.Operator):
         ap = res.to_dict()["ap"]["50:95"]
         fmt = lambda v: "—" if v is None else f"{v:.2f}"  # noqa: E731
         text = f"AP^l {fmt(ap['lower'])} ≤ AP {fmt(ap['ap'])} ≤ AP^u {fmt(ap['upper'])}"
-        yield from _finish(ctx, f"KaLOS noise-aware evaluation {key!r}: {text}")
+        yield from finish_run(ctx, f"KaLOS noise-aware evaluation {key!r}: {text}")
         n = res.noise
         yield ctx.ops.show_output(self._outputs(), {
             "run_key": key, "ap": text, "noise": f"{n.n_pairs} pairs, {n.n_inliers} inliers, share {n.share}",

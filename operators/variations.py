@@ -8,7 +8,8 @@ import fiftyone.operators.types as types
 
 from . import run_store
 from .common import drive, report_errors, run_or_delegate, setup_inputs, show_result, source_params
-from .measures import _check, _existing, _finish
+from .common import check_form, finish_run
+from .measures import _existing
 from .variation_runs import DEFAULT_KEY, METHOD, check_variations, variations_run, variations_steps
 
 THRESHOLDS_TEXT = "0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95"
@@ -47,7 +48,7 @@ class ComputeVariations(foo.Operator):
                                              view=ref, description="its unmatched labels are 'missed' (by the other)")
         inputs.bool("merge", default=True, label="Look for merged pieces (steps 2 and 4)")
         if source is not None:
-            _check(props, lambda: check_variations(
+            check_form(props, lambda: check_variations(
                 ctx.target_view(), **source_params(p), run_key=p.get("run_key"), threshold=p.get("threshold", 0.5),
                 thresholds=p.get("thresholds", THRESHOLDS_TEXT), reference=p.get("reference"),
                 merge=p.get("merge", True), overwrite=bool(p.get("overwrite"))))
@@ -64,7 +65,7 @@ class ComputeVariations(foo.Operator):
         t = f"{res.config['threshold']:g}"
         counts = res.counts[t]
         text = ", ".join(f"{k} {v}" for k, v in counts.items())
-        yield from _finish(ctx, f"KaLOS variation types {key!r} at IoU {t}: {text}")
+        yield from finish_run(ctx, f"KaLOS variation types {key!r} at IoU {t}: {text}")
         yield show_result(ctx, self._outputs(), {
             "run_key": key, "threshold": res.config["threshold"], "counts": text,
             "n_labels": res.n_annotations, "next": "Open the panel 'KaLOS: Variation types'."})
