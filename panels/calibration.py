@@ -11,7 +11,7 @@ import fiftyone.operators as foo
 from kalos_core.data import TASK_KINDS
 
 from .common import (CALIBRATE_URI, CALIBRATION_METHOD, COMPUTE_URI, RunPanel, chart, clean, dropdown, fmt,
-                     load_results, plot_layout, vline)
+                     label_source_params, load_results, plot_layout, vline)
 
 #: calibration task name -> kind of kalos_core.geometry's distance registry
 DO_COLOR, DE_COLOR = "#1f77b4", "#ff7f0e"
@@ -162,12 +162,7 @@ class CalibrationPanel(RunPanel):
 
             if name in distances_for(kind) or (kind == "box" and name == "mask_iou"):
                 params["distance"] = name
-        cfg = ctx.dataset.get_run_info(key).config
-        if getattr(cfg, "rater_fields", None):
-            params.update(layout="rater_fields", rater_fields=list(cfg.rater_fields))
-        elif getattr(cfg, "label_field", None):
-            params.update(layout="rater_attribute", label_field=cfg.label_field,
-                          rater_attribute=getattr(cfg, "rater_attribute", None) or "rater_id")
+        params.update(label_source_params(ctx.dataset.get_run_info(key).config))
         return {k: v for k, v in params.items() if v is not None}
 
     def run_at_tau(self, ctx):

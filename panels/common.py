@@ -91,17 +91,21 @@ def chart(panel, name: str, layout: dict | None, on_click=None):
                       height=layout.get("height", 360), **kw)
 
 
+def label_source_params(cfg) -> dict:
+    """A stored run's labels as operator form values: its rater fields, or its label field and
+    rater attribute (every KaLOS run config stores one or the other)."""
+    if getattr(cfg, "rater_attribute", None) and getattr(cfg, "label_field", None):
+        return {"layout": "rater_attribute", "label_field": cfg.label_field, "rater_attribute": cfg.rater_attribute}
+    return {"layout": "rater_fields", "rater_fields": list(getattr(cfg, "rater_fields", None) or [])}
+
+
 def agreement_rerun_params(dataset, run_key: str, diagnostic: str | None = None, lsa: str | None = None) -> dict:
     """Prefill for compute_agreement from a stored run: its raters, key and its whole stored
     config (threshold, distance, solver, cost, LSA thresholds, diagnostics, seed) - never the
     form's defaults. ``diagnostic`` / ``lsa`` add what a panel found missing. The key is the
     run's own, so the form asks to confirm the overwrite."""
     cfg = dataset.get_run_info(run_key).config
-    if getattr(cfg, "rater_attribute", None):
-        params = {"layout": "rater_attribute", "label_field": cfg.label_field,
-                  "rater_attribute": cfg.rater_attribute}
-    else:
-        params = {"layout": "rater_fields", "rater_fields": list(cfg.rater_fields or [])}
+    params = label_source_params(cfg)
     distance = "mask_iou" if getattr(cfg, "use_masks", False) else getattr(cfg, "distance", None)
     diagnostics = [d for d in DIAGNOSTICS if getattr(cfg, d, True)]
     stored_lsa = ",".join(f"{t:g}" for t in getattr(cfg, "lsa_thresholds", None) or [])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
-from .common import NEUTRAL, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
+from .common import NEUTRAL, RunPanel, chart, clean, clicked, fmt, label_source_params, load_results, plot_layout
 from .views import CONVERGENCE_THRESHOLDS, convergence_class_view, convergence_unmatched_view
 
 METHOD = "kalos_convergence"
@@ -124,9 +124,7 @@ class LabelConvergencePanel(RunPanel):
         if not key:
             return {}
         cfg = ctx.dataset.get_run_info(key).config
-        params = ({"layout": "rater_attribute", "label_field": cfg.label_field, "rater_attribute": cfg.rater_attribute}
-                  if getattr(cfg, "rater_attribute", None) else
-                  {"layout": "rater_fields", "rater_fields": list(cfg.rater_fields or [])})
+        params = label_source_params(cfg)
         params.update(run_key=key, task=cfg.task, predictions_field=getattr(cfg, "predictions_field", None),
                       bootstrap=cfg.bootstrap, fraction=cfg.fraction, seed=cfg.seed)
         return {k: v for k, v in params.items() if v is not None}

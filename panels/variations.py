@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
-from .common import RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
+from .common import RunPanel, chart, clean, clicked, fmt, label_source_params, load_results, plot_layout
 
 METHOD = "kalos_variations"
 URI = "@kalos/agreement/compute_variations"
@@ -80,9 +80,7 @@ class VariationTypesPanel(RunPanel):
         if not key:
             return {}
         cfg = ctx.dataset.get_run_info(key).config
-        params = ({"layout": "rater_attribute", "label_field": cfg.label_field, "rater_attribute": cfg.rater_attribute}
-                  if getattr(cfg, "rater_attribute", None) else
-                  {"layout": "rater_fields", "rater_fields": list(cfg.rater_fields or [])})
+        params = label_source_params(cfg)
         params.update(run_key=key, threshold=cfg.threshold, reference=cfg.reference, merge=cfg.merge,
                       thresholds=", ".join(f"{t:g}" for t in cfg.thresholds or []))
         return {k: v for k, v in params.items() if v is not None}
