@@ -13,7 +13,8 @@ from kalos_core.calibration import default_distances
 from kalos_core.geometry import distances_for
 
 from .adapter import KINDS
-from .calibration_runs import DEFAULT_KEY, calibrate_run, calibrate_run_steps, validate_calibration_key
+from . import run_store
+from .calibration_runs import DEFAULT_KEY, METHOD, calibrate_run, calibrate_run_steps, validate_calibration_key
 from .common import (
     drive, form_error, progress_op, report_errors, run_or_delegate, setup_inputs, show_result, source_params,
 )
@@ -35,7 +36,11 @@ class Calibrate(foo.Operator):
         return run_or_delegate(self, calibrate_run, sample_collection, delegate, params)
 
     def resolve_input(self, ctx):
-        inputs, source = setup_inputs(ctx, DEFAULT_KEY, lambda key: validate_calibration_key(ctx.dataset, key),
+        overwrite = bool(ctx.params.get("overwrite"))
+        inputs, source = setup_inputs(ctx, run_store.unused_key(ctx.dataset, DEFAULT_KEY, METHOD),
+                                      lambda key: validate_calibration_key(ctx.dataset, key, overwrite),
+                                      existing=lambda key: (run_store.describe_run(ctx.dataset, key)
+                                                            if run_store.run_method(ctx.dataset, key) == METHOD else None),
                                       description="the calibration is stored as a custom run under this key")
         kind = KINDS.get(source.label_cls) if source else None
         if kind:
@@ -61,7 +66,7 @@ class Calibrate(foo.Operator):
         steps = calibrate_run_steps(
             ctx.target_view(), **source_params(p), run_key=p.get("run_key") or DEFAULT_KEY,
             distances=p.get("distances") or None, seed=p.get("seed", 0), bootstrap=p.get("bootstrap", 100),
-            stratify=p.get("stratify", False))
+            stratify=p.get("stratify", False), overwrite=bool(p.get("overwrite")))
         result = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: calibration failed")
         done = progress_op(ctx, 1.0, "done")
         if done is not None:

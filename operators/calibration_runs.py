@@ -75,18 +75,20 @@ def matching_calibration(dataset, threshold: float, label_type: str | None = Non
     return None
 
 
-def validate_calibration_key(dataset, run_key: str) -> None:
-    """A plain name, not used by a run of another kind (a calibration under it is replaced)."""
-    run_store.validate_key(dataset, run_key, METHOD, overwrite=True)
+def validate_calibration_key(dataset, run_key: str, overwrite: bool = False) -> None:
+    """A plain name, not used by a run of another kind; an existing calibration under it is
+    replaced only with ``overwrite=True`` (the form asks for it, describing the run)."""
+    run_store.validate_key(dataset, run_key, METHOD, overwrite=overwrite)
 
 
 def calibrate_run_steps(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
-                        run_key=DEFAULT_KEY, distances=None, seed=0, bootstrap=100, stratify=False):
+                        run_key=DEFAULT_KEY, distances=None, seed=0, bootstrap=100, stratify=False,
+                        overwrite=False):
     """:func:`calibrate_run` as a generator of ``(fraction, message)`` steps; returns the result."""
     timings = {}
     t0 = time.perf_counter()
     source = resolve_source(collection, rater_fields, label_field, rater_attribute)
-    validate_calibration_key(collection._dataset, run_key)
+    validate_calibration_key(collection._dataset, run_key, overwrite)
     try:
         config = CalibrationConfig(distances=tuple(distances) if distances else None, seed=int(seed),
                                    bootstrap=int(bootstrap), stratify=bool(stratify))
@@ -120,14 +122,14 @@ def calibrate_run_steps(collection, rater_fields=None, label_field=None, rater_a
 
 def calibrate_run(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
                   run_key=DEFAULT_KEY, distances=None, seed=0, bootstrap=100, stratify=False,
-                  progress=None) -> CalibrationResult:
+                  overwrite=False, progress=None) -> CalibrationResult:
     """Calibrate the distance and threshold on ``collection``; store the run under ``run_key``.
 
     ``progress(fraction, message)`` is called along the way (optional).
-    Re-running with the same key replaces that run.
+    An existing calibration ``run_key`` is replaced only with ``overwrite=True``.
     """
     return run_steps(calibrate_run_steps(collection, rater_fields, label_field, rater_attribute, run_key,
-                                         distances, seed, bootstrap, stratify), progress)
+                                         distances, seed, bootstrap, stratify, overwrite), progress)
 
 
 def braylan_summary(data: MultiRaterDataset, seed: int = 0) -> dict:

@@ -183,11 +183,6 @@ def store_run(collection, source: RaterSource, run_key: str, config: AgreementCo
     )
 
 
-def load_agreement(dataset, run_key: str) -> dict:
-    """The stored summary and diagnostics of a run, as a plain dict."""
-    return run_store.load_results(dataset, run_key)
-
-
 def delete_agreement_run(dataset, run_key: str) -> list[str]:
     """Remove a run, exactly the fields it wrote and its saved view; returns those field paths."""
     return run_store.delete_run(dataset, run_key, METHOD)

@@ -185,3 +185,22 @@ def test_braylan_is_skipped_without_pixel_sizes_or_boxes(fo_isolated, demo):
     execute(URI, ds, rater_fields=fields, bootstrap=0)
     assert "compute_metadata" in load_calibration(ds)["braylan"]["skipped"]
     assert "boxes only" in braylan_summary(MultiRaterDataset([], {}, "polygon"))["skipped"]
+
+
+def test_an_existing_calibration_is_replaced_only_after_a_described_confirmation(fo_isolated, demo):
+    from operators.adapter import SetupError
+    from operators.calibration_runs import calibrate_run, load_calibration
+
+    ds, fields = make_dataset(fo_isolated, demo)
+    execute(URI, ds, rater_fields=fields, bootstrap=0, seed=1)
+    before = load_calibration(ds)
+    props = form(URI, ds, rater_fields=fields)
+    assert props["run_key"].default == "kalos_calibration_2"            # an unused key is proposed
+    props = form(URI, ds, rater_fields=fields, run_key="kalos_calibration")
+    assert "overwrite" in props and "Detections" in props["overwrite"].view.description
+    assert props["overwrite"].invalid or props["run_key"].invalid        # refused until confirmed
+    with pytest.raises(SetupError, match="kalos_calibration"):
+        calibrate_run(ds, rater_fields=fields, bootstrap=0, seed=2)
+    assert load_calibration(ds) == before                                 # nothing replaced
+    execute(URI, ds, rater_fields=fields, bootstrap=0, seed=2, run_key="kalos_calibration", overwrite=True)
+    assert load_calibration(ds)["seed"] == 2
