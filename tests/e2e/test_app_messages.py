@@ -66,7 +66,7 @@ def test_no_rater_field_is_a_visible_form_error(page, demo_app):
 
 @pytest.mark.parametrize("label, text, shown", [
     ("Localisation sensitivity thresholds", "0.1, abc, 2", "'abc' is not"),
-    ("Run key", "kalos_calibration", "belongs to a KaLOS calibration run"),
+    ("Run key", "kalos_calibration", "belongs to another kind of run (a KaLOS calibration run"),
 ])
 def test_bad_values_are_visible_form_errors_naming_the_value(page, demo_app, label, text, shown):
     with _unchanged():
