@@ -19,6 +19,7 @@ from typing import Any, Callable, Generator, Iterator
 
 import numpy as np
 
+from . import diagnostic_defs  # noqa: F401  (registers the diagnostics before the config is built)
 from . import diagnostics as diag
 from .checks import check_bool, check_fraction, check_int
 from .coincidence import AlphaSums
