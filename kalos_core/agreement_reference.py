@@ -112,7 +112,8 @@ class ImageOutcome:
 def analyse_image(image, kind: str, config: AgreementConfig) -> ImageOutcome:
     """Match one image, compute its α and every per-image diagnostic."""
     spec = get_distance(kind, config.distance)
-    solver, cost = get_solver(config.solver), get_cost(config.cost)
+    plain = get_solver(config.solver)
+    solver, cost = (lambda p, t, c: plain(p, t, c)), get_cost(config.cost)  # no sorted-pairs shortcut
     thr = config.threshold
     ip = prepare_image(image, spec, min((thr, *config.lsa_thresholds)))
     units, cells = ip.match(thr, solver, cost)
