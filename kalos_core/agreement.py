@@ -12,10 +12,9 @@ come from one registry (:mod:`kalos_core.diagnostics`): their switches are
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 from dataclasses import asdict, field, fields, make_dataclass
-from typing import Any, Callable, Generator, Iterator
+from typing import Any, Callable, Generator
 
 import numpy as np
 
@@ -29,7 +28,8 @@ from .geometry.registry import DISTANCES
 from .io import InputWarnings, check_measurable
 from .jsonsafe import json_safe
 from .matching import get_cost, get_solver
-from .partial import ALPHA, Partial, analyse_chunk, chunk_bounds, enabled_diagnostics
+from .executors import get_executor
+from .partial import ALPHA, Partial, chunk_bounds, enabled_diagnostics
 from .progress import run_steps
 from .reliability import interpret
 
@@ -180,37 +180,12 @@ def _nested(pairs: dict[tuple[str, str], float], rows: list[str]) -> dict[str, d
     return {r: dict(sorted(v.items())) for r, v in out.items()}
 
 
-_POOL_DATA: tuple | None = None  # (dataset, config), inherited by forked workers
-
-
-def _analyse_bounds(bounds: tuple[int, int]) -> Partial:
-    dataset, config = _POOL_DATA
-    start, stop = bounds
-    return analyse_chunk(dataset.images[start:stop], start, dataset.kind, config, len(dataset.raters))
-
-
-def _partials(dataset: MultiRaterDataset, config, workers: int, chunk_size: int) -> Iterator[tuple[int, Partial]]:
-    """``(images done, partial)`` per chunk, in image order, from this process or forked workers."""
-    global _POOL_DATA
-    bounds = chunk_bounds(len(dataset.images), chunk_size)
-    if workers <= 1 or len(bounds) < 2 or "fork" not in mp.get_all_start_methods():
-        for start, stop in bounds:
-            yield stop, analyse_chunk(dataset.images[start:stop], start, dataset.kind, config, len(dataset.raters))
-        return
-    _POOL_DATA = (dataset, config)
-    try:
-        with mp.get_context("fork").Pool(workers) as pool:
-            for (_, stop), part in zip(bounds, pool.imap(_analyse_bounds, bounds)):
-                yield stop, part
-    finally:
-        _POOL_DATA = None
-
-
 def compute_agreement(
     dataset: MultiRaterDataset,
     config: AgreementConfig = AgreementConfig(),
     progress: Callable[[int, int], None] | None = None,
     workers: int = 1,
+    executor: str | None = None,
 ) -> AgreementResult:
     """Run KαLOS on a multi-rater data set.
 
@@ -221,22 +196,26 @@ def compute_agreement(
     progress : optional callback ``progress(done, total)`` called every few images.
     workers : processes to spread the images over (``0`` = all cores); results
         do not depend on it.
+    executor : ``local`` | ``processes`` | ``dask`` (:mod:`kalos_core.executors`);
+        default ``local`` for one worker, else ``processes``. Results do not depend on it.
     """
     total = len(dataset.images)
     report = None if progress is None else (lambda fraction, _: progress(round(fraction * total), total))
-    return run_steps(agreement_steps(dataset, config, workers), report)
+    return run_steps(agreement_steps(dataset, config, workers, executor=executor), report)
 
 
 def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = AgreementConfig(),
-                    workers: int = 1, chunk_size: int = CHUNK_SIZE,
+                    workers: int = 1, chunk_size: int = CHUNK_SIZE, executor: str | None = None,
                     ) -> Generator[tuple[float, str], None, AgreementResult]:
     """:func:`compute_agreement` as a step generator (:mod:`kalos_core.progress`): yields
     ``(fraction of images done, message)`` after each chunk of images; returns the result."""
+    run = get_executor(executor or ("local" if workers == 1 else "processes"))
     config.check_dataset(dataset)
     workers = (os.cpu_count() or 1) if workers == 0 else workers
     total = len(dataset.images)
+    bounds = chunk_bounds(total, chunk_size)
     merged = Partial()
-    for done, part in _partials(dataset, config, workers, chunk_size):
+    for (_, done), part in zip(bounds, run(dataset, config, bounds, workers)):
         merged.merge(part)
         yield done / max(total, 1), f"{done}/{total} images"
     return finish(dataset, config, merged)

@@ -19,6 +19,7 @@ from .agreement import MAX_DIAGNOSTIC_RATERS
 from .cli_common import (count, fraction, fractions, positive, load_or_report, output_problem, print_warnings, run_guarded,
                          write_result)
 from .diagnostics import REGISTRY, get_diagnostic
+from .executors import EXECUTORS
 from .geometry import distances_for
 from .convergence import cli as convergence_cli
 from .io import load_coco
@@ -46,6 +47,9 @@ def _add_agreement_options(p: argparse.ArgumentParser) -> None:
                    help=f"refuse vitality/collaboration on an image with more raters (default "
                         f"{MAX_DIAGNOSTIC_RATERS}; 0 = no limit; their cost grows with the cube of the rater count)")
     p.add_argument("--workers", type=count, default=1, help="processes (0 = all cores); results do not depend on it")
+    p.add_argument("--executor", choices=sorted(EXECUTORS), default=None,
+                   help="where the chunks of images run: local (this process; default for 1 worker), processes "
+                        "(default for more), dask (pip install .[dask]; a LocalCluster of --workers processes)")
 
 
 def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -122,7 +126,8 @@ def run_agreement(args: argparse.Namespace) -> int:
     if dataset is None:
         return 2
     start = time.perf_counter()
-    result = compute_agreement(dataset, config_from_args(args), workers=args.workers)
+    result = compute_agreement(dataset, config_from_args(args), workers=args.workers,
+                               executor=getattr(args, "executor", None))
     seconds = time.perf_counter() - start
     print(format_summary(result, seconds))
     print_warnings([w for w in result.warnings if w not in dataset.warnings])

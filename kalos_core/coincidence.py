@@ -9,13 +9,16 @@ diagonal) and ``n_c`` per value. All three add over units, so
   ``(group, unit, value)`` cells (:func:`group_sums`), not one ``alpha`` call each;
 * the α of a union of matrices (the global α, the global pairwise α, ...) is the
   α of the summed sums (:class:`AlphaSums`), so partial results of chunks of
-  images merge by addition.
+  images merge by addition. The sums are kept exact (integers; ``Σ o_cc`` as
+  integer numerators per denominator ``m_u - 1``), so the merged α does not
+  depend on how the images were chunked.
 
 :func:`kalos_core.reliability.alpha` is the one-matrix reference these agree with.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Hashable
 
@@ -26,29 +29,30 @@ import numpy as np
 class AlphaSums:
     """The additive sums of one reliability matrix (or of a union of matrices)."""
 
-    n: float = 0.0                                   #: pairable values
-    occ: float = 0.0                                 #: Σ_c o_cc
+    n: int = 0                                       #: pairable values
+    occ: dict = field(default_factory=dict)          #: m_u - 1 -> Σ n_uc (n_uc - 1) over such units
     n_c: dict = field(default_factory=dict)          #: value -> pairable count
 
-    def add(self, other: "AlphaSums", sign: float = 1.0) -> "AlphaSums":
+    def add(self, other: "AlphaSums", sign: int = 1) -> "AlphaSums":
         """In place ``self += sign * other``; returns self."""
         self.n += sign * other.n
-        self.occ += sign * other.occ
-        for v, c in other.n_c.items():
-            left = self.n_c.get(v, 0.0) + sign * c
-            if left:
-                self.n_c[v] = left
-            else:
-                self.n_c.pop(v, None)
+        for mine, theirs in ((self.occ, other.occ), (self.n_c, other.n_c)):
+            for k, c in theirs.items():
+                left = mine.get(k, 0) + sign * c
+                if left:
+                    mine[k] = left
+                else:
+                    mine.pop(k, None)
         return self
 
     def copy(self) -> "AlphaSums":
-        return AlphaSums(self.n, self.occ, dict(self.n_c))
+        return AlphaSums(self.n, dict(self.occ), dict(self.n_c))
 
     def alpha(self) -> float:
         """α of the summed matrix; 1.0 when nothing is pairable or all values agree."""
-        return float(alpha_from_sums(np.array([self.n]), np.array([self.occ]),
-                                     np.array([sum(c * (c - 1) for c in self.n_c.values())]))[0])
+        occ = math.fsum(num / den for den, num in self.occ.items())   # exactly rounded: order-free
+        return float(alpha_from_sums(np.array([float(self.n)]), np.array([occ]),
+                                     np.array([float(sum(c * (c - 1) for c in self.n_c.values()))]))[0])
 
 
 def alpha_from_sums(n: np.ndarray, occ: np.ndarray, expected: np.ndarray) -> np.ndarray:
@@ -70,6 +74,9 @@ class GroupSums:
     value_group: np.ndarray
     value: np.ndarray
     value_count: np.ndarray
+    occ_group: np.ndarray      #: with occ_den / occ_num: Σ n_uc (n_uc - 1) per group and m_u - 1, exact
+    occ_den: np.ndarray
+    occ_num: np.ndarray
 
     def alpha(self) -> np.ndarray:
         """(G,) α of every group."""
@@ -85,20 +92,24 @@ class GroupSums:
                 out[k] = AlphaSums()
         if not out:
             return out
+        n = self.n.astype(np.int64).tolist()
         for g, k in enumerate(keys):
             if k is not None:
-                s = out[k]
-                s.n += float(self.n[g])
-                s.occ += float(self.occ[g])
-        starts = np.searchsorted(self.value_group, np.arange(len(keys) + 1))
-        values, counts = self.value.tolist(), self.value_count.tolist()
-        for g, k in enumerate(keys):
-            if k is None:
-                continue
-            n_c = out[k].n_c
-            for j in range(starts[g], starts[g + 1]):
-                n_c[values[j]] = n_c.get(values[j], 0.0) + counts[j]
+                out[k].n += n[g]
+        _sparse_add(out, keys, "n_c", self.value_group, self.value.tolist(), self.value_count.astype(np.int64).tolist())
+        _sparse_add(out, keys, "occ", self.occ_group, self.occ_den.tolist(), self.occ_num.tolist())
         return out
+
+
+def _sparse_add(out: dict, keys: list, name: str, group: np.ndarray, what: list, count: list) -> None:
+    """Add sparse per-group entries (sorted by group) to ``getattr(out[keys[g]], name)``."""
+    starts = np.searchsorted(group, np.arange(len(keys) + 1)).tolist()
+    for g, k in enumerate(keys):
+        if k is None:
+            continue
+        table = getattr(out[k], name)
+        for j in range(starts[g], starts[g + 1]):
+            table[what[j]] = table.get(what[j], 0) + count[j]
 
 
 def group_sums(unit: np.ndarray, value: np.ndarray, unit_group: np.ndarray, n_groups: int) -> GroupSums:
@@ -125,4 +136,8 @@ def group_sums(unit: np.ndarray, value: np.ndarray, unit_group: np.ndarray, n_gr
     n = np.bincount(grp, weights=cnt, minlength=n_groups)
     gkey, inverse = np.unique(grp * k + key_code[pairable], return_inverse=True)
     n_c = np.bincount(inverse, weights=cnt, minlength=len(gkey))
-    return GroupSums(n, occ, gkey // k, codes[gkey % k] if len(codes) else gkey, n_c)
+    den = m_key[pairable].astype(np.int64) - 1
+    width = int(den.max()) + 1 if len(den) else 1
+    okey, oinv = np.unique(grp * width + den, return_inverse=True)
+    num = np.bincount(oinv, weights=cnt * (cnt - 1), minlength=len(okey)).astype(np.int64)
+    return GroupSums(n, occ, gkey // k, codes[gkey % k] if len(codes) else gkey, n_c, okey // width, okey % width, num)

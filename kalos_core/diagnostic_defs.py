@@ -36,7 +36,7 @@ def _reduce_vitality(red: Reduction) -> dict:
         for r in red.rows:
             without = red.global_sums.copy()
             if ("with", r) in red.sums:
-                without.add(red.sums[("with", r)], -1.0).add(red.sums[("without", r)])
+                without.add(red.sums[("with", r)], -1).add(red.sums[("without", r)])
             out["vitality_global"][r] = red.global_alpha - without.alpha()
     return out
 
