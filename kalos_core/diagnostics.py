@@ -43,9 +43,17 @@ class ImageContext:
 
     def rematch(self, keep: np.ndarray | None = None, rows: np.ndarray | None = None,
                 threshold: float | None = None) -> Cells:
-        """Cells of the image re-matched on a subset of annotations / rows (or another threshold)."""
-        t = self.config.threshold if threshold is None else threshold
-        return self.ip.match(t, self.solver, self.cost, keep=keep, rows=rows)[1]
+        """Cells of the image re-matched on a subset of annotations / rows (or another threshold).
+
+        Memoised per image: with three raters, the matrix without one rater is the pair of the
+        other two (vitality and collaboration ask for the same re-match)."""
+        t = float(self.config.threshold if threshold is None else threshold)
+        key = (t, None if keep is None else np.asarray(keep, bool).tobytes(),
+               None if rows is None else tuple(np.asarray(rows).tolist()))
+        cache = self.__dict__.setdefault("_rematches", {})
+        if key not in cache:
+            cache[key] = self.ip.match(t, self.solver, self.cost, keep=keep, rows=rows)[1]
+        return cache[key]
 
 
 class Emitter:

@@ -69,8 +69,9 @@ def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray) -> n
             ra, rb = rb, ra
         parent[rb] = ra
         raters[ra] |= raters[rb]
-    first: dict[int, int] = {}
-    return np.array([first.setdefault(find(x), len(first)) for x in range(n)], dtype=np.int64)
+    roots = [find(x) for x in range(n)]
+    label = {r: k for k, r in enumerate(dict.fromkeys(roots))}   # units numbered by first annotation
+    return np.array([label[r] for r in roots], dtype=np.int64)
 
 
 #: solver -> its union step on pre-sorted pairs, for solvers that can re-match that way
