@@ -59,7 +59,7 @@ def coordinates(values: Any) -> tuple[list[float] | None, bool, str | None]:
     """A flat list of coordinates: ``(floats, any_written_as_string, error)``."""
     if not isinstance(values, (list, tuple)):
         return None, False, f"expected a list of numbers, got {type(values).__name__}"
-    if _plain_in_range(values):
+    if plain_in_range(values):
         return [float(v) for v in values], False, None
     out, coerced = [], False
     for v in values:
@@ -74,7 +74,7 @@ def coordinates(values: Any) -> tuple[list[float] | None, bool, str | None]:
 _PLAIN = {float, int}
 
 
-def _plain_in_range(values) -> bool:
+def plain_in_range(values) -> bool:
     """Fast path: only Python floats/ints (no bool, no string), all finite and within range."""
     if not values or not set(map(type, values)) <= _PLAIN:
         return False
