@@ -166,20 +166,6 @@ def _result_warnings(dataset: MultiRaterDataset, single: int) -> list[dict]:
     return warn.to_list()
 
 
-def _mean_of(lists: dict) -> dict:
-    return {k: float(np.mean(v)) for k, v in sorted(lists.items()) if len(v)}
-
-
-def _nested(pairs: dict[tuple[str, str], float], rows: list[str]) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {r: {} for r in rows}
-    for (p, q), v in pairs.items():
-        out[p][q] = v
-        out[q][p] = v
-    for r in rows:
-        out[r][r] = 1.0
-    return {r: dict(sorted(v.items())) for r, v in out.items()}
-
-
 def compute_agreement(
     dataset: MultiRaterDataset,
     config: AgreementConfig = AgreementConfig(),
@@ -213,6 +199,8 @@ def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = Agreem
     config.check_dataset(dataset)
     workers = (os.cpu_count() or 1) if workers == 0 else workers
     total = len(dataset.images)
+    if executor != "local" and workers > 1:   # at least ~4 chunks per worker (results do not change)
+        chunk_size = max(1, min(chunk_size, -(-total // (4 * workers))))
     bounds = chunk_bounds(total, chunk_size)
     merged = Partial()
     for (_, done), part in zip(bounds, run(dataset, config, bounds, workers)):

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .agreement import AgreementConfig, AgreementResult, _mean_of, _nested, _result_warnings, bootstrap_mean_ci
+from .agreement import AgreementConfig, AgreementResult, _result_warnings, bootstrap_mean_ci
 from .data import MultiRaterDataset
 from .geometry import get_distance
 from .matching import get_cost, get_solver
@@ -24,6 +24,20 @@ from .matching.costs import CostFn
 from .matching.solvers import SolverFn
 from .problem import ImageProblem, empty_image_cells, prepare_image
 from .reliability import NO_OBJECT, Cells, alpha, unit_status
+
+
+def _mean_of(lists: dict) -> dict:
+    return {k: float(np.mean(v)) for k, v in sorted(lists.items()) if len(v)}
+
+
+def _nested(pairs: dict[tuple[str, str], float], rows: list[str]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {r: {} for r in rows}
+    for (p, q), v in pairs.items():
+        out[p][q] = v
+        out[q][p] = v
+    for r in rows:
+        out[r][r] = 1.0
+    return {r: dict(sorted(v.items())) for r, v in out.items()}
 
 
 def class_alphas(cells: Cells) -> dict[int, float]:
