@@ -16,7 +16,7 @@ step receives those as :class:`Reduction`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Hashable
 
 import numpy as np
@@ -163,4 +163,4 @@ def nested(pairs: dict[tuple[str, str], Any], rows: list[str], diagonal: Any = 1
 
 
 __all__ = ["Diagnostic", "Emitter", "ImageContext", "Reduction", "REGISTRY", "register_diagnostic",
-           "get_diagnostic", "switches", "result_fields", "mean_by_key", "nested", "field"]
+           "get_diagnostic", "switches", "result_fields", "mean_by_key", "nested"]
