@@ -12,12 +12,14 @@ import sys
 import time
 from pathlib import Path
 
-from .agreement import AgreementConfig, AgreementResult, compute_agreement
+from .agreement import DIAGNOSTICS, AgreementConfig, AgreementResult, compute_agreement
 from .calibration import braylan_cli
 from .calibration import cli as calibration_cli
 from .agreement import MAX_DIAGNOSTIC_RATERS
 from .cli_common import (count, fraction, fractions, positive, load_or_report, output_problem, print_warnings, run_guarded,
                          write_result)
+from .diagnostics import REGISTRY, get_diagnostic
+from .executors import EXECUTORS
 from .geometry import distances_for
 from .convergence import cli as convergence_cli
 from .io import load_coco
@@ -37,11 +39,17 @@ def _add_agreement_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lsa", type=fractions, default=(), help="thresholds for localisation sensitivity, e.g. 0.1,0.3,0.5")
     p.add_argument("--bootstrap", type=count, default=1000, help="resamples for the CI of the mean alpha (0 = none)")
     p.add_argument("--seed", type=count, default=0)
-    p.add_argument("--no-diagnostics", action="store_true", help="skip vitality, class difficulty, collaboration")
+    p.add_argument("--no-diagnostics", action="store_true", help=f"skip {', '.join(DIAGNOSTICS)}")
+    for name in DIAGNOSTICS:
+        p.add_argument(f"--no-{name.replace('_', '-')}", dest=f"no_{name}", action="store_true",
+                       help=f"skip {get_diagnostic(name).help}")
     p.add_argument("--max-diagnostic-raters", type=count, default=MAX_DIAGNOSTIC_RATERS,
                    help=f"refuse vitality/collaboration on an image with more raters (default "
                         f"{MAX_DIAGNOSTIC_RATERS}; 0 = no limit; their cost grows with the cube of the rater count)")
     p.add_argument("--workers", type=count, default=1, help="processes (0 = all cores); results do not depend on it")
+    p.add_argument("--executor", choices=sorted(EXECUTORS), default=None,
+                   help="where the chunks of images run: local (this process; default for 1 worker), processes "
+                        "(default for more), dask (pip install .[dask]; a LocalCluster of --workers processes)")
 
 
 def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -88,12 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace) -> AgreementConfig:
-    on = not args.no_diagnostics
+    on = {name: not (args.no_diagnostics or getattr(args, f"no_{name}", False)) for name in DIAGNOSTICS}
     return AgreementConfig(
         threshold=args.threshold, distance=args.distance, solver=args.solver, cost=args.cost,
-        lsa_thresholds=tuple(args.lsa), vitality=on, class_difficulty=on, collaboration=on,
-        intra_rater=on, bootstrap=args.bootstrap, seed=args.seed,
-        max_diagnostic_raters=args.max_diagnostic_raters or None,
+        lsa_thresholds=tuple(args.lsa), bootstrap=args.bootstrap, seed=args.seed,
+        max_diagnostic_raters=args.max_diagnostic_raters or None, **on,
     )
 
 
@@ -108,23 +115,9 @@ def format_summary(result: AgreementResult, seconds: float | None = None) -> str
         + f"   ({result.interpretation})",
         f"global alpha  {result.global_alpha:.4f}",
     ]
-    if result.vitality:
-        lines.append("\nrater vitality (+ consensus builder, - source of noise)")
-        lines += [f"  {r:<24} {v:+.4f}" for r, v in sorted(result.vitality.items(), key=lambda kv: -kv[1])]
-    if result.collaboration:
-        rows = sorted(result.collaboration)
-        lines.append("\npairwise alpha")
-        lines.append("  " + " " * 16 + "".join(f"{r[:9]:>10}" for r in rows))
-        for r in rows:
-            cells = "".join(f"{result.collaboration[r].get(q, float('nan')):>10.3f}" for q in rows)
-            lines.append(f"  {r[:16]:<16}{cells}")
-    if result.class_difficulty:
-        hardest = sorted(result.class_difficulty.items(), key=lambda kv: kv[1])[:10]
-        lines.append("\nhardest classes (alpha)")
-        lines += [f"  {c:<24} {v:.4f}" for c, v in hardest]
-    if result.lsa:
-        lines.append("\nlocalisation sensitivity (threshold -> mean alpha)")
-        lines += [f"  {t:>6} {v:.4f}" for t, v in result.lsa.items()]
+    for d in REGISTRY.values():
+        if d.summary:
+            lines += d.summary(result)
     return "\n".join(lines)
 
 
@@ -133,7 +126,8 @@ def run_agreement(args: argparse.Namespace) -> int:
     if dataset is None:
         return 2
     start = time.perf_counter()
-    result = compute_agreement(dataset, config_from_args(args), workers=args.workers)
+    result = compute_agreement(dataset, config_from_args(args), workers=args.workers,
+                               executor=getattr(args, "executor", None))
     seconds = time.perf_counter() - start
     print(format_summary(result, seconds))
     print_warnings([w for w in result.warnings if w not in dataset.warnings])

@@ -1,81 +1,166 @@
-"""Per-image diagnostics that re-use the matching problem (METHOD.md §6).
+"""The diagnostics of an agreement run (METHOD.md §6): one registry, one entry each.
 
-Each function takes an :class:`ImageProblem` (and the image's own α or cells
-where needed) and returns plain dicts; :mod:`kalos_core.agreement` averages
-them over images.
+A :class:`Diagnostic` is everything the engine, the CLI and the operators need
+to know about one diagnostic: its switch (an ``AgreementConfig`` field of the
+same name), what it adds per image (reliability matrices whose α the pipeline
+computes in one batch, :mod:`kalos_core.coincidence`), how it reduces those over
+the data set into result fields, the result fields it owns (with defaults) and
+its CLI text. Adding a diagnostic = one :func:`register_diagnostic` call in
+:mod:`kalos_core.diagnostic_defs`.
+
+Per image, a diagnostic *emits* reliability matrices through :class:`Emitter`,
+each under a ``value`` key (its α is recorded per image) and/or a ``sums`` key
+(its coincidence sums are added over images: the α of the union). The reduce
+step receives those as :class:`Reduction`.
 """
 
 from __future__ import annotations
 
-from itertools import combinations
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable
 
 import numpy as np
 
+from .coincidence import AlphaSums
 from .matching.costs import CostFn
 from .matching.solvers import SolverFn
-from .problem import ImageProblem, empty_image_cells
-from .reliability import NO_OBJECT, Cells, alpha
+from .problem import ImageProblem
+from .reliability import Cells
 
 
-def class_alphas(cells: Cells) -> dict[int, float]:
-    """α of the units in which any rater used class ``c``, for every class present."""
-    out = {}
-    classes = np.unique(cells.value[cells.value != NO_OBJECT])
-    for c in classes.tolist():
-        hit = np.zeros(cells.n_units, bool)
-        hit[cells.unit[cells.value == c]] = True
-        out[int(c)] = alpha(cells.select_units(hit))
-    return out
+@dataclass
+class ImageContext:
+    """One matched image, as a diagnostic sees it."""
+
+    index: int                 #: position of the image in the data set
+    ip: ImageProblem
+    cells: Cells               #: the image's reliability cells at the run's threshold
+    main: Cells                #: the same, or the virtual NO_OBJECT unit when the image has no units
+    config: Any                #: the run's AgreementConfig
+    solver: SolverFn
+    cost: CostFn
+    n_dataset_rows: int        #: raters (rows) in the whole data set
+
+    def rematch(self, keep: np.ndarray | None = None, rows: np.ndarray | None = None,
+                threshold: float | None = None) -> Cells:
+        """Cells of the image re-matched on a subset of annotations / rows (or another threshold).
+
+        Memoised per image: with three raters, the matrix without one rater is the pair of the
+        other two (vitality and collaboration ask for the same re-match)."""
+        t = float(self.config.threshold if threshold is None else threshold)
+        key = (t, None if keep is None else np.asarray(keep, bool).tobytes(),
+               None if rows is None else tuple(np.asarray(rows).tolist()))
+        cache = self.__dict__.setdefault("_rematches", {})
+        if key not in cache:
+            cache[key] = self.ip.match(t, self.solver, self.cost, keep=keep, rows=rows)[1]
+        return cache[key]
 
 
-def vitality(ip: ImageProblem, image_alpha: float, threshold: float,
-             solver: SolverFn, cost: CostFn) -> dict[str, float]:
-    """``V_r = α_R - α_{R without r}`` for each row; needs at least three rows."""
-    out: dict[str, float] = {}
-    if ip.n_rows < 3:
-        return out
-    for r, name in enumerate(ip.rows):
-        rows = np.array([k for k in range(ip.n_rows) if k != r])
-        keep = ip.problem.rater != r
-        units, cells = ip.match(threshold, solver, cost, keep=keep, rows=rows)
-        out[name] = image_alpha - alpha(cells)
-    return out
+class Emitter:
+    """Collects the reliability matrices emitted for a chunk of images, as flat cells."""
+
+    def __init__(self) -> None:
+        self.units: list[np.ndarray] = []
+        self.values: list[np.ndarray] = []
+        self.unit_groups: list[np.ndarray] = []
+        self.groups: list[tuple[int, Hashable, Hashable]] = []   # (image, value key, sums key)
+        self.n_units = 0
+        self.image = 0
+        self.prefix: str = ""
+
+    def cells(self, value_key: Hashable | None, sums_key: Hashable | None, cells: Cells) -> None:
+        """One matrix: its α recorded under ``value_key`` and/or its sums added under ``sums_key``."""
+        self.block([(value_key, sums_key)], np.zeros(cells.n_units, np.int64), cells.unit, cells.value)
+
+    def block(self, keys: list[tuple[Hashable | None, Hashable | None]], unit_group: np.ndarray,
+              unit: np.ndarray, value: np.ndarray) -> None:
+        """Several matrices at once: ``unit_group[u]`` indexes ``keys``; units ``0..len(unit_group)-1``."""
+        g0 = len(self.groups)
+        p = self.prefix
+        self.groups += [(self.image, None if v is None else (p, v), None if s is None else (p, s)) for v, s in keys]
+        self.units.append(np.asarray(unit, np.int64) + self.n_units)
+        self.values.append(np.asarray(value, np.int64))
+        self.unit_groups.append(np.asarray(unit_group, np.int64) + g0)
+        self.n_units += len(unit_group)
 
 
-def pairwise(ip: ImageProblem, threshold: float, solver: SolverFn,
-             cost: CostFn) -> dict[tuple[str, str], tuple[float, Cells]]:
-    """α of every pair of rows computed on the two raters alone, with their cells.
+@dataclass
+class Reduction:
+    """What one diagnostic gets back after the batch: per-image α and summed matrices, by key."""
 
-    An image where the pair has no unit contributes one virtual NO_OBJECT unit
-    to the global pairwise matrix, as in the global α.
-    """
-    out = {}
-    for p, q in combinations(range(ip.n_rows), 2):
-        keep = (ip.problem.rater == p) | (ip.problem.rater == q)
-        units, cells = ip.match(threshold, solver, cost, keep=keep, rows=np.array([p, q]))
-        if cells.n_units == 0:
-            cells = empty_image_cells(2)
-        out[(ip.rows[p], ip.rows[q])] = (alpha(cells), cells)
-    return out
+    values: dict[Hashable, list[tuple[int, float]]]   #: value key -> [(image index, α)] in image order
+    sums: dict[Hashable, AlphaSums]                   #: sums key -> sums over images
+    image_alpha: np.ndarray                           #: (n_images,) α of each image
+    global_sums: AlphaSums                            #: sums of the global matrix
+    global_alpha: float
+    mean_alpha: float
+    rows: list[str]                                   #: the data set's raters
+    names: dict                                       #: category id -> name
+    config: Any
 
 
-def intra_rater(ip: ImageProblem, threshold: float, solver: SolverFn,
-                cost: CostFn) -> dict[str, float]:
-    """α among the sessions of each rater who labelled this image more than once."""
-    groups: dict[str, list[int]] = {}
-    for k, row in enumerate(ip.rows):
-        groups.setdefault(ip.image.base_rater(row), []).append(k)
-    out = {}
-    for rater, rows in groups.items():
-        if len(rows) < 2:
-            continue
-        keep = np.isin(ip.problem.rater, rows)
-        _, cells = ip.match(threshold, solver, cost, keep=keep, rows=np.array(rows))
-        out[rater] = alpha(cells)
-    return out
+@dataclass(frozen=True)
+class Diagnostic:
+    """One diagnostic, registered once; see the module docstring."""
+
+    name: str                                          #: config switch and main result key
+    help: str                                          #: one line for the CLI and the operators
+    emit: Callable[[ImageContext, Emitter], None]      #: per image: the matrices it needs
+    reduce: Callable[[Reduction], dict[str, Any]]      #: over the data set: result fields
+    fields: tuple[tuple[str, Callable[[], Any]], ...]  #: result fields it owns, with default factories
+    switch: bool = True                                #: a boolean AgreementConfig field named ``name``
+    enabled: Callable[[Any], bool] | None = None       #: overrides ``getattr(config, name)``
+    rematches_per_rater: bool = False                  #: cost grows with the raters (max_diagnostic_raters)
+    summary: Callable[[Any], list[str]] | None = None  #: CLI text lines from a result
+
+    def is_on(self, config) -> bool:
+        return bool(self.enabled(config) if self.enabled else getattr(config, self.name))
 
 
-def localisation_sensitivity(ip: ImageProblem, thresholds, solver: SolverFn,
-                             cost: CostFn) -> dict[float, float]:
-    """The image's α at each similarity threshold."""
-    return {float(t): alpha(ip.match(float(t), solver, cost)[1]) for t in thresholds}
+REGISTRY: dict[str, Diagnostic] = {}
+
+
+def register_diagnostic(d: Diagnostic) -> Diagnostic:
+    if d.name in REGISTRY:
+        raise ValueError(f"diagnostic {d.name!r} is registered twice")
+    REGISTRY[d.name] = d
+    return d
+
+
+def get_diagnostic(name: str) -> Diagnostic:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown diagnostic {name!r}; known: {', '.join(REGISTRY)}") from None
+
+
+def switches() -> tuple[str, ...]:
+    """Names of the diagnostics with an on/off switch, in registration order."""
+    return tuple(d.name for d in REGISTRY.values() if d.switch)
+
+
+def result_fields() -> list[tuple[str, Callable[[], Any]]]:
+    return [f for d in REGISTRY.values() for f in d.fields]
+
+
+def mean_by_key(values: dict[Hashable, list[tuple[int, float]]], key=lambda k: k) -> dict:
+    """``{key(k): mean α}``, sorted by key, over the images where a key occurs."""
+    lists: dict = {}
+    for k, items in values.items():
+        lists.setdefault(key(k), []).extend(v for _, v in items)
+    return {k: float(np.mean(v)) for k, v in sorted(lists.items()) if len(v)}
+
+
+def nested(pairs: dict[tuple[str, str], Any], rows: list[str], diagonal: Any = 1.0) -> dict[str, dict[str, Any]]:
+    """A symmetric rater x rater table from values of pairs."""
+    out: dict[str, dict[str, Any]] = {r: {} for r in rows}
+    for (p, q), v in pairs.items():
+        out[p][q] = v
+        out[q][p] = v
+    for r in rows:
+        out[r][r] = diagonal
+    return {r: dict(sorted(v.items())) for r, v in out.items()}
+
+
+__all__ = ["Diagnostic", "Emitter", "ImageContext", "Reduction", "REGISTRY", "register_diagnostic",
+           "get_diagnostic", "switches", "result_fields", "mean_by_key", "nested"]

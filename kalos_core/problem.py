@@ -12,7 +12,7 @@ from .data import Annotation, ImageRecord
 from .geometry import DistanceSpec
 from .matching import MatchProblem
 from .matching.costs import CostFn
-from .matching.solvers import SolverFn
+from .matching.solvers import SORTED_PAIR_SOLVERS, SolverFn
 from .reliability import Cells, build_cells
 
 
@@ -43,6 +43,7 @@ class ImageProblem:
     annotations: list[Annotation]
     problem: MatchProblem
     row_classes: list | None
+    floor: float = 0.0           #: lowest threshold the similarities were computed for
 
     @property
     def n_rows(self) -> int:
@@ -55,16 +56,39 @@ class ImageProblem:
         ``keep`` selects annotations; ``rows`` (sorted row indices) the rows that take part,
         renumbered ``0..len(rows)-1`` in the returned cells.
         """
-        prob = self.problem if keep is None else self.problem.subset(keep)
-        units = solver(prob, threshold, cost)
+        fast = SORTED_PAIR_SOLVERS.get(solver)
+        if fast is not None and threshold >= self.floor:
+            units, prob_rater, category = self._match_sorted(fast, threshold, cost, keep)
+        else:
+            prob = self.problem if keep is None else self.problem.subset(keep)
+            units, prob_rater, category = solver(prob, threshold, cost), prob.rater, prob.category
         if rows is None:
-            rater, n_rows, rc = prob.rater, self.n_rows, self.row_classes
+            rater, n_rows, rc = prob_rater, self.n_rows, self.row_classes
         else:
             remap = np.full(self.n_rows, -1)
             remap[rows] = np.arange(len(rows))
-            rater, n_rows = remap[prob.rater], len(rows)
+            rater, n_rows = remap[prob_rater], len(rows)
             rc = None if self.row_classes is None else [self.row_classes[r] for r in rows]
-        return units, build_cells(units, rater, prob.category, n_rows, rc)
+        return units, build_cells(units, rater, category, n_rows, rc)
+
+    def _match_sorted(self, fast, threshold: float, cost: CostFn, keep: np.ndarray | None):
+        """Units, rater rows and classes of a (subset) problem from the image's candidate pairs,
+        sorted once per cost function (the same units as the solver on the subset problem)."""
+        cache = self.__dict__.setdefault("_sorted_pairs", {})
+        if cost not in cache:
+            i, j, c = self.problem.candidates(self.floor, cost)
+            order = np.lexsort((j, i, c))
+            i, j = i[order], j[order]
+            cache[cost] = (i, j, self.problem.sim[i, j])
+        i, j, s = cache[cost]
+        ok = s >= threshold
+        p = self.problem
+        if keep is None:
+            return fast(p.rater, i[ok], j[ok]), p.rater, p.category
+        new = np.cumsum(keep) - 1
+        ok &= keep[i] & keep[j]
+        rater, category = p.rater[keep], p.category[keep]
+        return fast(rater, new[i[ok]], new[j[ok]]), rater, category
 
 
 def prepare_image(image: ImageRecord, spec: DistanceSpec, floor: float = 0.0) -> ImageProblem:
@@ -89,7 +113,7 @@ def prepare_image(image: ImageRecord, spec: DistanceSpec, floor: float = 0.0) ->
     row_classes = None
     if image.rater_classes:
         row_classes = [image.rater_classes.get(r) for r in rows]
-    return ImageProblem(image, rows, anns, MatchProblem(sim, rater, category), row_classes)
+    return ImageProblem(image, rows, anns, MatchProblem(sim, rater, category), row_classes, floor)
 
 
 def empty_image_cells(n_rows: int) -> Cells:

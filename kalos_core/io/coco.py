@@ -21,7 +21,7 @@ from ..data import TASK_KINDS, Annotation, ImageRecord, MultiRaterDataset, sessi
 from .jsonfile import read_json
 from .records import box_problem, check_records
 from .validation import InputWarnings, InvalidInputError, Problem, fatal
-from .values import coordinates, identifier, integer, side
+from .values import coordinates, identifier, integer, plain_in_range, side
 
 #: every geometry kind a task may give (segm: RLE masks when the file holds any)
 TASK_GEOMETRY_KINDS = {t: (k, "rle") if t == "segm" else (k,) for t, k in TASK_KINDS.items()}
@@ -261,6 +261,8 @@ def _annotation(ann: dict, images: dict, bad_images: dict, task: str, warn: Inpu
 
 
 def _numeric_box(raw: Any, warn: InputWarnings, aid: Any) -> tuple[tuple | None, str | None]:
+    if type(raw) is list and len(raw) == 4 and plain_in_range(raw) and raw[2] > 0 and raw[3] > 0:
+        return tuple(map(float, raw)), None      # the common case, checked once
     msg = box_problem(raw)
     if msg:
         return None, msg

@@ -59,6 +59,8 @@ def coordinates(values: Any) -> tuple[list[float] | None, bool, str | None]:
     """A flat list of coordinates: ``(floats, any_written_as_string, error)``."""
     if not isinstance(values, (list, tuple)):
         return None, False, f"expected a list of numbers, got {type(values).__name__}"
+    if plain_in_range(values):
+        return [float(v) for v in values], False, None
     out, coerced = [], False
     for v in values:
         f, err = coordinate(v)
@@ -67,6 +69,20 @@ def coordinates(values: Any) -> tuple[list[float] | None, bool, str | None]:
         coerced |= isinstance(f, Coerced)
         out.append(f)
     return out, coerced, None
+
+
+_PLAIN = {float, int}
+
+
+def plain_in_range(values) -> bool:
+    """Fast path: only Python floats/ints (no bool, no string), all finite and within range."""
+    if not values or not set(map(type, values)) <= _PLAIN:
+        return False
+    try:
+        total = sum(values)
+        return math.isfinite(total) and max(map(abs, values)) <= MAX_COORDINATE
+    except OverflowError:   # an int too large for a float
+        return False
 
 
 def integer(v: Any) -> tuple[int | None, bool, str | None]:

@@ -39,11 +39,21 @@ def get_solver(name: str) -> SolverFn:
 @register_solver("greedy")
 def greedy(problem: MatchProblem, threshold: float, cost: CostFn) -> np.ndarray:
     """Accept candidate pairs by ascending cost unless a unit would hold one rater twice."""
-    n = problem.n
-    parent = list(range(n))
-    raters = [1 << int(r) for r in problem.rater]
     i, j, c = problem.candidates(threshold, cost)
     order = np.lexsort((j, i, c))
+    return greedy_on_sorted_pairs(problem.rater, i[order], j[order])
+
+
+def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Greedy's union step on candidate pairs already in acceptance order (cost, i, j).
+
+    Filtering a sorted pair list (a higher threshold, a subset of annotations renumbered
+    in order) keeps it sorted, so :meth:`kalos_core.problem.ImageProblem.match` sorts an
+    image's pairs once and re-matches subsets through this function.
+    """
+    n = len(rater)
+    parent = list(range(n))
+    raters = [1 << r for r in rater.tolist()]
 
     def find(x: int) -> int:
         while parent[x] != x:
@@ -51,7 +61,7 @@ def greedy(problem: MatchProblem, threshold: float, cost: CostFn) -> np.ndarray:
             x = parent[x]
         return x
 
-    for a, b in zip(i[order].tolist(), j[order].tolist()):
+    for a, b in zip(i.tolist(), j.tolist()):
         ra, rb = find(a), find(b)
         if ra == rb or raters[ra] & raters[rb]:
             continue
@@ -59,7 +69,13 @@ def greedy(problem: MatchProblem, threshold: float, cost: CostFn) -> np.ndarray:
             ra, rb = rb, ra
         parent[rb] = ra
         raters[ra] |= raters[rb]
-    return canonical_units([find(x) for x in range(n)])
+    roots = [find(x) for x in range(n)]
+    label = {r: k for k, r in enumerate(dict.fromkeys(roots))}   # units numbered by first annotation
+    return np.array([label[r] for r in roots], dtype=np.int64)
+
+
+#: solver -> its union step on pre-sorted pairs, for solvers that can re-match that way
+SORTED_PAIR_SOLVERS = {greedy: greedy_on_sorted_pairs}
 
 
 @register_solver("shm")

@@ -1,0 +1,156 @@
+"""The registered diagnostics (METHOD.md §6). One :func:`register_diagnostic` call each.
+
+Each ``_emit_*`` says which reliability matrices an image contributes; each
+``_reduce_*`` turns their α (per image) and summed coincidences (over images)
+into the result fields the diagnostic owns.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+from .diagnostics import Diagnostic, Emitter, ImageContext, Reduction, mean_by_key, nested, register_diagnostic
+from .problem import empty_image_cells
+from .reliability import NO_OBJECT
+
+
+# -- annotator vitality: V_r = α_R - α_(R without r), re-matched without r ----------------------------
+def _emit_vitality(ctx: ImageContext, out: Emitter) -> None:
+    ip = ctx.ip
+    if ip.n_rows >= 3:
+        for r, name in enumerate(ip.rows):
+            rows = np.array([k for k in range(ip.n_rows) if k != r])
+            out.cells(name, None, ctx.rematch(keep=ip.problem.rater != r, rows=rows))
+    if ctx.n_dataset_rows >= 3:   # global: the global matrix without the rater's row (not re-matched)
+        for r, name in enumerate(ip.rows):
+            out.cells(None, ("with", name), ctx.main)
+            out.cells(None, ("without", name), ctx.main.select_rows(np.arange(ip.n_rows) != r))
+
+
+def _reduce_vitality(red: Reduction) -> dict:
+    per_image = {r: [(i, float(red.image_alpha[i]) - a) for i, a in items] for r, items in red.values.items()}
+    out = {"vitality": mean_by_key(per_image), "vitality_global": {}}
+    if len(red.rows) >= 3:
+        for r in red.rows:
+            without = red.global_sums.copy()
+            if ("with", r) in red.sums:
+                without.add(red.sums[("with", r)], -1).add(red.sums[("without", r)])
+            out["vitality_global"][r] = red.global_alpha - without.alpha()
+    return out
+
+
+def _summary_vitality(result) -> list[str]:
+    if not result.vitality:
+        return []
+    return (["\nrater vitality (+ consensus builder, - source of noise)"]
+            + [f"  {r:<24} {v:+.4f}" for r, v in sorted(result.vitality.items(), key=lambda kv: -kv[1])])
+
+
+# -- class difficulty: α of the units in which any rater used class c ---------------------------------
+def _emit_class_difficulty(ctx: ImageContext, out: Emitter) -> None:
+    cells = ctx.cells
+    used = cells.value != NO_OBJECT
+    if not used.any():
+        return
+    pairs = np.unique(np.stack([cells.value[used], cells.unit[used]]), axis=1)   # (class, unit), by class
+    classes, pair_class = np.unique(pairs[0], return_inverse=True)
+    order = np.argsort(cells.unit, kind="stable")
+    start = np.searchsorted(cells.unit[order], np.arange(cells.n_units + 1))
+    length = np.diff(start)[pairs[1]]
+    pair_of_cell = np.repeat(np.arange(pairs.shape[1]), length)
+    offset = np.arange(len(pair_of_cell)) - np.repeat(np.cumsum(length) - length, length)
+    pick = order[start[pairs[1]][pair_of_cell] + offset]
+    out.block([(int(c), int(c)) for c in classes], pair_class, pair_of_cell, cells.value[pick])
+
+
+def _reduce_class_difficulty(red: Reduction) -> dict:
+    name = lambda c: red.names.get(c, str(c))
+    return {"class_difficulty": mean_by_key(red.values, name),
+            "class_difficulty_global": {name(c): s.alpha() for c, s in sorted(red.sums.items())}}
+
+
+def _summary_class_difficulty(result) -> list[str]:
+    if not result.class_difficulty:
+        return []
+    hardest = sorted(result.class_difficulty.items(), key=lambda kv: kv[1])[:10]
+    return ["\nhardest classes (alpha)"] + [f"  {c:<24} {v:.4f}" for c, v in hardest]
+
+
+# -- collaboration: α of every pair of raters, matched on the two alone -------------------------------
+def _emit_collaboration(ctx: ImageContext, out: Emitter) -> None:
+    ip = ctx.ip
+    for p, q in combinations(range(ip.n_rows), 2):
+        keep = (ip.problem.rater == p) | (ip.problem.rater == q)
+        cells = ctx.rematch(keep=keep, rows=np.array([p, q]))
+        key = (ip.rows[p], ip.rows[q])
+        out.cells(key, key, cells if cells.n_units else empty_image_cells(2))
+
+
+def _reduce_collaboration(red: Reduction) -> dict:
+    shared = nested({p: len(v) for p, v in red.values.items()}, red.rows)
+    return {"collaboration": nested(mean_by_key(red.values), red.rows),
+            "collaboration_n": {r: {q: n for q, n in row.items() if q != r} for r, row in shared.items()},
+            "collaboration_global": nested({p: s.alpha() for p, s in red.sums.items()}, red.rows)}
+
+
+def _summary_collaboration(result) -> list[str]:
+    if not result.collaboration:
+        return []
+    rows = sorted(result.collaboration)
+    lines = ["\npairwise alpha", "  " + " " * 16 + "".join(f"{r[:9]:>10}" for r in rows)]
+    for r in rows:
+        lines.append(f"  {r[:16]:<16}" + "".join(f"{result.collaboration[r].get(q, float('nan')):>10.3f}" for q in rows))
+    return lines
+
+
+# -- localisation sensitivity: the image's α at each threshold ----------------------------------------
+def _emit_lsa(ctx: ImageContext, out: Emitter) -> None:
+    for t in dict.fromkeys(float(t) for t in ctx.config.lsa_thresholds):
+        out.cells(t, None, ctx.rematch(threshold=t))
+
+
+def _reduce_lsa(red: Reduction) -> dict:
+    means = mean_by_key(red.values)
+    return {"lsa": {f"{t:g}": v for t, v in means.items()},
+            "lsa_delta": red.mean_alpha - means[max(means)] if means else None}
+
+
+def _summary_lsa(result) -> list[str]:
+    if not result.lsa:
+        return []
+    return (["\nlocalisation sensitivity (threshold -> mean alpha)"]
+            + [f"  {t:>6} {v:.4f}" for t, v in result.lsa.items()])
+
+
+# -- intra-rater: α among the sessions of a rater who labelled the image more than once ---------------
+def _emit_intra_rater(ctx: ImageContext, out: Emitter) -> None:
+    groups: dict[str, list[int]] = {}
+    for k, row in enumerate(ctx.ip.rows):
+        groups.setdefault(ctx.ip.image.base_rater(row), []).append(k)
+    for rater, rows in groups.items():
+        if len(rows) >= 2:
+            out.cells(rater, None, ctx.rematch(keep=np.isin(ctx.ip.problem.rater, rows), rows=np.array(rows)))
+
+
+register_diagnostic(Diagnostic(
+    "vitality", "annotator vitality V_r = alpha - alpha without r (needs 3 raters on an image)",
+    _emit_vitality, _reduce_vitality, (("vitality", dict), ("vitality_global", dict)),
+    rematches_per_rater=True, summary=_summary_vitality))
+register_diagnostic(Diagnostic(
+    "class_difficulty", "alpha of the units in which any rater used each class",
+    _emit_class_difficulty, _reduce_class_difficulty,
+    (("class_difficulty", dict), ("class_difficulty_global", dict)), summary=_summary_class_difficulty))
+register_diagnostic(Diagnostic(
+    "collaboration", "pairwise alpha of every two raters, matched on the two alone",
+    _emit_collaboration, _reduce_collaboration,
+    (("collaboration", dict), ("collaboration_global", dict), ("collaboration_n", dict)),
+    rematches_per_rater=True, summary=_summary_collaboration))
+register_diagnostic(Diagnostic(
+    "lsa", "localisation sensitivity: mean alpha at each of --lsa's thresholds",
+    _emit_lsa, _reduce_lsa, (("lsa", dict), ("lsa_delta", lambda: None)),
+    switch=False, enabled=lambda config: bool(config.lsa_thresholds), summary=_summary_lsa))
+register_diagnostic(Diagnostic(
+    "intra_rater", "alpha among the sessions of a rater who labelled an image more than once",
+    _emit_intra_rater, lambda red: {"intra_rater": mean_by_key(red.values)}, (("intra_rater", dict),)))

@@ -1,0 +1,128 @@
+"""The map step of an agreement run: a chunk of images -> a mergeable :class:`Partial`.
+
+Per image: match once at the run's threshold, then let every enabled
+diagnostic emit the (re-matched) reliability matrices it needs. The α of all
+matrices of the chunk is one batch (:func:`kalos_core.coincidence.group_sums`).
+Partials of consecutive chunks merge (:meth:`Partial.merge`) into exactly what
+one chunk holding all images gives, so the chunking changes no number.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Hashable
+
+import numpy as np
+
+from . import diagnostic_defs  # noqa: F401  (registers the diagnostics)
+from .coincidence import AlphaSums, group_sums
+from .diagnostics import REGISTRY, Emitter, ImageContext
+from .geometry import get_distance
+from .matching import get_cost, get_solver
+from .problem import empty_image_cells, prepare_image
+from .reliability import unit_status
+
+#: value / sums keys of the image's own matrix
+ALPHA = ("", "alpha")
+
+
+@dataclass
+class Partial:
+    """What a chunk of images contributes to a run (all fields merge by concatenation or addition)."""
+
+    image_ids: list = field(default_factory=list)
+    alphas: list = field(default_factory=list)
+    unit_of: dict = field(default_factory=dict)
+    status_of: dict = field(default_factory=dict)
+    counts: dict = field(default_factory=dict)          #: rater -> {"annotations"|status: count}
+    n_units: int = 0
+    single: int = 0                                     #: images with fewer than two raters
+    values: dict = field(default_factory=dict)          #: (diagnostic, key) -> [(image index, α)]
+    sums: dict = field(default_factory=dict)            #: (diagnostic, key) -> AlphaSums
+
+    def merge(self, other: "Partial") -> "Partial":
+        """In place: append ``other``, the partial of the images that follow this one's."""
+        self.image_ids += other.image_ids
+        self.alphas += other.alphas
+        self.unit_of.update(other.unit_of)
+        self.status_of.update(other.status_of)
+        for r, c in other.counts.items():
+            mine = self.counts.setdefault(r, {})
+            for k, v in c.items():
+                mine[k] = mine.get(k, 0) + v
+        self.n_units += other.n_units
+        self.single += other.single
+        for k, v in other.values.items():
+            self.values.setdefault(k, []).extend(v)
+        for k, s in other.sums.items():
+            if k in self.sums:
+                self.sums[k].add(s)
+            else:
+                self.sums[k] = s.copy()
+        return self
+
+
+def enabled_diagnostics(config) -> list:
+    return [d for d in REGISTRY.values() if d.is_on(config)]
+
+
+def analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_rows: int) -> Partial:
+    """The partial result of ``images`` (the data set's images ``first, first + 1, ...``)."""
+    spec = get_distance(kind, config.distance)
+    solver, cost = get_solver(config.solver), get_cost(config.cost)
+    thr = config.threshold
+    floor = min((thr, *config.lsa_thresholds))
+    diagnostics = enabled_diagnostics(config)
+    out, emit = Partial(), Emitter()
+    counts: dict = defaultdict(lambda: defaultdict(int))
+    for k, image in enumerate(images):
+        ip = prepare_image(image, spec, floor)
+        units, cells = ip.match(thr, solver, cost)
+        main = cells if cells.n_units else empty_image_cells(ip.n_rows)
+        out.image_ids.append(image.id)
+        out.single += ip.n_rows < 2
+        out.n_units += int(units.max()) + 1 if len(units) else 0
+        status = unit_status(units, ip.problem.category).tolist()
+        for a, u, s in zip(ip.annotations, units.tolist(), status):
+            out.unit_of[a.id] = f"{image.id}:{u}"
+            out.status_of[a.id] = s
+            c = counts[a.rater]
+            c["annotations"] += 1
+            c[s] += 1
+        emit.image, emit.prefix = first + k, ""
+        emit.cells(ALPHA[1], ALPHA[1], main)
+        ctx = ImageContext(first + k, ip, cells, main, config, solver, cost, n_dataset_rows)
+        for d in diagnostics:
+            emit.prefix = d.name
+            d.emit(ctx, emit)
+    out.counts = {r: dict(c) for r, c in counts.items()}
+    _batch_alpha(emit, out)
+    out.alphas = [a for _, a in out.values.pop(ALPHA)]
+    return out
+
+
+def _batch_alpha(emit: Emitter, out: Partial) -> None:
+    """α of every emitted matrix in one batch; per-image values and summed sums by key."""
+    n_groups = len(emit.groups)
+    if not n_groups:
+        out.values[ALPHA] = []
+        return
+    gs = group_sums(np.concatenate(emit.units), np.concatenate(emit.values), np.concatenate(emit.unit_groups),
+                    n_groups)
+    alphas = gs.alpha().tolist()
+    values: dict[Hashable, list] = {ALPHA: []}
+    for (image, vkey, _), a in zip(emit.groups, alphas):
+        if vkey is not None:
+            values.setdefault(vkey, []).append((image, a))
+    out.values = values
+    out.sums = gs.by_key([s for _, _, s in emit.groups])
+
+
+def chunk_bounds(n_images: int, chunk_size: int) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` covering ``0..n_images`` in order."""
+    size = max(1, int(chunk_size))
+    return [(s, min(n_images, s + size)) for s in range(0, n_images, size)]
+
+
+__all__ = ["ALPHA", "AlphaSums", "Partial", "analyse_chunk", "chunk_bounds", "enabled_diagnostics"]
