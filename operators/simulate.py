@@ -26,11 +26,14 @@ from kalos_core.noise import load_profile, plain_raters, simulate
 from kalos_core.noise.channels import RefObject
 from kalos_core.noise.generator import RefImage, Reference
 
-from .adapter import SetupError, label_fields
+from kalos_core.data import KIND_TASKS
+
+from .adapter import KINDS, SetupError, label_fields
+from .rawdocs import LIST_NAMES
 from .common import FIELD_NAME_RE, form_error
 
-TASKS = {fo.Detections: ("bbox", "detections"), fo.Polylines: ("segm", "polylines"),
-         fo.Keypoints: ("keypoints", "keypoints")}
+#: label-list class -> (task, list attribute), from the shared maps
+TASKS = {cls: (KIND_TASKS[KINDS[cls]], LIST_NAMES[cls]) for cls in LIST_NAMES}
 SCALE = 1000.0  # virtual image size: the generator works in image-relative units anyway
 
 
