@@ -261,7 +261,7 @@ def _fit_loc(rows: list, default: LocalisationModel, report: dict, key: str, see
 
 
 def fit_noise(ds: MultiRaterDataset, threshold: float = 0.5, reference_rater: str | None = None,
-              similarity: dict | None = None, seed: int = 0, source: str = "") -> "FitResult":
+              seed: int = 0, source: str = "") -> "FitResult":
     """Estimate a :class:`NoiseProfile` from a multi-rater data set (boxes; polygons and
     keypoints through their boxes). Components with fewer than :data:`MIN_OBS` observations
     keep the built-in value, and the report says so."""
@@ -306,7 +306,7 @@ def fit_noise(ds: MultiRaterDataset, threshold: float = 0.5, reference_rater: st
         conf[a][b] = c / rows[a]
     classes = ClassModel(rate, dict(conf), base.classes.temperature, base.classes.top_k)
     rep["classes"] = {"n_matched": d.n_matched, "n_class_mistakes": d.n_cross, "rate": rate,
-                      "n_confused_classes": len(conf), "similarity_supplied": bool(similarity)}
+                      "n_confused_classes": len(conf)}
     ious = np.asarray(d.ious)
     rep["matched_iou"] = {"n": int(len(ious)), "median": float(np.median(ious)) if len(ious) else None}
     profile = NoiseProfile(loc, cls_loc, um, topo, classes,
