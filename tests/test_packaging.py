@@ -54,3 +54,12 @@ def test_cli_runs_outside_the_repository(fresh_venv, entry, tmp_path):
     proc = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert -1.0 <= json.loads(out.read_text())["mean_alpha"] <= 1.0
+
+
+def test_fiftyone_still_imports_after_the_dask_extra(tmp_path):
+    """dask pulls importlib_metadata; 8.0+ breaks FiftyOne's eta when dask is imported first."""
+    pytest.importorskip("distributed")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", "import distributed, fiftyone"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
