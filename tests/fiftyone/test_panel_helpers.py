@@ -1,0 +1,83 @@
+"""The panels' pure helpers: α bins and ranges, interpretation bands, rater order and map."""
+
+import numpy as np
+import pytest
+
+
+def test_alpha_range_view_is_half_open_and_skips_undefined(fo_isolated):
+    from panels.views import RunLayout, alpha_range_view
+
+    ds = fo_isolated.Dataset()
+    values = [-0.5, 0.0, 0.25, 0.5, 0.5, 1.0, float("nan"), None]
+    ds.add_samples([fo_isolated.Sample(filepath=f"/x/{k}.jpg", k=k, r_alpha=v) for k, v in enumerate(values)])
+    lay = RunLayout("r", ("a", "b"))
+    assert alpha_range_view(ds, lay, 0.0, 0.5).values("k") == [1, 2]
+    assert alpha_range_view(ds, lay, 0.5, 1.0, include_hi=True).values("k") == [3, 4, 5]
+    assert alpha_range_view(ds, lay, -1.0, 1.0, include_hi=True).count() == 6
+
+
+def test_alpha_bins_cover_low_values_and_end_at_one():
+    from panels.overview import alpha_bin_edges
+
+    assert alpha_bin_edges(0.73) == pytest.approx([0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0])
+    assert alpha_bin_edges(None)[0] == 0.0 and alpha_bin_edges(-0.31)[:2] == pytest.approx([-0.35, -0.3])
+    assert alpha_bin_edges(-2.4)[:3] == pytest.approx([-3.0, -1.0, -0.95])
+
+
+def test_bands_match_the_engine_interpretation():
+    from kalos_core.reliability import interpret
+    from panels.common import BANDS, band_of
+
+    for a in (-0.7, -1e-9, 0.0, 0.39, 0.4, 0.59, 0.6, 0.79, 0.8, 1.0):
+        assert band_of(a) == interpret(a)
+    assert [b[2] for b in BANDS][0] == "systematic disagreement"
+
+
+def test_cluster_order_puts_schools_of_thought_together():
+    from panels.ordering import cluster_order
+
+    # raters a, c agree (0.9); b, d agree (0.85); across the schools α ~ 0.1
+    names = ["a", "b", "c", "d"]
+    m = np.array([[1.0, 0.1, 0.9, 0.15],
+                  [0.1, 1.0, 0.12, 0.85],
+                  [0.9, 0.12, 1.0, 0.1],
+                  [0.15, 0.85, 0.1, 1.0]])
+    order = [names[i] for i in cluster_order(m)]
+    assert {frozenset(order[:2]), frozenset(order[2:])} == {frozenset("ac"), frozenset("bd")}
+    assert cluster_order(m) == cluster_order(m.copy())  # deterministic
+    assert cluster_order(np.array([[1.0]])) == [0]
+
+
+def test_cluster_order_tolerates_unknown_pairs():
+    from panels.ordering import alpha_matrix, cluster_order
+
+    nested = {"a": {"b": 0.9}, "b": {"a": 0.9, "c": None}, "c": {"d": 0.8}, "d": {}}
+    m = alpha_matrix(nested, ["a", "b", "c", "d"])
+    assert m[3, 2] == 0.8 and np.isnan(m[0, 2])
+    order = cluster_order(m)
+    assert sorted(order) == [0, 1, 2, 3] and abs(order.index(0) - order.index(1)) == 1
+
+
+def test_classical_mds_recovers_points_on_a_line():
+    from panels.ordering import classical_mds
+
+    x = np.array([0.0, 0.1, 0.5, 0.9])  # raters on a line: 1 - α = |x_i - x_j|
+    d = np.abs(x[:, None] - x[None, :])
+    coords = classical_mds(d, dims=2)
+    got = np.linalg.norm(coords[:, None, :] - coords[None, :, :], axis=-1)
+    assert got == pytest.approx(d, abs=1e-9)
+    assert coords[:, 1] == pytest.approx(np.zeros(4), abs=1e-7)  # one dimension suffices
+    assert coords[:, 0] == pytest.approx(x - x.mean()) or coords[:, 0] == pytest.approx(x.mean() - x)
+    assert np.array_equal(coords, classical_mds(d.copy(), dims=2))
+    pivot = np.argmax(np.abs(coords[:, 0]))
+    assert coords[pivot, 0] > 0  # sign fixed: largest coordinate positive
+
+
+def test_classical_mds_of_a_square():
+    from panels.ordering import classical_mds
+
+    pts = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=float)
+    d = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
+    coords = classical_mds(d)
+    got = np.linalg.norm(coords[:, None] - coords[None], axis=-1)
+    assert got == pytest.approx(d, abs=1e-9)
