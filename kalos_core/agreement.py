@@ -12,6 +12,8 @@ come from one registry (:mod:`kalos_core.diagnostics`): their switches are
 
 from __future__ import annotations
 
+import inspect
+import math
 import os
 from dataclasses import asdict, field, fields, make_dataclass
 from typing import Any, Callable, Generator
@@ -66,11 +68,30 @@ class _ConfigChecks:
         check_int("seed", self.seed)
         if self.max_diagnostic_raters is not None:
             check_int("max_diagnostic_raters", self.max_diagnostic_raters)
+        if self.keypoint_sigmas is not None:
+            sigmas = tuple(self.keypoint_sigmas) if hasattr(self.keypoint_sigmas, "__iter__") else ()
+            if not sigmas or not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in sigmas):
+                raise ValueError(f"keypoint_sigmas must be positive numbers, one per joint, got {self.keypoint_sigmas!r}")
+            object.__setattr__(self, "keypoint_sigmas", tuple(float(v) for v in sigmas))
+
+    def distance_spec(self, kind: str):
+        """The run's distance for geometry ``kind``, with its options bound (OKS: ``keypoint_sigmas``)."""
+        spec = get_distance(kind, self.distance)
+        if self.keypoint_sigmas is not None and kind == "keypoints":
+            if "sigmas" not in inspect.signature(spec.similarity).parameters:
+                raise ValueError(f"keypoint_sigmas are used by the oks distance only, not by {spec.name!r}")
+            return get_distance(kind, self.distance, sigmas=np.asarray(self.keypoint_sigmas))
+        return spec
 
     def check_dataset(self, dataset: MultiRaterDataset) -> None:
         """Refuse, before any work, what this config cannot measure on ``dataset``."""
         check_measurable(dataset)
-        get_distance(dataset.kind, self.distance)
+        self.distance_spec(dataset.kind)
+        if self.keypoint_sigmas is not None and dataset.kind == "keypoints":
+            joints = {len(a.geometry) // 3 for im in dataset.images for a in im.annotations}
+            if joints - {len(self.keypoint_sigmas)}:
+                raise ValueError(f"{len(self.keypoint_sigmas)} keypoint_sigmas given, but the keypoint sets have "
+                                 f"{', '.join(map(str, sorted(joints)))} joints")
         limit = self.max_diagnostic_raters
         costly = [d.name for d in enabled_diagnostics(self) if d.rematches_per_rater]
         if limit and costly and dataset.images:
@@ -98,6 +119,8 @@ AgreementConfig = make_dataclass("AgreementConfig", [
     # vitality and collaboration re-match an image once per rater / pair of raters (cost ~ raters³):
     # refused when an image has more raters than this (None or 0 = no limit); docs/input.md
     ("max_diagnostic_raters", "int | None", field(default=MAX_DIAGNOSTIC_RATERS)),
+    # OKS per-joint sigmas (keypoints); None = COCO's 17 person sigmas, or 0.05 per joint otherwise
+    ("keypoint_sigmas", "tuple[float, ...] | None", field(default=None)),
 ], bases=(_ConfigChecks,), frozen=True)
 AgreementConfig.__module__ = __name__
 AgreementConfig.__doc__ = "Settings of an agreement run (METHOD.md §3-4, §6); diagnostics from the registry."
@@ -211,7 +234,7 @@ def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = Agreem
 
 def finish(dataset: MultiRaterDataset, config, merged: Partial) -> AgreementResult:
     """The reduce step: the result of a data set from the merged partial of all its images."""
-    spec = get_distance(dataset.kind, config.distance)
+    spec = config.distance_spec(dataset.kind)
     alphas = np.array(merged.alphas, dtype=float)
     global_sums = merged.sums.get(ALPHA, AlphaSums())
     g = global_sums.alpha()

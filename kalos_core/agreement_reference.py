@@ -18,7 +18,6 @@ import numpy as np
 
 from .agreement import AgreementConfig, AgreementResult, _result_warnings, bootstrap_mean_ci
 from .data import MultiRaterDataset
-from .geometry import get_distance
 from .matching import get_cost, get_solver
 from .matching.costs import CostFn
 from .matching.solvers import SolverFn
@@ -125,7 +124,7 @@ class ImageOutcome:
 
 def analyse_image(image, kind: str, config: AgreementConfig) -> ImageOutcome:
     """Match one image, compute its α and every per-image diagnostic."""
-    spec = get_distance(kind, config.distance)
+    spec = config.distance_spec(kind)
     plain = get_solver(config.solver)
     solver, cost = (lambda p, t, c: plain(p, t, c)), get_cost(config.cost)  # no sorted-pairs shortcut
     thr = config.threshold
@@ -176,7 +175,7 @@ def reference_agreement(dataset: MultiRaterDataset, config: AgreementConfig = Ag
                     workers: int = 1) -> AgreementResult:
     """:func:`kalos_core.agreement.compute_agreement`, one ``alpha`` call per image and subset."""
     config.check_dataset(dataset)
-    spec = get_distance(dataset.kind, config.distance)
+    spec = config.distance_spec(dataset.kind)
     workers = (os.cpu_count() or 1) if workers == 0 else workers
     all_rows = dataset.raters
     row_id = {r: k for k, r in enumerate(all_rows)}

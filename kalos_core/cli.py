@@ -16,8 +16,8 @@ from .agreement import DIAGNOSTICS, AgreementConfig, AgreementResult, compute_ag
 from .calibration import braylan_cli
 from .calibration import cli as calibration_cli
 from .agreement import MAX_DIAGNOSTIC_RATERS
-from .cli_common import (count, fraction, fractions, positive, load_or_report, output_problem, print_warnings, run_guarded,
-                         write_result)
+from .cli_common import (count, fraction, fractions, load_or_report, output_problem, positive, positive_floats,
+                         print_warnings, run_guarded, write_result)
 from .diagnostics import REGISTRY, get_diagnostic
 from .executors import EXECUTORS
 from .geometry import distances_for
@@ -46,6 +46,8 @@ def _add_agreement_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-diagnostic-raters", type=count, default=MAX_DIAGNOSTIC_RATERS,
                    help=f"refuse vitality/collaboration on an image with more raters (default "
                         f"{MAX_DIAGNOSTIC_RATERS}; 0 = no limit; their cost grows with the cube of the rater count)")
+    p.add_argument("--keypoint-sigmas", type=positive_floats, default=None,
+                   help="OKS per-joint sigmas, comma-separated (default: COCO's 17 person sigmas, else 0.05)")
     p.add_argument("--workers", type=count, default=1, help="processes (0 = all cores); results do not depend on it")
     p.add_argument("--executor", choices=sorted(EXECUTORS), default=None,
                    help="where the chunks of images run: local (this process; default for 1 worker), processes "
@@ -100,7 +102,7 @@ def config_from_args(args: argparse.Namespace) -> AgreementConfig:
     return AgreementConfig(
         threshold=args.threshold, distance=args.distance, solver=args.solver, cost=args.cost,
         lsa_thresholds=tuple(args.lsa), bootstrap=args.bootstrap, seed=args.seed,
-        max_diagnostic_raters=args.max_diagnostic_raters or None, **on,
+        max_diagnostic_raters=args.max_diagnostic_raters or None, keypoint_sigmas=args.keypoint_sigmas, **on,
     )
 
 

@@ -49,6 +49,17 @@ def count(text: str) -> int:
     return v
 
 
+def positive_floats(text: str) -> tuple[float, ...]:
+    """argparse type: comma-separated numbers > 0, e.g. ``0.026,0.025``."""
+    try:
+        values = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        values = ()
+    if not values or not all(math.isfinite(v) and v > 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers > 0, got {text!r}")
+    return values
+
+
 def positive(text: str) -> int:
     """argparse type: an integer >= 1."""
     v = count(text)

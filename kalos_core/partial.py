@@ -18,7 +18,6 @@ import numpy as np
 from . import diagnostic_defs  # noqa: F401  (registers the diagnostics)
 from .coincidence import AlphaSums, group_sums
 from .diagnostics import REGISTRY, Emitter, ImageContext
-from .geometry import get_distance
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
 from .reliability import unit_status
@@ -69,7 +68,7 @@ def enabled_diagnostics(config) -> list:
 
 def analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_rows: int) -> Partial:
     """The partial result of ``images`` (the data set's images ``first, first + 1, ...``)."""
-    spec = get_distance(kind, config.distance)
+    spec = config.distance_spec(kind)
     solver, cost = get_solver(config.solver), get_cost(config.cost)
     thr = config.threshold
     floor = min((thr, *config.lsa_thresholds))

@@ -14,7 +14,9 @@ Adding a distance is one decorated function::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import inspect
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -87,16 +89,28 @@ def register_distance(kind: str, name: str, *, prepare: PrepareFn, description: 
     return deco
 
 
-def get_distance(kind: str, name: str | None = None) -> DistanceSpec:
-    """Look up a registered distance; ``name=None`` gives the kind's default."""
+def get_distance(kind: str, name: str | None = None, **options) -> DistanceSpec:
+    """Look up a registered distance; ``name=None`` gives the kind's default.
+
+    ``options`` are keyword parameters of its similarity function (e.g. ``sigmas`` of OKS),
+    bound into the returned spec; a name the function does not take is an error.
+    """
     name = name or DEFAULT_DISTANCE[kind]
     try:
-        return DISTANCES[(kind, name)]
+        spec = DISTANCES[(kind, name)]
     except KeyError:
         known = sorted(n for k, n in DISTANCES if k == kind)
         other = sorted(k for k, n in DISTANCES if n == name)
         why = f" ({name!r} is a distance for {' and '.join(other)} geometry)" if other else ""
         raise ValueError(f"unknown distance {name!r} for {kind} geometry{why}; known: {', '.join(known)}") from None
+    if not options:
+        return spec
+    takes = set(inspect.signature(spec.similarity).parameters) - {"a", "b", "need", "floor"}
+    unknown = sorted(set(options) - takes)
+    if unknown:
+        raise ValueError(f"distance {name!r} takes no option {', '.join(map(repr, unknown))}"
+                         + (f" (it takes {', '.join(sorted(takes))})" if takes else ""))
+    return replace(spec, similarity=functools.partial(spec.similarity, **options))
 
 
 def distances_for(kind: str) -> list[str]:

@@ -118,6 +118,33 @@ def test_polygons_and_keypoints_run_through_the_same_pipeline():
                                         AgreementConfig(threshold=0.999, **FAST)).mean_alpha, -0.5)
 
 
+def test_oks_sigmas_are_reachable_from_the_config():
+    # two 2-joint sets 5 px apart per joint inside 30 x 30 boxes: OKS depends on the sigmas
+    kp = make_image(1, 100, 100, "ab", [Annotation(1, "a", 1, [10, 10, 2, 30, 30, 2], bbox=(5, 5, 30, 30)),
+                                        Annotation(2, "b", 1, [15, 10, 2, 30, 35, 2], bbox=(5, 5, 30, 30))])
+    data = dataset(kp, kind="keypoints")
+    oks = dict(distance="oks", threshold=0.5, **FAST)
+    loose = compute_agreement(data, AgreementConfig(keypoint_sigmas=(0.2, 0.2), **oks))
+    strict = compute_agreement(data, AgreementConfig(keypoint_sigmas=(0.01, 0.01), **oks))
+    assert loose.mean_alpha == 1.0 and strict.mean_alpha == -0.5          # one unit vs two
+    assert loose.to_dict()["config"]["keypoint_sigmas"] == [0.2, 0.2]
+    with pytest.raises(ValueError, match="2 joints"):
+        compute_agreement(data, AgreementConfig(keypoint_sigmas=(0.1, 0.1, 0.1), **oks))
+    with pytest.raises(ValueError, match="oks distance only"):
+        compute_agreement(data, AgreementConfig(keypoint_sigmas=(0.1, 0.1), distance="mpjpe", **FAST))
+    with pytest.raises(ValueError, match="positive numbers"):
+        AgreementConfig(keypoint_sigmas=(0.1, -1.0))
+
+
+def test_distance_options_must_be_parameters_of_the_similarity():
+    from kalos_core.geometry import get_distance
+
+    spec = get_distance("keypoints", "oks", sigmas=np.full(2, 0.2))
+    assert spec.name == "oks" and spec.similarity.keywords["sigmas"].tolist() == [0.2, 0.2]
+    with pytest.raises(ValueError, match="takes no option 'sigmas'"):
+        get_distance("box", "iou", sigmas=[0.1])
+
+
 def test_worker_processes_give_identical_results():
     from kalos_core.demo_data import make_synthetic_boxes
     from kalos_core.io import load_coco

@@ -147,3 +147,14 @@ def test_no_traceback_from_the_module_entry_point(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "kalos_core", "agreement", str(f), "--task", "segm"],
                           cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "image 1" in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["0.05,abc", "0,0.1", "-1", ""])
+def test_bad_keypoint_sigmas_are_a_usage_error(value, tmp_path, capsys):
+    from kalos_core.cli import main
+
+    path = tmp_path / "k.json"
+    path.write_text("{}")
+    with pytest.raises(SystemExit) as e:
+        main(["agreement", str(path), "--task", "keypoints", "--keypoint-sigmas", value])
+    assert e.value.code == 2 and "--keypoint-sigmas" in capsys.readouterr().err
