@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sys
+import time
 from pathlib import Path
 
 from .data import MultiRaterDataset
@@ -127,6 +128,33 @@ def write_result(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1))
     print(f"\nwrote {path}")
+
+
+def run_measure(args: argparse.Namespace, compute, summarise, output=None, path: Path | None = None,
+                errors: tuple = (ValueError,)) -> int:
+    """The shape of every measure command: read the labels file (``path``, default ``args.file``),
+    ``compute(dataset)``, print ``summarise(result, seconds)``, write ``output(result, dataset)``
+    (default ``result.to_dict()``) to ``args.output``. ``errors`` raised by ``compute`` become one
+    ``error:`` line and exit status 2."""
+    dataset = load_or_report(path or args.file, args.task, skip_invalid=args.skip_invalid)
+    if dataset is None:
+        return 2
+    start = time.perf_counter()
+    try:
+        result = compute(dataset)
+    except errors as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(summarise(result, time.perf_counter() - start))
+    if args.output:
+        write_result(args.output, output(result, dataset) if output else result.to_dict())
+    return 0
+
+
+def read_predictions(path: Path) -> list:
+    """A COCO results file: a list of detections, or a COCO dict whose ``annotations`` are them."""
+    predictions = json.loads(Path(path).read_text())
+    return predictions.get("annotations", []) if isinstance(predictions, dict) else predictions
 
 
 def run_guarded(handler, args: argparse.Namespace) -> int:

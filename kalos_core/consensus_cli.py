@@ -8,12 +8,10 @@ COCO (``ConsensusResult.to_coco``): each annotation with ``score`` = confidence,
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from pathlib import Path
 
 from .agreement import AgreementConfig
-from .cli_common import load_or_report, write_result
+from .cli_common import run_measure
 from .consensus import BOX_FUSIONS, ConsensusConfig, ConsensusResult, compute_consensus
 from .matching import COSTS, SOLVERS
 
@@ -46,19 +44,7 @@ def format_summary(result: ConsensusResult, seconds: float | None = None) -> str
 
 
 def run_consensus(args: argparse.Namespace) -> int:
-    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid)
-    if dataset is None:
-        return 2
-    try:
-        agreement = AgreementConfig(threshold=args.threshold, distance=args.distance, solver=args.solver,
-                                    cost=args.cost)
-        config = ConsensusConfig(support=args.support, box_fusion=args.box_fusion)
-        start = time.perf_counter()
-        result = compute_consensus(dataset, agreement, config)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(format_summary(result, time.perf_counter() - start))
-    if args.output:
-        write_result(args.output, result.to_coco(dataset))
-    return 0
+    agreement = AgreementConfig(threshold=args.threshold, distance=args.distance, solver=args.solver, cost=args.cost)
+    config = ConsensusConfig(support=args.support, box_fusion=args.box_fusion)
+    return run_measure(args, lambda dataset: compute_consensus(dataset, agreement, config), format_summary,
+                       output=lambda result, dataset: result.to_coco(dataset))

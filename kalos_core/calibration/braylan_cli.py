@@ -8,11 +8,9 @@ lives here. The JSON written by ``--output`` is ``BraylanResult.to_dict()``
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from pathlib import Path
 
-from ..cli_common import load_or_report, write_result
+from ..cli_common import run_measure
 from .braylan import BRAYLAN_DISTANCES, BraylanConfig, BraylanResult, braylan_agreement
 
 
@@ -53,16 +51,5 @@ def format_summary(result: BraylanResult, seconds: float | None = None) -> str:
 
 
 def run_braylan(args: argparse.Namespace) -> int:
-    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid)
-    if dataset is None:
-        return 2
-    try:
-        start = time.perf_counter()
-        result = braylan_agreement(dataset, BraylanConfig(distances=tuple(args.set_distances), seed=args.seed))
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(format_summary(result, time.perf_counter() - start))
-    if args.output:
-        write_result(args.output, result.to_dict())
-    return 0
+    config = BraylanConfig(distances=tuple(args.set_distances), seed=args.seed)
+    return run_measure(args, lambda dataset: braylan_agreement(dataset, config), format_summary)

@@ -8,11 +8,9 @@ handler and the summary live here. The JSON written by ``--output`` is
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from pathlib import Path
 
-from ..cli_common import count, load_or_report, write_result
+from ..cli_common import count, run_measure
 from .engine import calibrate
 from .types import STRATA, CalibrationConfig, CalibrationResult
 
@@ -77,18 +75,6 @@ def _recommendation_line(title: str, rec) -> str:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid)
-    if dataset is None:
-        return 2
-    try:
-        config = CalibrationConfig(distances=args.distances, seed=args.seed, bootstrap=args.bootstrap,
-                                   stratify=args.stratify)
-        start = time.perf_counter()
-        result = calibrate(dataset, config)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(format_summary(result, time.perf_counter() - start))
-    if args.output:
-        write_result(args.output, result.to_dict())
-    return 0
+    config = CalibrationConfig(distances=args.distances, seed=args.seed, bootstrap=args.bootstrap,
+                               stratify=args.stratify)
+    return run_measure(args, lambda dataset: calibrate(dataset, config), format_summary)

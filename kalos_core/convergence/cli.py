@@ -8,12 +8,9 @@ in docs/convergence.md).
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-import time
 from pathlib import Path
 
-from ..cli_common import load_or_report, write_result
+from ..cli_common import read_predictions, run_measure
 from .engine import compute_convergence
 from .types import ConvergenceConfig, ConvergenceResult
 
@@ -83,23 +80,11 @@ def format_summary(result: ConvergenceResult, seconds: float | None = None) -> s
 
 
 def run_convergence(args: argparse.Namespace) -> int:
-    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid)
-    if dataset is None:
-        return 2
-    predictions = None
-    try:
-        if args.predictions:
-            predictions = json.loads(args.predictions.read_text())
-            if isinstance(predictions, dict):
-                predictions = predictions.get("annotations", [])
+    def compute(dataset):
+        predictions = read_predictions(args.predictions) if args.predictions else None
         config = ConvergenceConfig(task=args.task, bootstrap=args.bootstrap, fraction=args.fraction, seed=args.seed,
                                    raters=args.raters, alpha=args.alpha)
-        start = time.perf_counter()
-        result = compute_convergence(dataset, config, predictions)
-    except (ValueError, OSError, json.JSONDecodeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(format_summary(result, time.perf_counter() - start))
-    if args.output:
-        write_result(args.output, result.to_dict(include_labels=args.include_labels))
-    return 0
+        return compute_convergence(dataset, config, predictions)
+
+    return run_measure(args, compute, format_summary, errors=(ValueError, OSError),
+                       output=lambda result, _: result.to_dict(include_labels=args.include_labels))

@@ -8,11 +8,9 @@ The JSON written by ``--output`` is ``NoiseAwareResult.to_dict()`` (AP in percen
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
-from ..cli_common import load_or_report, write_result
+from ..cli_common import read_predictions, run_measure
 from .engine import noise_aware_evaluation
 from .types import NoiseAwareConfig, NoiseAwareResult
 
@@ -46,21 +44,11 @@ def format_summary(result: NoiseAwareResult) -> str:
 
 
 def run_noise_aware(args: argparse.Namespace) -> int:
-    dataset = load_or_report(args.reference, args.task, skip_invalid=args.skip_invalid)
-    if dataset is None:
-        return 2
-    try:
-        predictions = json.loads(args.predictions.read_text())
-        if isinstance(predictions, dict):
-            predictions = predictions.get("annotations", [])
-        rater = args.rater or dataset.raters[0]
-        others = [r.strip() for r in args.noise_raters.split(",")] if args.noise_raters else None
-        result = noise_aware_evaluation(dataset, predictions, rater, config=NoiseAwareConfig(share=args.share),
-                                        noise_raters=others)
-    except (ValueError, OSError, json.JSONDecodeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(format_summary(result))
-    if args.output:
-        write_result(args.output, result.to_dict())
-    return 0
+    others = [r.strip() for r in args.noise_raters.split(",")] if args.noise_raters else None
+
+    def compute(dataset):
+        return noise_aware_evaluation(dataset, read_predictions(args.predictions), args.rater or dataset.raters[0],
+                                      config=NoiseAwareConfig(share=args.share), noise_raters=others)
+
+    return run_measure(args, compute, lambda result, _: format_summary(result), path=args.reference,
+                       errors=(ValueError, OSError))

@@ -9,10 +9,9 @@ by ``--output`` is ``VariationResult.to_dict()``: ``{"counts": {threshold: {type
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
-from ..cli_common import load_or_report, write_result
+from ..cli_common import run_measure
 from .engine import compute_variations
 from .types import DEFAULT_THRESHOLDS, TYPES, VariationConfig, VariationResult
 
@@ -57,15 +56,8 @@ def format_summary(result: VariationResult, seconds: float | None = None) -> str
 
 
 def run_variations(args: argparse.Namespace) -> int:
-    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid)
-    if dataset is None:
-        return 2
     threshold = min(args.thresholds) if args.threshold is None else args.threshold
     config = VariationConfig(thresholds=tuple(args.thresholds), threshold=threshold, distance=args.distance,
                              reference=args.reference, merge=not args.no_merge)
-    start = time.perf_counter()
-    result = compute_variations(dataset, config)
-    print(format_summary(result, time.perf_counter() - start))
-    if args.output:
-        write_result(args.output, result.to_dict(include_labels=args.include_labels))
-    return 0
+    return run_measure(args, lambda dataset: compute_variations(dataset, config), format_summary,
+                       output=lambda result, _: result.to_dict(include_labels=args.include_labels))
