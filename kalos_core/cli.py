@@ -154,25 +154,14 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    if args.command == "agreement":
-        return run_agreement(args)
-    if args.command == "demo":
-        return run_demo(args)
-    if args.command == "calibrate":
-        return calibration_cli.run_calibrate(args)
-    if args.command == "braylan":
-        return braylan_cli.run_braylan(args)
-    if args.command == "convergence":
-        return convergence_cli.run_convergence(args)
-    if args.command == "noise-aware":
-        return noise_aware_cli.run_noise_aware(args)
-    if args.command == "consensus":
-        return consensus_cli.run_consensus(args)
-    if args.command == "variations":
-        return variations_cli.run_variations(args)
-    if args.command in noise_cli.NOISE_COMMANDS:
-        return noise_cli.run_noise_command(args)
-    return 2
+    handlers = {
+        "agreement": run_agreement, "demo": run_demo, "calibrate": calibration_cli.run_calibrate,
+        "braylan": braylan_cli.run_braylan, "convergence": convergence_cli.run_convergence,
+        "noise-aware": noise_aware_cli.run_noise_aware, "consensus": consensus_cli.run_consensus,
+        "variations": variations_cli.run_variations,
+        **{name: noise_cli.run_noise_command for name in noise_cli.NOISE_COMMANDS},
+    }
+    return handlers[args.command](args)
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

@@ -55,6 +55,12 @@ class RaterSource:
     def label_paths(self, attr: str) -> list[str]:
         return [f"{f}.{self.list_name}.{attr}" for f in self.fields]
 
+    def run_config(self) -> dict:
+        """What every stored run records of its labels (``label_source_params`` reads it back)."""
+        attribute = self.rater_attribute is not None
+        return {"rater_fields": None if attribute else self.fields, "label_field": self.fields[0] if attribute else None,
+                "rater_attribute": self.rater_attribute, "label_type": self.label_cls.__name__, "raters": self.raters}
+
 
 def label_fields(collection) -> dict[str, type]:
     """Label-list fields of the collection usable by KaLOS, name -> label class."""

@@ -159,9 +159,7 @@ def store_calibration(collection, source, run_key: str, config: CalibrationConfi
     rec = summary["recommended"]
     run_store.save_run(
         collection, run_key, METHOD, summary,
-        rater_fields=source.fields if source.rater_attribute is None else None,
-        label_field=source.fields[0] if source.rater_attribute else None,
-        rater_attribute=source.rater_attribute, label_type=source.label_cls.__name__, raters=source.raters,
+        **source.run_config(),
         task=summary["task"], distances=list(summary["distances"]), seed=config.seed,
         bootstrap=config.bootstrap, confidence=config.confidence, stratify=config.stratify,
         similarity_threshold=summary["similarity_threshold"], distance=rec["distance"],

@@ -164,9 +164,7 @@ def store_consensus(dataset, view, source, agreement_key, key, data, result: Con
                "review": review}
     run_store.save_run(
         view, key, METHOD, summary, fields=[key], agreement_key=agreement_key,
-        rater_fields=source.fields if source.rater_attribute is None else None,
-        label_field=source.fields[0] if source.rater_attribute else None,
-        rater_attribute=source.rater_attribute, label_type=source.label_cls.__name__, raters=source.raters,
+        **source.run_config(),
         **result.config)
 
 

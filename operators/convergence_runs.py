@@ -120,9 +120,7 @@ def store_convergence(collection, source, run_key, result: ConvergenceResult, pr
     cfg = result.config
     run_store.save_run(
         collection, run_key, METHOD, summary, fields=owned_paths(source, run_key),
-        rater_fields=source.fields if source.rater_attribute is None else None,
-        label_field=source.fields[0] if source.rater_attribute else None,
-        rater_attribute=source.rater_attribute, label_type=source.label_cls.__name__, raters=source.raters,
+        **source.run_config(),
         list_name=source.list_name, task=cfg.task, bootstrap=cfg.bootstrap, fraction=cfg.fraction, seed=cfg.seed,
         alpha=cfg.alpha, predictions_field=predictions_field)
 

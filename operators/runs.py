@@ -175,10 +175,7 @@ def store_run(collection, source: RaterSource, run_key: str, config: AgreementCo
     summary["agreement_config"] = summary.pop("config")  # "config" is the run's own attribute
     run_store.save_run(
         collection, run_key, METHOD, summary, fields=paths,
-        rater_fields=source.fields if source.rater_attribute is None else None,
-        label_field=source.fields[0] if source.rater_attribute else None,
-        rater_attribute=source.rater_attribute, label_type=source.label_cls.__name__,
-        raters=source.raters, calibration_key=calibration_key, use_masks=bool(use_masks),
+        **source.run_config(), calibration_key=calibration_key, use_masks=bool(use_masks),
         **{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
     )
 

@@ -103,9 +103,7 @@ def store_variations(collection, source, run_key, result: VariationResult) -> No
     cfg = result.config
     run_store.save_run(
         collection, run_key, METHOD, summary, fields=owned_paths(source, run_key),
-        rater_fields=source.fields if source.rater_attribute is None else None,
-        label_field=source.fields[0] if source.rater_attribute else None,
-        rater_attribute=source.rater_attribute, label_type=source.label_cls.__name__, raters=source.raters,
+        **source.run_config(),
         list_name=source.list_name, threshold=cfg["threshold"], thresholds=list(cfg["thresholds"]),
         reference=cfg["reference"], merge=cfg["merge"])
 
