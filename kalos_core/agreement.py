@@ -29,6 +29,7 @@ from .geometry import get_distance
 from .geometry.registry import DISTANCES
 from .io import InputWarnings, check_measurable
 from .jsonsafe import json_safe
+from .model_rater import compare_models
 from .matching import get_cost, get_solver
 from .executors import get_executor
 from .partial import ALPHA, Partial, chunk_bounds, enabled_diagnostics
@@ -154,6 +155,8 @@ AgreementResult = make_dataclass("AgreementResult", [
     ("status_of", dict, field(default_factory=dict)),        # annotation id -> status
     *[(name, Any, field(default_factory=make)) for name, make in diag.result_fields()],
     ("models", list, field(default_factory=list)),           # raters that are models (kalos_core.model_rater)
+    # per scope and model: α with each human, mean model-human vs mean human-human α, verdict
+    ("model_comparison", dict, field(default_factory=dict)),
     ("rater_summary", dict, field(default_factory=dict)),
     ("n_skipped", int, field(default=0)),
     ("skipped", list, field(default_factory=list)),
@@ -263,4 +266,5 @@ def finish(dataset: MultiRaterDataset, config, merged: Partial) -> AgreementResu
                              list(dataset.raters), dataset.categories, config)
         for name, value in d.reduce(red).items():
             setattr(result, name, value)
+    result.model_comparison = compare_models(result)
     return result

@@ -18,6 +18,7 @@ import numpy as np
 
 from .agreement import AgreementConfig, AgreementResult, _result_warnings, bootstrap_mean_ci
 from .data import MultiRaterDataset
+from .model_rater import compare_models
 from .matching import get_cost, get_solver
 from .matching.costs import CostFn
 from .matching.solvers import SolverFn
@@ -259,4 +260,5 @@ def reference_agreement(dataset: MultiRaterDataset, config: AgreementConfig = Ag
         result.lsa_delta = result.mean_alpha - float(np.mean(lsa_lists[strict]))
     if config.intra_rater:
         result.intra_rater = _mean_of(intra)
+    result.model_comparison = compare_models(result)
     return result

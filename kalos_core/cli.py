@@ -17,7 +17,8 @@ from .calibration import braylan_cli
 from .calibration import cli as calibration_cli
 from .agreement import MAX_DIAGNOSTIC_RATERS
 from .cli_common import (count, fraction, fractions, load_or_report, output_problem, positive, positive_floats,
-                         print_warnings, run_guarded, write_result)
+                         print_warnings, read_predictions, run_guarded, write_result)
+from .model_rater import add_model_rater
 from .diagnostics import REGISTRY, get_diagnostic
 from .executors import EXECUTORS
 from .geometry import distances_for
@@ -67,6 +68,8 @@ def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             parser.error(f"argument {option}: unknown distance {name!r} for --task {task}{why}; "
                          f"known: {', '.join(known)}")
     inputs = [getattr(args, k, None) for k in ("file", "reference", "profile", "similarity")]
+    preds = getattr(args, "predictions", None)
+    inputs += preds if isinstance(preds, list) else [preds]
     problem = output_problem(getattr(args, "output", None), inputs)
     if problem:
         parser.error(problem)
@@ -80,6 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", choices=["bbox", "segm", "keypoints"], default="bbox")
     _add_agreement_options(p)
     p.add_argument("--skip-invalid", action="store_true", help="drop invalid annotations, count them, go on")
+    p.add_argument("--predictions", type=Path, action="append", default=[],
+                   help="a model's COCO results file: the model joins as one more rater, flagged as a model "
+                        "(repeat for several models)")
+    p.add_argument("--model-name", action="append", default=[],
+                   help="name of each --predictions model (default: the file's stem)")
+    p.add_argument("--score-threshold", type=fraction, default=0.5,
+                   help="keep the model detections with score >= this (default 0.5)")
     p.add_argument("--output", type=Path, help="write the result JSON here")
     p.add_argument("--include-labels", action="store_true", help="also write the unit and status of every annotation")
     d = sub.add_parser("demo", help="build the embedded demo data set and compute agreement on it")
@@ -120,6 +130,9 @@ def format_summary(result: AgreementResult, seconds: float | None = None) -> str
     for d in REGISTRY.values():
         if d.summary:
             lines += d.summary(result)
+    verdicts = (result.model_comparison or {}).get("per_image", {})
+    if verdicts:
+        lines += ["\nmodels as raters"] + [f"  {v['verdict']}" for v in verdicts.values()]
     return "\n".join(lines)
 
 
@@ -127,6 +140,11 @@ def run_agreement(args: argparse.Namespace) -> int:
     dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid)
     if dataset is None:
         return 2
+    if len(args.model_name) > len(args.predictions):
+        raise ValueError("--model-name given more often than --predictions")
+    for k, path in enumerate(args.predictions):
+        name = args.model_name[k] if k < len(args.model_name) else path.stem
+        dataset = add_model_rater(dataset, read_predictions(path), name=name, score_threshold=args.score_threshold)
     start = time.perf_counter()
     result = compute_agreement(dataset, config_from_args(args), workers=args.workers,
                                executor=getattr(args, "executor", None))

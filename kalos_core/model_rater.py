@@ -86,3 +86,46 @@ def rater_as_predictions(dataset: MultiRaterDataset, rater: str, score: float = 
                 out.append({"image_id": im.id, "category_id": a.category, "score": score,
                             **({"bbox": a.bbox} if a.bbox else {}), key: a.geometry})
     return out
+
+
+def _finite_mean(values) -> float | None:
+    v = [float(x) for x in values if x is not None and np.isfinite(x)]
+    return float(np.mean(v)) if v else None
+
+
+def compare_model(model: str, collaboration: Mapping, vitality: Mapping | None, models: Iterable[str]) -> dict:
+    """Does ``model`` disagree with the humans more than they disagree with each other?
+
+    From the pairwise α (``collaboration``, ``{rater: {rater: α}}``): the model's α with each
+    human, their mean, the mean α over the pairs of humans, and the model's vitality. The
+    verdict compares the two means: *more* when the model–human mean is below the
+    human–human mean, *less* when above (a gap under 0.01 reads "as much as")."""
+    machines = set(models)
+    humans = sorted(r for r in collaboration if r not in machines)
+    pair = lambda a, b: (collaboration.get(a) or {}).get(b, (collaboration.get(b) or {}).get(a))
+    with_humans = {h: pair(model, h) for h in humans}
+    mh = _finite_mean(with_humans.values())
+    hh = _finite_mean(pair(a, b) for k, a in enumerate(humans) for b in humans[k + 1:])
+    vit = None if vitality is None else vitality.get(model)
+    if mh is None or hh is None:
+        verdict, more = (f"{model} (model): no model–human and human–human pairwise α to compare"
+                         " (needs the collaboration diagnostic and two humans)"), None
+    else:
+        more = mh < hh - 0.01
+        how = ("more than" if more else "less than" if mh > hh + 0.01 else "about as much as")
+        verdict = (f"{model} (model) disagrees with the humans {how} they disagree with each other: "
+                   f"mean model–human α {mh:.3f} vs mean human–human α {hh:.3f}"
+                   + (f"; vitality {vit:+.3f}" if vit is not None and np.isfinite(vit) else ""))
+    return {"alpha_with_humans": with_humans, "mean_model_human": mh, "mean_human_human": hh,
+            "vitality": vit, "disagrees_more": more, "verdict": verdict}
+
+
+def compare_models(result) -> dict:
+    """:func:`compare_model` of every model rater of an :class:`AgreementResult`, per scope:
+    ``{"per_image": {model: ...}, "global": {model: ...}}`` (empty without models)."""
+    models = list(getattr(result, "models", None) or [])
+    if not models:
+        return {}
+    scopes = {"per_image": ("collaboration", "vitality"), "global": ("collaboration_global", "vitality_global")}
+    return {scope: {m: compare_model(m, getattr(result, c, None) or {}, getattr(result, v, None), models)
+                    for m in models} for scope, (c, v) in scopes.items()}
