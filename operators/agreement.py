@@ -14,6 +14,7 @@ from kalos_core.matching import COSTS, SOLVERS
 from . import run_store
 from .adapter import KINDS, SetupError, check_label_attributes, label_fields
 from .calibration_runs import latest_calibration, matching_calibration
+from .model_inputs import model_inputs, model_params
 from .common import drive, form_error, report_errors, run_or_delegate, setup_inputs, show_result, source_params
 from .runs import (
     DIAGNOSTICS, METHOD, agreement_runs, compute_agreement_run, compute_agreement_steps, delete_agreement_run,
@@ -63,6 +64,7 @@ class ComputeAgreement(foo.Operator):
             diag.add_choice(d, label=d.replace("_", " "))
         inputs.list("diagnostics", types.String(), default=list(DIAGNOSTICS), label="Diagnostics", view=diag)
         inputs.int("seed", default=0, min=0, label="Seed (bootstrap)")
+        model_inputs(ctx, inputs, source)
         try:
             parse_thresholds(p.get("lsa_thresholds", ""))
         except SetupError as e:
@@ -79,7 +81,7 @@ class ComputeAgreement(foo.Operator):
             distance=p.get("distance"), lsa_thresholds=p.get("lsa_thresholds", ""),
             diagnostics=p.get("diagnostics", DIAGNOSTICS), seed=p.get("seed", 0),
             calibration_key=p.get("calibration_key") or _used_calibration(ctx.dataset, p),
-            overwrite=bool(p.get("overwrite")))
+            overwrite=bool(p.get("overwrite")), **model_params(p))
         res = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: compute agreement failed")
         ci = res.mean_alpha_ci
         ci_text = f" (95% CI {ci[0]:.3f} – {ci[1]:.3f})" if ci else ""

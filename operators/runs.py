@@ -21,6 +21,8 @@ from kalos_core.progress import run_steps
 
 from . import run_store
 from .adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset, resolve_source
+from .model_inputs import add_models, check_model_fields, write_source
+from .model_inputs import run_config as model_run_config
 from .writeback import write_results
 
 METHOD = "kalos_agreement"
@@ -48,6 +50,8 @@ def compute_agreement_run(
     calibration_key=None,
     overwrite=False,
     progress=None,
+    model_fields=None,
+    score_threshold=0.5,
 ) -> AgreementResult:
     """Compute agreement on ``collection`` and store it under ``run_key``.
 
@@ -56,11 +60,14 @@ def compute_agreement_run(
     holding the config, the summary and all diagnostics. An existing run
     ``run_key`` is replaced (exactly its fields) only with ``overwrite=True``.
     Every check happens before anything is written (:class:`SetupError`).
-    ``progress``: optional ``callable(fraction, message)``.
+    ``progress``: optional ``callable(fraction, message)``. ``model_fields``: prediction fields
+    (the raters' label type) that join as one more rater each, flagged as a model, keeping the
+    labels with ``confidence >= score_threshold`` (:mod:`.model_inputs`).
     """
     return run_steps(compute_agreement_steps(
         collection, rater_fields, label_field, rater_attribute, run_key, threshold, solver, cost, distance,
-        lsa_thresholds, diagnostics, bootstrap, seed, calibration_key, overwrite), progress)
+        lsa_thresholds, diagnostics, bootstrap, seed, calibration_key, overwrite,
+        model_fields=model_fields, score_threshold=score_threshold), progress)
 
 
 def check_run(collection, rater_fields=None, label_field=None, rater_attribute="rater_id", run_key="kalos",
@@ -132,7 +139,7 @@ def parse_thresholds(text) -> list[float]:
 def compute_agreement_steps(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
                             run_key="kalos", threshold=0.5, solver="greedy", cost="soft", distance=None,
                             lsa_thresholds=(), diagnostics=DIAGNOSTICS, bootstrap=1000, seed=0,
-                            calibration_key=None, overwrite=False):
+                            calibration_key=None, overwrite=False, model_fields=None, score_threshold=0.5):
     """:func:`compute_agreement_run` as a generator of ``(fraction, message)`` steps; returns the result.
 
     Nothing is written before the last step: a failing check, read or computation leaves the
@@ -142,8 +149,11 @@ def compute_agreement_steps(collection, rater_fields=None, label_field=None, rat
     source, config, use_masks = check_run(collection, rater_fields, label_field, rater_attribute, run_key,
                                           threshold, solver, cost, distance, lsa_thresholds, diagnostics,
                                           bootstrap, seed, overwrite)
+    models = check_model_fields(collection, source, model_fields, score_threshold)
+    check_label_attributes(collection, write_source(source, models), run_key)
     yield 0.0, "reading labels"
-    data = read_dataset(collection, source, use_masks=use_masks)
+    data = add_models(collection, source, read_dataset(collection, source, use_masks=use_masks), models,
+                      score_threshold)
     timings["read_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     steps = agreement_steps(data, config)
@@ -157,7 +167,8 @@ def compute_agreement_steps(collection, rater_fields=None, label_field=None, rat
     timings["compute_s"] = time.perf_counter() - t1
     yield 0.92, "writing the results"
     t2 = time.perf_counter()
-    store_run(collection, source, run_key, config, result, calibration_key, use_masks=use_masks)
+    store_run(collection, source, run_key, config, result, calibration_key, use_masks=use_masks,
+              model_fields=models, score_threshold=score_threshold)
     timings["write_s"] = time.perf_counter() - t2
     result.timings = timings
     yield 1.0, "done"
@@ -165,17 +176,19 @@ def compute_agreement_steps(collection, rater_fields=None, label_field=None, rat
 
 
 def store_run(collection, source: RaterSource, run_key: str, config: AgreementConfig,
-              result: AgreementResult, calibration_key=None, use_masks: bool = False) -> None:
+              result: AgreementResult, calibration_key=None, use_masks: bool = False,
+              model_fields=(), score_threshold=0.5) -> None:
     dataset = collection._dataset
     if run_key in dataset.list_runs():
         run_store.delete_run(dataset, run_key)
-    paths = owned_fields(source, run_key)
-    write_results(collection, source, run_key, result)
+    paths = owned_fields(write_source(source, model_fields), run_key)
+    write_results(collection, write_source(source, model_fields), run_key, result)
     summary = result.to_dict()
     summary["agreement_config"] = summary.pop("config")  # "config" is the run's own attribute
     run_store.save_run(
         collection, run_key, METHOD, summary, fields=paths,
         **source.run_config(), calibration_key=calibration_key, use_masks=bool(use_masks),
+        **model_run_config(model_fields, score_threshold),
         **{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
     )
 

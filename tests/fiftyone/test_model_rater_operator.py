@@ -1,0 +1,86 @@
+"""A model field as one more rater of compute_agreement: flagged as a model in the run's
+config and results, its labels written back, its pairwise α that of the rater it copies."""
+
+import uuid
+
+import numpy as np
+import pytest
+
+from operators.errors import SetupError
+from operators.runs import compute_agreement_run
+from panels.common import load_results
+
+URI = "@kalos/agreement/compute_agreement"
+
+
+def boxes_dataset(fo, n=12, seed=0):
+    """Raters a, b, c (jittered boxes of two classes) and a ``model`` field: b's boxes at
+    confidence 0.9, plus one extra box per sample at confidence 0.1."""
+    rng = np.random.default_rng(seed)
+    ds = fo.Dataset(f"kalos-model-{uuid.uuid4().hex[:8]}")
+    samples = []
+    for i in range(n):
+        s = fo.Sample(filepath=f"/nonexistent/{i}.jpg", rater_list=["a", "b", "c"])
+        dets = {r: [] for r in "abc"}
+        for _ in range(4):
+            x, y = rng.uniform(0.05, 0.7, 2)
+            for r, sd in zip("abc", (0.002, 0.01, 0.03)):
+                if rng.random() < 0.85:
+                    lab = "cat" if rng.random() < 0.9 else "dog"
+                    dets[r].append(fo.Detection(label=lab, bounding_box=[x + rng.normal(0, sd), y + rng.normal(0, sd),
+                                                                         0.2, 0.2]))
+        for r in "abc":
+            s[f"raters_{r}"] = fo.Detections(detections=dets[r])
+        model = [fo.Detection(label=d.label, bounding_box=list(d.bounding_box), confidence=0.9) for d in dets["b"]]
+        model.append(fo.Detection(label="cat", bounding_box=[0.0, 0.8, 0.1, 0.1], confidence=0.1))
+        s["model"] = fo.Detections(detections=model)
+        samples.append(s)
+    ds.add_samples(samples)
+    return ds
+
+
+FIELDS = ["raters_a", "raters_b", "raters_c"]
+
+
+def test_a_model_field_equal_to_a_rater_gets_that_raters_pairwise_alpha(fo_isolated):
+    ds = boxes_dataset(fo_isolated)
+    res = compute_agreement_run(ds, rater_fields=FIELDS, model_fields=["model"], score_threshold=0.5,
+                                run_key="with_model", bootstrap=0)
+    assert res.models == ["model"]
+    for other in ("a", "c"):
+        assert res.collaboration["model"][other] == pytest.approx(res.collaboration["b"][other])
+    assert res.collaboration["model"]["b"] == 1.0
+    cfg = ds.get_run_info("with_model").config
+    assert cfg.models == ["model"] and cfg.model_fields == ["model"] and cfg.score_threshold == 0.5
+    assert cfg.rater_fields == FIELDS   # a rerun of the raters does not take the model for a human
+    stored = load_results(ds, "with_model")
+    assert stored["models"] == ["model"]
+    cmp = stored["model_comparison"]["per_image"]["model"]
+    assert cmp["alpha_with_humans"]["a"] == pytest.approx(res.collaboration["b"]["a"])
+    assert cmp["verdict"].startswith("model (model) disagrees with the humans")
+    assert stored["collaboration_n"]["model"]["a"] == 12
+    # the kept model labels carry the run's unit and status; the low-confidence ones do not
+    status = lambda d: d.get_field("with_model_status") if d.has_field("with_model_status") else None
+    statuses = [(d.confidence, status(d)) for row in ds.values("model.detections") for d in row]
+    assert all(st is not None for c, st in statuses if c >= 0.5)
+    assert all(st is None for c, st in statuses if c < 0.5) and any(c < 0.5 for c, _ in statuses)
+    assert "model.detections.with_model_status" in ds.get_run_info("with_model").config.fields
+
+
+def test_the_operator_takes_model_fields_and_refuses_bad_ones(fo_isolated):
+    import fiftyone.operators as foo
+
+    ds = boxes_dataset(fo_isolated, seed=1)
+    out = foo.execute_operator(URI, dataset=ds.name, params={
+        "rater_fields": FIELDS, "model_fields": ["model"], "score_threshold": 0.5, "run_key": "op", "diagnostics":
+            ["vitality", "collaboration"]})
+    assert out.error is None
+    assert load_results(ds, "op")["models"] == ["model"]
+    with pytest.raises(SetupError, match="rater field"):
+        compute_agreement_run(ds, rater_fields=FIELDS, model_fields=["raters_a"], run_key="bad")
+    ds.add_sample_field("other", fo_isolated.EmbeddedDocumentField, embedded_doc_type=fo_isolated.Polylines)
+    with pytest.raises(SetupError, match="Polylines"):
+        compute_agreement_run(ds, rater_fields=FIELDS, model_fields=["other"], run_key="bad")
+    with pytest.raises(SetupError, match="score_threshold"):
+        compute_agreement_run(ds, rater_fields=FIELDS, model_fields=["model"], score_threshold=2, run_key="bad")
+    assert "bad" not in ds.list_runs()
