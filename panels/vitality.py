@@ -2,19 +2,48 @@
 
 Positive: the rater builds consensus; negative: the rater adds noise. Clicking a bar shows
 the samples where that rater has labels that are unmatched or of a disagreeing class.
+Models (``compute_agreement``'s model fields) have hatched, outlined bars, a "(model)" tick,
+and the run's verdict: does the model disagree with the humans more than they do among
+themselves (``model_comparison``, stored by the run)?
 """
 
 from __future__ import annotations
 
 import fiftyone.operators as foo
 
-from .common import NEGATIVE, POSITIVE, ScopedRunPanel, chart, clean, fmt, load_results, plot_layout
+from dataclasses import replace
+
+from .common import NEGATIVE, POSITIVE, RunPanel, ScopedRunPanel, chart, clean, fmt, load_results, plot_layout
 
 SCOPES = {"per_image": "mean over samples (≥ 3 raters)", "global": "whole dataset at once"}
 
 
-def vitality_bars(vitality: dict, summary: dict | None = None) -> dict:
-    """One bar per rater, highest vitality first; green for ≥ 0, red below."""
+#: how a model is told from the human raters in every chart: hatched bars, outlined, a tick suffix
+MODEL_PATTERN, MODEL_LINE, MODEL_SUFFIX = "/", "#222", " (model)"
+
+
+def tick_label(rater: str, models) -> str:
+    """A rater's axis label: ``name (model)`` for a model."""
+    return f"{rater}{MODEL_SUFFIX}" if rater in (models or ()) else str(rater)
+
+
+def model_verdicts(res: dict, scope: str) -> list[str]:
+    """The run's sentence per model (``model_comparison`` of the scope), for the panel text."""
+    return [v.get("verdict", "") for v in ((res.get("model_comparison") or {}).get(scope) or {}).values()]
+
+
+def layout_with_models(ctx):
+    """The run's layout with its model fields as raters (a model's labels live in its own field)."""
+    layout = RunPanel.layout(ctx)
+    cfg = ctx.dataset.get_run_info(ctx.panel.state.run_key).config
+    fields = [f for f in getattr(cfg, "model_fields", None) or [] if f not in layout.fields]
+    if not fields or layout.rater_attribute:
+        return layout
+    return replace(layout, fields=(*layout.fields, *fields), raters={**layout.raters, **{f: f for f in fields}})
+
+
+def vitality_bars(vitality: dict, summary: dict | None = None, models=()) -> dict:
+    """One bar per rater, highest vitality first; green for ≥ 0, red below; models hatched."""
     items = sorted(((r, v) for r, v in vitality.items() if v is not None), key=lambda t: (-t[1], t[0]))
     summary = summary or {}
     text = []
@@ -25,8 +54,12 @@ def vitality_bars(vitality: dict, summary: dict | None = None) -> dict:
         text.append(f"{n} labels, {fmt(agreed * 100 if agreed is not None else None, 0)}% agreed")
     return {"type": "bar", "name": "vitality", "x": [r for r, _ in items], "y": [v for _, v in items],
             "ids": [r for r, _ in items], "text": text,
-            "marker": {"color": [POSITIVE if v >= 0 else NEGATIVE for _, v in items]},
-            "hovertemplate": "%{x}: V = %{y:.4f}<br>%{text}<extra></extra>", "textposition": "none"}
+            "marker": {"color": [POSITIVE if v >= 0 else NEGATIVE for _, v in items],
+                       "pattern": {"shape": [MODEL_PATTERN if r in models else "" for r, _ in items]},
+                       "line": {"color": [MODEL_LINE if r in models else "rgba(0,0,0,0)" for r, _ in items],
+                                "width": [2 if r in models else 0 for r, _ in items]}},
+            "customdata": ["model" if r in models else "human" for r, _ in items],
+            "hovertemplate": "%{x} (%{customdata}): V = %{y:.4f}<br>%{text}<extra></extra>", "textposition": "none"}
 
 
 class AnnotatorVitalityPanel(ScopedRunPanel):
@@ -50,13 +83,18 @@ class AnnotatorVitalityPanel(ScopedRunPanel):
         ctx.panel.state.selection = None
         if not vit:
             return
-        ctx.panel.data.vitality = clean([vitality_bars(vit, res.get("rater_summary"))])
+        models = list(res.get("models") or [])
+        bars = vitality_bars(vit, res.get("rater_summary"), models)
+        ctx.panel.data.vitality = clean([bars])
         worst = min(vit, key=lambda r: (vit[r] if vit[r] is not None else 0))
-        ctx.panel.state.summary = (f"{len(vit)} raters · lowest vitality: **{worst}** ({fmt(vit[worst], 4)}) · "
-                                   f"scope: {SCOPES[scope]}")
+        ctx.panel.state.summary = "  \n".join([
+            f"{len(vit)} raters · lowest vitality: **{tick_label(worst, models)}** ({fmt(vit[worst], 4)}) · "
+            f"scope: {SCOPES[scope]}" + (f" · models (hatched): {', '.join(models)}" if models else ""),
+            *model_verdicts(res, scope)])
         ctx.panel.state.plot_layout = clean(plot_layout(
             f"Annotator vitality ({run_key})", "rater", "vitality V", height=380,
-            xaxis={"title": {"text": "rater"}, "type": "category"},
+            xaxis={"title": {"text": "rater"}, "type": "category", "tickmode": "array", "tickvals": bars["x"],
+                   "ticktext": [tick_label(r, models) for r in bars["x"]]},
             shapes=[{"type": "line", "x0": 0, "x1": 1, "xref": "paper", "y0": 0, "y1": 0, "yref": "y",
                      "line": {"color": "#888", "width": 1}}]))
 
@@ -65,6 +103,8 @@ class AnnotatorVitalityPanel(ScopedRunPanel):
         if rater is None:
             return
         self.show_rater(ctx, str(rater))
+
+    layout = staticmethod(layout_with_models)
 
     def render_run(self, panel, ctx):
         if not ctx.panel.state.has_vitality:
