@@ -3,7 +3,8 @@
 ``python -m operators.demo run`` draws the seeded demo scenes (kalos_core.demo_data),
 imports them with the import operator's Python entry (one Detections and one
 Polylines field per rater), runs agreement on the polygons, calibrates the box
-threshold and runs agreement on the boxes at it, prints the summary and how to
+threshold and runs agreement on the boxes at it (with a simulated model as one more
+rater in run ``kalos_model``, and without it in run ``kalos``), prints the summary and how to
 open the App. ``python -m operators.demo app`` serves the App on
 127.0.0.1 with this plugin loaded.
 """
@@ -63,11 +64,16 @@ def run(args) -> None:
         print(f"calibration: {rec['distance']} separates best but is scale-dependent; "
               f"using the scale-invariant {rec['alternative']['distance']}")
         rec = rec["alternative"]
-    res = compute_agreement_run(ds, rater_fields=boxes, run_key="kalos", threshold=round(rec["similarity_threshold"], 3),
+    threshold = round(rec["similarity_threshold"], 3)
+    # a simulated model, first as one more rater of the boxes (run 'kalos_model', made before 'kalos' so
+    # that the panels open on 'kalos'), then placed against the label convergence between the raters
+    add_demo_model(ds, boxes[0], seed=args.seed)
+    with_model = compute_agreement_run(ds, rater_fields=boxes, model_fields=["model"], run_key="kalos_model",
+                                       threshold=threshold, distance=rec["distance"], bootstrap=0, seed=args.seed,
+                                       calibration_key="kalos_calibration")
+    res = compute_agreement_run(ds, rater_fields=boxes, run_key="kalos", threshold=threshold,
                                 distance=rec["distance"], lsa_thresholds=lsa, seed=args.seed,
                                 calibration_key="kalos_calibration")
-    # label convergence between the box raters, with a simulated model placed against it
-    add_demo_model(ds, boxes[0], seed=args.seed)
     conv = convergence_run(ds, rater_fields=boxes, run_key="convergence", predictions_field="model", seed=args.seed)
     na = noise_aware_run(ds, predictions_field="model", reference_field=boxes[0], noise_fields=boxes[1:],
                          run_key="noise_aware")
@@ -79,7 +85,9 @@ def run(args) -> None:
     print("agreement on boxes at that threshold (run 'kalos'; polygons at 0.5 in run 'kalos_polygons'):\n")
     print(format_summary(res))
     cf, ap = conv.to_dict(), na.to_dict()["ap"]["50:95"]
-    print(f"\nlabel convergence (run 'convergence'): mAP between raters {cf['full_set']['map']:.2f}, interval "
+    print("\nthe model as one more rater (run 'kalos_model'): "
+          + with_model.model_comparison["per_image"]["model"]["verdict"])
+    print(f"label convergence (run 'convergence'): mAP between raters {cf['full_set']['map']:.2f}, interval "
           f"{cf['bootstrap']['ci_normal'][0]:.2f} - {cf['bootstrap']['ci_normal'][1]:.2f}; simulated model "
           f"{cf['model']['map']:.2f} ({cf['model']['placement']['ci_normal']})")
     print(f"noise-aware AP of the model (run 'noise_aware'): {ap['lower']:.2f} <= {ap['ap']:.2f} <= {ap['upper']:.2f}")
