@@ -222,7 +222,7 @@ class CollaborationPanel(ScopedRunPanel):
 def dic_text(dic: dict) -> str:
     """The comparison in words: DIC, raters of one run only, masked pairs, clusters."""
     clusters = lambda groups: " · ".join("{" + ", ".join(g) + "}" for g in groups) or "—"
-    lines = [f"**DIC** = ‖M − M′‖_F / ‖M‖_F = **{fmt(dic['value'], 4)}** over {dic['n_raters']} raters "
+    lines = [f"**DIC** = ‖M − M′‖ / ‖M‖ (Frobenius) = **{fmt(dic['value'], 4)}** over {dic['n_raters']} raters "
              f"in both runs (0 = the same rater structure)",
              f"Only in this run: {', '.join(dic['only_first']) or 'none'} · only in {dic['key']}: "
              f"{', '.join(dic['only_second']) or 'none'}",
