@@ -95,7 +95,8 @@ class CollaborationPanel(ScopedRunPanel):
             "hovertemplate": "%{y} × %{x}: α = %{z:.3f}<extra></extra>"}]
         ctx.panel.data.mds = [{
             "type": "scatter", "mode": "markers+text", "name": "raters", "x": [c[0] for c in coords],
-            "y": [c[1] for c in coords], "text": [tick_label(r, models) for r in raters], "ids": raters, "textposition": "top center",
+            "y": [c[1] for c in coords], "text": [tick_label(r, models) for r in raters], "ids": raters,
+            "textposition": "top center",
             "marker": {"size": 14, "color": [NEUTRAL if r in models else POSITIVE for r in raters],
                        "symbol": [MODEL_SYMBOL if r in models else "circle" for r in raters],
                        "line": {"color": MODEL_LINE, "width": [2 if r in models else 0 for r in raters]}},
