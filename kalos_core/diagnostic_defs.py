@@ -44,8 +44,10 @@ def _reduce_vitality(red: Reduction) -> dict:
 def _summary_vitality(result) -> list[str]:
     if not result.vitality:
         return []
+    models = set(getattr(result, "models", None) or ())
     return (["\nrater vitality (+ consensus builder, - source of noise)"]
-            + [f"  {r:<24} {v:+.4f}" for r, v in sorted(result.vitality.items(), key=lambda kv: -kv[1])])
+            + [f"  {r + (' (model)' if r in models else ''):<24} {v:+.4f}"
+               for r, v in sorted(result.vitality.items(), key=lambda kv: -kv[1])])
 
 
 # -- class difficulty: α of the units in which any rater used class c ---------------------------------
@@ -99,9 +101,13 @@ def _summary_collaboration(result) -> list[str]:
     if not result.collaboration:
         return []
     rows = sorted(result.collaboration)
-    lines = ["\npairwise alpha", "  " + " " * 16 + "".join(f"{r[:9]:>10}" for r in rows)]
+    models = set(getattr(result, "models", None) or ())
+    mark = lambda r, n: (r[:n - 1] + "*") if r in models else r[:n]
+    lines = ["\npairwise alpha" + (" (* model)" if models else ""),
+             "  " + " " * 16 + "".join(f"{mark(r, 9):>10}" for r in rows)]
     for r in rows:
-        lines.append(f"  {r[:16]:<16}" + "".join(f"{result.collaboration[r].get(q, float('nan')):>10.3f}" for q in rows))
+        lines.append(f"  {mark(r, 16):<16}" + "".join(f"{result.collaboration[r].get(q, float('nan')):>10.3f}"
+                                                      for q in rows))
     return lines
 
 

@@ -86,6 +86,8 @@ def test_cli_predictions_join_as_a_model_rater(tmp_path, capsys):
     assert res["collaboration"]["net"]["a"] == pytest.approx(res["collaboration"]["b"]["a"])
     assert res["collaboration"]["net"]["b"] == 1.0
     assert res["n_annotations"] == sum(len(im.annotations) for im in ds.images) + len(kept)
-    assert "net (model) disagrees with the humans" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "net (model) disagrees with the humans" in printed
+    assert "pairwise alpha (* model)" in printed and "\n  net*" in printed and "\n  net (model) " in printed
     assert main(["agreement", str(src), "--predictions", str(preds), "--model-name", "a", "--bootstrap", "0"]) == 2
     assert "taken" in capsys.readouterr().err
