@@ -42,9 +42,13 @@ def test_second_run_shows_dic_and_difference_clicks_filter_the_grid(page, demo_a
     open_app(page, demo_app)
     content = open_panel(page, PANEL)
     wait_for_chart(content)
-    field = page.locator(".MuiGrid-item").filter(has=page.get_by_text("Second run", exact=True)).last
-    field.wait_for(timeout=30_000)
-    field.get_by_role("combobox").first.click()
+    label = page.get_by_text("Second run", exact=True).first
+    label.wait_for(state="attached", timeout=30_000)
+    label.scroll_into_view_if_needed()
+    # the dropdown right after its label (an MUI Select: role combobox, or button in older MUI)
+    select = label.locator("xpath=following::*[@role='combobox' or @aria-haspopup='listbox'][1]")
+    select.scroll_into_view_if_needed()
+    select.click()
     page.get_by_role("option", name=SECOND, exact=True).click()
     text = wait_for_text(content, "DIC = ", timeout=60)
     m = re.search(r"DIC = ‖M − M′‖ / ‖M‖ \(Frobenius\) = (-?\d+\.\d+)", text)
