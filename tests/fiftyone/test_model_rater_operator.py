@@ -84,3 +84,25 @@ def test_the_operator_takes_model_fields_and_refuses_bad_ones(fo_isolated):
     with pytest.raises(SetupError, match="score_threshold"):
         compute_agreement_run(ds, rater_fields=FIELDS, model_fields=["model"], score_threshold=2, run_key="bad")
     assert "bad" not in ds.list_runs()
+
+
+def _form(ds, **params):
+    import fiftyone.operators as foo
+    from fiftyone.operators.executor import ExecutionContext
+
+    ctx = ExecutionContext({"dataset_name": ds.name, "view": ds.view()._serialize(), "params": params})
+    return foo.get_operator(URI).resolve_input(ctx).type.properties
+
+
+def test_the_form_offers_fields_of_the_raters_type_as_models(fo_isolated):
+    ds = boxes_dataset(fo_isolated, n=3, seed=3)
+    ds.add_sample_field("lines", fo_isolated.EmbeddedDocumentField, embedded_doc_type=fo_isolated.Polylines)
+    props = _form(ds, layout="rater_fields", rater_fields=FIELDS, run_key="k")
+    choices = [c.value for c in props["model_fields"].view.choices]
+    assert choices == ["model"] and "score_threshold" not in props   # no Polylines, no rater field
+    # with two raters chosen, the third rater's field may serve as a model; the threshold is checked
+    props = _form(ds, layout="rater_fields", rater_fields=FIELDS[:2], run_key="k", model_fields=["raters_c"],
+                  score_threshold=1.5)
+    assert props["model_fields"].invalid and "score_threshold" in props["model_fields"].error_message
+    props = _form(ds, layout="rater_fields", rater_fields=FIELDS, run_key="k", model_fields=["model"])
+    assert not props["model_fields"].invalid and props["score_threshold"].default == 0.5
