@@ -102,6 +102,13 @@ def summary_md(res: dict) -> str:
     return "\n\n".join(lines)
 
 
+def shown_counts(dataset, run_key: str, view) -> tuple[int, int]:
+    """(rater labels, samples) that a click's ``view`` shows: the run's rater fields' labels."""
+    cfg = dataset.get_run_info(run_key).config
+    fields = [cfg.label_field] if getattr(cfg, "rater_attribute", None) else list(cfg.rater_fields or [])
+    return sum(view.count(f"{f}.{cfg.list_name}") for f in fields), len(view)
+
+
 class LabelConvergencePanel(RunPanel):
     METHOD = METHOD
     TITLE = "KaLOS: Label convergence"
@@ -151,15 +158,19 @@ class LabelConvergencePanel(RunPanel):
         threshold = CONVERGENCE_THRESHOLDS[0] if x == MAP else x
         if threshold not in CONVERGENCE_THRESHOLDS:
             return
-        self.show(ctx, convergence_unmatched_view(ctx.dataset, ctx.panel.state.run_key, threshold),
-                  f"Showing samples with rater labels **unmatched at IoU {threshold}** (only those labels)")
+        view = convergence_unmatched_view(ctx.dataset, ctx.panel.state.run_key, threshold)
+        n_labels, n_samples = shown_counts(ctx.dataset, ctx.panel.state.run_key, view)
+        self.show(ctx, view, f"Showing **{n_labels} rater labels unmatched at IoU {threshold}** on {n_samples} "
+                             "samples (only those labels)")
 
     def on_click_class(self, ctx):
         label = clicked(ctx, "y", items=ctx.panel.state.classes or [])
         if label is None:
             return
-        self.show(ctx, convergence_class_view(ctx.dataset, ctx.panel.state.run_key, str(label)),
-                  f"Showing only **{label}** labels, on the samples where a rater used it")
+        view = convergence_class_view(ctx.dataset, ctx.panel.state.run_key, str(label))
+        n_labels, n_samples = shown_counts(ctx.dataset, ctx.panel.state.run_key, view)
+        self.show(ctx, view, f"Showing only the **{n_labels} {label} labels**, on the {n_samples} samples where "
+                             "a rater used it")
 
     def render_run(self, panel, ctx):
         self.render_summary(panel, ctx)

@@ -100,8 +100,11 @@ class NoiseAwarePanel(RunPanel):
             return
         size = ctx.panel.state.size or "all"
         where = "" if size == "all" else f", {size} boxes"
-        self.show(ctx, uncertain_view(ctx.dataset, ctx.panel.state.run_key, str(x), None if size == "all" else size),
-                  f"Showing predictions whose **bounds disagree at IoU {x}**{where}")
+        key = ctx.panel.state.run_key
+        view = uncertain_view(ctx.dataset, key, str(x), None if size == "all" else size)
+        field = ctx.dataset.get_run_info(key).config.predictions_field
+        self.show(ctx, view, f"Showing **{view.count(f'{field}.detections')} predictions whose bounds disagree at "
+                             f"IoU {x}**{where}, on {len(view)} samples")
 
     def render_run(self, panel, ctx):
         panel.enum("size", list(SIZES), default=ctx.panel.state.size or "all", label="Object size",

@@ -42,7 +42,7 @@ CLICKS = {
     "kalos_class_difficulty": "changes",
     # kalos_label_convergence only draws here: in the busy demo scenes every class and every
     # threshold's unmatched labels occur on all 40 samples, so no click changes the count
-    # (its clicks are checked view by view in tests/fiftyone/test_convergence_panels.py)
+    # (its clicks are checked by label counts in tests/e2e/test_measure_panels.py)
     "kalos_noise_aware": "bars",
 }
 # Panels that read a run the demo may not make: without one they must show their empty state.

@@ -67,7 +67,7 @@ def test_clicking_a_threshold_shows_exactly_the_samples_with_labels_unmatched_at
     assert want and set(view.values("id")) == want
     shown = [fl for f in fields for row in view.values(f"{f}.detections.conv_matched") for fl in row or []]
     assert shown and all(not fl[5] for fl in shown)
-    assert "0.75" in p.state["selection"]
+    assert p.state["selection"].startswith(f"Showing **{len(shown)} rater labels unmatched at IoU 0.75** on {len(want)} samples")
 
 
 def test_clicking_a_class_shows_only_its_labels(runs_ds):
@@ -80,6 +80,8 @@ def test_clicking_a_class_shows_only_its_labels(runs_ds):
     want = {sid for f in fields for sid, row in zip(ds.values("id"), ds.values(f"{f}.detections.label"))
             if label in (row or [])}
     assert set(view.values("id")) == want
+    n = sum(row.count(label) for f in fields for row in ds.values(f"{f}.detections.label") if row)
+    assert p.state["selection"].startswith(f"Showing only the **{n} {label} labels**, on the {len(want)} samples")
 
 
 def test_noise_aware_panel_draws_bounds_and_the_eps_heatmap(runs_ds):
@@ -109,3 +111,4 @@ def test_clicking_a_bar_shows_exactly_the_uncertain_predictions(runs_ds, x, inde
     assert want > 0 and view.count("model.detections") == want
     shown = [s for row in view.values("model.detections.na_status") for s in row or []]
     assert all(("uncertain" in s) if index is None else s[index] == "uncertain" for s in shown)
+    assert p.state["selection"].startswith(f"Showing **{want} predictions whose bounds disagree at IoU {x}**, on {len(view)}")
