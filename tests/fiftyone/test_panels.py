@@ -368,7 +368,7 @@ def test_calibration_warns_about_a_scale_dependent_recommendation_and_shows_the_
                                overwrite=True)
     summary = Panel(fields_ds, "kalos_calibration").call("on_load").state["summary"]
     assert "iou is scale-dependent" in summary
-    assert "Scale-invariant alternative: **giou**, similarity threshold 0.450" in summary
+    assert "Scale-invariant alternative: **giou**, τ\\* 0.550 (distance) ⇒ similarity threshold t = 0.450" in summary
     assert "mean α 0.720" in summary and "mean α 0.610, global α 0.580" in summary
     fields_ds.delete_run("scaled")
 
