@@ -292,14 +292,19 @@ def test_class_click_filters_labels_to_that_class(layout, fields_ds, attr_ds):
     res = ds.load_run_results("kalos")
     p = Panel(ds, "kalos_class_difficulty").call("on_load")
     (bars,) = p.data["classes"]
+    p.call("on_change_min_units", value=0)   # the demo's few classes, every one shown
+    (bars,) = p.data["classes"]
     assert dict(zip(bars["y"], bars["x"])) == pytest.approx(res.class_difficulty)
     assert bars["x"] == sorted(bars["x"])  # hardest first
     label = bars["y"][0]
     view = p.call("on_click_class", y=label, x=bars["x"][0]).view()
     fields = ds.get_run_info("kalos").config.rater_fields or ["raters"]
-    per_sample = [ds.values(f"{f}.detections.label") for f in fields]
-    expected = {sid for k, sid in enumerate(ds.values("id")) if any(label in (col[k] or []) for col in per_sample)}
-    assert set(view.values("id")) == expected
+    per_sample = [list(zip(ds.values(f"{f}.detections.label"), ds.values(f"{f}.detections.kalos_status")))
+                  for f in fields]
+    expected = {sid for k, sid in enumerate(ds.values("id"))
+                if any(lab == label and st in DISAGREEING for col in per_sample
+                       for lab, st in zip(col[k][0] or [], col[k][1] or []))}
+    assert expected and set(view.values("id")) == expected
     assert {lab for f in fields for lab in view.values(f"{f}.detections.label", unwind=True)} == {label}
 
 
