@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import fiftyone.operators as foo
-import fiftyone.operators.types as types
 
 from .common import ScopedRunPanel, band_color, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
 from .views import RunLayout, class_view
