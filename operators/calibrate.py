@@ -26,8 +26,9 @@ class Calibrate(foo.Operator):
         return foo.OperatorConfig(
             name="calibrate", label="KaLOS: calibrate threshold", dynamic=True, execute_as_generator=True,
             allow_delegated_execution=True, icon="/assets/icon.svg",
-            description="Choose the distance and the similarity threshold τ* from same-image vs "
-                        "cross-image disagreement (KS separation, density crossing, bootstrap CI)",
+            description="Choose the distance, its threshold τ* (a distance) and the similarity threshold "
+                        "1 - τ* from same-image vs cross-image disagreement (KS separation, density crossing, "
+                        "bootstrap CI)",
         )
 
     def __call__(self, sample_collection, delegate=False, **params):

@@ -1,7 +1,9 @@
-"""Calibration: observed (Do) and expected (De) distance distributions, τ*, KS and σ.
+"""Calibration: observed (Do) and expected (De) distance distributions, τ* (a distance), KS and σ.
 
 Reads a stored calibration run (``config.method == "kalos_calibration"``). The button opens
-``compute_agreement`` prefilled with the selected distance and its similarity threshold.
+``compute_agreement`` prefilled with the selected distance and its similarity threshold
+t = 1 − τ* (τ* is always the calibrated *distance* threshold; runs name their similarity
+threshold t, see panels/sensitivity.py).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def calibration_figure(entry: dict) -> tuple[list[dict], dict]:
                        "layer": "below"})
     tau = entry.get("tau_star")
     if tau is not None:
-        s, a = vline(tau, f"τ* = {fmt(tau)}", "#d62728", dash="solid")
+        s, a = vline(tau, f"τ* = {fmt(tau)} (distance)", "#d62728", dash="solid")
         shapes.append(s)
         notes.append(a)
     layout = plot_layout("Distance distributions of matched pairs", "distance", "fraction of pairs", height=380,
@@ -59,7 +61,8 @@ def recommendation_md(rec: dict) -> list[str]:
     def line(title: str, r: dict) -> str:
         alpha = (f"; mean α {fmt(r.get('mean_alpha'))}, global α {fmt(r.get('global_alpha'))}"
                  if r.get("mean_alpha") is not None else "")
-        return (f"{title}: **{r.get('distance')}**, similarity threshold {fmt(r.get('similarity_threshold'))} "
+        return (f"{title}: **{r.get('distance')}**, τ\\* {fmt(r.get('tau_star'))} (distance) ⇒ similarity "
+                f"threshold t = {fmt(r.get('similarity_threshold'))} "
                 f"(standard {fmt(r.get('standard_threshold'), 2)}){alpha}")
 
     lines = [line("Recommended (highest KS)", rec) + f" — {rec.get('reason', '')}"]
@@ -68,7 +71,7 @@ def recommendation_md(rec: dict) -> list[str]:
         lines.append(f"⚠ **{rec.get('distance')} is scale-dependent**: it measures offsets relative to the image, "
                      "so one threshold is lenient for small objects and strict for large ones.")
     if alt:
-        lines.append(line("Scale-invariant alternative", alt) + " — pick it in *Distance* above to run at its τ*.")
+        lines.append(line("Scale-invariant alternative", alt) + " — pick it in *Distance* above to run at its threshold.")
     return lines
 
 
@@ -101,10 +104,11 @@ def braylan_markdown(res: dict) -> str | None:
 class CalibrationPanel(RunPanel):
     METHOD = CALIBRATION_METHOD
     TITLE = "KaLOS: Calibration"
-    INTRO = ("Distances between labels of the same object (Do) against chance pairs (De). τ* separates "
-             "them; the shaded band is its confidence interval.")
-    EMPTY = ("No KaLOS calibration run on this dataset yet. Calibrate: it estimates the threshold τ* "
-             "from the raters' own disagreement.")
+    INTRO = ("Distances between labels of the same object (Do) against chance pairs (De). The distance "
+             "threshold τ* separates them (a run uses the similarity threshold t = 1 − τ*); the shaded band "
+             "is its confidence interval.")
+    EMPTY = ("No KaLOS calibration run on this dataset yet. Calibrate: it estimates the distance threshold τ* "
+             "(and so the similarity threshold t = 1 − τ*) from the raters' own disagreement.")
     ACTION_LABEL = "Calibrate"
     ACTION_URI = CALIBRATE_URI
 
@@ -112,7 +116,8 @@ class CalibrationPanel(RunPanel):
     def config(self):
         return foo.PanelConfig(name="kalos_calibration", label="KaLOS: Calibration", icon="tune",
                                category=foo.Categories.ANALYZE,
-                               help_markdown="Do/De histograms, τ*, KS and σ of a KaLOS calibration run.")
+                               help_markdown="Do/De histograms, the distance threshold τ*, KS and σ of a KaLOS "
+                                             "calibration run.")
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
@@ -135,8 +140,8 @@ class CalibrationPanel(RunPanel):
         ctx.panel.state.similarity = entry.get("similarity_threshold")
         do, de = entry.get("do") or {}, entry.get("de") or {}
         lines = [
-            f"**τ\\*** {fmt(entry.get('tau_star'))}{_ci(entry.get('tau_ci'))} → similarity threshold "
-            f"**{fmt(entry.get('similarity_threshold'))}**{_ci(entry.get('similarity_ci'))} · "
+            f"**τ\\*** = {fmt(entry.get('tau_star'))}{_ci(entry.get('tau_ci'))} (distance) ⇒ similarity threshold "
+            f"**t = {fmt(entry.get('similarity_threshold'))}**{_ci(entry.get('similarity_ci'))} · "
             f"method {entry.get('tau_method', '—')}",
             f"**KS** {fmt(entry.get('ks'))}{_ci(entry.get('ks_ci'))} · **σ** {fmt(entry.get('sigma'))} · "
             f"Do: {do.get('n', 0)} pairs, median {fmt(do.get('median'))} · De: {de.get('n', 0)} pairs, "
@@ -175,7 +180,7 @@ class CalibrationPanel(RunPanel):
                        view=dropdown(names), on_change=self.on_change_distance)
         panel.md(ctx.panel.state.summary or "", name="summary")
         if ctx.panel.state.distance:
-            panel.btn("run_at_tau", label=f"Run agreement at τ* (similarity {fmt(ctx.panel.state.similarity)})",
+            panel.btn("run_at_tau", label=f"Run agreement at t = {fmt(ctx.panel.state.similarity)} (from τ*)",
                       icon="play_arrow", variant="contained", on_click=self.run_at_tau)
             chart(panel, "calibration", ctx.panel.state.plot_layout)
         if ctx.panel.state.braylan:

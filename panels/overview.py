@@ -1,6 +1,8 @@
 """Agreement overview: mean and global α with CI, interpretation band, per-sample α histogram.
 
 Clicking a bar of the histogram shows exactly the samples whose α lies in that bin, worst first.
+An optional second run ("Compare with") overlays its histogram on the same bins, with both
+means, and the summary gives the difference (second − first).
 """
 
 from __future__ import annotations
@@ -11,10 +13,15 @@ import fiftyone.operators as foo
 import numpy as np
 from fiftyone import ViewField as F
 
-from .common import BANDS, RunPanel, band_color, band_of, chart, clean, fmt, load_results, plot_layout, vline
+from .common import (AGREEMENT_METHOD, BANDS, RunPanel, band_color, band_of, chart, clean, dropdown, fmt,
+                     load_results, plot_layout, runs_of, vline)
+from .sensitivity import threshold_md
 from .views import RunLayout, alpha_range_view
 
 BIN_WIDTH = 0.05
+#: the two runs' colours when compared (the single histogram is coloured by band)
+RUN_COLORS = ("#1f77b4", "#ff7f0e")
+NO_COMPARE = "none"
 
 
 def alpha_bin_edges(low: float | None, width: float = BIN_WIDTH) -> list[float]:
@@ -64,6 +71,63 @@ def bin_of(params: dict, edges: list[float]) -> int | None:
     return None
 
 
+def lowest_alpha(*results: dict) -> float | None:
+    """The lowest defined per-sample α over ``results`` (the bins must reach it)."""
+    values = [v for res in results for v in (res.get("per_image_alpha") or {}).values()
+              if v is not None and math.isfinite(v)]
+    return min(values) if values else None
+
+
+def histogram_traces(edges: list[float], runs: list[tuple[str, list[int]]]) -> list[dict]:
+    """One bar trace per ``(run key, counts)`` on the same ``edges``: a single run coloured by
+    band, two runs overlaid in two colours. The trace ``name`` is the run key (clicks name it)."""
+    centers = [(a + b) / 2 for a, b in zip(edges[:-1], edges[1:])]
+    widths = [(b - a) * 0.95 for a, b in zip(edges[:-1], edges[1:])]
+    traces = []
+    for k, (key, counts) in enumerate(runs):
+        color = [band_color(x) for x in centers] if len(runs) == 1 else RUN_COLORS[k % 2]
+        trace = {"type": "bar", "name": key, "x": centers, "y": list(counts), "width": widths,
+                 "ids": [str(i) for i in range(len(counts))], "marker": {"color": color},
+                 "hovertemplate": f"{key}<br>α %{{x:.3f}}: %{{y}} samples<extra></extra>"}
+        if len(runs) > 1:
+            trace["opacity"] = 0.6
+        traces.append(trace)
+    return traces
+
+
+def histogram_layout(title: str, edges: list[float], means: list[tuple[str, float | None, str]],
+                     glob: float | None = None) -> dict:
+    """Band backgrounds, a dashed line per ``(label, mean, colour)``, and the global α line
+    (single run only)."""
+    shapes, notes = [], []
+    for lo, hi, _, color in BANDS:
+        x0, x1 = max(lo, edges[0]), min(hi, edges[-1])
+        if x1 > x0:
+            shapes.append({"type": "rect", "x0": x0, "x1": x1, "xref": "x", "y0": 0, "y1": 1,
+                           "yref": "paper", "fillcolor": f"rgba({color},0.10)", "line": {"width": 0},
+                           "layer": "below"})
+    lines = list(means) + ([("global α", glob, "#7f7f7f")] if glob is not None else [])
+    for label, value, color in lines:
+        if value is not None:
+            s, a = vline(value, label, color)
+            shapes.append(s)
+            notes.append(a)
+    extra = {"barmode": "overlay", "showlegend": True, "legend": {"orientation": "h", "y": -0.25}} if len(means) > 1 else {}
+    return plot_layout(title, "α", "samples", shapes=shapes, annotations=notes, bargap=0.02,
+                       xaxis={"title": {"text": "α"}, "range": [edges[0], edges[-1]]}, **extra)
+
+
+def comparison_md(key_a: str, res_a: dict, key_b: str, res_b: dict) -> str:
+    """The second run against the first: its mean and global α and the differences (b − a)."""
+    def diff(name: str) -> str:
+        a, b = res_a.get(name), res_b.get(name)
+        d = b - a if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) else None
+        return f"{fmt(b)} (Δ {'+' if d is not None and d >= 0 else ''}{fmt(d)})"
+
+    return (f"**Compared with {key_b}**: mean α {diff('mean_alpha')} · global α {diff('global_alpha')} · "
+            f"Δ = {key_b} − {key_a}")
+
+
 class AgreementOverviewPanel(RunPanel):
     TITLE = "KaLOS: Agreement overview"
     INTRO = "Per-sample α of the run; click a bar to show those samples in the grid, lowest α first."
@@ -75,42 +139,45 @@ class AgreementOverviewPanel(RunPanel):
                                help_markdown="Krippendorff's α after instance matching, per sample and "
                                              "for the dataset; click a histogram bar to browse its samples.")
 
+    @staticmethod
+    def compare_key(ctx, run_key: str) -> str | None:
+        """The run to compare with: the chosen one while it exists and is not the run itself
+        (also keeps the dropdown's choices, the other runs, in ``compare_choices``)."""
+        others = [k for k in runs_of(ctx.dataset, AGREEMENT_METHOD) if k != run_key]
+        ctx.panel.state.compare_choices = others
+        key = ctx.panel.state.compare_key
+        return key if key in others else None
+
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
-        lay = RunLayout.from_run(ctx.dataset, run_key)
-        per_image = [v for v in (res.get("per_image_alpha") or {}).values() if v is not None]
-        edges, counts, undefined = alpha_histogram(ctx.dataset, lay.alpha_field,
-                                                   min(per_image) if per_image else None)
-        centers = [(a + b) / 2 for a, b in zip(edges[:-1], edges[1:])]
-        widths = [(b - a) * 0.95 for a, b in zip(edges[:-1], edges[1:])]
-        colors = [band_color(x) for x in centers]
-        trace = {"type": "bar", "name": "samples", "x": centers, "y": counts, "width": widths,
-                 "ids": [str(k) for k in range(len(counts))], "marker": {"color": colors},
-                 "hovertemplate": "α %{x:.3f}: %{y} samples<extra></extra>"}
-        mean, glob = res.get("mean_alpha"), res.get("global_alpha")
-        shapes, notes = [], []
-        for lo, hi, name, color in BANDS:
-            x0, x1 = max(lo, edges[0]), min(hi, edges[-1])
-            if x1 > x0:
-                shapes.append({"type": "rect", "x0": x0, "x1": x1, "xref": "x", "y0": 0, "y1": 1,
-                               "yref": "paper", "fillcolor": f"rgba({color},0.10)", "line": {"width": 0},
-                               "layer": "below"})
-        for value, label, color in ((mean, "mean α", "#222"), (glob, "global α", "#7f7f7f")):
-            if value is not None:
-                s, a = vline(value, label, color)
-                shapes.append(s)
-                notes.append(a)
-        layout = plot_layout(f"Per-sample α ({run_key})", "α", "samples", shapes=shapes, annotations=notes,
-                             bargap=0.02, xaxis={"title": {"text": "α"}, "range": [edges[0], edges[-1]]})
-        ctx.panel.data.histogram = clean([trace])
+        other = self.compare_key(ctx, run_key)
+        res_b = load_results(ctx.dataset, other) if other else None
+        low = lowest_alpha(res, *([res_b] if res_b else []))
+        edges, counts, undefined = alpha_histogram(ctx.dataset, RunLayout.from_run(ctx.dataset, run_key).alpha_field, low)
+        runs, means = [(run_key, counts)], [("mean α", res.get("mean_alpha"), "#222")]
+        if other:
+            edges_b, counts_b, _ = alpha_histogram(ctx.dataset, RunLayout.from_run(ctx.dataset, other).alpha_field, low)
+            if edges_b != edges:  # same lowest α, same bins: a bug if ever
+                raise ValueError(f"the histograms of {run_key} and {other} do not share their bins")
+            runs.append((other, counts_b))
+            means = [(f"mean α {run_key}", res.get("mean_alpha"), RUN_COLORS[0]),
+                     (f"mean α {other}", res_b.get("mean_alpha"), RUN_COLORS[1])]
+        title = f"Per-sample α ({run_key}{f' vs {other}' if other else ''})"
+        layout = histogram_layout(title, edges, means, None if other else res.get("global_alpha"))
+        ctx.panel.data.histogram = clean(histogram_traces(edges, runs))
+        ctx.panel.state.compare_key = other
         ctx.panel.state.edges = edges
         ctx.panel.state.counts = clean(counts)
+        ctx.panel.state.compare_counts = clean(runs[1][1]) if other else None
         ctx.panel.state.histogram_layout = clean(layout)
-        ctx.panel.state.summary = self._summary(res, int(undefined))
+        summary = self._summary(res, int(undefined), threshold_md(ctx.dataset, run_key))
+        if other:
+            summary += "\n\n" + comparison_md(run_key, res, other, res_b)
+        ctx.panel.state.summary = summary
         ctx.panel.state.selection = None
 
     @staticmethod
-    def _summary(res: dict, undefined: int) -> str:
+    def _summary(res: dict, undefined: int, threshold: str | None = None) -> str:
         ci = res.get("mean_alpha_ci")
         ci_text = f" (95% CI {fmt(ci[0])} – {fmt(ci[1])})" if ci else ""
         cfg = res.get("agreement_config") or {}
@@ -119,8 +186,9 @@ class AgreementOverviewPanel(RunPanel):
             f"**Mean α** {fmt(mean)}{ci_text} · **Global α** {fmt(res.get('global_alpha'))} · "
             f"interpretation: **{res.get('interpretation') or band_of(mean)}**",
             f"{res.get('n_images', 0)} samples ({undefined} with undefined α), "
-            f"{res.get('n_annotations', 0)} labels in {res.get('n_units', 0)} units · threshold "
-            f"{fmt(cfg.get('threshold'), 2)}, distance {cfg.get('distance', '—')}, solver {cfg.get('solver', '—')}",
+            f"{res.get('n_annotations', 0)} labels in {res.get('n_units', 0)} units · "
+            f"{threshold or 'similarity threshold t = ' + fmt(cfg.get('threshold'), 2)}, "
+            f"distance {cfg.get('distance', '—')}, solver {cfg.get('solver', '—')}",
             "Bands: < 0 systematic disagreement · 0–0.4 weak · 0.4–0.6 moderate · 0.6–0.8 substantial · "
             "≥ 0.8 near-perfect",
         ]
@@ -132,12 +200,27 @@ class AgreementOverviewPanel(RunPanel):
         if k is None:
             return
         lo, hi, last = edges[k], edges[k + 1], k == len(edges) - 2
-        counts = ctx.panel.state.counts or []
+        key, counts = ctx.panel.state.run_key, ctx.panel.state.counts or []
+        other = ctx.panel.state.compare_key
+        if other and (ctx.params.get("trace") == other or ctx.params.get("trace_idx") == 1):
+            key, counts = other, ctx.panel.state.compare_counts or []
         n = counts[k] if k < len(counts) else "?"
         upper = f"≤ {fmt(1.0, 2)}" if last else f"< {fmt(hi, 2)}"
-        self.show(ctx, alpha_range_view(ctx.dataset, self.layout(ctx), lo, hi),
-                  f"Showing {n} sample{'' if n == 1 else 's'} with {fmt(lo, 2)} ≤ α {upper}")
+        run = f" of {key}" if other else ""
+        self.show(ctx, alpha_range_view(ctx.dataset, RunLayout.from_run(ctx.dataset, key), lo, hi, current=ctx.view),
+                  f"Showing {n} sample{'' if n == 1 else 's'} with {fmt(lo, 2)} ≤ α{run} {upper}")
+
+    def on_change_compare(self, ctx):
+        value = ctx.params.get("value")
+        ctx.panel.state.compare_key = None if value in (None, "", NO_COMPARE) else value
+        self.load_run(ctx, ctx.panel.state.run_key)
 
     def render_run(self, panel, ctx):
+        others = ctx.panel.state.compare_choices or []
+        if others:
+            choices = [NO_COMPARE] + others
+            panel.enum("compare_key", choices, default=ctx.panel.state.compare_key or NO_COMPARE,
+                       label="Compare with", view=dropdown(choices, {NO_COMPARE: "— no second run —"}),
+                       on_change=self.on_change_compare)
         self.render_summary(panel, ctx)
         chart(panel, "histogram", ctx.panel.state.histogram_layout, on_click=self.on_click_bin)

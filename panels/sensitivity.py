@@ -1,8 +1,13 @@
-"""Localisation sensitivity: mean α against the similarity threshold, with the run's τ* marked.
+"""Localisation sensitivity: mean α against the similarity threshold, with the run's threshold t marked.
 
 A curve that drops sharply towards strict thresholds means raters find the same objects but
 draw them differently; a flat curve means disagreement is about *which* objects exist.
-``Δ = α(τ*) − α(τ_strict)`` summarises the drop.
+``Δ = α(t) − α(t_strict)`` summarises the drop.
+
+Names (the same in every panel): **t** is a run's *similarity* threshold (two labels may match
+when their similarity is at least t); **τ*** is only the calibrated *distance* threshold of a
+calibration run, and a run made from one says so: "τ* = 0.430 (distance) ⇒ similarity threshold
+t = 0.57".
 """
 
 from __future__ import annotations
@@ -10,6 +15,31 @@ from __future__ import annotations
 import fiftyone.operators as foo
 
 from .common import NEUTRAL, RunPanel, band_color, chart, clean, fmt, load_results, plot_layout, vline
+
+
+def calibrated_tau(dataset, run_key: str) -> tuple[float, str] | None:
+    """``(τ*, calibration key)`` when the agreement run was made from a calibration run that
+    still exists and holds the run's distance; else None."""
+    cfg = dataset.get_run_info(run_key).config
+    key = getattr(cfg, "calibration_key", None)
+    if not key or key not in dataset.list_runs():
+        return None
+    try:
+        cal = load_results(dataset, key)
+    except Exception:  # a deleted or foreign run: no τ* to show
+        return None
+    entry = (cal.get("distances") or {}).get(getattr(cfg, "distance", None)) or {}
+    tau = entry.get("tau_star")
+    return (float(tau), key) if tau is not None else None
+
+
+def threshold_md(dataset, run_key: str, digits: int = 2) -> str:
+    """How every panel names a run's threshold: "similarity threshold t = 0.57", preceded by
+    "τ* = 0.430 (distance) ⇒" when the run came from a calibration."""
+    t = getattr(dataset.get_run_info(run_key).config, "threshold", None)
+    text = f"similarity threshold t = {fmt(t, digits)}"
+    cal = calibrated_tau(dataset, run_key)
+    return f"τ\\* = {fmt(cal[0])} (distance, calibration *{cal[1]}*) ⇒ {text}" if cal else text
 
 
 def sensitivity_points(lsa: dict, threshold: float | None, mean_alpha: float | None) -> list[tuple[float, float]]:
@@ -24,7 +54,7 @@ class LocalisationSensitivityPanel(RunPanel):
     TITLE = "KaLOS: Localisation sensitivity"
     RERUN_ADDS = {"lsa": "0.1,0.3,0.5,0.7,0.9"}
     INTRO = ("Mean α when the run is repeated at other similarity thresholds; the dashed line is the "
-             "run's threshold τ*. A steep drop means the raters agree on *what* is there, not on *where*.")
+             "run's similarity threshold t. A steep drop means the raters agree on *what* is there, not on *where*.")
 
     @property
     def config(self):
@@ -46,12 +76,12 @@ class LocalisationSensitivityPanel(RunPanel):
                    "marker": {"size": 10, "color": [band_color(y) for y in ys]}, "line": {"color": NEUTRAL},
                    "hovertemplate": "threshold %{x:.2f}: α = %{y:.4f}<extra></extra>"}]
         if tau is not None and mean is not None:
-            traces.append({"type": "scatter", "mode": "markers", "name": "τ* (run threshold)", "x": [tau],
+            traces.append({"type": "scatter", "mode": "markers", "name": "t (the run's threshold)", "x": [tau],
                            "y": [mean], "marker": {"size": 16, "symbol": "star", "color": "#d62728"},
-                           "hovertemplate": "τ* %{x:.2f}: α = %{y:.4f}<extra></extra>"})
+                           "hovertemplate": "t = %{x:.2f}: α = %{y:.4f}<extra></extra>"})
         shapes, notes = [], []
         if tau is not None:
-            s, a = vline(tau, f"τ* = {fmt(tau, 2)}", "#d62728")
+            s, a = vline(tau, f"t = {fmt(tau, 2)}", "#d62728")
             shapes, notes = [s], [a]
         ctx.panel.data.sensitivity = clean(traces)
         ctx.panel.state.plot_layout = clean(plot_layout(
@@ -59,10 +89,11 @@ class LocalisationSensitivityPanel(RunPanel):
             shapes=shapes, annotations=notes, showlegend=True, legend={"orientation": "h", "y": -0.25}))
         delta = res.get("lsa_delta")
         strict = max(float(t) for t in lsa)
-        ctx.panel.state.summary = (f"**Δ** = α(τ\\* = {fmt(tau, 2)}) − α(τ = {fmt(strict, 2)}) = "
+        ctx.panel.state.summary = (f"**Δ** = α(t = {fmt(tau, 2)}) − α(t = {fmt(strict, 2)}) = "
                                    f"**{fmt(delta)}** · "
                                    f"α ranges {fmt(min(ys))} – {fmt(max(ys))} over thresholds "
-                                   f"{', '.join(fmt(x, 2) for x in xs)}")
+                                   f"{', '.join(fmt(x, 2) for x in xs)}\n\n"
+                                   f"The run's {threshold_md(ctx.dataset, run_key)}")
 
     def render_run(self, panel, ctx):
         if not ctx.panel.state.has_lsa:

@@ -1,15 +1,27 @@
 """Views the panels' click handlers set in the App: pure functions of the dataset and a run.
 
 Every builder returns an unexecuted :class:`fiftyone.core.view.DatasetView` (building one
-costs no database round trip), sorted by the run's per-sample α ascending so the worst
-samples come first. They read only what a run wrote: ``<run_key>_alpha`` on samples and
-``<run_key>_unit`` / ``<run_key>_status`` on the raters' labels.
+costs no database round trip). They read only what a run wrote: ``<run_key>_alpha`` on
+samples and ``<run_key>_unit`` / ``<run_key>_status`` on the raters' labels.
+
+One rule for every click (:func:`finish`), so every panel behaves alike:
+
+- **the user's sort is kept**: when the view in the App (``current``, the handler's
+  ``ctx.view``) is sorted (``sort_by`` / ``sort_by_similarity``), its last sort stage is
+  applied to the click's samples; otherwise they are sorted by the run's per-sample α,
+  ascending (worst first);
+- **only the run's fields are shown**: the run's rater fields (or the one label field), its
+  per-sample ``<run_key>_alpha`` and ``rater_list`` (a pair click narrows this to the pair);
+- **a click about disagreement shows only disagreeing samples**: the rater, pair and class
+  views keep the samples where the clicked rater / pair / class has a label that does not
+  agree, and nothing else; the α-bin view is about α, not disagreement, and keeps its bin.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import fiftyone.core.stages as fos
 from fiftyone import ViewField as F
 
 #: label statuses that mean "this label does not agree" (see operators/adapter.STATUSES)
@@ -72,27 +84,58 @@ def _run_samples(dataset, layout: RunLayout):
     return dataset.exists(layout.alpha_field)
 
 
-def alpha_range_view(dataset, layout: RunLayout, lo: float, hi: float, include_hi: bool = False):
+#: view stages that order samples; the last one in the App's view is the user's sort
+SORT_STAGES = (fos.SortBy, fos.SortBySimilarity)
+
+
+def user_sort(current) -> list:
+    """The sort stage of the App's current view (``[]`` when it has none, or no view)."""
+    stages = [s for s in (getattr(current, "_stages", None) or []) if isinstance(s, SORT_STAGES)]
+    return stages[-1:]
+
+
+def run_fields(layout: RunLayout, fields=None) -> list[str]:
+    """The fields a click shows: ``fields`` (default: the run's rater fields), the run's
+    per-sample α and ``rater_list``."""
+    return list(fields if fields is not None else layout.fields) + [layout.alpha_field, "rater_list"]
+
+
+def finish(view, dataset, fields, current=None, sort_field: str | None = None):
+    """The click rule (module docstring): the user's sort (``current``'s), else ``sort_field``
+    ascending; then only ``fields`` (those the dataset has) besides FiftyOne's own."""
+    stages = user_sort(current)
+    if stages:
+        for stage in stages:
+            view = view.add_stage(stage)
+    elif sort_field and dataset.has_field(sort_field):
+        view = view.sort_by(sort_field)
+    return view.select_fields([f for f in dict.fromkeys(fields) if dataset.has_field(f)])
+
+
+def _finish_run(view, dataset, layout: RunLayout, current=None, fields=None):
+    return finish(view, dataset, run_fields(layout, fields), current, layout.alpha_field)
+
+
+def alpha_range_view(dataset, layout: RunLayout, lo: float, hi: float, include_hi: bool = False, current=None):
     """Samples with ``lo <= α < hi`` (``<= hi`` when ``include_hi``), sorted by α.
 
     Samples whose α is undefined (NaN) are in no range.
     """
     a = F(layout.alpha_field)
     upper = (a <= hi) if include_hi else (a < hi)
-    return dataset.match((a >= lo) & upper).sort_by(layout.alpha_field)
+    return _finish_run(dataset.match((a >= lo) & upper), dataset, layout, current)
 
 
-def rater_disagreement_view(dataset, layout: RunLayout, rater: str):
+def rater_disagreement_view(dataset, layout: RunLayout, rater: str, current=None):
     """Samples where ``rater`` has at least one label that is unmatched or of a disagreeing
     class; that rater's labels are filtered to those, other raters' labels stay visible."""
     status = F(layout.status_attr).is_in(list(DISAGREEING))
     if layout.rater_attribute:
-        return (_run_samples(dataset, layout)
-                .filter_labels(layout.fields[0], _is_rater(layout, rater) & status, only_matches=True)
-                .sort_by(layout.alpha_field))
-    return (_run_samples(dataset, layout)
-            .filter_labels(layout.field_of(rater), status, only_matches=True)
-            .sort_by(layout.alpha_field))
+        view = _run_samples(dataset, layout).filter_labels(layout.fields[0], _is_rater(layout, rater) & status,
+                                                            only_matches=True)
+    else:
+        view = _run_samples(dataset, layout).filter_labels(layout.field_of(rater), status, only_matches=True)
+    return _finish_run(view, dataset, layout, current)
 
 
 def _unit_keys(layout: RunLayout, rater: str):
@@ -118,7 +161,7 @@ def _assigned(dataset, layout: RunLayout, raters) -> object:
     return cond
 
 
-def pair_disagreement_view(dataset, layout: RunLayout, rater_a: str, rater_b: str):
+def pair_disagreement_view(dataset, layout: RunLayout, rater_a: str, rater_b: str, current=None):
     """Samples assigned to both raters on which they disagree: some unit holds a label of one
     and none of the other, or their classes differ. Only the pair's labels are shown."""
     differ = ~_unit_keys(layout, rater_a).set_equals(_unit_keys(layout, rater_b))
@@ -126,21 +169,19 @@ def pair_disagreement_view(dataset, layout: RunLayout, rater_a: str, rater_b: st
     if layout.rater_attribute:
         view = view.filter_labels(layout.fields[0], _is_rater(layout, rater_a) | _is_rater(layout, rater_b),
                                   only_matches=False)
-    else:
-        keep = [layout.field_of(rater_a), layout.field_of(rater_b), layout.alpha_field]
-        if dataset.has_field("rater_list"):
-            keep.append("rater_list")
-        view = view.select_fields(keep)
-    return view.sort_by(layout.alpha_field)
+        return _finish_run(view, dataset, layout, current)
+    return _finish_run(view, dataset, layout, current, fields=[layout.field_of(rater_a), layout.field_of(rater_b)])
 
 
-def class_view(dataset, layout: RunLayout, label: str):
-    """Samples where any rater used class ``label``; every rater field shows only that class."""
-    is_class = F("label") == label
-    view = _run_samples(dataset, layout).match_labels(filter=is_class, fields=list(layout.fields))
+def class_view(dataset, layout: RunLayout, label: str, current=None):
+    """Samples where some rater's label of class ``label`` does not agree (unmatched, or its
+    unit holds another class); every rater field shows only those labels of that class.
+    Samples where every ``label`` label agrees are left out (the click is about difficulty)."""
+    cond = (F("label") == label) & F(layout.status_attr).is_in(list(DISAGREEING))
+    view = _run_samples(dataset, layout).match_labels(filter=cond, fields=list(layout.fields))
     for f in layout.fields:
-        view = view.filter_labels(f, is_class, only_matches=False)
-    return view.sort_by(layout.alpha_field)
+        view = view.filter_labels(f, cond, only_matches=False)
+    return _finish_run(view, dataset, layout, current)
 
 
 # -- label convergence and noise-aware runs ---------------------------------------------------------
@@ -159,7 +200,7 @@ def _any_label(view, fields, list_name):
     return view.match(F.any([F(f"{f}.{list_name}").length() > 0 for f in fields]))
 
 
-def convergence_unmatched_view(dataset, run_key: str, threshold: str):
+def convergence_unmatched_view(dataset, run_key: str, threshold: str, current=None):
     """Samples with a rater label unmatched at IoU ``threshold`` (``"0.50"`` ... ``"0.95"``) in a
     label-convergence run, showing only those labels."""
     cfg = dataset.get_run_info(run_key).config
@@ -167,19 +208,19 @@ def convergence_unmatched_view(dataset, run_key: str, threshold: str):
     fields, view = _rater_fields(cfg), dataset.view()
     for f in fields:
         view = view.filter_labels(f, F(f"{run_key}_matched")[t] == False, only_matches=False)  # noqa: E712
-    return _any_label(view, fields, cfg.list_name)
+    return finish(_any_label(view, fields, cfg.list_name), dataset, fields + ["rater_list"], current)
 
 
-def convergence_class_view(dataset, run_key: str, label: str):
+def convergence_class_view(dataset, run_key: str, label: str, current=None):
     """Samples where a rater of a label-convergence run used class ``label``, showing only those labels."""
     cfg = dataset.get_run_info(run_key).config
     fields, view = _rater_fields(cfg), dataset.view()
     for f in fields:
         view = view.filter_labels(f, F("label") == label, only_matches=False)
-    return _any_label(view, fields, cfg.list_name)
+    return finish(_any_label(view, fields, cfg.list_name), dataset, fields + ["rater_list"], current)
 
 
-def uncertain_view(dataset, run_key: str, threshold: str = "50:95", size: str | None = None):
+def uncertain_view(dataset, run_key: str, threshold: str = "50:95", size: str | None = None, current=None):
     """Samples with predictions of a noise-aware run whose bounds disagree at IoU ``threshold``
     (``"50"``, ``"75"``, ``"95"``; ``"50:95"``: at some threshold), of COCO ``size`` when given,
     showing only those predictions."""
@@ -188,4 +229,5 @@ def uncertain_view(dataset, run_key: str, threshold: str = "50:95", size: str | 
     cond = F(f"{run_key}_uncertain") == True if t is None else F(f"{run_key}_status")[t] == "uncertain"  # noqa: E712
     if size in ("small", "medium", "large"):
         cond = cond & (F(f"{run_key}_size") == size)
-    return dataset.filter_labels(cfg.predictions_field, cond)
+    fields = [cfg.predictions_field, getattr(cfg, "reference_field", None), *(getattr(cfg, "noise_fields", None) or [])]
+    return finish(dataset.filter_labels(cfg.predictions_field, cond), dataset, [f for f in fields if f], current)

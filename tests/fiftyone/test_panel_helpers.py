@@ -11,8 +11,9 @@ def test_alpha_range_view_is_half_open_and_skips_undefined(fo_isolated):
     values = [-0.5, 0.0, 0.25, 0.5, 0.5, 1.0, float("nan"), None]
     ds.add_samples([fo_isolated.Sample(filepath=f"/x/{k}.jpg", k=k, r_alpha=v) for k, v in enumerate(values)])
     lay = RunLayout("r", ("a", "b"))
-    assert alpha_range_view(ds, lay, 0.0, 0.5).values("k") == [1, 2]
-    assert alpha_range_view(ds, lay, 0.5, 1.0, include_hi=True).values("k") == [3, 4, 5]
+    k_of = dict(zip(ds.values("id"), ds.values("k")))
+    assert [k_of[i] for i in alpha_range_view(ds, lay, 0.0, 0.5).values("id")] == [1, 2]
+    assert [k_of[i] for i in alpha_range_view(ds, lay, 0.5, 1.0, include_hi=True).values("id")] == [3, 4, 5]
     assert alpha_range_view(ds, lay, -1.0, 1.0, include_hi=True).count() == 6
 
 

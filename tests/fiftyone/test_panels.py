@@ -292,14 +292,19 @@ def test_class_click_filters_labels_to_that_class(layout, fields_ds, attr_ds):
     res = ds.load_run_results("kalos")
     p = Panel(ds, "kalos_class_difficulty").call("on_load")
     (bars,) = p.data["classes"]
+    p.call("on_change_min_units", value=0)   # the demo's few classes, every one shown
+    (bars,) = p.data["classes"]
     assert dict(zip(bars["y"], bars["x"])) == pytest.approx(res.class_difficulty)
     assert bars["x"] == sorted(bars["x"])  # hardest first
     label = bars["y"][0]
     view = p.call("on_click_class", y=label, x=bars["x"][0]).view()
     fields = ds.get_run_info("kalos").config.rater_fields or ["raters"]
-    per_sample = [ds.values(f"{f}.detections.label") for f in fields]
-    expected = {sid for k, sid in enumerate(ds.values("id")) if any(label in (col[k] or []) for col in per_sample)}
-    assert set(view.values("id")) == expected
+    per_sample = [list(zip(ds.values(f"{f}.detections.label"), ds.values(f"{f}.detections.kalos_status")))
+                  for f in fields]
+    expected = {sid for k, sid in enumerate(ds.values("id"))
+                if any(lab == label and st in DISAGREEING for col in per_sample
+                       for lab, st in zip(col[k][0] or [], col[k][1] or []))}
+    assert expected and set(view.values("id")) == expected
     assert {lab for f in fields for lab in view.values(f"{f}.detections.label", unwind=True)} == {label}
 
 
@@ -368,7 +373,7 @@ def test_calibration_warns_about_a_scale_dependent_recommendation_and_shows_the_
                                overwrite=True)
     summary = Panel(fields_ds, "kalos_calibration").call("on_load").state["summary"]
     assert "iou is scale-dependent" in summary
-    assert "Scale-invariant alternative: **giou**, similarity threshold 0.450" in summary
+    assert "Scale-invariant alternative: **giou**, τ\\* 0.550 (distance) ⇒ similarity threshold t = 0.450" in summary
     assert "mean α 0.720" in summary and "mean α 0.610, global α 0.580" in summary
     fields_ds.delete_run("scaled")
 

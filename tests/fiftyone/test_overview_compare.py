@@ -1,0 +1,94 @@
+"""The overview compares two runs (two histograms on the same bins, both means, the
+difference), and every panel names a run's threshold t and a calibration's τ* alike."""
+
+import math
+
+import pytest
+
+from tests.fiftyone.test_panels import Panel, _dataset, demo, rater_fields, store_calibration  # noqa: F401
+
+
+@pytest.fixture(scope="module")
+def two_runs(fo_isolated, demo):  # noqa: F811
+    from operators.runs import compute_agreement_run
+
+    ds = _dataset(fo_isolated, demo, "rater_fields")   # run "kalos" at t = 0.5
+    compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="strict", threshold=0.9, bootstrap=0)
+    return ds
+
+
+def _defined(ds, field):
+    return [a for a in ds.values(field) if a is not None and not math.isnan(a)]
+
+
+def test_overview_overlays_a_second_run_on_the_same_bins(two_runs):
+    ds = two_runs
+    a, b = ds.load_run_results("kalos"), ds.load_run_results("strict")
+    p = Panel(ds, "kalos_agreement_overview").call("on_load")
+    p.call("on_change_run", value="kalos")
+    assert len(p.data["histogram"]) == 1 and p.state["compare_choices"] == ["strict"]
+    assert "compare_key" in p.rendered()
+
+    p.call("on_change_compare", value="strict")
+    first, second = p.data["histogram"]
+    assert (first["name"], second["name"]) == ("kalos", "strict")
+    assert first["x"] == second["x"] and len(p.state["edges"]) == len(first["x"]) + 1  # same bins
+    assert sum(first["y"]) == len(_defined(ds, "kalos_alpha"))
+    assert sum(second["y"]) == len(_defined(ds, "strict_alpha"))
+    assert first["y"] != second["y"]  # t = 0.9 moves samples to lower α
+    edges = p.state["edges"]
+    low = min(_defined(ds, "kalos_alpha") + _defined(ds, "strict_alpha"))
+    assert edges[0] <= low and edges[-1] > 1.0
+    layout = p.state["histogram_layout"]
+    assert layout["barmode"] == "overlay" and layout["showlegend"] is True
+    lines = sorted(s["x0"] for s in layout["shapes"] if s["type"] == "line")
+    assert lines == pytest.approx(sorted([a.mean_alpha, b.mean_alpha]))  # both means, no global line
+    d = b.mean_alpha - a.mean_alpha
+    assert d < 0 and f"Δ {d:.3f}" in p.state["summary"] and "Compared with strict" in p.state["summary"]
+    assert f"{b.mean_alpha:.3f}" in p.state["summary"]
+
+    # a click on the second run's bar shows that run's samples of the bin
+    k = next(i for i, c in enumerate(second["y"]) if c)
+    view = p.call("on_click_bin", idx=k, trace="strict", trace_idx=1).view()
+    alphas = dict(zip(ds.values("id"), ds.values("strict_alpha")))
+    expected = {i for i, v in alphas.items() if v is not None and edges[k] <= v < edges[k + 1]}
+    assert set(view.values("id")) == expected and len(expected) == second["y"][k]
+    assert "of strict" in p.state["selection"]
+
+    p.call("on_change_compare", value="none")
+    assert len(p.data["histogram"]) == 1 and p.state["compare_key"] is None
+    assert "Compared with" not in p.state["summary"]
+
+
+def test_a_run_compared_with_itself_is_shown_alone(two_runs):
+    p = Panel(two_runs, "kalos_agreement_overview").call("on_load")
+    p.call("on_change_run", value="kalos")
+    p.state["compare_key"] = "kalos"
+    p.call("refresh")
+    assert len(p.data["histogram"]) == 1 and p.state["compare_key"] is None
+
+
+def test_a_runs_threshold_is_t_and_only_a_calibration_says_tau(two_runs):
+    from operators.runs import compute_agreement_run
+
+    ds = two_runs
+    sens = Panel(ds, "kalos_localisation_sensitivity")
+    over = Panel(ds, "kalos_agreement_overview")
+    compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="plain", threshold=0.5,
+                          lsa_thresholds=(0.3, 0.7), bootstrap=0)
+    for p in (sens, over):
+        p.call("on_load").call("on_change_run", value="plain")
+        assert "similarity threshold t = 0.50" in p.state["summary"] and "τ" not in p.state["summary"]
+    curve, star = sens.data["sensitivity"]
+    assert star["name"].startswith("t ") and "τ" not in sens.state["plot_layout"]["annotations"][0]["text"]
+
+    store_calibration(ds, rater_fields=rater_fields(ds))    # iou: τ* 0.42, similarity 0.58
+    compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="calibrated", threshold=0.58,
+                          distance="iou", lsa_thresholds=(0.3, 0.7), bootstrap=0, calibration_key="calibration")
+    for p in (sens, over):
+        p.call("on_change_run", value="calibrated")
+        assert "τ\\* = 0.420 (distance, calibration *calibration*) ⇒ similarity threshold t = 0.58" \
+            in p.state["summary"], p.state["summary"]
+    ds.delete_run("calibration")   # the calibration is gone: back to t alone
+    sens.call("refresh")
+    assert "similarity threshold t = 0.58" in sens.state["summary"] and "τ" not in sens.state["summary"]
