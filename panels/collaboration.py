@@ -178,7 +178,7 @@ class CollaborationPanel(ScopedRunPanel):
         if a == b:
             self.show_rater(ctx, a)
             return
-        self.show(ctx, pair_disagreement_view(ctx.dataset, self.layout(ctx), a, b),
+        self.show(ctx, pair_disagreement_view(ctx.dataset, self.layout(ctx), a, b, current=ctx.view),
                   f"Showing samples where **{a}** and **{b}** disagree (their labels only)")
 
     layout = staticmethod(layout_with_models)

@@ -158,7 +158,7 @@ class LabelConvergencePanel(RunPanel):
         threshold = CONVERGENCE_THRESHOLDS[0] if x == MAP else x
         if threshold not in CONVERGENCE_THRESHOLDS:
             return
-        view = convergence_unmatched_view(ctx.dataset, ctx.panel.state.run_key, threshold)
+        view = convergence_unmatched_view(ctx.dataset, ctx.panel.state.run_key, threshold, current=ctx.view)
         n_labels, n_samples = shown_counts(ctx.dataset, ctx.panel.state.run_key, view)
         self.show(ctx, view, f"Showing **{n_labels} rater labels unmatched at IoU {threshold}** on {n_samples} "
                              "samples (only those labels)")
@@ -167,7 +167,7 @@ class LabelConvergencePanel(RunPanel):
         label = clicked(ctx, "y", items=ctx.panel.state.classes or [])
         if label is None:
             return
-        view = convergence_class_view(ctx.dataset, ctx.panel.state.run_key, str(label))
+        view = convergence_class_view(ctx.dataset, ctx.panel.state.run_key, str(label), current=ctx.view)
         n_labels, n_samples = shown_counts(ctx.dataset, ctx.panel.state.run_key, view)
         self.show(ctx, view, f"Showing only the **{n_labels} {label} labels**, on the {n_samples} samples where "
                              "a rater used it")

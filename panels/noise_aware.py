@@ -101,7 +101,7 @@ class NoiseAwarePanel(RunPanel):
         size = ctx.panel.state.size or "all"
         where = "" if size == "all" else f", {size} boxes"
         key = ctx.panel.state.run_key
-        view = uncertain_view(ctx.dataset, key, str(x), None if size == "all" else size)
+        view = uncertain_view(ctx.dataset, key, str(x), None if size == "all" else size, current=ctx.view)
         field = ctx.dataset.get_run_info(key).config.predictions_field
         self.show(ctx, view, f"Showing **{view.count(f'{field}.detections')} predictions whose bounds disagree at "
                              f"IoU {x}**{where}, on {len(view)} samples")
