@@ -101,6 +101,7 @@ def braylan_markdown(res: dict) -> str | None:
 class CalibrationPanel(RunPanel):
     METHOD = CALIBRATION_METHOD
     TITLE = "KaLOS: Calibration"
+    HELP_URL = "docs/calibration.md"
     INTRO = ("Distances between labels of the same object (Do) against chance pairs (De). τ* separates "
              "them; the shaded band is its confidence interval.")
     EMPTY = ("No KaLOS calibration run on this dataset yet. Calibrate: it estimates the threshold τ* "

@@ -105,6 +105,7 @@ def summary_md(res: dict) -> str:
 class LabelConvergencePanel(RunPanel):
     METHOD = METHOD
     TITLE = "KaLOS: Label convergence"
+    HELP_URL = "docs/convergence.md"
     INTRO = ("The modified mAP between raters bounds what a model trained and tested on these labels can reach. "
              "Click a threshold for the labels unmatched at it; click a class for its labels.")
     EMPTY = ("No KaLOS label convergence run on this dataset yet. Compute one: it measures mAP between the "
