@@ -117,8 +117,9 @@ def mark_cell(panel, highlight: dict | None) -> None:
     if not highlight or "idx" in highlight:
         return
     view = find_view(panel, highlight["path"])
-    if view is not None and hasattr(view, "_kwargs"):
-        view._kwargs["layout"] = with_cell(view._kwargs.get("layout"), highlight)
+    if view is not None and hasattr(view, "layout"):  # PlotlyView serialises .layout (and its kwargs)
+        view.layout = with_cell(view.layout, highlight)
+        view._kwargs["layout"] = view.layout
 
 
 # -- help ------------------------------------------------------------------------------------------
