@@ -234,6 +234,7 @@ class RunPanel(foo.Panel):
         else:
             self.render_header(panel, ctx, runs)
             self.render_intro(panel)
+            self.render_selection(panel, ctx)
             if ctx.panel.state.error:
                 panel.view("error", types.Error(label=ctx.panel.state.error))
             else:
@@ -243,17 +244,23 @@ class RunPanel(foo.Panel):
                                                          align_y="top"))
 
     def render_header(self, panel, ctx, runs) -> None:
-        """One row: run selector (labelled with each run's label type, raters, threshold and
-        date; the values stay the run keys), Refresh, and Clear selection while a click's view
-        is shown."""
+        """One row: the run selector (labelled with each run's label type, raters, threshold
+        and date; the values stay the run keys) and Refresh."""
         header = panel.h_stack("header", align_y="center", gap=1)
         labels = ctx.panel.state.run_labels or {}
         header.enum("run_key", runs, default=ctx.panel.state.run_key, label=None,
                     view=dropdown(list(reversed(runs)), labels), on_change=self.on_change_run)
         header.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
-        if ctx.panel.state.before is not None:
-            header.btn("clear_selection", label="Clear selection", icon="filter_alt_off", variant="contained",
-                       on_click=self.clear_selection)
+
+    def render_selection(self, panel, ctx) -> None:
+        """While a click's view is shown: what it shows, and the Clear selection chip."""
+        if ctx.panel.state.before is None:
+            return
+        bar = panel.h_stack("selection_bar", align_y="center", gap=1)
+        bar.btn("clear_selection", label="Clear selection", icon="filter_alt_off", variant="contained",
+                on_click=self.clear_selection)
+        if ctx.panel.state.selection:
+            bar.md(ctx.panel.state.selection, name="selection")
 
     def render_intro(self, panel) -> None:
         """One line: the intro's first sentence and the link to the docs."""
@@ -307,10 +314,8 @@ class RunPanel(foo.Panel):
 
     @staticmethod
     def render_summary(panel, ctx) -> None:
-        """The run's summary line, then the line of the current selection (if any)."""
+        """The run's summary line (the current selection is shown above, with its chip)."""
         panel.md(ctx.panel.state.summary or "", name="summary")
-        if ctx.panel.state.selection:
-            panel.md(ctx.panel.state.selection, name="selection")
 
 
 def clicked(ctx, *keys: str, items: list | None = None):

@@ -18,8 +18,8 @@ runs_of = store.runs_of
 load_results = store.load_results
 describe_run = store.describe_run
 
-#: at most this many rater names in a label; more are counted ("5 raters: a, b, …")
-MAX_NAMES = 3
+#: at most this many rater names in a label; more are counted ("5 raters")
+MAX_NAMES = 2
 #: a rater name longer than this is cut ("careful_annot…")
 MAX_NAME = 12
 
@@ -39,7 +39,7 @@ def raters_text(cfg) -> str | None:
         return None
     if len(names) <= MAX_NAMES:
         return ", ".join(_short(n) for n in names)
-    return f"{len(names)} raters: {', '.join(_short(n) for n in names[:2])}, …"
+    return f"{len(names)} raters"
 
 
 def run_label(dataset, run_key: str) -> str:

@@ -51,7 +51,9 @@ def data_patches(p) -> dict:
 
 
 def header(p) -> set:
-    return set(p.output["type"]["properties"]["header"]["type"]["properties"])
+    """The header row's items and the selection bar's (shown while a click's view is)."""
+    props = p.output["type"]["properties"]
+    return {k for part in ("header", "selection_bar") if part in props for k in props[part]["type"]["properties"]}
 
 
 # -- run selector labels -----------------------------------------------------------------------
@@ -62,7 +64,7 @@ def test_run_labels_name_label_type_raters_threshold_and_date(two_runs):
     stamp = two_runs.get_run_info("pair").timestamp.strftime("%Y-%m-%d %H:%M")
     assert run_label(two_runs, "pair") == f"pair · detections · careful, confuser · threshold 0.7 · {stamp}"
     stamp = two_runs.get_run_info("kalos").timestamp.strftime("%Y-%m-%d %H:%M")
-    assert run_label(two_runs, "kalos") == f"kalos · detections · 4 raters: careful, confuser, … · threshold 0.5 · {stamp}"
+    assert run_label(two_runs, "kalos") == f"kalos · detections · 4 raters · threshold 0.5 · {stamp}"
     assert run_label(two_runs, "gone") == "gone"
 
 
