@@ -94,6 +94,14 @@ def chart(panel, name: str, layout: dict | None, on_click=None):
                       height=layout["height"], **kw)
 
 
+def wrapping_row(panel, name: str):
+    """A row of controls that wraps onto a second line when the panel is narrow (a GridView
+    that is neither "horizontal" nor "vertical" is a wrapping flex row in the App)."""
+    row = types.Object()
+    panel.define_property(name, row, view=types.GridView(orientation="2d", gap=1, align_y="center"))
+    return row
+
+
 def label_source_params(cfg) -> dict:
     """A stored run's labels as operator form values: its rater fields, or its label field and
     rater attribute (every KaLOS run config stores one or the other)."""
@@ -241,12 +249,12 @@ class RunPanel(foo.Panel):
                 self.render_run(panel, ctx)
                 chrome.mark_cell(panel, ctx.panel.state.highlight)
         return types.Property(panel, view=types.GridView(orientation="vertical", gap=1, align_x="left",
-                                                         align_y="top"))
+                                                         align_y="top", px=2, py=1))
 
     def render_header(self, panel, ctx, runs) -> None:
         """One row: the run selector (labelled with each run's label type, raters, threshold
         and date; the values stay the run keys) and Refresh."""
-        header = panel.h_stack("header", align_y="center", gap=1)
+        header = wrapping_row(panel, "header")
         labels = ctx.panel.state.run_labels or {}
         header.enum("run_key", runs, default=ctx.panel.state.run_key, label=None,
                     view=dropdown(list(reversed(runs)), labels), on_change=self.on_change_run)
@@ -256,7 +264,7 @@ class RunPanel(foo.Panel):
         """While a click's view is shown: what it shows, and the Clear selection chip."""
         if ctx.panel.state.before is None:
             return
-        bar = panel.h_stack("selection_bar", align_y="center", gap=1)
+        bar = wrapping_row(panel, "selection_bar")
         bar.btn("clear_selection", label="Clear selection", icon="filter_alt_off", variant="contained",
                 on_click=self.clear_selection)
         if ctx.panel.state.selection:

@@ -61,7 +61,7 @@ def run_label(dataset, run_key: str) -> str:
     if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
         parts.append(f"threshold {threshold:g}")
     if getattr(info, "timestamp", None):
-        parts.append(info.timestamp.strftime("%Y-%m-%d %H:%M"))
+        parts.append(info.timestamp.strftime("%Y-%m-%d"))
     return " · ".join(parts)
 
 

@@ -61,9 +61,9 @@ def header(p) -> set:
 def test_run_labels_name_label_type_raters_threshold_and_date(two_runs):
     from panels.runs import run_label
 
-    stamp = two_runs.get_run_info("pair").timestamp.strftime("%Y-%m-%d %H:%M")
+    stamp = two_runs.get_run_info("pair").timestamp.strftime("%Y-%m-%d")
     assert run_label(two_runs, "pair") == f"pair · detections · careful, confuser · threshold 0.7 · {stamp}"
-    stamp = two_runs.get_run_info("kalos").timestamp.strftime("%Y-%m-%d %H:%M")
+    stamp = two_runs.get_run_info("kalos").timestamp.strftime("%Y-%m-%d")
     assert run_label(two_runs, "kalos") == f"kalos · detections · 4 raters · threshold 0.5 · {stamp}"
     assert run_label(two_runs, "gone") == "gone"
 
