@@ -241,7 +241,6 @@ class RunPanel(foo.Panel):
             panel.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
         else:
             self.render_header(panel, ctx, runs)
-            self.render_intro(panel)
             self.render_selection(panel, ctx)
             if ctx.panel.state.error:
                 panel.view("error", types.Error(label=ctx.panel.state.error))
@@ -252,13 +251,15 @@ class RunPanel(foo.Panel):
                                                          align_y="top", px=2, py=1))
 
     def render_header(self, panel, ctx, runs) -> None:
-        """One row: the run selector (labelled with each run's label type, raters, threshold
-        and date; the values stay the run keys) and Refresh."""
+        """One row, wrapping in a narrow split: the run selector (labelled with each run's label
+        type, raters, threshold and date; the values stay the run keys), Refresh, the intro line
+        with the docs link."""
         header = wrapping_row(panel, "header")
         labels = ctx.panel.state.run_labels or {}
         header.enum("run_key", runs, default=ctx.panel.state.run_key, label=None,
                     view=dropdown(list(reversed(runs)), labels), on_change=self.on_change_run)
         header.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
+        self.render_intro(header)
 
     def render_selection(self, panel, ctx) -> None:
         """While a click's view is shown: what it shows, and the Clear selection chip."""
