@@ -33,6 +33,8 @@ BANDS = (
     (0.8, math.inf, "near-perfect", "44,160,44"),
 )
 POSITIVE, NEGATIVE, NEUTRAL = "#2ca02c", "#d62728", "#1f77b4"
+#: widest run selector (CSS): beside it the header keeps room for Refresh in a split
+SELECT_WIDTH = "440px"
 
 
 def clean(x):
@@ -77,10 +79,10 @@ def plot_layout(title: str, xtitle: str, ytitle: str, height: int = 320, **extra
     return layout
 
 
-def dropdown(values, labels=None) -> types.DropdownView:
+def dropdown(values, labels=None, **view) -> types.DropdownView:
     """A dropdown whose choices are ``values`` (labelled by ``labels[value]`` when given)."""
     labels = labels or {}
-    return types.DropdownView(choices=[types.Choice(v, label=str(labels.get(v, v))) for v in values])
+    return types.DropdownView(choices=[types.Choice(v, label=str(labels.get(v, v))) for v in values], **view)
 
 
 def chart(panel, name: str, layout: dict | None, on_click=None):
@@ -92,14 +94,6 @@ def chart(panel, name: str, layout: dict | None, on_click=None):
     kw = {"on_click": on_click} if on_click is not None else {}
     return panel.plot(name, layout=layout, config={"displayModeBar": False, "scrollZoom": False, "responsive": True},
                       height=layout["height"], **kw)
-
-
-def wrapping_row(panel, name: str):
-    """A row of controls that wraps onto a second line when the panel is narrow (a GridView
-    that is neither "horizontal" nor "vertical" is a wrapping flex row in the App)."""
-    row = types.Object()
-    panel.define_property(name, row, view=types.GridView(orientation="2d", gap=1, align_y="center"))
-    return row
 
 
 def label_source_params(cfg) -> dict:
@@ -241,6 +235,7 @@ class RunPanel(foo.Panel):
             panel.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
         else:
             self.render_header(panel, ctx, runs)
+            self.render_intro(panel)
             self.render_selection(panel, ctx)
             if ctx.panel.state.error:
                 panel.view("error", types.Error(label=ctx.panel.state.error))
@@ -251,21 +246,22 @@ class RunPanel(foo.Panel):
                                                          align_y="top", px=2, py=1))
 
     def render_header(self, panel, ctx, runs) -> None:
-        """One row, wrapping in a narrow split: the run selector (labelled with each run's label
-        type, raters, threshold and date; the values stay the run keys), Refresh, the intro line
-        with the docs link."""
-        header = wrapping_row(panel, "header")
+        """One row: the run selector (labelled with each run's label type, raters, threshold
+        and date; the values stay the run keys; at most :data:`SELECT_WIDTH` wide, a longer
+        label ends in "…") and Refresh."""
+        header = panel.h_stack("header", align_y="center", gap=1)
         labels = ctx.panel.state.run_labels or {}
-        header.enum("run_key", runs, default=ctx.panel.state.run_key, label=None,
-                    view=dropdown(list(reversed(runs)), labels), on_change=self.on_change_run)
+        view = dropdown(list(reversed(runs)), labels,
+                        componentsProps={"select": {"sx": {"maxWidth": SELECT_WIDTH, "minWidth": 0}}})
+        header.enum("run_key", runs, default=ctx.panel.state.run_key, label=None, view=view,
+                    on_change=self.on_change_run)
         header.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
-        self.render_intro(header)
 
     def render_selection(self, panel, ctx) -> None:
         """While a click's view is shown: what it shows, and the Clear selection chip."""
         if ctx.panel.state.before is None:
             return
-        bar = wrapping_row(panel, "selection_bar")
+        bar = panel.h_stack("selection_bar", align_y="center", gap=1)
         bar.btn("clear_selection", label="Clear selection", icon="filter_alt_off", variant="contained",
                 on_click=self.clear_selection)
         if ctx.panel.state.selection:

@@ -82,7 +82,7 @@ def test_the_selector_shows_labels_and_keeps_keys_as_values(two_runs):
     assert list(choices) == ["pair", "kalos"]  # newest first
     assert choices["pair"].startswith("pair · detections · careful, confuser · threshold 0.7 · ")
     assert p.state["header"]["run_key"] == p.state["run_key"] == "pair"
-    assert "title" not in p.rendered() and "Docs ↗" in str(p.output["type"]["properties"]["header"])
+    assert "title" not in p.rendered() and "Docs ↗" in str(p.output["type"]["properties"]["intro"])
 
 
 # -- remembered state --------------------------------------------------------------------------
