@@ -74,12 +74,34 @@ def clicked_highlight(params: dict) -> dict | None:
     return None
 
 
-def selected_points_patch(highlight: dict | None, on: bool = True) -> dict:
+def selected_points_patch(highlight: dict | None, on: bool = True, n_traces: int | None = None) -> dict:
     """The ``ctx.panel.data`` patch that (un)selects a highlighted point: plotly dims the other
-    points of the trace; ``None`` removes the selection. Cells need no data patch."""
+    points of the trace, and with ``n_traces`` (the chart's trace count) every other trace too
+    (stacked or grouped bars); ``None`` removes the selection. Cells need no data patch."""
     if not highlight or "idx" not in highlight:
         return {}
-    return {f"{highlight['path']}.{highlight['trace']}.selectedpoints": [highlight["idx"]] if on else None}
+    path, trace = highlight["path"], highlight["trace"]
+    patch = {f"{path}.{t}.selectedpoints": ([] if on else None) for t in range(n_traces or 0) if t != trace}
+    patch[f"{path}.{trace}.selectedpoints"] = [highlight["idx"]] if on else None
+    return patch
+
+
+def trace_counts(data) -> dict:
+    """``{chart path: number of traces}`` of the charts a handler just sent (``ctx.panel.data``
+    is write-only for panels; its local copy holds what this request set)."""
+    sent = getattr(data, "_data", None) or {}
+    out = {}
+
+    def walk(d, prefix):
+        for k, v in d.items():
+            path = f"{prefix}{k}"
+            if isinstance(v, list) and v and all(isinstance(t, dict) and ("type" in t or "x" in t) for t in v):
+                out[path] = len(v)
+            elif isinstance(v, dict):
+                walk(v, path + ".")
+
+    walk(sent, "")
+    return out
 
 
 def cell_shape(highlight: dict) -> dict | None:

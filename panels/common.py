@@ -184,6 +184,14 @@ class RunPanel(foo.Panel):
                 self.load_run(ctx, key)
             except Exception as e:  # a damaged or foreign run: say so instead of a blank panel
                 ctx.panel.state.error = f"Could not read run {key!r}: {e}"
+            self._count_traces(ctx)
+
+    @staticmethod
+    def _count_traces(ctx) -> None:
+        """Remember how many traces each chart just got (the highlight dims the other traces)."""
+        counts = chrome.trace_counts(ctx.panel.data)
+        if counts:
+            ctx.panel.state.trace_counts = {**(ctx.panel.state.trace_counts or {}), **counts}
 
     def on_change_dataset(self, ctx):
         ctx.panel.state.run_key = None
@@ -297,9 +305,9 @@ class RunPanel(foo.Panel):
     def _highlight(ctx, highlight: dict | None) -> None:
         """Move the highlight: unselect the previous point, select the new one (cells are drawn
         by ``render``)."""
-        old = ctx.panel.state.highlight
-        patch = chrome.selected_points_patch(old, on=False)
-        patch.update(chrome.selected_points_patch(highlight))
+        old, counts = ctx.panel.state.highlight, ctx.panel.state.trace_counts or {}
+        patch = chrome.selected_points_patch(old, on=False, n_traces=counts.get((old or {}).get("path")))
+        patch.update(chrome.selected_points_patch(highlight, n_traces=counts.get((highlight or {}).get("path"))))
         if patch:
             ctx.panel.data.set(patch)
         ctx.panel.state.highlight = highlight
@@ -351,6 +359,7 @@ class ScopedRunPanel(RunPanel):
         chrome.remember(ctx, self.panel_name, scope=ctx.panel.state.scope)
         ctx.panel.state.highlight = None  # load_run sends fresh traces
         self.load_run(ctx, ctx.panel.state.run_key)
+        self._count_traces(ctx)
 
     def render_scope(self, panel, ctx) -> None:
         """The scope radio group, then the summary and selection lines."""

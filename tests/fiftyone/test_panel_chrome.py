@@ -210,3 +210,23 @@ def test_charts_are_at_most_340_px(two_runs):
     heights = [v["view"]["height"] for v in p.output["type"]["properties"].values()
                if v.get("view", {}).get("name") == "PlotlyView"]
     assert heights and max(heights) <= 340
+
+
+def test_a_click_on_stacked_bars_dims_the_other_traces_too():
+    from panels.chrome import point, selected_points_patch, trace_counts
+
+    class Sent:  # what ctx.panel.data keeps locally of what a handler set
+        _data = {"thresholds": [{"type": "bar"}, {"type": "bar"}, {"type": "bar"}], "other": {"iou": [{"x": [1]}]},
+                 "not_a_chart": [1, 2]}
+
+    assert trace_counts(Sent()) == {"thresholds": 3, "other.iou": 1}
+    hl = point("thresholds", 1, 4)
+    assert selected_points_patch(hl, n_traces=3) == {"thresholds.0.selectedpoints": [], "thresholds.2.selectedpoints": [],
+                                                     "thresholds.1.selectedpoints": [4]}
+    assert selected_points_patch(hl, on=False, n_traces=3) == {f"thresholds.{t}.selectedpoints": None for t in range(3)}
+    assert selected_points_patch(hl) == {"thresholds.1.selectedpoints": [4]}
+
+
+def test_panels_record_their_charts_trace_counts(two_runs):
+    p = Panel(two_runs, "kalos_collaboration").call("on_load")
+    assert p.state["trace_counts"]["heatmap"] == 1 and p.state["trace_counts"]["mds"] == len(p.data["mds"])
