@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import pytest
-from e2e_harness import DATASET, VIEWPORT, save_png
+from e2e_harness import DATASET, VIEWPORT, panel_names, save_png
 from e2e_pages import (
     COUNT,
     GRID,
@@ -71,12 +71,13 @@ def _shot(page, artifacts_dir, name):
     save_png(page.screenshot(), artifacts_dir / f"{name}.png")
 
 
-def test_panel_in_a_split_shows_its_chart_without_scrolling(page, demo_app, artifacts_dir, fresh_memory):
+@pytest.mark.parametrize("panel", panel_names())
+def test_panel_in_a_split_shows_its_chart_without_scrolling(page, demo_app, artifacts_dir, fresh_memory, panel):
     open_app(page, demo_app)
-    open_panel(page, OVERVIEW)  # the App opens a grid panel in a split beside the grid
+    open_panel(page, panel)  # the App opens a grid panel in a split beside the grid
     wait_for_chart(page.locator("body"))
     page.wait_for_timeout(800)  # markdown above the chart renders, plotly settles
-    _shot(page, artifacts_dir, "split_overview")
+    _shot(page, artifacts_dir, f"split_{panel}")
     box = page.locator(PLOT).first.bounding_box()
     grid = page.locator(GRID).first.bounding_box()
     assert box and grid, (box, grid)
