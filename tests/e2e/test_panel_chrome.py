@@ -97,6 +97,9 @@ def test_click_highlights_and_clear_selection_restores_the_grid(page, demo_app, 
     assert len(marks) >= 2, marks
     target = min(marks, key=lambda m: m["x"])
     assert page.get_by_role("button", name="Clear selection").count() == 0
+    href = page.get_by_role("link", name="Docs ↗").first.get_attribute("href")  # the App serves the docs
+    reply = page.request.get(demo_app.url + href if href.startswith("/") else href)
+    assert reply.ok and "# KaLOS panels in the FiftyOne App" in reply.text(), (href, reply.status)
     click_mark(page, target)
     want = round(target["value"])
     wait_for_count(page, lambda c: c == want, what=f"== {want} (the clicked bar's count)")
