@@ -104,6 +104,7 @@ def braylan_markdown(res: dict) -> str | None:
 class CalibrationPanel(RunPanel):
     METHOD = CALIBRATION_METHOD
     TITLE = "KaLOS: Calibration"
+    HELP_URL = "docs/calibration.md"
     INTRO = ("Distances between labels of the same object (Do) against chance pairs (De). The distance "
              "threshold τ* separates them (a run uses the similarity threshold t = 1 − τ*); the shaded band "
              "is its confidence interval.")

@@ -16,7 +16,8 @@ import fiftyone.operators.types as types
 from kalos_core.agreement import DIAGNOSTICS
 from kalos_core.jsonsafe import json_safe
 
-from .runs import load_results, runs_of  # noqa: F401  (the run store; panels import them from here)
+from . import chrome
+from .runs import load_results, run_labels, runs_of  # noqa: F401  (the run store; panels import them from here)
 
 AGREEMENT_METHOD = "kalos_agreement"
 CALIBRATION_METHOD = "kalos_calibration"
@@ -32,6 +33,8 @@ BANDS = (
     (0.8, math.inf, "near-perfect", "44,160,44"),
 )
 POSITIVE, NEGATIVE, NEUTRAL = "#2ca02c", "#d62728", "#1f77b4"
+#: widest run selector (CSS): beside it the header keeps room for Refresh in a split
+SELECT_WIDTH = "440px"
 
 
 def clean(x):
@@ -67,7 +70,7 @@ def vline(x: float, label: str, color: str = "#444", dash: str = "dash") -> tupl
     return shape, note
 
 
-def plot_layout(title: str, xtitle: str, ytitle: str, height: int = 360, **extra) -> dict:
+def plot_layout(title: str, xtitle: str, ytitle: str, height: int = 320, **extra) -> dict:
     """Plotly layout (plotly.js 3: titles are objects)."""
     layout = {"title": {"text": title}, "height": height, "showlegend": False,
               "xaxis": {"title": {"text": xtitle}}, "yaxis": {"title": {"text": ytitle}},
@@ -76,19 +79,21 @@ def plot_layout(title: str, xtitle: str, ytitle: str, height: int = 360, **extra
     return layout
 
 
-def dropdown(values, labels=None) -> types.DropdownView:
+def dropdown(values, labels=None, **view) -> types.DropdownView:
     """A dropdown whose choices are ``values`` (labelled by ``labels[value]`` when given)."""
     labels = labels or {}
-    return types.DropdownView(choices=[types.Choice(v, label=str(labels.get(v, v))) for v in values])
+    return types.DropdownView(choices=[types.Choice(v, label=str(labels.get(v, v))) for v in values], **view)
 
 
 def chart(panel, name: str, layout: dict | None, on_click=None):
     """A plotly chart whose traces are ``ctx.panel.data[name]``; the App sizes its box from
-    the view's ``height`` (pixels), plotly from ``layout.height``."""
-    layout = layout or {}
+    the view's ``height`` (pixels), plotly from ``layout.height``. No chart is taller than
+    :data:`chrome.MAX_CHART_HEIGHT`, so in a split beside the grid it shows without scrolling."""
+    layout = dict(layout or {})
+    layout["height"] = min(int(layout.get("height") or chrome.MAX_CHART_HEIGHT), chrome.MAX_CHART_HEIGHT)
     kw = {"on_click": on_click} if on_click is not None else {}
-    return panel.plot(name, layout=layout, config={"displayModeBar": False, "scrollZoom": False},
-                      height=layout.get("height", 360), **kw)
+    return panel.plot(name, layout=layout, config={"displayModeBar": False, "scrollZoom": False, "responsive": True},
+                      height=layout["height"], **kw)
 
 
 def label_source_params(cfg) -> dict:
@@ -101,7 +106,7 @@ def label_source_params(cfg) -> dict:
 
 def agreement_rerun_params(dataset, run_key: str, diagnostic: str | None = None, lsa: str | None = None) -> dict:
     """Prefill for compute_agreement from a stored run: its raters, key and its whole stored
-    config (threshold, distance, solver, cost, LSA thresholds, diagnostics, seed) - never the
+    config (threshold, distance, solver, cost, LSA thresholds, diagnostics, seed, model fields) - never the
     form's defaults. ``diagnostic`` / ``lsa`` add what a panel found missing. The key is the
     run's own, so the form asks to confirm the overwrite."""
     cfg = dataset.get_run_info(run_key).config
@@ -114,15 +119,25 @@ def agreement_rerun_params(dataset, run_key: str, diagnostic: str | None = None,
                    "seed": getattr(cfg, "seed", None), "lsa_thresholds": stored_lsa or lsa or "",
                    "diagnostics": diagnostics + ([diagnostic] if diagnostic and diagnostic not in diagnostics else []),
                    "calibration_key": getattr(cfg, "calibration_key", None)})
+    if getattr(cfg, "model_fields", None):  # a model rater joins the recompute too
+        params.update({"model_fields": list(cfg.model_fields), "score_threshold": getattr(cfg, "score_threshold", None)})
     return {k: v for k, v in params.items() if v is not None}
 
 
 class RunPanel(foo.Panel):
-    """Base of the KaLOS panels: run selector, empty state, refresh; subclasses fill in the run."""
+    """Base of the KaLOS panels: a one-row header (run selector, refresh, clear selection), one
+    line of intro with a link to the docs, the empty state; subclasses fill in the run.
+
+    The chosen run (and scope) is remembered per dataset (:mod:`panels.chrome`); a click that
+    filters the grid (:meth:`show`) highlights the clicked mark, and *Clear selection* gives
+    back the view the user had before the first click (the whole dataset when there was none).
+    """
 
     METHOD = AGREEMENT_METHOD
     TITLE = "KaLOS"
     INTRO = ""
+    #: where the panel's help link points: a repository path (served by the App) or a URL
+    HELP_URL = "docs/panels.md"
     EMPTY = ("No KaLOS agreement run on this dataset yet. Compute one: it stores per-sample α "
              "and the diagnostics this panel shows.")
     ACTION_LABEL = "Compute agreement"
@@ -145,28 +160,52 @@ class RunPanel(foo.Panel):
             return agreement_rerun_params(ctx.dataset, key, **self.RERUN_ADDS)
         return {}
 
+    @property
+    def panel_name(self) -> str:
+        return self.config.name
+
     # -- events --------------------------------------------------------------------------------
     def on_load(self, ctx):
         runs = runs_of(ctx.dataset, self.METHOD)
         key = ctx.panel.state.run_key
-        if key not in runs:
+        if key is None:  # a fresh panel: the run (and scope) chosen last time on this dataset
+            saved = chrome.remembered(ctx, self.panel_name)
+            key = saved.get("run_key")
+            if saved.get("scope") and ctx.panel.state.scope is None:
+                ctx.panel.state.scope = saved["scope"]
+        if key not in runs:  # none chosen, or deleted meanwhile: the newest
             key = runs[-1] if runs else None
         ctx.panel.state.runs = runs
+        ctx.panel.state.run_labels = run_labels(ctx.dataset, runs)
         ctx.panel.state.run_key = key
+        ctx.panel.state.set("header.run_key", key)
         ctx.panel.state.error = None
+        ctx.panel.state.highlight = None  # load_run sends fresh traces: nothing selected in them
         if key:
             try:
                 self.load_run(ctx, key)
             except Exception as e:  # a damaged or foreign run: say so instead of a blank panel
                 ctx.panel.state.error = f"Could not read run {key!r}: {e}"
+            self._count_traces(ctx)
+
+    @staticmethod
+    def _count_traces(ctx) -> None:
+        """Remember how many traces each chart just got (the highlight dims the other traces)."""
+        counts = chrome.trace_counts(ctx.panel.data)
+        if counts:
+            ctx.panel.state.trace_counts = {**(ctx.panel.state.trace_counts or {}), **counts}
 
     def on_change_dataset(self, ctx):
+        ctx.panel.state.run_key = None
+        ctx.panel.state.scope = None
+        ctx.panel.state.before = None
         self.on_load(ctx)
 
     def on_change_run(self, ctx):
         key = ctx.params.get("value")
         if key:
             ctx.panel.state.run_key = key
+            chrome.remember(ctx, self.panel_name, run_key=key)
         self.on_load(ctx)
 
     def refresh(self, ctx):
@@ -176,33 +215,74 @@ class RunPanel(foo.Panel):
         """The empty state's / action button: open the operator's form, prefilled."""
         ctx.prompt(self.ACTION_URI, params=self.action_params(ctx), on_success=self.refresh)
 
-    def show_all(self, ctx):
-        ctx.ops.clear_view()
+    def clear_selection(self, ctx):
+        """Give back the grid the user had before the first click (a saved view by name, other
+        view stages as they were, else the whole dataset) and drop the highlight."""
+        before = ctx.panel.state.before or {}
+        if before.get("name"):
+            ctx.ops.set_view(name=before["name"])
+        elif before.get("stages"):
+            import fiftyone.server.view as fosv
+
+            ctx.ops.set_view(view=fosv.get_view(ctx.dataset, stages=before["stages"]))
+        else:
+            ctx.ops.clear_view()
+        self._highlight(ctx, None)
+        ctx.panel.state.before = None
+        ctx.panel.state.selection = None
+
+    show_all = clear_selection  # the former "Show all samples" button's handler
 
     # -- layout --------------------------------------------------------------------------------
     def render(self, ctx):
         panel = types.Object()
-        intro = f"\n\n{self.INTRO}" if self.INTRO else ""
-        panel.md(f"### {self.TITLE}{intro}", name="title")
         runs = ctx.panel.state.runs or []
         if not runs:
+            self.render_intro(panel)
             panel.md(self.EMPTY, name="empty_state")
             panel.btn("open_operator", label=self.ACTION_LABEL, icon="play_arrow", variant="contained",
                       on_click=self.open_operator)
             panel.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
         else:
-            # top level, so the dropdown's value path is state.run_key itself
-            panel.enum("run_key", runs, default=ctx.panel.state.run_key, label="Run",
-                       view=dropdown(runs), on_change=self.on_change_run)
-            controls = panel.h_stack("controls", align_y="center", gap=2)
-            controls.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
-            controls.btn("show_all", label="Show all samples", icon="restart_alt", on_click=self.show_all)
+            self.render_header(panel, ctx, runs)
+            self.render_intro(panel)
+            self.render_selection(panel, ctx)
             if ctx.panel.state.error:
                 panel.view("error", types.Error(label=ctx.panel.state.error))
             else:
                 self.render_run(panel, ctx)
-        return types.Property(panel, view=types.GridView(orientation="vertical", gap=2, align_x="left",
-                                                         align_y="top"))
+                chrome.mark_cell(panel, ctx.panel.state.highlight)
+        return types.Property(panel, view=types.GridView(orientation="vertical", gap=1, align_x="left",
+                                                         align_y="top", px=2, py=1))
+
+    def render_header(self, panel, ctx, runs) -> None:
+        """One row: the run selector (labelled with each run's label type, raters, threshold
+        and date; the values stay the run keys; at most :data:`SELECT_WIDTH` wide, a longer
+        label ends in "…") and Refresh."""
+        header = panel.h_stack("header", align_y="center", gap=1)
+        labels = ctx.panel.state.run_labels or {}
+        view = dropdown(list(reversed(runs)), labels,
+                        componentsProps={"select": {"sx": {"maxWidth": SELECT_WIDTH, "minWidth": 0}}})
+        header.enum("run_key", runs, default=ctx.panel.state.run_key, label=None, view=view,
+                    on_change=self.on_change_run)
+        header.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
+
+    def render_selection(self, panel, ctx) -> None:
+        """While a click's view is shown: what it shows, and the Clear selection chip."""
+        if ctx.panel.state.before is None:
+            return
+        bar = panel.h_stack("selection_bar", align_y="center", gap=1)
+        bar.btn("clear_selection", label="Clear selection", icon="filter_alt_off", variant="contained",
+                on_click=self.clear_selection)
+        if ctx.panel.state.selection:
+            bar.md(ctx.panel.state.selection, name="selection")
+
+    def render_intro(self, panel) -> None:
+        """One line: the intro's first sentence and the link to the docs."""
+        text = chrome.first_sentence(self.INTRO)
+        link = f"[Docs ↗]({chrome.help_url(self.HELP_URL)})" if self.HELP_URL else ""
+        if text or link:
+            panel.md(" ".join(t for t in (text, link) if t), name="intro")
 
     @staticmethod
     def layout(ctx):
@@ -212,17 +292,33 @@ class RunPanel(foo.Panel):
         return RunLayout.from_run(ctx.dataset, ctx.panel.state.run_key)
 
     # -- shared by the panels' click handlers and ``render_run`` ---------------------------
-    @staticmethod
-    def show(ctx, view, message: str) -> None:
-        """Show ``view`` in the grid and say so in the panel (the ``selection`` line)."""
+    def show(self, ctx, view, message: str, highlight=None) -> None:
+        """Show ``view`` in the grid, say so in the panel (the ``selection`` line) and highlight
+        what was clicked: ``highlight`` is a :func:`chrome.point` / :func:`chrome.cell`, None for
+        the mark of the click event being handled, False for none."""
+        if ctx.panel.state.before is None:  # the first click: remember the user's own grid
+            params = getattr(ctx, "request_params", None) or {}
+            ctx.panel.state.before = {"name": params.get("view_name"), "stages": params.get("view") or []}
         ctx.ops.set_view(view=view)
         ctx.panel.state.selection = message
+        self._highlight(ctx, chrome.clicked_highlight(ctx.params) if highlight is None else (highlight or None))
+
+    @staticmethod
+    def _highlight(ctx, highlight: dict | None) -> None:
+        """Move the highlight: unselect the previous point, select the new one (cells are drawn
+        by ``render``)."""
+        old, counts = ctx.panel.state.highlight, ctx.panel.state.trace_counts or {}
+        patch = chrome.selected_points_patch(old, on=False, n_traces=counts.get((old or {}).get("path")))
+        patch.update(chrome.selected_points_patch(highlight, n_traces=counts.get((highlight or {}).get("path"))))
+        if patch:
+            ctx.panel.data.set(patch)
+        ctx.panel.state.highlight = highlight
 
     def show_rater(self, ctx, rater: str) -> None:
         """Show the samples where ``rater`` has unmatched or disagreeing labels."""
         from .views import rater_disagreement_view
 
-        self.show(ctx, rater_disagreement_view(ctx.dataset, self.layout(ctx), rater),
+        self.show(ctx, rater_disagreement_view(ctx.dataset, self.layout(ctx), rater, current=ctx.view),
                   f"Showing samples where **{rater}** has unmatched or disagreeing labels")
 
     def render_missing(self, panel, text: str, name: str, label: str = "Recompute agreement") -> None:
@@ -233,10 +329,8 @@ class RunPanel(foo.Panel):
 
     @staticmethod
     def render_summary(panel, ctx) -> None:
-        """The run's summary line, then the line of the current selection (if any)."""
+        """The run's summary line (the current selection is shown above, with its chip)."""
         panel.md(ctx.panel.state.summary or "", name="summary")
-        if ctx.panel.state.selection:
-            panel.md(ctx.panel.state.selection, name="selection")
 
 
 def clicked(ctx, *keys: str, items: list | None = None):
@@ -264,7 +358,10 @@ class ScopedRunPanel(RunPanel):
 
     def on_change_scope(self, ctx):
         ctx.panel.state.scope = ctx.params.get("value") or "per_image"
+        chrome.remember(ctx, self.panel_name, scope=ctx.panel.state.scope)
+        ctx.panel.state.highlight = None  # load_run sends fresh traces
         self.load_run(ctx, ctx.panel.state.run_key)
+        self._count_traces(ctx)
 
     def render_scope(self, panel, ctx) -> None:
         """The scope radio group, then the summary and selection lines."""

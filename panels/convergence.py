@@ -112,6 +112,7 @@ def shown_counts(dataset, run_key: str, view) -> tuple[int, int]:
 class LabelConvergencePanel(RunPanel):
     METHOD = METHOD
     TITLE = "KaLOS: Label convergence"
+    HELP_URL = "docs/convergence.md"
     INTRO = ("The modified mAP between raters bounds what a model trained and tested on these labels can reach. "
              "Click a threshold for the labels unmatched at it; click a class for its labels.")
     EMPTY = ("No KaLOS label convergence run on this dataset yet. Compute one: it measures mAP between the "

@@ -62,6 +62,7 @@ def summary_md(res: dict, threshold: str) -> str:
 class VariationTypesPanel(RunPanel):
     METHOD = METHOD
     TITLE = "KaLOS: Variation types"
+    HELP_URL = "docs/variations.md"
     INTRO = ("What kind of disagreement: agreed, merged pieces, wrong class, missed or additional labels, per "
              "IoU threshold and per rater. Click a segment for those labels, an IoU bin for those agreed pairs.")
     EMPTY = ("No KaLOS variation-type run on this dataset yet. Compute one: it types every label's "

@@ -65,6 +65,12 @@ def test_a_model_field_equal_to_a_rater_gets_that_raters_pairwise_alpha(fo_isola
     assert all(st is not None for c, st in statuses if c >= 0.5)
     assert all(st is None for c, st in statuses if c < 0.5) and any(c < 0.5 for c, _ in statuses)
     assert "model.detections.with_model_status" in ds.get_run_info("with_model").config.fields
+    # a panel's Recompute keeps the model rater and its score threshold
+    from panels.common import agreement_rerun_params
+
+    params = agreement_rerun_params(ds, "with_model")
+    assert params["model_fields"] == ["model"] and params["score_threshold"] == 0.5
+    assert params["rater_fields"] == FIELDS
 
 
 def test_the_operator_takes_model_fields_and_refuses_bad_ones(fo_isolated):

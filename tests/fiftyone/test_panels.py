@@ -143,7 +143,7 @@ def test_without_a_run_each_panel_offers_the_operator_that_makes_one(fo_isolated
 def test_overview_shows_summary_and_histogram_of_every_defined_alpha(fields_ds):
     res = fields_ds.load_run_results("kalos")
     p = Panel(fields_ds, "kalos_agreement_overview").call("on_load")
-    assert p.state["run_key"] == "kalos" and {"summary", "histogram", "run_key"} <= p.rendered()
+    assert p.state["run_key"] == "kalos" and {"summary", "histogram", "header"} <= p.rendered()
     assert f"{res.mean_alpha:.3f}" in p.state["summary"] and f"{res.global_alpha:.3f}" in p.state["summary"]
     assert res.interpretation in p.state["summary"]
     (trace,) = p.data["histogram"]

@@ -1,0 +1,232 @@
+"""What every KaLOS panel shares (panels/chrome.py, RunPanel): run selector labels from real
+stored runs, the run and scope remembered per dataset, the clicked mark highlighted and
+Clear selection giving back the user's view."""
+
+import pytest
+
+from tests.fiftyone.test_panels import Panel, _dataset, demo  # noqa: F401  (demo: the module fixture)
+
+
+@pytest.fixture(scope="module")
+def two_runs(fo_isolated, demo):  # noqa: F811
+    """The demo with runs "kalos" (4 raters, threshold 0.5, LSA) and, newer, "pair" (two raters, 0.7)."""
+    from operators.runs import compute_agreement_run
+
+    ds = _dataset(fo_isolated, demo, "rater_fields")
+    fields = ds.get_run_info("kalos").config.rater_fields
+    compute_agreement_run(ds, rater_fields=fields[:2], run_key="pair", threshold=0.7, bootstrap=0)
+    return ds
+
+
+class AppPanel(Panel):
+    """A panel event that also carries the App's current view (what the App sends)."""
+
+    def call(self, method, view=None, **params):
+        if view is None:
+            return super().call(method, **params)
+        import json
+
+        import fiftyone.operators as foo
+        import pydash
+
+        res = foo.execute_operator(self.uri, dataset=self.ds.name, view=view, params={
+            "panel_id": "test-panel", "__method__": method, "panel_state": json.loads(json.dumps(self.state)),
+            **params})
+        assert res.error is None, res.error
+        self.requests = res.executor.to_json()["requests"]
+        for r in self.requests:
+            if r["operator_uri"] == "patch_panel_state":
+                for k, v in r["params"]["state"].items():
+                    pydash.set_(self.state, k, v)
+            elif r["operator_uri"] == "show_panel_output":
+                self.output = r["params"]["output"]
+        return self
+
+
+def data_patches(p) -> dict:
+    out = {}
+    for params in p.ops("patch_panel_data"):
+        out.update(params["data"])
+    return out
+
+
+def header(p) -> set:
+    """The header row's items and the selection bar's (shown while a click's view is)."""
+    props = p.output["type"]["properties"]
+    return {k for part in ("header", "selection_bar") if part in props for k in props[part]["type"]["properties"]}
+
+
+# -- run selector labels -----------------------------------------------------------------------
+
+def test_run_labels_name_label_type_raters_threshold_and_date(two_runs):
+    from panels.runs import run_label
+
+    stamp = two_runs.get_run_info("pair").timestamp.strftime("%Y-%m-%d")
+    assert run_label(two_runs, "pair") == f"pair · detections · careful, confuser · threshold 0.7 · {stamp}"
+    stamp = two_runs.get_run_info("kalos").timestamp.strftime("%Y-%m-%d")
+    assert run_label(two_runs, "kalos") == f"kalos · detections · 4 raters · threshold 0.5 · {stamp}"
+    assert run_label(two_runs, "gone") == "gone"
+
+
+def test_run_label_of_the_one_field_layout_names_the_rater_attribute(fo_isolated, demo):  # noqa: F811
+    from panels.runs import run_label
+
+    ds = _dataset(fo_isolated, demo, "rater_attribute")
+    assert run_label(ds, "kalos").split(" · ")[:4] == ["kalos", "detections", "raters by rater_id", "threshold 0.5"]
+
+
+def test_the_selector_shows_labels_and_keeps_keys_as_values(two_runs):
+    p = Panel(two_runs, "kalos_agreement_overview").call("on_load")
+    sel = p.output["type"]["properties"]["header"]["type"]["properties"]["run_key"]
+    choices = {c["value"]: c["label"] for c in sel["view"]["choices"]}
+    assert list(choices) == ["pair", "kalos"]  # newest first
+    assert choices["pair"].startswith("pair · detections · careful, confuser · threshold 0.7 · ")
+    assert p.state["header"]["run_key"] == p.state["run_key"] == "pair"
+    assert "title" not in p.rendered() and "Docs ↗" in str(p.output["type"]["properties"]["intro"])
+
+
+# -- remembered state --------------------------------------------------------------------------
+
+def test_chosen_run_and_scope_survive_reopening_and_a_deleted_run_falls_back(fo_isolated, demo):  # noqa: F811
+    from operators.runs import compute_agreement_run
+
+    ds = _dataset(fo_isolated, demo, "rater_fields")
+    fields = ds.get_run_info("kalos").config.rater_fields
+    compute_agreement_run(ds, rater_fields=fields, run_key="newer", bootstrap=0)
+    assert Panel(ds, "kalos_agreement_overview").call("on_load").state["run_key"] == "newer"
+    Panel(ds, "kalos_agreement_overview").call("on_load").call("on_change_run", value="kalos")
+    again = Panel(ds, "kalos_agreement_overview").call("on_load")  # a fresh panel: empty state
+    assert again.state["run_key"] == again.state["header"]["run_key"] == "kalos"
+    assert Panel(ds, "kalos_annotator_vitality").call("on_load").state["run_key"] == "newer"  # per panel
+
+    v = Panel(ds, "kalos_annotator_vitality").call("on_load")
+    v.call("on_change_scope", value="global")
+    assert Panel(ds, "kalos_annotator_vitality").call("on_load").state["scope"] == "global"
+
+    ds.delete_run("kalos")
+    assert Panel(ds, "kalos_agreement_overview").call("on_load").state["run_key"] == "newer"
+
+
+def test_remembered_state_is_per_dataset(fo_isolated, two_runs):
+    from panels.chrome import remember, remembered
+
+    class Ctx:
+        def __init__(self, ds):
+            import fiftyone.operators as foo
+            from fiftyone.operators.executor import Executor
+
+            self._ctx = foo.ExecutionContext(request_params={"dataset_name": ds.name}, executor=Executor())
+
+        def store(self, name):
+            return self._ctx.store(name)
+
+    other = fo_isolated.Dataset()
+    remember(Ctx(two_runs), "some_panel", run_key="pair")
+    remember(Ctx(two_runs), "some_panel", scope="global")
+    assert remembered(Ctx(two_runs), "some_panel") == {"run_key": "pair", "scope": "global"}
+    assert remembered(Ctx(other), "some_panel") == {}
+
+
+# -- highlight and clear selection -------------------------------------------------------------
+
+def test_a_bar_click_selects_that_bar_and_clear_selection_unselects_it(two_runs):
+    p = Panel(two_runs, "kalos_agreement_overview").call("on_load").call("on_change_run", value="kalos")
+    counts = p.state["counts"]
+    k, j = [i for i, c in enumerate(counts) if c][:2]
+    assert "clear_selection" not in header(p)
+    p.call("on_click_bin", idx=k, trace_idx=0, path="histogram", x=0.0)
+    assert data_patches(p) == {"histogram.0.selectedpoints": [k]}
+    assert p.view().count() == counts[k] and "clear_selection" in header(p)
+    p.call("on_click_bin", idx=j, trace_idx=0, path="histogram", x=0.0)  # the previous bar is unselected
+    assert data_patches(p) == {"histogram.0.selectedpoints": [j]}
+    p.call("clear_selection")
+    assert data_patches(p) == {"histogram.0.selectedpoints": None}
+    assert p.ops("clear_view") == [{}] or len(p.ops("clear_view")) == 1
+    assert "clear_selection" not in header(p) and p.state["highlight"] is None and not p.state["selection"]
+
+
+def test_clear_selection_gives_back_the_users_view(two_runs):
+    from fiftyone import ViewField as F
+
+    mine = two_runs.match(F("kalos_alpha") > 0.5)
+    p = AppPanel(two_runs, "kalos_agreement_overview").call("on_load").call("on_change_run", value="kalos")
+    k = next(i for i, c in enumerate(p.state["counts"]) if c)
+    p.call("on_click_bin", view=mine, idx=k, trace_idx=0, path="histogram", x=0.0)
+    p.call("on_click_bin", view=p.view(), idx=k, trace_idx=0, path="histogram", x=0.0)  # a second click
+    p.call("clear_selection")
+    assert not p.ops("clear_view")
+    assert p.view().values("id") == mine.values("id")
+
+
+def test_a_heatmap_click_draws_a_rectangle_around_the_cell(two_runs):
+    p = Panel(two_runs, "kalos_collaboration").call("on_load").call("on_change_run", value="kalos")
+    (heat,) = p.data["heatmap"][:1]
+    x, y = heat["x"][2], heat["y"][0]
+    p.call("on_click_cell", x=x, y=y, z=0.5, idx=[0, 2], trace_idx=0, path="heatmap")
+    assert p.ops("set_view") and not data_patches(p)
+    shapes = p.output["type"]["properties"]["heatmap"]["view"]["layout"]["shapes"]
+    rect = [s for s in shapes if s.get("name") == "kalos_highlight"]
+    assert rect and (rect[0]["x0"], rect[0]["x1"], rect[0]["y0"], rect[0]["y1"]) == (1.5, 2.5, -0.5, 0.5)
+    p.call("clear_selection")
+    shapes = p.output["type"]["properties"]["heatmap"]["view"]["layout"].get("shapes") or []
+    assert not [s for s in shapes if s.get("name") == "kalos_highlight"]
+
+
+# -- pure helpers ------------------------------------------------------------------------------
+
+def test_click_events_become_highlights():
+    from panels.chrome import clicked_highlight
+
+    assert clicked_highlight({"path": "bars", "idx": 3, "trace_idx": 1}) == {"path": "bars", "trace": 1, "idx": 3}
+    assert clicked_highlight({"path": "h", "idx": [1, 2], "x": "a", "y": "b", "z": 0.3}) == \
+        {"path": "h", "x": "a", "y": "b", "row": 1, "col": 2}
+    assert clicked_highlight({"idx": 3}) is None and clicked_highlight({"path": "p"}) is None
+
+
+def test_with_cell_replaces_the_previous_rectangle_and_keeps_other_shapes():
+    from panels.chrome import cell, with_cell
+
+    line = {"type": "line", "x0": 0}
+    one = with_cell({"shapes": [line]}, cell("h", "a", "b", 0, 0))
+    two = with_cell(one, cell("h", "a", "c", 3, 1))
+    assert two["shapes"][0] == line and len(two["shapes"]) == 2 and two["shapes"][1]["x0"] == 0.5
+    assert with_cell({"height": 300}, None) == {"height": 300}
+
+
+def test_help_url_and_intro_line():
+    from panels.chrome import REPO, first_sentence, help_url
+
+    import os
+
+    assert help_url("docs/panels.md", os.path.dirname(REPO)) == f"/plugins/{os.path.basename(REPO)}/docs/panels.md"
+    assert help_url("docs/panels.md", REPO) == "/plugins/docs/panels.md"
+    assert help_url("https://example.org/x") == "https://example.org/x"
+    assert first_sentence("Mean α at other thresholds; the line is τ*. More.") == "Mean α at other thresholds."
+    assert first_sentence("One line") == "One line"
+
+
+def test_charts_are_at_most_340_px(two_runs):
+    p = Panel(two_runs, "kalos_collaboration").call("on_load")
+    heights = [v["view"]["height"] for v in p.output["type"]["properties"].values()
+               if v.get("view", {}).get("name") == "PlotlyView"]
+    assert heights and max(heights) <= 340
+
+
+def test_a_click_on_stacked_bars_dims_the_other_traces_too():
+    from panels.chrome import point, selected_points_patch, trace_counts
+
+    class Sent:  # what ctx.panel.data keeps locally of what a handler set
+        _data = {"thresholds": [{"type": "bar"}, {"type": "bar"}, {"type": "bar"}], "other": {"iou": [{"x": [1]}]},
+                 "not_a_chart": [1, 2]}
+
+    assert trace_counts(Sent()) == {"thresholds": 3, "other.iou": 1}
+    hl = point("thresholds", 1, 4)
+    assert selected_points_patch(hl, n_traces=3) == {"thresholds.0.selectedpoints": [], "thresholds.2.selectedpoints": [],
+                                                     "thresholds.1.selectedpoints": [4]}
+    assert selected_points_patch(hl, on=False, n_traces=3) == {f"thresholds.{t}.selectedpoints": None for t in range(3)}
+    assert selected_points_patch(hl) == {"thresholds.1.selectedpoints": [4]}
+
+
+def test_panels_record_their_charts_trace_counts(two_runs):
+    p = Panel(two_runs, "kalos_collaboration").call("on_load")
+    assert p.state["trace_counts"]["heatmap"] == 1 and p.state["trace_counts"]["mds"] == len(p.data["mds"])
