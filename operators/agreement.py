@@ -16,7 +16,7 @@ from .adapter import KINDS, SetupError, check_label_attributes, label_fields
 from .calibration_runs import latest_calibration, matching_calibration
 from .common import drive, form_error, report_errors, run_or_delegate, setup_inputs, show_result, source_params
 from .runs import (
-    DIAGNOSTICS, METHOD, agreement_runs, compute_agreement_run, compute_agreement_steps, delete_agreement_run,
+    DIAGNOSTICS, DISAGREEMENT, STATUSES, METHOD, agreement_runs, compute_agreement_run, compute_agreement_steps, delete_agreement_run,
     describe_run, disagreement_view, disagreement_view_name, get_agreement_run, parse_thresholds, unused_run_key,
 )
 
@@ -178,23 +178,36 @@ class DeleteAgreementRun(foo.Operator):
 
 
 class BrowseDisagreements(foo.Operator):
+    """One status filter over every rater field: the samples holding labels of the chosen statuses,
+    only the run's fields, only those labels; saved under a name and shown as the selected view."""
+
     @property
     def config(self):
         return foo.OperatorConfig(name="browse_disagreements", label="KaLOS: browse disagreements",
-                                  dynamic=True, view_target=False)
+                                  dynamic=True, view_target=False, icon="/assets/icon.svg",
+                                  description="Show the labels of an agreement run by status, in every rater field")
 
     def resolve_input(self, ctx):
         inputs = types.Object()
         _run_choice(ctx, inputs, "Agreement run")
-        inputs.bool("save", default=True, label="Save as a named view (<run_key>_disagreements)")
+        choices = types.Dropdown(multiple=True)
+        for s in STATUSES:
+            choices.add_choice(s, label=s.replace("_", " "))
+        prop = inputs.list("statuses", types.String(), default=list(DISAGREEMENT), label="Show labels with status",
+                           description="in every rater field of the run at once; samples without such a label are "
+                                       "left out. The view is saved as <run_key>_disagreements (the default "
+                                       "statuses) or <run_key>_status_<statuses>", view=choices)
+        chosen = ctx.params.get("statuses", list(DISAGREEMENT))
+        if not chosen:
+            form_error(prop, "choose at least one status")
         return types.Property(inputs, view=types.View(label="KaLOS: browse disagreements"))
 
     def execute(self, ctx):
         key = ctx.params["run_key"]
-        view = disagreement_view(ctx.dataset, key)
-        name = None
-        if ctx.params.get("save", True):
-            name = disagreement_view_name(key)
-            ctx.dataset.save_view(name, view, overwrite=True)
-        ctx.ops.set_view(view=view)
+        statuses = ctx.params.get("statuses") or list(DISAGREEMENT)
+        view = disagreement_view(ctx.dataset, key, statuses)
+        name = disagreement_view_name(key, statuses)
+        ctx.dataset.save_view(name, view, description=f"KaLOS run {key!r}: labels with status "
+                              + ", ".join(statuses), overwrite=True)
+        ctx.ops.set_view(name=name)
         return {"view": name, "samples": len(view)}

@@ -149,7 +149,7 @@ def _label(ann: dict, task: str, names: dict[int, str]):
         return fo.Detection(label=label, bounding_box=[v / SCALE for v in ann["bbox"]], **truth)
     if task == "segm":
         rings = [[[ring[i] / SCALE, ring[i + 1] / SCALE] for i in range(0, len(ring), 2)] for ring in ann["segmentation"]]
-        return fo.Polyline(label=label, points=rings, closed=True, filled=True, **truth)
+        return fo.Polyline(label=label, points=rings, closed=True, filled=False, **truth)
     kp = ann["keypoints"]
     pts = [[kp[i] / SCALE, kp[i + 1] / SCALE] if kp[i + 2] > 0 else [float("nan"), float("nan")]
            for i in range(0, len(kp), 3)]
