@@ -13,15 +13,16 @@ sidebar colour (``fieldColor``). FiftyOne applies per-attribute colours only whe
 scheme colours by value (there is no per-field mode), so ``color_by`` is set to
 ``"value"``; what it was is remembered in ``dataset.info`` and put back when the last
 status entry goes. :func:`forget_run` (called when a run is deleted) points a field's
-entry at another agreement run on that field, or removes it.
+entry at another agreement run on that field, or removes it (keeping a sidebar colour).
 """
 
 from __future__ import annotations
 
 import fiftyone as fo
 
-#: status -> colour (agreed green, class disagreement orange, unmatched red)
-STATUS_COLORS = {"agreed": "#2ca02c", "class_disagreement": "#ff7f0e", "unmatched": "#d62728"}
+#: status -> colour (agreed green, class disagreement orange, unmatched red), each far from every
+#: colour of FiftyOne's default pool, so a status colour never reads as a plain class colour
+STATUS_COLORS = {"agreed": "#2ecc40", "class_disagreement": "#ffa500", "unmatched": "#ff3b30"}
 STATUSES = tuple(STATUS_COLORS)
 DISAGREEMENT = ("class_disagreement", "unmatched")
 _INFO_KEY = "kalos_color_by_before"   # dataset.info: the scheme's color_by before KaLOS set "value"
@@ -78,6 +79,10 @@ def forget_run(dataset, run_key: str, remaining: dict) -> None:
             entries.append(e)
         elif remaining.get(e.get("path")):
             entries.append(_entry(e["path"], remaining[e["path"]], e))
+        else:  # the user's own settings of the field (its sidebar colour) stay
+            kept = {k: v for k, v in e.items() if k in ("path", "fieldColor", "maskTargetsColors")}
+            if len(kept) > 1:
+                entries.append(kept)
     if entries == scheme.fields:
         return
     scheme.fields = entries
@@ -85,6 +90,15 @@ def forget_run(dataset, run_key: str, remaining: dict) -> None:
         scheme.color_by = dataset.info.pop(_INFO_KEY)
     dataset.app_config.color_scheme = scheme
     dataset.save()
+
+
+def refresh_app(ctx):
+    """The App operation that applies the data set's stored colour scheme to the open App (the
+    session keeps the scheme it read when the data set was opened); ``ctx.ops`` style: call it
+    and, in a generator, yield the result."""
+    scheme = ctx.dataset.app_config.color_scheme or fo.ColorScheme()
+    return ctx.trigger("set_color_scheme", {"color_by": scheme.color_by or fo.app_config.color_by,
+                                            "fields": list(scheme.fields or [])})
 
 
 def disagreement_view_name(run_key: str, statuses=DISAGREEMENT) -> str:
