@@ -122,8 +122,9 @@ def test_imageless_import_draws_labels_without_404(page, demo_app):
 
 def test_agreement_form_preselects_raters_and_the_run_colours_labels_by_status(page, demo_app):
     """Through the App: the compute-agreement form preselects the rater fields that rater_list
-    names; picking fields answers at once; after the run the grid draws the status colours."""
-    from operators.runs import delete_agreement_run
+    names; picking fields answers at once; after the run the grid draws the status colours;
+    browse_disagreements shows the disagreeing samples as the selected saved view."""
+    from operators.runs import delete_agreement_run, disagreement_view
 
     ds = demo_app.dataset
     missing: list = []
@@ -158,6 +159,15 @@ def test_agreement_form_preselects_raters_and_the_run_colours_labels_by_status(p
     print(f"[e2e] status-coloured pixels on the grid: {counts}", file=sys.stderr)
     assert counts["agreed"] > 100, f"no label drawn in the 'agreed' colour: {counts}"
     assert counts["class_disagreement"] + counts["unmatched"] > 100, f"no disagreement colour drawn: {counts}"
+    # one status filter over both rater fields, saved and shown as the selected saved view
+    expected = len(disagreement_view(ds, "kalos"))
+    assert 0 < expected < demo_app.n_samples
+    form = open_operator(page, "browse disagreements", "KaLOS: browse disagreements")
+    settled_execute_button(form).click()
+    wait_for_count(page, lambda n: n == expected, what=f"== {expected} disagreeing samples")
+    selector = page.get_by_text("kalos_disagreements").first
+    selector.wait_for(timeout=15_000)
+    assert page.get_by_text("Unsaved view").count() == 0
     assert missing == []
     delete_agreement_run(ds, "kalos")
     assert not any(e.get("colorByAttribute") == "kalos_status" for e in ds.app_config.color_scheme.fields or [])
