@@ -5,6 +5,8 @@ Thin adapters: the form is built here, the work is done by :mod:`.runs`.
 
 from __future__ import annotations
 
+import time
+
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
@@ -20,6 +22,8 @@ from .runs import (
     describe_run, disagreement_view, disagreement_view_name, get_agreement_run, parse_thresholds, unused_run_key,
 )
 
+
+APP_RELOAD_S = 1.5  # browse_disagreements: time the App gets to reload its saved views
 
 SOLVER_HELP = {
     "greedy": "Greedy (reference): accept candidate pairs by ascending cost",
@@ -222,7 +226,7 @@ class BrowseDisagreements(foo.Operator):
     @property
     def config(self):
         return foo.OperatorConfig(name="browse_disagreements", label="KaLOS: browse disagreements",
-                                  dynamic=True, view_target=False, icon="/assets/icon.svg",
+                                  dynamic=True, view_target=False, icon="/assets/icon.svg", execute_as_generator=True,
                                   description="Show the labels of an agreement run by status, in every rater field")
 
     def resolve_input(self, ctx):
@@ -247,5 +251,15 @@ class BrowseDisagreements(foo.Operator):
         name = disagreement_view_name(key, statuses)
         ctx.dataset.save_view(name, view, description=f"KaLOS run {key!r}: labels with status "
                               + ", ".join(statuses), overwrite=True)
-        ctx.ops.set_view(name=name)
-        return {"view": name, "samples": len(view)}
+        n = len(view)
+        if not ctx.delegated:
+            # FiftyOne 1.22's App finds a saved view by name only in the list it loaded with the
+            # data set (its own save_view operator has the same "@todo"): reload it, give the App
+            # a moment to fetch the list, then select the view by name
+            yield ctx.ops.reload_dataset()
+            time.sleep(APP_RELOAD_S)
+            yield ctx.ops.set_view(name=name)
+        out = types.Object()
+        out.str("view", label="Saved view (selected)")
+        out.int("samples", label="Samples")
+        yield show_result(ctx, types.Property(out), {"view": name, "samples": n})
