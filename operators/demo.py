@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -134,6 +135,7 @@ def app(args) -> None:
     if not fo.dataset_exists(args.name):
         sys.exit(f"no dataset {args.name!r}: run `make demo` first")
     worker = start_worker() if args.worker else None
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # a plain `kill` also stops the worker
     try:
         session = fo.launch_app(fo.load_dataset(args.name), address="127.0.0.1", port=args.port, remote=True)
         print(f"App on http://127.0.0.1:{args.port}  (Ctrl-C to stop)"

@@ -15,12 +15,13 @@ the failure report work unchanged.
 from __future__ import annotations
 
 import io
+import os
 import sys
 import time
 
 import numpy as np
 import pytest
-from e2e_harness import AppServer
+from e2e_harness import REPO, VIEWPORT, AppServer, save_png
 from e2e_pages import (
     COUNT,
     GRID,
@@ -91,6 +92,14 @@ def _status_pixels(png: bytes) -> dict:
     return out
 
 
+def _screenshot(page, name: str) -> None:
+    """KALOS_SCREENSHOTS=1: docs/img/panels/<name>.png (as tests/e2e/test_app_e2e.py does)."""
+    if os.environ.get("KALOS_SCREENSHOTS", "") not in ("", "0"):
+        page.mouse.move(5, VIEWPORT["height"] - 5)
+        page.wait_for_timeout(800)
+        save_png(page.screenshot(), REPO / "docs" / "img" / "panels" / f"{name}.png")
+
+
 def _open(page, app, missing: list):
     page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
     page.goto(app.dataset_url)
@@ -157,6 +166,7 @@ def test_agreement_form_preselects_raters_and_the_run_colours_labels_by_status(p
     page.wait_for_timeout(3_000)   # the grid redraws its tiles in the new colours
     counts = _status_pixels(page.locator(GRID).screenshot())
     print(f"[e2e] status-coloured pixels on the grid: {counts}", file=sys.stderr)
+    _screenshot(page, "grid_imageless_status")
     assert counts["agreed"] > 100, f"no label drawn in the 'agreed' colour: {counts}"
     assert counts["class_disagreement"] + counts["unmatched"] > 100, f"no disagreement colour drawn: {counts}"
     # one status filter over both rater fields, saved and shown as the selected saved view
@@ -165,9 +175,12 @@ def test_agreement_form_preselects_raters_and_the_run_colours_labels_by_status(p
     form = open_operator(page, "browse disagreements", "KaLOS: browse disagreements")
     settled_execute_button(form).click()
     wait_for_count(page, lambda n: n == expected, what=f"== {expected} disagreeing samples")
-    selector = page.get_by_text("kalos_disagreements").first
-    selector.wait_for(timeout=15_000)
+    wait_for_text(page.locator(OUTPUT), "kalos_disagreements")     # the result card
+    page.keyboard.press("Escape")
+    page.locator(OUTPUT).wait_for(state="detached", timeout=15_000)
+    page.get_by_text("kalos_disagreements").first.wait_for(timeout=15_000)   # the saved-view selector
     assert page.get_by_text("Unsaved view").count() == 0
+    _screenshot(page, "grid_imageless_disagreements")
     assert missing == []
     delete_agreement_run(ds, "kalos")
     assert not any(e.get("colorByAttribute") == "kalos_status" for e in ds.app_config.color_scheme.fields or [])
