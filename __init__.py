@@ -34,29 +34,17 @@ if not any(isinstance(f, _EngineFinder) for f in sys.meta_path):
 
 def register(p):
     from .operators.agreement import BrowseDisagreements, ComputeAgreement, DeleteAgreementRun
-    from .operators.importing import ImportMultiraterCoco
-
-    for cls in (ImportMultiraterCoco, ComputeAgreement, DeleteAgreementRun, BrowseDisagreements):
-        p.register(cls)
-
     from .operators.calibrate import Calibrate
-
-    p.register(Calibrate)
-
-    from .operators.simulate import SimulateRaters
-
-    p.register(SimulateRaters)
-
-    from .operators.measures import DeleteKalosRun, LabelConvergence, NoiseAwareEvaluation
-
-    for cls in (LabelConvergence, NoiseAwareEvaluation, DeleteKalosRun):
-        p.register(cls)
-
     from .operators.followup import BuildConsensus, TagForReview
-
+    from .operators.importing import ImportMultiraterCoco
+    from .operators.measures import DeleteKalosRun, LabelConvergence, NoiseAwareEvaluation
+    from .operators.simulate import SimulateRaters
     from .operators.variations import ComputeVariations
 
-    for cls in (BuildConsensus, TagForReview, ComputeVariations):
+    # workflow order, as in fiftyone.yml: import, calibrate, agree, browse, look closer, follow up, clean up
+    for cls in (ImportMultiraterCoco, Calibrate, ComputeAgreement, BrowseDisagreements, ComputeVariations,
+                BuildConsensus, TagForReview, LabelConvergence, NoiseAwareEvaluation, SimulateRaters,
+                DeleteAgreementRun, DeleteKalosRun):
         p.register(cls)
 
     from .panels import PANELS

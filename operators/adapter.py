@@ -115,6 +115,10 @@ def check_label_attributes(collection, source: RaterSource, run_key: str) -> Non
     owned = set()
     if run_method(dataset, run_key) == "kalos_agreement":
         owned = set(getattr(dataset.get_run_info(run_key).config, "fields", None) or [])
+    statuses = f"{run_key}_statuses"
+    if statuses not in owned and dataset.has_sample_field(statuses):
+        raise SetupError(f"the dataset has a field {statuses!r} that no KaLOS run wrote; run key {run_key!r} "
+                         "would overwrite it: choose another run key", "run_key")
     for f in source.fields:
         for attr in (f"{run_key}_unit", f"{run_key}_status"):
             path = f"{f}.{source.list_name}.{attr}"
@@ -257,8 +261,8 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> Mu
 
 
 def owned_fields(source: RaterSource, run_key: str) -> list[str]:
-    """Every field path a run writes: the per-sample α and the per-label unit and status."""
-    paths = [f"{run_key}_alpha"]
+    """Every field path a run writes: the per-sample α and statuses, the per-label unit and status."""
+    paths = [f"{run_key}_alpha", f"{run_key}_statuses"]
     for f in source.fields:
         paths += [f"{f}.{source.list_name}.{run_key}_unit", f"{f}.{source.list_name}.{run_key}_status"]
     return paths

@@ -5,21 +5,43 @@ Thin adapters: the form is built here, the work is done by :mod:`.runs`.
 
 from __future__ import annotations
 
+import time
+
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
 from kalos_core.geometry import distances_for
 from kalos_core.matching import COSTS, SOLVERS
 
-from . import run_store
+from . import run_store, status_colors
 from .adapter import KINDS, SetupError, check_label_attributes, label_fields
 from .calibration_runs import latest_calibration, matching_calibration
+from .common import (drive, form_error, number_input, report_errors, run_or_delegate, setup_inputs, show_result,
+                     source_params)
 from .model_inputs import model_inputs, model_params
-from .common import drive, form_error, report_errors, run_or_delegate, setup_inputs, show_result, source_params
 from .runs import (
-    DIAGNOSTICS, METHOD, agreement_runs, compute_agreement_run, compute_agreement_steps, delete_agreement_run,
+    DIAGNOSTICS, DISAGREEMENT, STATUSES, METHOD, agreement_runs, compute_agreement_run, compute_agreement_steps, delete_agreement_run,
     describe_run, disagreement_view, disagreement_view_name, get_agreement_run, parse_thresholds, unused_run_key,
 )
+
+
+APP_RELOAD_S = 1.5  # browse_disagreements: time the App gets to reload its saved views
+
+SOLVER_HELP = {
+    "greedy": "Greedy (reference): accept candidate pairs by ascending cost",
+    "shm": "Sequential Hungarian: optimal assignment, one rater after another",
+    "ahc": "Agglomerative clustering (complete linkage)",
+}
+COST_HELP = {
+    "soft": "ψsoft, category lenient: every same-class pair beats every cross-class pair",
+    "neg": "ψneg: similarity only, class-blind",
+}
+DIAGNOSTIC_HELP = {
+    "vitality": "α with and without each rater: consensus builders and sources of noise",
+    "class_difficulty": "per class: α of the units in which a rater used the class",
+    "collaboration": "α of every pair of raters, matched on the two alone",
+    "intra_rater": "α among the sessions of a rater who labelled an image more than once",
+}
 
 
 class ComputeAgreement(foo.Operator):
@@ -43,9 +65,11 @@ class ComputeAgreement(foo.Operator):
             existing=lambda key: describe_run(ds, key) if run_store.run_method(ds, key) == METHOD else None,
             required=True, description="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status")
         cal = _calibration(ctx, source)
-        inputs.float("threshold", default=cal.similarity_threshold if cal else 0.5, min=0.0, max=1.0,
-                     label="Similarity threshold", description="pairs with similarity >= threshold can be matched"
-                     + (f" (default: calibration run {cal.key!r})" if cal else ""))
+        number_input(ctx, inputs, "threshold", lo=0.0, hi=1.0, default=cal.similarity_threshold if cal else 0.5,
+                     label="Similarity threshold", description=(
+                         "two labels of different raters can be matched when their similarity (1 - distance) is "
+                         "at least this, within [0, 1]" + (f"; default from calibration run {cal.key!r}" if cal
+                                                           else "; 'KaLOS: calibrate threshold' recommends one")))
         kind = KINDS.get(source.label_cls) if source else None
         dist = types.Dropdown()
         for name in distances_for(kind) if kind else []:
@@ -54,16 +78,33 @@ class ComputeAgreement(foo.Operator):
             dist.add_choice("mask_iou", label="mask_iou (instance masks of the detections)")
         if kind:
             calibrated = cal.distance if cal and cal.distance in dist.values() else None
-            inputs.enum("distance", dist.values(), default=calibrated, label="Distance", view=dist)
-        inputs.enum("solver", sorted(SOLVERS), default="greedy", label="Solver", view=types.Dropdown())
-        inputs.enum("cost", sorted(COSTS), default="soft", label="Cost", view=types.Dropdown())
+            inputs.enum("distance", dist.values(), default=calibrated, label="Distance", view=dist,
+                        description=f"how two {kind} labels are compared; empty = the label type's default "
+                                    "(docs/method.md lists them)")
+        solvers = types.Dropdown()
+        for name, about in SOLVER_HELP.items():
+            solvers.add_choice(name, label=name, description=about)
+        inputs.enum("solver", solvers.values(), default="greedy", label="Solver", view=solvers,
+                    description="how labels of different raters are grouped into units (each unit holds at most "
+                                "one label per rater); greedy is the reference")
+        costs = types.Dropdown()
+        for name, about in COST_HELP.items():
+            costs.add_choice(name, label=name, description=about)
+        inputs.enum("cost", costs.values(), default="soft", label="Cost", view=costs,
+                    description="the cost the solver minimises: soft prefers same-class pairs, neg ignores the class")
         lsa = inputs.str("lsa_thresholds", default="0.1,0.3,0.5,0.7,0.9", label="Localisation sensitivity thresholds",
-                         description="similarity thresholds within [0, 1], separated by commas (empty = none)")
+                         description="α is recomputed at each of these similarity thresholds (within [0, 1], "
+                                     "separated by commas; empty = none) for the sensitivity panel")
         diag = types.Dropdown(multiple=True)
         for d in DIAGNOSTICS:
-            diag.add_choice(d, label=d.replace("_", " "))
-        inputs.list("diagnostics", types.String(), default=list(DIAGNOSTICS), label="Diagnostics", view=diag)
-        inputs.int("seed", default=0, min=0, label="Seed (bootstrap)")
+            diag.add_choice(d, label=d.replace("_", " "), description=DIAGNOSTIC_HELP.get(d))
+        inputs.list("diagnostics", types.String(), default=list(DIAGNOSTICS), label="Diagnostics", view=diag,
+                    description="extra analyses stored with the run for the panels: vitality (each rater's "
+                                "effect on α), class difficulty, collaboration (pairwise α), intra-rater "
+                                "(sessions of one rater)")
+        number_input(ctx, inputs, "seed", integer=True, lo=0, default=0, label="Seed (bootstrap)",
+                     description="seed of the bootstrap confidence interval of the mean α: same seed, same "
+                                 "interval (a whole number, at least 0)")
         model_inputs(ctx, inputs, source)
         try:
             parse_thresholds(p.get("lsa_thresholds", ""))
@@ -87,6 +128,7 @@ class ComputeAgreement(foo.Operator):
         ci_text = f" (95% CI {ci[0]:.3f} – {ci[1]:.3f})" if ci else ""
         if not ctx.delegated:
             yield ctx.ops.reload_dataset()
+            yield status_colors.refresh_app(ctx)
             yield ctx.ops.notify(f"KaLOS run {p.get('run_key')!r}: mean α {res.mean_alpha:.3f}{ci_text}, global α "
                                  f"{res.global_alpha:.3f} ({res.interpretation}) on {res.n_images} samples",
                                  variant="success")
@@ -161,7 +203,7 @@ class DeleteAgreementRun(foo.Operator):
     @property
     def config(self):
         return foo.OperatorConfig(name="delete_agreement_run", label="KaLOS: delete agreement run",
-                                  dynamic=True, view_target=False)
+                                  dynamic=True, view_target=False, icon="/assets/icon.svg")
 
     def resolve_input(self, ctx):
         inputs = types.Object()
@@ -176,27 +218,51 @@ class DeleteAgreementRun(foo.Operator):
     def execute(self, ctx):
         removed = delete_agreement_run(ctx.dataset, ctx.params["run_key"])
         ctx.ops.reload_dataset()
+        status_colors.refresh_app(ctx)
         return {"removed": removed}
 
 
 class BrowseDisagreements(foo.Operator):
+    """One status filter over every rater field: the samples holding labels of the chosen statuses,
+    only the run's fields, only those labels; saved under a name and shown as the selected view."""
+
     @property
     def config(self):
         return foo.OperatorConfig(name="browse_disagreements", label="KaLOS: browse disagreements",
-                                  dynamic=True, view_target=False)
+                                  dynamic=True, view_target=False, icon="/assets/icon.svg", execute_as_generator=True,
+                                  description="Show the labels of an agreement run by status, in every rater field")
 
     def resolve_input(self, ctx):
         inputs = types.Object()
         _run_choice(ctx, inputs, "Agreement run")
-        inputs.bool("save", default=True, label="Save as a named view (<run_key>_disagreements)")
+        choices = types.Dropdown(multiple=True)
+        for s in STATUSES:
+            choices.add_choice(s, label=s.replace("_", " "))
+        prop = inputs.list("statuses", types.String(), default=list(DISAGREEMENT), label="Show labels with status",
+                           description="in every rater field of the run at once; samples without such a label are "
+                                       "left out. The view is saved as <run_key>_disagreements (the default "
+                                       "statuses) or <run_key>_status_<statuses>", view=choices)
+        chosen = ctx.params.get("statuses", list(DISAGREEMENT))
+        if not chosen:
+            form_error(prop, "choose at least one status")
         return types.Property(inputs, view=types.View(label="KaLOS: browse disagreements"))
 
     def execute(self, ctx):
         key = ctx.params["run_key"]
-        view = disagreement_view(ctx.dataset, key)
-        name = None
-        if ctx.params.get("save", True):
-            name = disagreement_view_name(key)
-            ctx.dataset.save_view(name, view, overwrite=True)
-        ctx.ops.set_view(view=view)
-        return {"view": name, "samples": len(view)}
+        statuses = ctx.params.get("statuses") or list(DISAGREEMENT)
+        view = disagreement_view(ctx.dataset, key, statuses)
+        name = disagreement_view_name(key, statuses)
+        ctx.dataset.save_view(name, view, description=f"KaLOS run {key!r}: labels with status "
+                              + ", ".join(statuses), overwrite=True)
+        n = len(view)
+        if not ctx.delegated:
+            # FiftyOne 1.22's App finds a saved view by name only in the list it loaded with the
+            # data set (its own save_view operator has the same "@todo"): reload it, give the App
+            # a moment to fetch the list, then select the view by name
+            yield ctx.ops.reload_dataset()
+            time.sleep(APP_RELOAD_S)
+            yield ctx.ops.set_view(name=name)
+        out = types.Object()
+        out.str("view", label="Saved view (selected)")
+        out.int("samples", label="Samples")
+        yield show_result(ctx, types.Property(out), {"view": name, "samples": n})

@@ -16,7 +16,8 @@ from .adapter import KINDS
 from . import run_store
 from .calibration_runs import DEFAULT_KEY, METHOD, calibrate_run, calibrate_run_steps, validate_calibration_key
 from .common import (
-    drive, form_error, progress_op, report_errors, run_or_delegate, setup_inputs, show_result, source_params,
+    drive, form_error, number_input, progress_op, report_errors, run_or_delegate, setup_inputs, show_result,
+    source_params,
 )
 
 
@@ -55,9 +56,10 @@ class Calibrate(foo.Operator):
             unknown = [d for d in ctx.params.get("distances") or [] if d not in names]
             if unknown:
                 form_error(prop, f"not a {kind} distance: {', '.join(unknown)}")
-        inputs.int("bootstrap", default=100, min=0, max=10000, label="Bootstrap resamples",
-                   description="percentile bootstrap over samples for the intervals of τ* and KS (0 = none)")
-        inputs.int("seed", default=0, label="Seed", description="same seed, same result")
+        number_input(ctx, inputs, "bootstrap", integer=True, lo=0, hi=10000, default=100, label="Bootstrap resamples",
+                     description="percentile bootstrap over samples for the intervals of τ* and KS (0 = none)")
+        number_input(ctx, inputs, "seed", integer=True, lo=0, default=0, label="Seed",
+                     description="seed of the bootstrap: same seed, same result")
         inputs.bool("stratify", default=False, label="Size strata",
                     description="also calibrate small / medium / large objects separately")
         return types.Property(inputs, view=types.View(label="KaLOS: calibrate threshold"))

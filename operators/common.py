@@ -154,7 +154,9 @@ def rater_inputs(ctx, inputs) -> dict:
         for name, cls in fields.items():
             choices.add_choice(name, label=f"{name} ({cls.__name__})")
         props["rater_fields"] = inputs.list("rater_fields", types.String(), label="Rater fields",
-                                            description="one label field per rater", view=choices)
+                                            default=named_rater_fields(ctx.dataset, fields) or None,
+                                            description="one label field per rater (preselected: the fields of "
+                                                        "the raters that rater_list names)", view=choices)
     else:
         choices = types.Dropdown()
         for name, cls in fields.items():
@@ -162,6 +164,27 @@ def rater_inputs(ctx, inputs) -> dict:
         props["label_field"] = inputs.enum("label_field", choices.values(), label="Label field", view=choices)
         props["rater_attribute"] = inputs.str("rater_attribute", default="rater_id", label="Rater attribute")
     return props
+
+
+def named_rater_fields(dataset, fields: dict) -> list[str]:
+    """The label fields of the raters that the samples' ``rater_list`` names, of one label type
+    (the first such field's): the importer's ``dataset.info["kalos_import"]["rater_fields"]``
+    (field -> rater) says whose a field is, else a field named ``<anything>_<rater>`` or
+    ``<rater>``. Empty when fewer than two match or there is no ``rater_list``."""
+    if not fields or not dataset.has_sample_field("rater_list"):
+        return []
+    named = {str(r) for r in dataset.distinct("rater_list")}
+    known = (dataset.info.get("kalos_import") or {}).get("rater_fields") or {}
+    by_suffix = {safe_name(r): r for r in named}
+
+    def rater_of(field):
+        if field in known:
+            return known[field]
+        return next((r for suffix, r in by_suffix.items() if field == suffix or field.endswith("_" + suffix)), None)
+
+    picked = [f for f in fields if rater_of(f) in named]
+    picked = [f for f in picked if fields[f] is fields[picked[0]]] if picked else []
+    return picked if len(picked) >= 2 else []
 
 
 def check_setup(ctx, inputs, props) -> RaterSource | None:
@@ -211,3 +234,22 @@ def finish_run(ctx, message: str):
     if not ctx.delegated:
         yield ctx.ops.reload_dataset()
         yield ctx.ops.notify(message, variant="success")
+
+
+def number_input(ctx, inputs, name: str, integer: bool = False, lo=None, hi=None, **options):
+    """A number input whose bounds (both included) are checked here, worded as they are meant:
+    "must be at most 1", "must be at least 0". (Declaring ``min``/``max`` on the input makes
+    FiftyOne say "Value must be less than 1" of a value above 1, although 1 is allowed.)"""
+    prop = (inputs.int if integer else inputs.float)(name, **options)
+    value = ctx.params.get(name)
+    if value is None or value == "":
+        return prop
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return form_error(prop, "must be a whole number" if integer else "must be a number")
+    if integer and value != int(value):
+        return form_error(prop, "must be a whole number")
+    if lo is not None and value < lo:
+        return form_error(prop, f"must be at least {lo:g}" + (f" (and at most {hi:g})" if hi is not None else ""))
+    if hi is not None and value > hi:
+        return form_error(prop, f"must be at most {hi:g}" + (f" (and at least {lo:g})" if lo is not None else ""))
+    return prop

@@ -6,13 +6,15 @@ Polylines field per rater), runs agreement on the polygons, calibrates the box
 threshold and runs agreement on the boxes at it (with a simulated model as one more
 rater in run ``kalos_model``, and without it in run ``kalos``), prints the summary and how to
 open the App. ``python -m operators.demo app`` serves the App on
-127.0.0.1 with this plugin loaded.
+127.0.0.1 with this plugin loaded and a delegated-operation worker beside it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -123,16 +125,37 @@ def add_demo_model(ds, field: str, seed: int = 0, jitter: float = 0.1, drop: flo
     ds.set_values("model", rows)
 
 
+def start_worker() -> subprocess.Popen:
+    """``fiftyone delegated launch`` in a child process (same environment): it runs what the App's
+    "Schedule" button queues, for this plugin's operators and FiftyOne's own alike."""
+    code = "import sys; from fiftyone.core.cli import main; sys.argv = ['fiftyone', 'delegated', 'launch']; main()"
+    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
+
+
 def app(args) -> None:
+    """Serve the App. Legacy delegated execution is a server-wide switch: with it the App offers
+    "Schedule" for every operator that allows delegation (ours and FiftyOne's), so a worker is
+    started with the App (``--no-worker`` to leave it out) and stopped with it."""
     os.environ.setdefault("FIFTYONE_PLUGINS_DIR", plugins_dir())
     os.environ.setdefault("FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS", "true")
     import fiftyone as fo
 
     if not fo.dataset_exists(args.name):
         sys.exit(f"no dataset {args.name!r}: run `make demo` first")
-    session = fo.launch_app(fo.load_dataset(args.name), address="127.0.0.1", port=args.port, remote=True)
-    print(f"App on http://127.0.0.1:{args.port}  (Ctrl-C to stop)")
-    session.wait(-1)
+    worker = start_worker() if args.worker else None
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # a plain `kill` also stops the worker
+    try:
+        session = fo.launch_app(fo.load_dataset(args.name), address="127.0.0.1", port=args.port, remote=True)
+        print(f"App on http://127.0.0.1:{args.port}  (Ctrl-C to stop)"
+              + ("; scheduled operations run in the worker started with it" if worker else ""))
+        session.wait(-1)
+    finally:
+        if worker is not None:
+            worker.terminate()
+            try:
+                worker.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                worker.kill()
 
 
 def main(argv=None) -> None:
@@ -146,6 +169,8 @@ def main(argv=None) -> None:
     a = sub.add_parser("app")
     a.add_argument("--name", default=DATASET)
     a.add_argument("--port", type=int, default=5151)
+    a.add_argument("--no-worker", dest="worker", action="store_false",
+                   help="do not start `fiftyone delegated launch` with the App (scheduled operations then wait)")
     args = ap.parse_args(argv)
     run(args) if args.command == "run" else app(args)
 

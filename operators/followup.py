@@ -11,7 +11,7 @@ import fiftyone.operators.types as types
 from . import run_store
 from .common import drive, report_errors, show_result
 from .consensus_runs import AGREEMENT, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
-from .common import check_form, finish_run
+from .common import check_form, finish_run, number_input
 from .review import check_review, review_view_name, tag_for_review
 
 
@@ -48,15 +48,15 @@ class BuildConsensus(foo.Operator):
         props = {"agreement_key": agreement_choice(ctx, inputs, "agreement_key", "Agreement run")}
         if props["agreement_key"] is None:
             return types.Property(inputs, view=types.View(label="KaLOS: build consensus"))
-        props["support"] = inputs.float(
-            "support", default=0.5, min=0.0, max=1.0, label="Support level",
+        props["support"] = number_input(
+            ctx, inputs, "support", lo=0.0, hi=1.0, default=0.5, label="Support level",
             description="a unit needs more than this share of the image's assigned raters (0.5: a majority)")
         fusion = types.RadioGroup(orientation="horizontal")
         fusion.add_choice("median", label="median box")
         fusion.add_choice("weighted", label="score-weighted mean box")
         props["box_fusion"] = inputs.enum("box_fusion", fusion.values(), default="median", label="Box fusion",
                                           view=fusion)
-        props["pixel_share"] = inputs.float("pixel_share", default=0.5, min=0.01, max=1.0,
+        props["pixel_share"] = number_input(ctx, inputs, "pixel_share", lo=0.01, hi=1.0, default=0.5,
                                             label="Polygons / masks: share of agreeing raters covering a pixel")
         key = p.get("agreement_key")
         runs = run_store.runs_of(ds, AGREEMENT)
@@ -124,7 +124,8 @@ class TagForReview(foo.Operator):
         props["tag"] = inputs.str("tag", default="review", required=True, label="Tag")
         inputs.bool("use_alpha", default=True, label="Tag samples whose α lies below a level")
         if p.get("use_alpha", True):
-            props["alpha_below"] = inputs.float("alpha_below", default=0.667, min=-1.0, max=1.0, label="α level")
+            props["alpha_below"] = number_input(ctx, inputs, "alpha_below", lo=-1.0, hi=1.0, default=0.667,
+                                                 label="α level")
         props["unmatched"] = inputs.bool("unmatched", default=True, label="Tag unmatched labels")
         props["class_disagreement"] = inputs.bool("class_disagreement", default=True,
                                                   label="Tag labels whose unit disagrees on the class")

@@ -153,7 +153,7 @@ def _mask_label(ann, w, h, attrs, use_polylines):
     (``use_polylines``, RLE input) the mask's traced outline."""
     mask, (x, y, bw, bh) = _mask(ann.geometry, ann.bbox, round(w), round(h))
     det = fo.Detection(bounding_box=[x / w, y / h, bw / w, bh / h], mask=mask, **attrs)
-    return det.to_polyline(tolerance=1) if use_polylines else det
+    return det.to_polyline(tolerance=1, filled=False) if use_polylines else det
 
 
 def _to_doc(ltype, ann, w, h, label, attrs, use_polylines):

@@ -10,9 +10,9 @@ import fiftyone as fo
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
-from . import run_store
+from . import run_store, status_colors
 from .adapter import SetupError, label_fields
-from .common import check_form, drive, finish_run, form_error, report_errors, run_or_delegate, setup_inputs, source_params
+from .common import check_form, drive, finish_run, form_error, number_input, report_errors, run_or_delegate, setup_inputs, source_params
 from .convergence_runs import TASKS, check_convergence, convergence_run, convergence_steps
 from .convergence_runs import DEFAULT_KEY as CONVERGENCE_KEY
 from .convergence_runs import METHOD as CONVERGENCE
@@ -67,11 +67,12 @@ class LabelConvergence(foo.Operator):
         props["predictions_field"] = inputs.enum(
             "predictions_field", list(preds), label="Predictions field (optional)", view=_choices(preds),
             description="a model's labels with confidence: its mAP against each rater, placed against the interval")
-        props["bootstrap"] = inputs.int("bootstrap", default=1000, min=0, max=10000, label="Bootstrap subsets",
-                                        description="subsets of the images (the paper: 1,000; 0 = full set only)")
-        props["fraction"] = inputs.float("fraction", default=0.1, min=0.01, max=1.0, label="Subset fraction",
+        props["bootstrap"] = number_input(ctx, inputs, "bootstrap", integer=True, lo=0, hi=10000, default=1000,
+                                          label="Bootstrap subsets", description="subsets of the images (the paper: 1,000; 0 = full set only)")
+        props["fraction"] = number_input(ctx, inputs, "fraction", lo=0.01, hi=1.0, default=0.1, label="Subset fraction",
                                          description="share of the images in each subset (the paper: 0.1)")
-        props["seed"] = inputs.int("seed", default=0, min=0, label="Seed")
+        props["seed"] = number_input(ctx, inputs, "seed", integer=True, lo=0, default=0, label="Seed",
+                                     description="seed of the bootstrap subsets: same seed, same result")
         inputs.bool("alpha", default=False, label="Map α through Eq. 1 (and refit)",
                     description="always done with more than two raters")
         if source is not None:
@@ -196,7 +197,7 @@ class DeleteKalosRun(foo.Operator):
     @property
     def config(self):
         return foo.OperatorConfig(name="delete_kalos_run", label="KaLOS: delete a run", dynamic=True,
-                                  view_target=False)
+                                  view_target=False, icon="/assets/icon.svg")
 
     def resolve_input(self, ctx):
         inputs = types.Object()
@@ -225,4 +226,5 @@ class DeleteKalosRun(foo.Operator):
             raise SetupError(f"no KaLOS run {key!r} on this dataset", "run_key")
         removed = run_store.delete_run(ctx.dataset, key)
         ctx.ops.reload_dataset()
+        status_colors.refresh_app(ctx)
         return {"removed": removed}

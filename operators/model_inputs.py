@@ -21,7 +21,7 @@ from kalos_core.data import MultiRaterDataset
 from kalos_core.model_rater import add_model_rater
 
 from .adapter import RaterSource, _geometry, _mask_rle, label_fields
-from .common import form_error
+from .common import form_error, number_input
 from .errors import SetupError
 
 PARAM = "model_fields"
@@ -143,8 +143,8 @@ def model_inputs(ctx, inputs, source: RaterSource | None) -> None:
                        description="predictions that join as one more rater each, flagged as a model",
                        view=choices)
     if ctx.params.get(PARAM):
-        inputs.float("score_threshold", default=0.5, min=0.0, max=1.0, label="Model score threshold",
-                     description="model labels with confidence >= this are kept")
+        number_input(ctx, inputs, "score_threshold", lo=0.0, hi=1.0, default=0.5, label="Model score threshold",
+                     description="model labels with confidence >= this are kept (within [0, 1])")
         try:
             check_model_fields(ctx.dataset, source, ctx.params.get(PARAM), ctx.params.get("score_threshold", 0.5))
         except SetupError as e:

@@ -33,7 +33,7 @@ def detection(label: str, box, attrs: dict) -> dict:
 def polyline(label: str, rings, attrs: dict) -> dict:
     return {"_id": ObjectId(), "_cls": "Polyline", "attributes": {}, "tags": [], "label": label,
             "points": [[[float(x), float(y)] for x, y in ring] for ring in rings],
-            "closed": True, "filled": True, **attrs}
+            "closed": True, "filled": False, **attrs}
 
 
 def keypoint(label: str, points, visible, attrs: dict) -> dict:

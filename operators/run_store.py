@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import status_colors
 from .errors import SetupError
 
 RUN_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -40,7 +41,7 @@ class RunKind:
 
 KINDS = {k.method: k for k in (
     RunKind("kalos_agreement", "KaLOS agreement", marker=lambda key: f"{key}_alpha",
-            views=lambda key: [f"{key}_disagreements"]),
+            views=status_colors.status_view_names),
     RunKind("kalos_calibration", "KaLOS calibration"),
     RunKind("kalos_convergence", "KaLOS label convergence"),
     RunKind("kalos_noise_aware", "KaLOS noise-aware evaluation"),
@@ -189,10 +190,17 @@ def delete_run(dataset, run_key: str, method: str | None = None) -> list[str]:
     if method is not None:
         get_run(dataset, run_key, method)
     paths, views = owned(dataset, run_key)
+    agreement = run_method(dataset, run_key) == "kalos_agreement"
     clear_fields(dataset, paths)
     for v in views:
         dataset.delete_saved_view(v)
     dataset.delete_run(run_key)
+    if agreement:  # its status colours go to the newest agreement run left on each field, or go
+        remaining = {}
+        for key in runs_of(dataset, "kalos_agreement"):
+            cfg = dataset.get_run_info(key).config
+            remaining.update(dict.fromkeys(getattr(cfg, "rater_fields", None) or [cfg.label_field], key))
+        status_colors.forget_run(dataset, run_key, remaining)
     return paths
 
 

@@ -19,10 +19,11 @@ from kalos_core.geometry import distances_for
 from kalos_core.matching import COSTS, SOLVERS
 from kalos_core.progress import run_steps
 
-from . import run_store
+from . import run_store, status_colors
 from .adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset, resolve_source
 from .model_inputs import add_models, check_model_fields, write_source
 from .model_inputs import run_config as model_run_config
+from .status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
 from .writeback import write_results
 
 METHOD = "kalos_agreement"
@@ -181,8 +182,10 @@ def store_run(collection, source: RaterSource, run_key: str, config: AgreementCo
     dataset = collection._dataset
     if run_key in dataset.list_runs():
         run_store.delete_run(dataset, run_key)
-    paths = owned_fields(write_source(source, model_fields), run_key)
-    write_results(collection, write_source(source, model_fields), run_key, result)
+    written = write_source(source, model_fields)
+    paths = owned_fields(written, run_key)
+    write_results(collection, written, run_key, result)
+    status_colors.show_statuses(dataset, run_key, written.fields)
     summary = result.to_dict()
     summary["agreement_config"] = summary.pop("config")  # "config" is the run's own attribute
     run_store.save_run(
@@ -203,18 +206,27 @@ def get_agreement_run(dataset, run_key):
     return run_store.get_run(dataset, run_key, METHOD)
 
 
-def disagreement_view_name(run_key: str) -> str:
-    """The name of the saved view ``browse_disagreements`` stores for a run."""
-    return f"{run_key}_disagreements"
-
-
-def disagreement_view(dataset, run_key: str):
-    """Samples of the run sorted by α ascending, showing only labels that do not agree."""
+def disagreement_view(dataset, run_key: str, statuses=DISAGREEMENT):
+    """The samples holding a rater label of the run with one of ``statuses`` (default: the
+    disagreements, ``class_disagreement`` and ``unmatched``), sorted by α ascending, showing only
+    the run's fields and, in every rater field at once, only the labels with those statuses."""
+    statuses = list(statuses or ())
+    unknown = [s for s in statuses if s not in STATUSES]
+    if not statuses or unknown:
+        raise SetupError(f"choose statuses among {list(STATUSES)}, got {statuses!r}", "statuses")
     cfg = get_agreement_run(dataset, run_key).config
     fields = cfg.rater_fields or [cfg.label_field]
-    view = dataset.exists(f"{run_key}_alpha").sort_by(f"{run_key}_alpha")
+    list_name = {"Detections": "detections", "Polylines": "polylines", "Keypoints": "keypoints"}.get(
+        getattr(cfg, "label_type", None)) or dataset.get_field(fields[0]).document_type.__name__.lower()
+    keep = F(f"{run_key}_status").is_in(statuses)
+    has = None
     for f in fields:
-        view = view.filter_labels(f, F(f"{run_key}_status") != "agreed", only_matches=False)
+        cond = F(f"{f}.{list_name}").filter(keep).length() > 0
+        has = cond if has is None else has | cond
+    extra = [p for p in (f"{run_key}_alpha", f"{run_key}_statuses") if dataset.has_sample_field(p)]
+    view = dataset.exists(f"{run_key}_alpha").match(has).select_fields(extra + fields).sort_by(f"{run_key}_alpha")
+    for f in fields:
+        view = view.filter_labels(f, keep, only_matches=False)
     return view
 
 

@@ -30,7 +30,7 @@ from kalos_core.data import KIND_TASKS
 
 from .adapter import KINDS, SetupError, label_fields
 from .rawdocs import LIST_NAMES
-from .common import FIELD_NAME_RE, form_error
+from .common import FIELD_NAME_RE, form_error, number_input
 
 #: label-list class -> (task, list attribute), from the shared maps
 TASKS = {cls: (KIND_TASKS[KINDS[cls]], LIST_NAMES[cls]) for cls in LIST_NAMES}
@@ -149,7 +149,7 @@ def _label(ann: dict, task: str, names: dict[int, str]):
         return fo.Detection(label=label, bounding_box=[v / SCALE for v in ann["bbox"]], **truth)
     if task == "segm":
         rings = [[[ring[i] / SCALE, ring[i + 1] / SCALE] for i in range(0, len(ring), 2)] for ring in ann["segmentation"]]
-        return fo.Polyline(label=label, points=rings, closed=True, filled=True, **truth)
+        return fo.Polyline(label=label, points=rings, closed=True, filled=False, **truth)
     kp = ann["keypoints"]
     pts = [[kp[i] / SCALE, kp[i + 1] / SCALE] if kp[i + 2] > 0 else [float("nan"), float("nan")]
            for i in range(0, len(kp), 3)]
@@ -224,10 +224,12 @@ class SimulateRaters(foo.Operator):
         props = {
             "reference_field": inputs.enum("reference_field", choices.values(), required=True,
                                            label="Reference field", view=choices),
-            "n_raters": inputs.int("n_raters", default=5, label="Number of synthetic raters"),
-            "magnitude": inputs.float("magnitude", default=1.0, label="Noise magnitude λ",
+            "n_raters": number_input(ctx, inputs, "n_raters", integer=True, lo=1, hi=100, default=5,
+                                     label="Number of synthetic raters"),
+            "magnitude": number_input(ctx, inputs, "magnitude", lo=0.0, default=1.0, label="Noise magnitude λ",
                                       description="0 = exact copies; 1 = the fitted (empirical) noise level"),
-            "seed": inputs.int("seed", default=0, label="Seed"),
+            "seed": number_input(ctx, inputs, "seed", integer=True, lo=0, default=0, label="Seed",
+                                 description="same seed, same synthetic raters"),
             "profile": inputs.str("profile", label="Noise profile json (optional)",
                                   description="from `python -m kalos_core fit-noise`; empty = shipped default"),
             "prefix": inputs.str("prefix", default=unused_prefix(ctx.dataset), label="Field prefix",

@@ -8,7 +8,7 @@ import fiftyone.operators.types as types
 
 from . import run_store
 from .common import drive, report_errors, run_or_delegate, setup_inputs, show_result, source_params
-from .common import check_form, finish_run
+from .common import check_form, finish_run, number_input
 from .measures import _existing
 from .variation_runs import DEFAULT_KEY, METHOD, check_variations, variations_run, variations_steps
 
@@ -35,7 +35,7 @@ class ComputeVariations(foo.Operator):
             existing=_existing(ds, METHOD), required=True,
             description="stored as a custom run; <run_key>_variation, _partner, _iou go on every rater label")
         props = dict(inputs.properties)
-        props["threshold"] = inputs.float("threshold", default=0.5, min=0.05, max=1.0, label="IoU threshold",
+        props["threshold"] = number_input(ctx, inputs, "threshold", lo=0.05, hi=1.0, default=0.5, label="IoU threshold",
                                           description="the per-label type, partner and IoU are given at it")
         props["thresholds"] = inputs.str("thresholds", default=THRESHOLDS_TEXT, label="Thresholds to count at",
                                          description="comma-separated IoU thresholds for the counts")

@@ -1,5 +1,9 @@
 """Write a run's results onto the samples and labels: one bulk request for everything.
 
+Per sample: ``<run_key>_alpha`` and ``<run_key>_statuses`` (the sorted statuses its rater
+labels got: one sidebar filter over every rater field); per rater label: ``<run_key>_unit``
+and ``<run_key>_status`` (``agreed`` / ``class_disagreement`` / ``unmatched``).
+
 FiftyOne's ``set_values`` on a label attribute sends one update per *label*
 (291k labels x 2 attributes took 29 s on 5,000 samples). Here every processed
 sample gets one ``UpdateOne`` that sets its α and the unit and status of all
@@ -27,7 +31,9 @@ BATCH = 1000  # samples per bulk request
 
 def declare_fields(dataset, run_key: str, fields: list[str], list_name: str) -> None:
     """Declare the run's fields in the schema (the App filters on declared fields only), in one merge."""
-    schema = {f"{run_key}_alpha": fo.FloatField(description=f"KaLOS per-sample alpha of run {run_key!r}")}
+    schema = {f"{run_key}_alpha": fo.FloatField(description=f"KaLOS per-sample alpha of run {run_key!r}"),
+              f"{run_key}_statuses": fo.ListField(fo.StringField(), description=(
+                  f"KaLOS: the statuses of this sample's rater labels in run {run_key!r} (one filter for all fields)"))}
     for f in fields:
         for attr in (f"{run_key}_unit", f"{run_key}_status"):
             schema[f"{f}.{list_name}.{attr}"] = fo.StringField()
@@ -44,6 +50,7 @@ def sample_updates(docs, run_key: str, fields: list[str], list_name: str,
         a = alpha.get(str(doc["_id"]))
         if a is not None:
             sets[f"{run_key}_alpha"] = a
+        present = set()
         for f in fields:
             labels = (doc.get(f) or {}).get(list_name) or []
             for j, label in enumerate(labels):
@@ -52,6 +59,8 @@ def sample_updates(docs, run_key: str, fields: list[str], list_name: str,
                 if unit is not None:
                     sets[f"{f}.{list_name}.{j}.{unit_attr}"] = unit
                     sets[f"{f}.{list_name}.{j}.{status_attr}"] = status_of.get(lid)
+                    present.add(status_of.get(lid))
+        sets[f"{run_key}_statuses"] = sorted(s for s in present if s is not None)
         ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": sets}))
     return ops
 

@@ -178,10 +178,24 @@ def form_field(form, label: str):
     return form.locator(".MuiGrid-item").filter(has=form.page.get_by_text(label, exact=True)).last
 
 
+def clear_choices(form, label: str) -> None:
+    """Remove every chosen value of the multi-select labelled ``label`` (a form may preselect some):
+    Backspace in its empty input removes the last chip."""
+    field = form_field(form, label)
+    for _ in range(50):
+        if not field.locator(".MuiChip-root").count():
+            return
+        field.locator("input").first.click()
+        form.page.keyboard.press("Backspace")
+        form.page.wait_for_timeout(150)
+    raise AssertionError(f"could not clear the choices of {label!r}")
+
+
 def pick_choices(form, label: str, values) -> None:
-    """Choose ``values`` in the multi-select labelled ``label`` as a user does: open the list,
-    click the option (choices are shown as "<value> (<type>)")."""
+    """Choose exactly ``values`` in the multi-select labelled ``label`` as a user does: remove what
+    the form preselected, open the list, click the option (shown as "<value> (<type>)")."""
     page = form.page
+    clear_choices(form, label)
     for value in values:
         form_field(form, label).locator("input").first.click()
         page.get_by_role("option").filter(has_text=value).first.click()

@@ -124,7 +124,7 @@ def test_delete_removes_exactly_the_run(fo_isolated, demo):
     res = foo.execute_operator("@kalos/agreement/delete_agreement_run", dataset=ds.name, params={"run_key": "one"})
     assert res.error is None
     assert ds.list_runs() == ["two"]
-    assert set(ds.get_field_schema()) == before - {"one_alpha"}
+    assert set(ds.get_field_schema()) == before - {"one_alpha", "one_statuses"}
     assert ds.get_field(f"{fields[0]}.detections.one_unit") is None
     assert ds.get_field(f"{fields[0]}.detections.two_unit") is not None
 

@@ -42,7 +42,7 @@ def expected_dataset(fo, layout):
             per["detections"][a["rater_id"]].append(
                 fo.Detection(bounding_box=[x / w, y / h, bw / w, bh / h], **attrs))
             rings = [[(r[i] / w, r[i + 1] / h) for i in range(0, len(r), 2)] for r in a["segmentation"]]
-            per["segmentations"][a["rater_id"]].append(fo.Polyline(points=rings, closed=True, filled=True, **attrs))
+            per["segmentations"][a["rater_id"]].append(fo.Polyline(points=rings, closed=True, filled=False, **attrs))
             g = a["keypoints"]
             pts = [(g[i] / w, g[i + 1] / h) if g[i + 2] > 0 else (math.nan, math.nan) for i in range(0, len(g), 3)]
             per["keypoints"][a["rater_id"]].append(fo.Keypoint(points=pts, visible=list(g[2::3]), **attrs))

@@ -1,0 +1,116 @@
+"""Agreement statuses in the App: label colours (FiftyOne's own colour scheme) and status view names.
+
+An agreement run writes ``<run_key>_status`` on every rater label (``agreed``,
+``class_disagreement``, ``unmatched``; operators/writeback.py). :func:`show_statuses` adds
+one entry per rater field to ``dataset.app_config.color_scheme.fields``::
+
+    {"path": field, "colorByAttribute": "<run_key>_status",
+     "valueColors": [{"value": "agreed", "color": green}, ... orange, ... red]}
+
+so disagreement is visible at a glance in the grid and the sample view. Entries of other
+fields, and the rest of the scheme, are kept; an existing entry of a rater field keeps its
+sidebar colour (``fieldColor``). FiftyOne applies per-attribute colours only when the
+scheme colours by value (there is no per-field mode), so ``color_by`` is set to
+``"value"``; what it was is remembered in ``dataset.info`` and put back when the last
+status entry goes. :func:`forget_run` (called when a run is deleted) points a field's
+entry at another agreement run on that field, or removes it (keeping a sidebar colour).
+"""
+
+from __future__ import annotations
+
+import fiftyone as fo
+
+#: status -> colour (agreed green, class disagreement orange, unmatched red), each far from every
+#: colour of FiftyOne's default pool, so a status colour never reads as a plain class colour
+STATUS_COLORS = {"agreed": "#2ecc40", "class_disagreement": "#ffa500", "unmatched": "#ff3b30"}
+STATUSES = tuple(STATUS_COLORS)
+DISAGREEMENT = ("class_disagreement", "unmatched")
+_INFO_KEY = "kalos_color_by_before"   # dataset.info: the scheme's color_by before KaLOS set "value"
+
+
+def status_attribute(run_key: str) -> str:
+    return f"{run_key}_status"
+
+
+def _entry(path: str, run_key: str, old: dict | None) -> dict:
+    entry = {k: v for k, v in (old or {}).items() if k in ("fieldColor", "maskTargetsColors")}
+    entry.update(path=path, colorByAttribute=status_attribute(run_key),
+                 valueColors=[{"value": s, "color": c} for s, c in STATUS_COLORS.items()])
+    return entry
+
+
+def _is_status_entry(entry: dict) -> bool:
+    values = {v.get("value") for v in entry.get("valueColors") or []}
+    return str(entry.get("colorByAttribute") or "").endswith("_status") and values == set(STATUSES)
+
+
+def _scheme(dataset):
+    scheme = dataset.app_config.color_scheme
+    if scheme is None:
+        scheme = fo.ColorScheme()
+    return scheme
+
+
+def show_statuses(dataset, run_key: str, fields) -> None:
+    """Colour the labels of ``fields`` by ``<run_key>_status`` (adds/replaces those fields' entries only)."""
+    scheme = _scheme(dataset)
+    fields = list(fields)
+    old = {e.get("path"): e for e in scheme.fields or []}
+    scheme.fields = [e for e in scheme.fields or [] if e.get("path") not in fields] + [
+        _entry(f, run_key, old.get(f)) for f in fields]
+    if scheme.color_by != "value":
+        if _INFO_KEY not in dataset.info:
+            dataset.info[_INFO_KEY] = scheme.color_by
+        scheme.color_by = "value"
+    dataset.app_config.color_scheme = scheme
+    dataset.save()
+
+
+def forget_run(dataset, run_key: str, remaining: dict) -> None:
+    """After run ``run_key`` is deleted: each field coloured by its status is coloured by the
+    agreement run ``remaining[field]`` instead (field -> run key), or loses its entry."""
+    scheme = dataset.app_config.color_scheme
+    if scheme is None or not scheme.fields:
+        return
+    attr = status_attribute(run_key)
+    entries = []
+    for e in scheme.fields:
+        if e.get("colorByAttribute") != attr or not _is_status_entry(e):
+            entries.append(e)
+        elif remaining.get(e.get("path")):
+            entries.append(_entry(e["path"], remaining[e["path"]], e))
+        else:  # the user's own settings of the field (its sidebar colour) stay
+            kept = {k: v for k, v in e.items() if k in ("path", "fieldColor", "maskTargetsColors")}
+            if len(kept) > 1:
+                entries.append(kept)
+    if entries == scheme.fields:
+        return
+    scheme.fields = entries
+    if not any(_is_status_entry(e) for e in entries) and _INFO_KEY in dataset.info:
+        scheme.color_by = dataset.info.pop(_INFO_KEY)
+    dataset.app_config.color_scheme = scheme
+    dataset.save()
+
+
+def refresh_app(ctx):
+    """The App operation that applies the data set's stored colour scheme to the open App (the
+    session keeps the scheme it read when the data set was opened); ``ctx.ops`` style: call it
+    and, in a generator, yield the result."""
+    scheme = ctx.dataset.app_config.color_scheme or fo.ColorScheme()
+    return ctx.trigger("set_color_scheme", {"color_by": scheme.color_by or fo.app_config.color_by,
+                                            "fields": list(scheme.fields or [])})
+
+
+def disagreement_view_name(run_key: str, statuses=DISAGREEMENT) -> str:
+    """The name of the saved view ``browse_disagreements`` stores for a run and a status choice:
+    ``<run_key>_disagreements`` for the disagreements, ``<run_key>_status_<s>[_<s>]`` otherwise."""
+    chosen = [s for s in STATUSES if s in statuses]
+    if set(chosen) == set(DISAGREEMENT):
+        return f"{run_key}_disagreements"
+    return f"{run_key}_status_" + "_".join(chosen)
+
+
+def status_view_names(run_key: str) -> list[str]:
+    """Every name :func:`disagreement_view_name` can give (the views an agreement run owns)."""
+    choices = [[s for k, s in enumerate(STATUSES) if m >> k & 1] for m in range(1, 2 ** len(STATUSES))]
+    return list(dict.fromkeys(disagreement_view_name(run_key, c) for c in choices))
