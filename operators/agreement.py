@@ -82,13 +82,15 @@ class ComputeAgreement(foo.Operator):
                         description=f"how two {kind} labels are compared; empty = the label type's default "
                                     "(docs/method.md lists them)")
         solvers = types.Dropdown()
-        for name, about in SOLVER_HELP.items():
+        for name in SOLVERS:  # the registry decides what is offered; a new solver shows up here
+            about = SOLVER_HELP.get(name, name)
             solvers.add_choice(name, label=name, description=about)
         inputs.enum("solver", solvers.values(), default="greedy", label="Solver", view=solvers,
                     description="how labels of different raters are grouped into units (each unit holds at most "
                                 "one label per rater); greedy is the reference")
         costs = types.Dropdown()
-        for name, about in COST_HELP.items():
+        for name in COSTS:
+            about = COST_HELP.get(name, name)
             costs.add_choice(name, label=name, description=about)
         inputs.enum("cost", costs.values(), default="soft", label="Cost", view=costs,
                     description="the cost the solver minimises: soft prefers same-class pairs, neg ignores the class")

@@ -156,6 +156,21 @@ def click_mark(page, mark: dict) -> None:
     page.mouse.click(mark["x"], mark["y"])
 
 
+def click_until_count_changes(page, marks, n: int, timeout: float = 8, what: str = "marks") -> int | None:
+    """Click ``marks`` (dicts, or callables returning a fresh mark) in turn until the grid's count
+    differs from ``n``; the count it shows then. Fails naming every mark it clicked."""
+    tried = []
+    for mark in marks:
+        mark = mark() if callable(mark) else mark
+        click_mark(page, mark)
+        tried.append({k: mark.get(k) for k in ("type", "i", "value", "xlabel", "ylabel") if k in mark})
+        try:
+            return wait_for_count(page, lambda c: c != n, timeout=timeout, what=f"!= {n}")
+        except AssertionError:
+            continue
+    raise AssertionError(f"no click on the {what} changed the grid count from {n}; clicked {tried}")
+
+
 # -- operator forms (the prompt dialog) and what they show ----------------------------------------------------
 
 PROMPT = '[data-cy="operators-prompt-modal"]'           # an operator's form

@@ -17,6 +17,7 @@ from e2e_harness import DATASET, REPO, VIEWPORT, panel_names, save_png
 from e2e_pages import (
     chart_marks,
     click_mark,
+    click_until_count_changes,
     grid_count,
     open_app,
     open_operator_browser,
@@ -145,18 +146,9 @@ def test_panel_renders_and_click_filters_grid(page, demo_app, panel):
         got = wait_for_count(page, lambda c: c == want, what=f"== {want} (the clicked bar's count)")
         assert 0 < got < n
     else:
-        tried = []
         candidates = [k for k in order if marks[k]["type"] == "bar"] if mode == "bars" else order
-        for k in candidates[:8]:
-            mark = chart_marks(content)[k] if len(chart_marks(content)) == len(marks) else marks[k]
-            click_mark(page, mark)
-            tried.append({key: mark.get(key) for key in ("type", "i", "value", "xlabel", "ylabel")})
-            try:
-                got = wait_for_count(page, lambda c: c != n, timeout=8, what=f"!= {n}")
-                break
-            except AssertionError:
-                continue
-        else:
-            raise AssertionError(f"no click on {panel}'s chart changed the grid count from {n}; clicked {tried}")
+        fresh = [lambda k=k: chart_marks(content)[k] if len(chart_marks(content)) == len(marks) else marks[k]
+                 for k in candidates[:8]]
+        got = click_until_count_changes(page, fresh, n, what=f"{panel}'s chart")
         assert 0 <= got < n
     _screenshot(page, panel)

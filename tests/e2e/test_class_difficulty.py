@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from e2e_pages import chart_marks, click_mark, open_app, open_panel, wait_for_chart, wait_for_count
+from e2e_pages import chart_marks, click_until_count_changes, open_app, open_panel, wait_for_chart
 
 pytestmark = pytest.mark.e2e
 
@@ -66,14 +66,7 @@ def test_search_and_top_n_redraw_the_chart_and_a_class_click_filters_the_grid(pa
     bars = _wait_for_bars(content, 2)
 
     n = demo_app.n_samples
-    for bar in sorted(bars, key=lambda b: b["y"]):   # the hardest class first
-        click_mark(page, bar)
-        try:
-            got = wait_for_count(page, lambda c: c != n, timeout=10, what=f"!= {n}")
-            break
-        except AssertionError:
-            continue
-    else:
-        raise AssertionError(f"no click on the two hardest classes changed the grid count from {n}")
+    got = click_until_count_changes(page, sorted(bars, key=lambda b: b["y"]), n, timeout=10,  # hardest first
+                                    what="two hardest classes")
     assert 0 < got < n
     content.get_by_text("labels that do not agree").first.wait_for(timeout=15_000)
