@@ -17,6 +17,7 @@ import numpy as np
 
 from . import diagnostic_defs  # noqa: F401  (registers the diagnostics)
 from .coincidence import AlphaSums, group_sums
+from .columns import ids_and_raters
 from .diagnostics import REGISTRY, Emitter, ImageContext
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
@@ -83,10 +84,11 @@ def analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_ro
         out.single += ip.n_rows < 2
         out.n_units += int(units.max()) + 1 if len(units) else 0
         status = unit_status(units, ip.problem.category).tolist()
-        for a, u, s in zip(ip.annotations, units.tolist(), status):
-            out.unit_of[a.id] = f"{image.id}:{u}"
-            out.status_of[a.id] = s
-            c = counts[a.rater]
+        ids, raters = ids_and_raters(ip.annotations)
+        for aid, rater, u, s in zip(ids, raters, units.tolist(), status):
+            out.unit_of[aid] = f"{image.id}:{u}"
+            out.status_of[aid] = s
+            c = counts[rater]
             c["annotations"] += 1
             c[s] += 1
         emit.image, emit.prefix = first + k, ""
