@@ -19,6 +19,7 @@ from . import diagnostic_defs  # noqa: F401  (registers the diagnostics)
 from .coincidence import AlphaSums, group_sums
 from .columns import ids_and_raters
 from .diagnostics import REGISTRY, Emitter, ImageContext
+from .io.jsonfile import paused_gc
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
 from .reliability import unit_status
@@ -69,6 +70,11 @@ def enabled_diagnostics(config) -> list:
 
 def analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_rows: int) -> Partial:
     """The partial result of ``images`` (the data set's images ``first, first + 1, ...``)."""
+    with paused_gc():   # a chunk makes no reference cycles; collections would only walk its objects
+        return _analyse_chunk(images, first, kind, config, n_dataset_rows)
+
+
+def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_rows: int) -> Partial:
     spec = config.distance_spec(kind)
     solver, cost = get_solver(config.solver), get_cost(config.cost)
     thr = config.threshold

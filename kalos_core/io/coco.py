@@ -19,7 +19,7 @@ from typing import Any
 
 from ..data import TASK_KINDS, Annotation, ImageRecord, MultiRaterDataset, session_row
 from .columnar import read_boxes
-from .jsonfile import read_json
+from .jsonfile import paused_gc, read_json
 from .records import box_problem, check_records
 from .validation import InputWarnings, InvalidInputError, Problem, fatal
 from .values import coordinates, identifier, integer, plain_in_range, side
@@ -56,6 +56,11 @@ def load_coco(source: str | Path | dict, task: str = "bbox", skip_invalid: bool 
     if isinstance(source, (str, Path)):
         name = str(source)
         source = read_json(source)
+    with paused_gc():
+        return _load(source, name, task, skip_invalid, columnar)
+
+
+def _load(source: Any, name: str, task: str, skip_invalid: bool, columnar: bool) -> MultiRaterDataset:
     raw_images, raw_anns, raw_cats = top_level(source, name)
     if columnar and task == "bbox":
         ds = read_boxes(raw_images, raw_anns, raw_cats, _categories, _images)
