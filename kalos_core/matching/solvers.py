@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from .costs import CostFn
 from .problem import MatchProblem, canonical_units
@@ -83,6 +82,8 @@ SORTED_PAIR_SOLVERS = {greedy: greedy_on_sorted_pairs}
 def sequential_hungarian(problem: MatchProblem, threshold: float, cost: CostFn) -> np.ndarray:
     """Sequential Hungarian matching: add raters one at a time (in row order),
     matching the newcomer against each earlier rater's still-open units."""
+    from scipy.optimize import linear_sum_assignment   # here: importing scipy.optimize takes 0.3 s
+
     n = problem.n
     unit = np.full(n, -1)
     if n == 0:
