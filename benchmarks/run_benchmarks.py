@@ -42,6 +42,7 @@ print(json.dumps({"load_s": t1 - t0, "compute_s": t2 - t1, "load_cpu_s": c1 - c0
 
 ALPHA_ONLY = dict(bootstrap=0, vitality=False, class_difficulty=False, collaboration=False, intra_rater=False)
 ALL_DIAG = dict(bootstrap=1000, lsa_thresholds=[0.1, 0.3, 0.5, 0.7, 0.9])  # + vitality, classes, pairs
+ALL_DIAG_1LSA = dict(bootstrap=1000, lsa_thresholds=[0.3])
 
 
 def run_case(file: Path, task: str, config: dict, repeats: int = 1, workers: int = 1) -> dict:
@@ -65,6 +66,11 @@ def make_inputs(tmp: Path, quick: bool) -> dict[str, Path]:
     syn = tmp / f"synthetic_{n}.json"
     syn.write_text(json.dumps(make_synthetic_boxes(n_images=n, n_raters=3, objects_per_image=20, seed=0)))
     files["synthetic"] = syn
+    if not quick:   # 50,000 images x 3 raters, 2.9M boxes: peak memory at scale (about 480 MB of JSON)
+        big = tmp / "synthetic_50000.json"
+        with big.open("w") as f:
+            json.dump(make_synthetic_boxes(n_images=50_000, n_raters=3, objects_per_image=20, seed=0), f)
+        files["synthetic_large"] = big
     if LVIS.is_file():
         files["lvis"] = LVIS
     return files
@@ -103,6 +109,11 @@ def main() -> None:
                   ("synthetic boxes, 3 raters, alpha only", files["synthetic"], "bbox", ALPHA_ONLY, 1),
                   ("synthetic boxes, 3 raters, all diagnostics", files["synthetic"], "bbox", ALL_DIAG, 1),
                   ("synthetic boxes, 3 raters, all diagnostics, 2 workers", files["synthetic"], "bbox", ALL_DIAG, 2)]
+        if "synthetic_large" in files:
+            cases += [("synthetic boxes 50k images, 3 raters, alpha only", files["synthetic_large"], "bbox",
+                       ALPHA_ONLY, 1),
+                      ("synthetic boxes 50k images, 3 raters, all diagnostics + 1 LSA + bootstrap",
+                       files["synthetic_large"], "bbox", ALL_DIAG_1LSA, 1)]
         for name, f, task, cfg, workers in cases:
             r = run_case(f, task, cfg, repeats=1 if "synthetic" in name else 3, workers=workers)
             rows.append((name, r))
@@ -124,7 +135,8 @@ def write_doc(rows) -> None:
 
     write_block("engine-table", f"Measured {time.strftime('%Y-%m-%d')} on {machine()} with "
                 f"`python benchmarks/run_benchmarks.py` (best of 3 for the small cases; compute CPU = user + system "
-                f"seconds of the process and its workers, steadier than wall time on a shared machine).\n\n"
+                f"seconds of the process and its workers, steadier than wall time on a shared machine; peak RSS = "
+                f"`ru_maxrss` of the case's process, or of its largest worker).\n\n"
                 + "\n".join(table))
 
 
