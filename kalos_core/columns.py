@@ -25,22 +25,24 @@ class AnnotationColumns(Sequence):
     equal to what the per-annotation reader builds.
     """
 
-    __slots__ = ("ids", "names", "rater", "category", "boxes")
+    __slots__ = ("ids", "names", "rater", "category", "boxes", "with_bbox")
 
     def __init__(self, ids: list, names: tuple[str, ...], rater: np.ndarray, category: np.ndarray,
-                 boxes: np.ndarray) -> None:
+                 boxes: np.ndarray, with_bbox: bool = True) -> None:
         self.ids = ids
         self.names = names
         self.rater = rater
         self.category = category
         self.boxes = boxes
+        self.with_bbox = with_bbox   #: items carry their box as ``bbox`` too (the COCO reader's convention)
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def _make(self, k: int) -> Annotation:
         box = tuple(self.boxes[k].tolist())
-        return Annotation(self.ids[k], self.names[self.rater[k]], int(self.category[k]), box, box)
+        return Annotation(self.ids[k], self.names[self.rater[k]], int(self.category[k]), box,
+                          box if self.with_bbox else None)
 
     def __getitem__(self, k):
         if isinstance(k, slice):
@@ -51,10 +53,10 @@ class AnnotationColumns(Sequence):
         return self._make(k % n)
 
     def __iter__(self):
-        names = self.names
+        names, with_bbox = self.names, self.with_bbox
         for aid, r, c, box in zip(self.ids, self.rater.tolist(), self.category.tolist(), self.boxes.tolist()):
             box = tuple(box)
-            yield Annotation(aid, names[r], c, box, box)
+            yield Annotation(aid, names[r], c, box, box if with_bbox else None)
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, (list, tuple, AnnotationColumns)):
@@ -74,7 +76,7 @@ class AnnotationColumns(Sequence):
         """The annotations at ``order`` (a new object)."""
         ids = self.ids
         return AnnotationColumns([ids[k] for k in order.tolist()], self.names, self.rater[order],
-                                 self.category[order], self.boxes[order])
+                                 self.category[order], self.boxes[order], self.with_bbox)
 
     def canonical_order(self, row: np.ndarray) -> np.ndarray:
         """The order of :func:`kalos_core.problem.annotation_key` (row name, class, box, ``repr(id)``).

@@ -143,7 +143,7 @@ def compute_agreement_steps(collection, rater_fields=None, label_field=None, rat
                                           threshold, solver, cost, distance, lsa_thresholds, diagnostics,
                                           bootstrap, seed, overwrite)
     yield 0.0, "reading labels"
-    data = read_dataset(collection, source, use_masks=use_masks)
+    data = read_dataset(collection, source, use_masks=use_masks, columnar=True)
     timings["read_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     steps = agreement_steps(data, config)
