@@ -147,6 +147,8 @@ README_ROWS = {
     "synthetic boxes, 3 raters, alpha only": "synthetic boxes, 3 raters, α only",
     "synthetic boxes, 3 raters, all diagnostics":
         "synthetic boxes, 3 raters, all diagnostics + 5 LSA thresholds + bootstrap",
+    "synthetic boxes 50k images, 3 raters, all diagnostics + 1 LSA + bootstrap":
+        "synthetic boxes, 3 raters, all diagnostics + 1 LSA threshold + bootstrap",
 }
 
 
