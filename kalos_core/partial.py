@@ -9,7 +9,7 @@ one chunk holding all images gives, so the chunking changes no number.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
@@ -91,12 +91,13 @@ def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_r
         out.n_units += int(units.max()) + 1 if len(units) else 0
         status = unit_status(units, ip.problem.category).tolist()
         ids, raters = ids_and_raters(ip.annotations)
-        for aid, rater, u, s in zip(ids, raters, units.tolist(), status):
-            out.unit_of[aid] = f"{image.id}:{u}"
-            out.status_of[aid] = s
+        prefix = f"{image.id}:"
+        out.unit_of.update(zip(ids, [prefix + str(u) for u in units.tolist()]))
+        out.status_of.update(zip(ids, status))
+        for (rater, s), n in Counter(zip(raters, status)).items():   # keys in order of first appearance
             c = counts[rater]
-            c["annotations"] += 1
-            c[s] += 1
+            c["annotations"] += n
+            c[s] += n
         emit.image, emit.prefix = first + k, ""
         emit.cells(ALPHA[1], ALPHA[1], main)
         ctx = ImageContext(first + k, ip, cells, main, config, solver, cost, n_dataset_rows)
