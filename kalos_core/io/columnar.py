@@ -57,8 +57,9 @@ def read_boxes(raw_images: list, raw_anns: list, raw_cats: list, categories_of, 
     if len(set(ids) if _types(ids) == {int} else set(map(str, ids))) != n:
         return None                       # a duplicated id (or one written two ways)
     index_of = {im["id"]: k for k, im in enumerate(ims)}
-    image = np.array([index_of.get(i, -1) for i in iids], dtype=np.int64)
-    if n and image.min() < 0:
+    try:
+        image = np.array(list(map(index_of.__getitem__, iids)), dtype=np.int64)
+    except KeyError:
         return None                       # refers to no image, or to one whose id has another type
     row = _row_codes(ims, raters, image)
     if row is None:
@@ -107,9 +108,10 @@ def _row_codes(ims: list[dict], raters: list, image: np.ndarray) -> np.ndarray |
             code_of.setdefault(r, len(code_of))
     if not code_of:
         return np.zeros(len(names), np.int64) if not names else None
-    code = np.array([code_of.get(r, -1) for r in names], dtype=np.int64)
-    if len(code) and code.min() < 0:
-        return None
+    try:
+        code = np.array(list(map(code_of.__getitem__, names)), dtype=np.int64)
+    except KeyError:
+        return None                       # a rater in no image's rater_list
     position = np.full((len(ims), len(code_of)), -1, np.int64)
     for k, im in enumerate(ims):
         for p, r in enumerate(im["rows"]):
