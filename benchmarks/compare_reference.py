@@ -142,19 +142,32 @@ def run_reference(args: argparse.Namespace) -> dict:
     return res
 
 
+#: measures a command from a small process: a child's ``ru_maxrss`` carries the peak of the process
+#: it was forked from (this one, after our in-process run, holds hundreds of MB)
+TIME = "/usr/bin/time"
+
+
 def run_measured(cmd: list, env: dict, cwd: str | None = None):
     """Run ``cmd``; ``(CompletedProcess, {"wall", "cpu", "max_rss_mb"})`` of that process alone
-    (``os.wait4``: CPU = user + system seconds, peak resident set size = its ``ru_maxrss``)."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+    (CPU = user + system seconds; peak resident set size = its ``ru_maxrss``, taken by GNU time,
+    else by ``os.wait4`` when GNU time is absent: then it may include this process's own peak)."""
+    use_time = os.path.exists(TIME)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        full = [TIME, "-f", "%e %U %S %M", "-o", tf.name, *cmd] if use_time else cmd
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=err, text=True)
+        p = subprocess.Popen(full, env=env, cwd=cwd, stdout=out, stderr=err, text=True)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         proc = subprocess.CompletedProcess(cmd, p.returncode, out.read(), err.read())
-    return proc, {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "max_rss_mb": ru.ru_maxrss / 1024}
+        usage = {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "max_rss_mb": ru.ru_maxrss / 1024}
+        if use_time:
+            last = [line for line in tf.read().splitlines() if line.strip()][-1].split()
+            usage.update(wall=float(last[0]), cpu=float(last[1]) + float(last[2]), max_rss_mb=int(last[3]) / 1024)
+    return proc, usage
 
 
 # --------------------------------------------------------------------------- our side
