@@ -19,7 +19,7 @@ from . import diagnostic_defs  # noqa: F401  (registers the diagnostics)
 from .coincidence import AlphaSums, group_sums
 from .columns import ids_and_raters
 from .diagnostics import REGISTRY, Emitter, ImageContext
-from .io.jsonfile import paused_gc
+from .gcpause import paused_gc
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
 from .reliability import unit_status

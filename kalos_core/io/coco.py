@@ -19,7 +19,8 @@ from typing import Any
 
 from ..data import TASK_KINDS, Annotation, ImageRecord, MultiRaterDataset, session_row
 from .columnar import read_boxes
-from .jsonfile import paused_gc, read_json
+from ..gcpause import paused_gc
+from .jsonfile import read_json
 from .records import box_problem, check_records
 from .validation import InputWarnings, InvalidInputError, Problem, fatal
 from .values import coordinates, identifier, integer, plain_in_range, side

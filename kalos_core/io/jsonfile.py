@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 import json
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..gcpause import paused_gc
 from .validation import fatal
 
 
@@ -45,16 +44,3 @@ def parse_json_text(text: str, source: str = "input") -> Any:
     except json.JSONDecodeError as e:
         raise fatal(f"not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})", source) from None
 
-
-@contextmanager
-def paused_gc():
-    """No cyclic garbage collection inside (restored after): building the hundreds of
-    thousands of containers of a label file otherwise triggers collections that walk
-    all of them again and again (about a tenth of a run on a 291k-box file)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
