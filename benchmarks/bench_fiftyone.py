@@ -26,6 +26,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--images", type=int, default=5000)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--repeat", type=int, default=2, help="runs per case; the fastest is reported")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="kalos-bench-"))
     sys.path.insert(0, str(REPO))
@@ -33,14 +34,14 @@ def main() -> None:
     if not os.environ.get("FIFTYONE_DATABASE_URI"):  # a private mongod, as the tests do
         proc = private_mongod(tmp / "db")
     try:
-        rows = run(args.images, tmp)
+        rows = run(args.images, tmp, args.repeat)
     finally:
         if proc is not None:
             proc.terminate()
             proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
     if not args.no_write:
-        write_doc(rows, args.images)
+        write_doc(rows, args.images, args.repeat)
 
 
 def private_mongod(db_dir: Path):
@@ -55,7 +56,7 @@ def private_mongod(db_dir: Path):
     return proc
 
 
-def run(n_images: int, tmp: Path) -> list[tuple[str, float]]:
+def run(n_images: int, tmp: Path, repeat: int = 1) -> list[tuple[str, float]]:
 
     from kalos_core.demo_data import make_synthetic_boxes
     from operators.importing import import_multirater_coco
@@ -72,28 +73,33 @@ def run(n_images: int, tmp: Path) -> list[tuple[str, float]]:
     fields = sorted(f for f in ds.get_field_schema() if f.startswith("raters_"))
     rows = [(f"import {n_images:,} images, {n_ann:,} boxes (rater fields)", t_import)]
     for name, diagnostics, lsa in [("alpha only", (), ()),
+                                   ("all diagnostics + 1 LSA threshold", None, (0.3,)),
                                    ("all diagnostics + 5 LSA thresholds", None, (0.1, 0.3, 0.5, 0.7, 0.9))]:
         kw = {} if diagnostics is None else {"diagnostics": diagnostics}
-        t = time.perf_counter()
-        res = compute_agreement_run(ds, rater_fields=fields, run_key="bench", lsa_thresholds=lsa, overwrite=True, **kw)
-        total = time.perf_counter() - t
-        tm = res.timings
-        rows.append((f"compute_agreement, {name}: total", total))
-        rows += [("  read", tm["read_s"]), ("  compute", tm["compute_s"]), ("  write (bulk)", tm["write_s"])]
+        best = None
+        for _ in range(repeat):   # the fastest of `repeat` runs (a shared machine's noise only adds time)
+            t = time.perf_counter()
+            res = compute_agreement_run(ds, rater_fields=fields, run_key="bench", lsa_thresholds=lsa,
+                                        overwrite=True, **kw)
+            tm = {**res.timings, "total": time.perf_counter() - t}
+            best = tm if best is None or tm["total"] < best["total"] else best
+        rows.append((f"compute_agreement, {name}: total", best["total"]))
+        rows += [("  read", best["read_s"]), ("  compute", best["compute_s"]), ("  write (bulk)", best["write_s"])]
     for label, sec in rows:
         print(f"{label:<60} {sec:8.2f} s", flush=True)
     ds.delete()
     return rows
 
 
-def write_doc(rows, n_images: int) -> None:
+def write_doc(rows, n_images: int, repeat: int = 1) -> None:
     from _doc import write_block
 
     table = ["| step | seconds |", "|---|---:|"] + [f"| {label.strip() if not label.startswith('  ') else '&nbsp;&nbsp;' + label.strip()} | {sec:.2f} |"
                                                     for label, sec in rows]
     write_block("fiftyone-table",
                 f"End to end in FiftyOne 1.22.1 with its bundled MongoDB 6.0.5, {n_images:,} samples x 3 raters, "
-                f"`python benchmarks/bench_fiftyone.py` ({time.strftime('%Y-%m-%d')}).\n\n" + "\n".join(table))
+                f"`python benchmarks/bench_fiftyone.py` ({time.strftime('%Y-%m-%d')}; fastest of {repeat} run(s) per case, wall "
+                f"seconds on a shared 2-core machine).\n\n" + "\n".join(table))
 
 
 if __name__ == "__main__":

@@ -133,14 +133,41 @@ def run_reference(args: argparse.Namespace) -> dict:
             cmd.append("--diagnostics")
         env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONHASHSEED": str(args.hash_seed)}
         env.pop("PYTHONPATH", None)  # the reference must not see kalos_core
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - t0
+        proc, usage = run_measured(cmd, env)
         if proc.returncode != 0:
             sys.exit(f"reference run failed ({' '.join(cmd)}):\n{proc.stderr[-4000:]}")
         res = json.loads(out.read_text())
-    res["seconds_process"] = wall
+    res["seconds_process"] = usage["wall"]
+    res["process"] = usage
     return res
+
+
+#: measures a command from a small process: a child's ``ru_maxrss`` carries the peak of the process
+#: it was forked from (this one, after our in-process run, holds hundreds of MB)
+TIME = "/usr/bin/time"
+
+
+def run_measured(cmd: list, env: dict, cwd: str | None = None):
+    """Run ``cmd``; ``(CompletedProcess, {"wall", "cpu", "max_rss_mb"})`` of that process alone
+    (CPU = user + system seconds; peak resident set size = its ``ru_maxrss``, taken by GNU time,
+    else by ``os.wait4`` when GNU time is absent: then it may include this process's own peak)."""
+    use_time = os.path.exists(TIME)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        full = [TIME, "-f", "%e %U %S %M", "-o", tf.name, *cmd] if use_time else cmd
+        t0 = time.perf_counter()
+        p = subprocess.Popen(full, env=env, cwd=cwd, stdout=out, stderr=err, text=True)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        proc = subprocess.CompletedProcess(cmd, p.returncode, out.read(), err.read())
+        usage = {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "max_rss_mb": ru.ru_maxrss / 1024}
+        if use_time:
+            last = [line for line in tf.read().splitlines() if line.strip()][-1].split()
+            usage.update(wall=float(last[0]), cpu=float(last[1]) + float(last[2]), max_rss_mb=int(last[3]) / 1024)
+    return proc, usage
 
 
 # --------------------------------------------------------------------------- our side
@@ -178,22 +205,41 @@ def run_ours(args: argparse.Namespace) -> dict:
         out["collaboration_global"] = {f"{a}|{b}": _num(v) for a, row in r.collaboration_global.items()
                                        for b, v in row.items() if a < b}
     if args.cli:
-        with tempfile.TemporaryDirectory() as tmp:
-            cmd = [sys.executable, "-m", "kalos_core", "agreement", str(args.file), "--task", args.task,
-                   "--solver", args.solver, "--cost", args.cost, "--threshold", str(args.threshold),
-                   "--output", str(Path(tmp) / "out.json")]
-            if args.skip_invalid:
-                cmd.append("--skip-invalid")
-            env = {**os.environ, "PYTHONPATH": str(REPO)}
-            t0 = time.perf_counter()
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=str(REPO))
-            out["seconds_cli"] = time.perf_counter() - t0
-            if proc.returncode != 0:
-                out["cli_error"] = proc.stderr[-2000:]
-            else:
-                cli = json.loads((Path(tmp) / "out.json").read_text())
-                out["cli_mean_alpha"] = cli["mean_alpha"]
+        out.update(run_cli(args, args.cli_args.split()))
+        alpha_only = run_cli(args, ["--no-diagnostics", "--bootstrap", "0"])
+        out["alpha_only"] = alpha_only["cli"]
+        out["parse"] = run_parse_only(args)
     return out
+
+
+def run_cli(args: argparse.Namespace, extra: list) -> dict:
+    """Our whole process, ``python -m kalos_core agreement FILE ... extra``."""
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "kalos_core", "agreement", str(args.file), "--task", args.task,
+               "--solver", args.solver, "--cost", args.cost, "--threshold", str(args.threshold),
+               "--output", str(Path(tmp) / "out.json"), *extra]
+        if args.skip_invalid:
+            cmd.append("--skip-invalid")
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        proc, usage = run_measured(cmd, env, cwd=str(REPO))
+        out["seconds_cli"] = usage["wall"]
+        out["cli"] = {**usage, "args": " ".join(extra)}
+        if proc.returncode != 0:
+            out["cli_error"] = proc.stderr[-2000:]
+        else:
+            cli = json.loads((Path(tmp) / "out.json").read_text())
+            out["cli_mean_alpha"] = cli["mean_alpha"]
+    return out
+
+
+def run_parse_only(args: argparse.Namespace) -> dict:
+    """A process that only parses the file (json.loads, as our reader does): the floor of loading."""
+    code = ("import sys, time; t = time.perf_counter(); from kalos_core.io import read_json; "
+            "read_json(sys.argv[1]); print(time.perf_counter() - t)")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc, usage = run_measured([sys.executable, "-c", code, str(args.file)], env, cwd=str(REPO))
+    return {**usage, "seconds_parse": float(proc.stdout.strip() or "nan")}
 
 
 # --------------------------------------------------------------------------- comparison
@@ -252,6 +298,20 @@ def report(args, ref: dict, ours: dict) -> dict:
     print(line)
     if ours.get("cli_error"):
         print("  CLI failed:", ours["cli_error"])
+    if "cli" in ours:
+        rp, cli, a1, pa = ref["process"], ours["cli"], ours["alpha_only"], ours["parse"]
+        print("whole processes, side by side (CPU s = user + system; wall; peak RSS of the process)")
+        rows = [("reference: load + calculate_iaa (vitality, difficulty, collaboration)" if args.diagnostics
+                 else "reference: load + calculate_iaa", rp),
+                (f"kalos_core CLI {cli['args']}".strip(), cli), (f"kalos_core CLI {a1['args']}", a1),
+                ("python: import + parse the JSON only", pa)]
+        for name, u in rows:
+            print(f"  {name:72} CPU {u['cpu']:7.2f}   wall {u['wall']:7.2f}   {u['max_rss_mb']:7.0f} MB")
+        print(f"  speed-up, whole process: CPU {rp['cpu'] / cli['cpu']:.1f}x   wall {rp['wall'] / cli['wall']:.1f}x")
+        print(f"  alpha-only process / parse-only process: CPU {a1['cpu'] / pa['cpu']:.2f}   "
+              f"wall {a1['wall'] / pa['wall']:.2f}  (json.loads alone: {pa['seconds_parse']:.2f} s)")
+        summary.update(ref_process=rp, ours_cli=cli, ours_alpha_only=a1, parse_only=pa,
+                       speedup_cpu=rp["cpu"] / cli["cpu"], speedup_wall=rp["wall"] / cli["wall"])
     speed = ref["seconds_compute"] / ours["seconds_compute"] if ours["seconds_compute"] else math.inf
     print(f"  compute speed-up: {speed:.1f}x")
     summary.update(ref_seconds=ref["seconds_compute"], ours_seconds=ours["seconds_compute"],
@@ -268,7 +328,11 @@ def main(argv=None) -> int:
     p.add_argument("--threshold", type=float, default=0.5)
     p.add_argument("--diagnostics", action="store_true",
                    help="also compare vitality, class difficulty and pairwise collaboration (slower)")
-    p.add_argument("--cli", action="store_true", help="also time our CLI end to end")
+    p.add_argument("--cli", action="store_true",
+                   help="also time our whole CLI process (with --cli-args), an alpha-only CLI process and a "
+                        "parse-only process, side by side with the reference's process")
+    p.add_argument("--cli-args", default="--lsa 0.3",
+                   help="options of the timed CLI run (default: all diagnostics, bootstrap 1000, one LSA threshold)")
     p.add_argument("--skip-invalid", action="store_true",
                    help="ours: drop annotations the loader rejects (the reference drops e.g. "
                         "annotations of raters not in rater_list silently)")

@@ -260,10 +260,11 @@ def finish(dataset: MultiRaterDataset, config, merged: Partial) -> AgreementResu
     )
     result.models = list(dataset.meta.get("models", []))
     result.rater_summary = {r: {k: float(v) for k, v in c.items()} for r, c in sorted(merged.counts.items())}
+    rows = list(dataset.raters)
     for d in enabled_diagnostics(config):
         own = lambda table: {k[1]: v for k, v in table.items() if k[0] == d.name}
         red = diag.Reduction(own(merged.values), own(merged.sums), alphas, global_sums, g, mean,
-                             list(dataset.raters), dataset.categories, config)
+                             rows, dataset.categories, config)
         for name, value in d.reduce(red).items():
             setattr(result, name, value)
     result.model_comparison = compare_models(result)

@@ -7,14 +7,14 @@ against; see README.md ("Command line") for its keys.
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib
 import json
 import sys
 import time
 from pathlib import Path
 
 from .agreement import DIAGNOSTICS, AgreementConfig, AgreementResult, compute_agreement
-from .calibration import braylan_cli
-from .calibration import cli as calibration_cli
 from .agreement import MAX_DIAGNOSTIC_RATERS
 from .cli_common import (count, fraction, fractions, load_or_report, output_problem, positive, positive_floats,
                          print_warnings, read_predictions, run_guarded, write_result)
@@ -22,14 +22,20 @@ from .model_rater import add_model_rater
 from .diagnostics import REGISTRY, get_diagnostic
 from .executors import EXECUTORS
 from .geometry import distances_for
-from .convergence import cli as convergence_cli
 from .io import load_coco
 from .io.coco import TASK_GEOMETRY_KINDS
 from .matching import COSTS, SOLVERS
-from .noise import cli as noise_cli
-from .noise_aware import cli as noise_aware_cli
-from . import consensus_cli
-from .variations import cli as variations_cli
+
+#: the other sub-commands' modules, imported only when the command line may need them (several
+#: import scipy.stats / scipy.optimize: half a second that an ``agreement`` run need not pay)
+COMMAND_MODULES = ("calibration.cli", "calibration.braylan_cli", "consensus_cli", "variations.cli", "noise.cli",
+                   "convergence.cli", "noise_aware.cli")
+#: the commands this module defines itself
+OWN_COMMANDS = ("agreement", "demo")
+
+
+def _module(name: str):
+    return importlib.import_module(f"{__package__}.{name}")
 
 
 def _add_agreement_options(p: argparse.ArgumentParser) -> None:
@@ -75,7 +81,9 @@ def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error(problem)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(full: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser; ``full=False``: only ``agreement`` and ``demo`` (what
+    :func:`main` builds when the first argument names one of them)."""
     parser = argparse.ArgumentParser(prog="python -m kalos_core", description="KaLOS inter-rater agreement")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("agreement", help="compute agreement on a multi-rater COCO file")
@@ -97,13 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--images", type=positive, default=40)
     d.add_argument("--seed", type=count, default=0)
     d.add_argument("--task", choices=["bbox", "segm"], default="bbox")
-    calibration_cli.add_parser(sub)
-    braylan_cli.add_parser(sub)
-    consensus_cli.add_parser(sub)
-    variations_cli.add_parser(sub)
-    noise_cli.add_noise_parsers(sub)
-    convergence_cli.add_parser(sub)
-    noise_aware_cli.add_parser(sub)
+    if full:
+        for name in COMMAND_MODULES:
+            m = _module(name)
+            (m.add_noise_parsers if name == "noise.cli" else m.add_parser)(sub)
     return parser
 
 
@@ -145,6 +150,7 @@ def run_agreement(args: argparse.Namespace) -> int:
     for k, path in enumerate(args.predictions):
         name = args.model_name[k] if k < len(args.model_name) else path.stem
         dataset = add_model_rater(dataset, read_predictions(path), name=name, score_threshold=args.score_threshold)
+    gc.freeze()   # the data set lives to the end: later collections need not walk its objects again
     start = time.perf_counter()
     result = compute_agreement(dataset, config_from_args(args), workers=args.workers,
                                executor=getattr(args, "executor", None))
@@ -172,11 +178,14 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command in OWN_COMMANDS:
+        return {"agreement": run_agreement, "demo": run_demo}[args.command](args)
+    noise_cli = _module("noise.cli")
     handlers = {
-        "agreement": run_agreement, "demo": run_demo, "calibrate": calibration_cli.run_calibrate,
-        "braylan": braylan_cli.run_braylan, "convergence": convergence_cli.run_convergence,
-        "noise-aware": noise_aware_cli.run_noise_aware, "consensus": consensus_cli.run_consensus,
-        "variations": variations_cli.run_variations,
+        "calibrate": _module("calibration.cli").run_calibrate, "braylan": _module("calibration.braylan_cli").run_braylan,
+        "convergence": _module("convergence.cli").run_convergence,
+        "noise-aware": _module("noise_aware.cli").run_noise_aware, "consensus": _module("consensus_cli").run_consensus,
+        "variations": _module("variations.cli").run_variations,
         **{name: noise_cli.run_noise_command for name in noise_cli.NOISE_COMMANDS},
     }
     return handlers[args.command](args)
@@ -190,7 +199,8 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(full=not (argv and argv[0] in OWN_COMMANDS))
     args = parser.parse_args(argv)
     check_options(_subparser(parser, args.command), args)
     return run_guarded(_dispatch, args)

@@ -61,7 +61,11 @@ class Annotation:
 
 @dataclass
 class ImageRecord:
-    """One image (scene, volume, frame) with its assigned raters."""
+    """One image (scene, volume, frame) with its assigned raters.
+
+    ``annotations`` is a list of :class:`Annotation`, or (boxes read column-wise) a
+    :class:`kalos_core.columns.AnnotationColumns`: a read-only sequence of the same items.
+    """
 
     id: Any
     width: float

@@ -13,7 +13,7 @@ import numpy as np
 
 from .diagnostics import Diagnostic, Emitter, ImageContext, Reduction, mean_by_key, nested, register_diagnostic
 from .problem import empty_image_cells
-from .reliability import NO_OBJECT
+from .reliability import NO_OBJECT, unique_pairs
 
 
 # -- annotator vitality: V_r = α_R - α_(R without r), re-matched without r ----------------------------
@@ -56,7 +56,7 @@ def _emit_class_difficulty(ctx: ImageContext, out: Emitter) -> None:
     used = cells.value != NO_OBJECT
     if not used.any():
         return
-    pairs = np.unique(np.stack([cells.value[used], cells.unit[used]]), axis=1)   # (class, unit), by class
+    pairs = unique_pairs(cells.value[used], cells.unit[used])   # (class, unit), by class
     classes, pair_class = np.unique(pairs[0], return_inverse=True)
     order = np.argsort(cells.unit, kind="stable")
     start = np.searchsorted(cells.unit[order], np.arange(cells.n_units + 1))

@@ -37,24 +37,25 @@ def get_executor(name: str) -> ExecutorFn:
         raise ValueError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}") from None
 
 
-def _chunk(dataset, config, bounds: tuple[int, int]) -> Partial:
+def _chunk(dataset, config, bounds: tuple[int, int], n_rows: int) -> Partial:
     start, stop = bounds
-    return analyse_chunk(dataset.images[start:stop], start, dataset.kind, config, len(dataset.raters))
+    return analyse_chunk(dataset.images[start:stop], start, dataset.kind, config, n_rows)
 
 
 @register_executor("local")
 def run_local(dataset, config, bounds: Bounds, workers: int = 1) -> Iterator[Partial]:
     """Every chunk in this process, one after the other."""
+    n_rows = len(dataset.raters)   # once: it walks every image
     for b in bounds:
-        yield _chunk(dataset, config, b)
+        yield _chunk(dataset, config, b, n_rows)
 
 
-_POOL_DATA: tuple | None = None  # (dataset, config), inherited by forked workers
+_POOL_DATA: tuple | None = None  # (dataset, config, n_rows), inherited by forked workers
 
 
 def _forked_chunk(bounds: tuple[int, int]) -> Partial:
-    dataset, config = _POOL_DATA
-    return _chunk(dataset, config, bounds)
+    dataset, config, n_rows = _POOL_DATA
+    return _chunk(dataset, config, bounds, n_rows)
 
 
 def _sliced_chunk(images: list, start: int, kind: str, config, n_rows: int) -> Partial:
@@ -70,7 +71,7 @@ def run_processes(dataset, config, bounds: Bounds, workers: int = 0) -> Iterator
         yield from run_local(dataset, config, bounds)
         return
     if "fork" in mp.get_all_start_methods():
-        _POOL_DATA = (dataset, config)
+        _POOL_DATA = (dataset, config, len(dataset.raters))
         try:
             with mp.get_context("fork").Pool(workers) as pool:
                 yield from pool.imap(_forked_chunk, bounds)
@@ -79,8 +80,9 @@ def run_processes(dataset, config, bounds: Bounds, workers: int = 0) -> Iterator
         return
     from concurrent.futures import ProcessPoolExecutor
 
+    n_rows = len(dataset.raters)
     with ProcessPoolExecutor(workers) as pool:
-        futures = [pool.submit(_sliced_chunk, dataset.images[a:b], a, dataset.kind, config, len(dataset.raters))
+        futures = [pool.submit(_sliced_chunk, dataset.images[a:b], a, dataset.kind, config, n_rows)
                    for a, b in bounds]
         for f in futures:
             yield f.result()
@@ -102,8 +104,9 @@ def run_dask(dataset, config, bounds: Bounds, workers: int = 0, address: str | N
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
                                processes=True, dashboard_address=None)
         client = own = Client(cluster)
+    n_rows = len(dataset.raters)
     try:
-        futures = [client.submit(_sliced_chunk, dataset.images[a:b], a, dataset.kind, config, len(dataset.raters),
+        futures = [client.submit(_sliced_chunk, dataset.images[a:b], a, dataset.kind, config, n_rows,
                                  pure=False) for a, b in bounds]
         for f in futures:
             yield f.result()

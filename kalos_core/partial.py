@@ -9,7 +9,7 @@ one chunk holding all images gives, so the chunking changes no number.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
@@ -17,7 +17,9 @@ import numpy as np
 
 from . import diagnostic_defs  # noqa: F401  (registers the diagnostics)
 from .coincidence import AlphaSums, group_sums
+from .columns import ids_and_raters
 from .diagnostics import REGISTRY, Emitter, ImageContext
+from .gcpause import paused_gc
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
 from .reliability import unit_status
@@ -68,6 +70,11 @@ def enabled_diagnostics(config) -> list:
 
 def analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_rows: int) -> Partial:
     """The partial result of ``images`` (the data set's images ``first, first + 1, ...``)."""
+    with paused_gc():   # a chunk makes no reference cycles; collections would only walk its objects
+        return _analyse_chunk(images, first, kind, config, n_dataset_rows)
+
+
+def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_rows: int) -> Partial:
     spec = config.distance_spec(kind)
     solver, cost = get_solver(config.solver), get_cost(config.cost)
     thr = config.threshold
@@ -83,12 +90,14 @@ def analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_ro
         out.single += ip.n_rows < 2
         out.n_units += int(units.max()) + 1 if len(units) else 0
         status = unit_status(units, ip.problem.category).tolist()
-        for a, u, s in zip(ip.annotations, units.tolist(), status):
-            out.unit_of[a.id] = f"{image.id}:{u}"
-            out.status_of[a.id] = s
-            c = counts[a.rater]
-            c["annotations"] += 1
-            c[s] += 1
+        ids, raters = ids_and_raters(ip.annotations)
+        prefix = f"{image.id}:"
+        out.unit_of.update(zip(ids, [prefix + str(u) for u in units.tolist()]))
+        out.status_of.update(zip(ids, status))
+        for (rater, s), n in Counter(zip(raters, status)).items():   # keys in order of first appearance
+            c = counts[rater]
+            c["annotations"] += n
+            c[s] += n
         emit.image, emit.prefix = first + k, ""
         emit.cells(ALPHA[1], ALPHA[1], main)
         ctx = ImageContext(first + k, ip, cells, main, config, solver, cost, n_dataset_rows)

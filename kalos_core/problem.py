@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .columns import AnnotationColumns
 from .data import Annotation, ImageRecord
 from .geometry import DistanceSpec
 from .matching import MatchProblem
@@ -95,13 +96,17 @@ def prepare_image(image: ImageRecord, spec: DistanceSpec, floor: float = 0.0) ->
     """Canonicalise an image and compute its similarity matrix once."""
     rows = tuple(sorted(image.raters))
     row_index = {r: k for k, r in enumerate(rows)}
-    anns = sorted(image.annotations, key=annotation_key)
-    for a in anns:
-        if a.rater not in row_index:
-            raise ValueError(f"image {image.id}: annotation {a.id} has rater {a.rater!r}, "
-                             f"who is not assigned to the image (assigned: {list(rows)})")
-    rater = np.array([row_index[a.rater] for a in anns], dtype=np.int64)
-    category = np.array([a.category for a in anns], dtype=np.int64)
+    if isinstance(image.annotations, AnnotationColumns):
+        anns, rater = _canonical_columns(image.annotations, row_index)
+        category = anns.category
+    else:
+        anns = sorted(image.annotations, key=annotation_key)
+        for a in anns:
+            if a.rater not in row_index:
+                raise ValueError(f"image {image.id}: annotation {a.id} has rater {a.rater!r}, "
+                                 f"who is not assigned to the image (assigned: {list(rows)})")
+        rater = np.array([row_index[a.rater] for a in anns], dtype=np.int64)
+        category = np.array([a.category for a in anns], dtype=np.int64)
     n = len(anns)
     if n:
         prep = spec.prepare(image, anns)
@@ -114,6 +119,14 @@ def prepare_image(image: ImageRecord, spec: DistanceSpec, floor: float = 0.0) ->
     if image.rater_classes:
         row_classes = [image.rater_classes.get(r) for r in rows]
     return ImageProblem(image, rows, anns, MatchProblem(sim, rater, category), row_classes, floor)
+
+
+def _canonical_columns(cols: AnnotationColumns, row_index: dict) -> tuple[AnnotationColumns, np.ndarray]:
+    """Columns in :func:`annotation_key` order, and their row indices."""
+    row_of_code = np.array([row_index[r] for r in cols.names], dtype=np.int64)
+    row = row_of_code[cols.rater] if len(cols) else np.zeros(0, np.int64)
+    order = cols.canonical_order(row)
+    return cols.take(order), row[order]
 
 
 def empty_image_cells(n_rows: int) -> Cells:

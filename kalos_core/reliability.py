@@ -163,11 +163,23 @@ def unit_status(units: np.ndarray, category: np.ndarray) -> np.ndarray:
     if len(units) == 0:
         return np.empty(0, dtype=object)
     size = np.bincount(units)
-    n_classes = np.zeros(len(size), int)
-    pairs = np.unique(np.stack([units, category]), axis=1)
-    np.add.at(n_classes, pairs[0], 1)
-    status = np.where(size[units] == 1, "unmatched", np.where(n_classes[units] > 1, "class_disagreement", "agreed"))
-    return status.astype(object)
+    n_classes = np.bincount(unique_pairs(units, category)[0], minlength=len(size))
+    code = np.where(size[units] == 1, 0, np.where(n_classes[units] > 1, 1, 2))
+    return np.array(_STATUS, dtype=object)[code]
+
+
+_STATUS = ("unmatched", "class_disagreement", "agreed")
+
+
+def unique_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The distinct ``(a, b)`` pairs as a ``(2, k)`` array, sorted by ``a`` then ``b``
+    (what ``np.unique(np.stack([a, b]), axis=1)`` gives, without its structured-array cost)."""
+    a, b = np.asarray(a), np.asarray(b)
+    order = np.lexsort((b, a))
+    a, b = a[order], b[order]
+    new = np.ones(len(a), bool)
+    new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    return np.stack([a[new], b[new]])
 
 
 def interpret(a: float) -> str:

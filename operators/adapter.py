@@ -23,7 +23,9 @@ import os
 from dataclasses import dataclass, field
 
 import fiftyone as fo
+import numpy as np
 
+from kalos_core.columns import AnnotationColumns
 from kalos_core.data import Annotation, ImageRecord, MultiRaterDataset
 
 from .errors import SetupError  # noqa: F401  (re-exported: operators import it from here)
@@ -183,11 +185,15 @@ def _mask_rle(mask, box, width: int, height: int) -> dict:
     return mask_utils.encode(np.asfortranarray(frame))
 
 
-def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> MultiRaterDataset:
+def read_dataset(collection, source: RaterSource, use_masks: bool = False, columnar: bool = False
+                 ) -> MultiRaterDataset:
     """Build the engine's data set from the collection (one ``values()`` call per field).
 
     ``use_masks`` reads Detections' instance masks (needs ``metadata`` width/height)
-    and compares them as masks instead of boxes.
+    and compares them as masks instead of boxes. ``columnar``: boxes are held as
+    arrays per sample (:class:`kalos_core.columns.AnnotationColumns`, no object per
+    label) when every label is readable; otherwise, or for other kinds, one
+    :class:`Annotation` per label, with every problem named.
     """
     kind = "rle" if use_masks else source.kind
     geom_attr = {"box": "bounding_box", "polygon": "points", "keypoints": "points", "rle": "mask"}[kind]
@@ -215,6 +221,10 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> Mu
     all_raters = (sorted({str(r) for *_, raters in per_field for rs in raters or [] for r in rs or [] if r is not None})
                   if source.rater_attribute else sorted(source.raters.values()))
     selected = set(source.raters.values())
+    if columnar and kind == "box":
+        fast = _box_columns(sample_ids, sizes, pixel, rater_lists, per_field, source, selected, all_raters)
+        if fast is not None:
+            return fast
     categories: dict[str, int] = {}
     owner: dict[str, str] = {}   # label id -> field: ids must be unique, results are written back by id
     images, problems, shared = [], [], {}
@@ -235,13 +245,7 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> Mu
                     continue
                 geom = _geometry(kind, g, *(sizes[k] if pixel and kind != "rle" else (1.0, 1.0)))
                 anns.append(Annotation(lid, rater, _class_of(lab, categories), geom))
-        if rater_lists[k] is not None:
-            # a rater outside the selection is not part of the run (fields layout)
-            assigned = tuple(str(r) for r in rater_lists[k] if source.rater_attribute or str(r) in selected)
-        elif source.rater_attribute:
-            assigned = tuple(all_raters) if present else ()
-        else:
-            assigned = tuple(source.raters[f] for f in present)
+        assigned = _assigned(rater_lists[k], source, selected, all_raters, present)
         outside = {a.rater for a in anns} - set(assigned)
         if outside:
             problems.append(f"sample {sid}: labels by {sorted(outside)} who are not in its rater_list {list(assigned)}")
@@ -258,6 +262,64 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False) -> Mu
         raise SetupError(f"{len(problems)} problem(s) in the labels:\n" + "\n".join(problems[:10]) + more)
     names = {v: k for k, v in categories.items()}
     return MultiRaterDataset(images, names, kind, meta={"pixel_geometry": pixel})
+
+
+def _assigned(rater_list, source: RaterSource, selected: set, all_raters: list, present: list) -> tuple:
+    if rater_list is not None:
+        # a rater outside the selection is not part of the run (fields layout)
+        return tuple(str(r) for r in rater_list if source.rater_attribute or str(r) in selected)
+    if source.rater_attribute:
+        return tuple(all_raters) if present else ()
+    return tuple(source.raters[f] for f in present)
+
+
+def _box_columns(sample_ids, sizes, pixel, rater_lists, per_field, source, selected, all_raters
+                 ) -> MultiRaterDataset | None:
+    """:func:`read_dataset` for boxes as arrays per sample; None when any label has a problem
+    (the per-label reader then names it). Same data set, item for item."""
+    categories: dict[str, int] = {}
+    parts, all_ids, all_boxes, scale = [], [], [], []
+    for k, sid in enumerate(sample_ids):
+        ids, names, classes, present = [], [], [], []
+        for f, fids, labels, geoms, raters in per_field:
+            if fids[k] is None:
+                continue
+            present.append(f)
+            if labels[k] is None or geoms[k] is None or (raters is not None and raters[k] is None):
+                return None
+            if None in labels[k] or any(g is None for g in geoms[k]):
+                return None
+            ids += fids[k]
+            classes += [_class_of(lab, categories) for lab in labels[k]]
+            names += [str(r) for r in raters[k]] if raters is not None else [source.raters[f]] * len(fids[k])
+            all_boxes += geoms[k]
+        assigned = _assigned(rater_lists[k], source, selected, all_raters, present)
+        code = {r: p for p, r in enumerate(assigned)}
+        if any(r not in code for r in names):
+            return None
+        width, height = (float(sizes[k][0]), float(sizes[k][1])) if pixel else (1.0, 1.0)
+        scale += [sizes[k] if pixel else (1.0, 1.0)] * len(ids)
+        parts.append((sid, width, height, assigned, ids, [code[r] for r in names], classes))
+        all_ids += ids
+    if len(set(all_ids)) != len(all_ids):
+        return None
+    try:
+        boxes = np.array(all_boxes, dtype=float) if all_boxes else np.zeros((0, 4))
+    except (TypeError, ValueError):
+        return None
+    if boxes.shape != (len(all_boxes), 4) or not (np.isfinite(boxes).all() and (boxes[:, 2:] > 0).all()):
+        return None
+    wh = np.array(scale, dtype=float).reshape(-1, 2)
+    boxes = boxes * np.concatenate([wh, wh], axis=1)
+    images, start = [], 0
+    for sid, width, height, assigned, ids, rater, classes in parts:
+        stop = start + len(ids)
+        cols = AnnotationColumns(ids, assigned, np.array(rater, np.int64), np.array(classes, np.int64),
+                                 boxes[start:stop], with_bbox=False)
+        images.append(ImageRecord(sid, width, height, assigned, cols))
+        start = stop
+    names = {v: k for k, v in categories.items()}
+    return MultiRaterDataset(images, names, "box", meta={"pixel_geometry": pixel})
 
 
 def owned_fields(source: RaterSource, run_key: str) -> list[str]:

@@ -6,6 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..columns import box_array
 from ..data import Annotation, ImageRecord
 from .registry import (Prepared, box_intersection_union, box_iou_xyxy, centroid_box_similarity, centroid_similarity,
                        pixel_scale, register_distance)
@@ -13,7 +14,7 @@ from .registry import (Prepared, box_intersection_union, box_iou_xyxy, centroid_
 
 def prepare_boxes(image: ImageRecord, anns: Sequence[Annotation]) -> Prepared:
     """Boxes as image-relative ``(x1, y1, x2, y2)``, with the image's pixel size (``scale``)."""
-    xywh = np.array([a.geometry for a in anns], dtype=float).reshape(-1, 4)
+    xywh = box_array(anns)
     scale = np.array([image.width, image.height, image.width, image.height])
     xywh = xywh / scale
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..gcpause import paused_gc
 from .validation import fatal
 
 
@@ -36,8 +37,10 @@ def parse_json_text(text: str, source: str = "input") -> Any:
     """``json.loads`` with its failures turned into one-line input errors."""
     text = text.lstrip("\ufeff")
     try:
-        return json.loads(text)
+        with paused_gc():
+            return json.loads(text)
     except RecursionError:
         raise fatal("the JSON is nested too deeply to be a label file", source) from None
     except json.JSONDecodeError as e:
         raise fatal(f"not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})", source) from None
+

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from .costs import CostFn
 from .problem import MatchProblem, canonical_units
@@ -54,24 +53,25 @@ def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray) -> n
     n = len(rater)
     parent = list(range(n))
     raters = [1 << r for r in rater.tolist()]
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
     for a, b in zip(i.tolist(), j.tolist()):
-        ra, rb = find(a), find(b)
-        if ra == rb or raters[ra] & raters[rb]:
+        while parent[a] != a:                # find with path halving, inlined (the hot loop)
+            parent[a] = a = parent[parent[a]]
+        while parent[b] != b:
+            parent[b] = b = parent[parent[b]]
+        if a == b or raters[a] & raters[b]:
             continue
-        if ra > rb:
-            ra, rb = rb, ra
-        parent[rb] = ra
-        raters[ra] |= raters[rb]
-    roots = [find(x) for x in range(n)]
-    label = {r: k for k, r in enumerate(dict.fromkeys(roots))}   # units numbered by first annotation
-    return np.array([label[r] for r in roots], dtype=np.int64)
+        if a > b:
+            a, b = b, a
+        parent[b] = a
+        raters[a] |= raters[b]
+    label: dict[int, int] = {}
+    out = []
+    for x in range(n):                       # roots; units numbered by first annotation
+        r = x
+        while parent[r] != r:
+            r = parent[r]
+        out.append(label.setdefault(r, len(label)))
+    return np.array(out, dtype=np.int64)
 
 
 #: solver -> its union step on pre-sorted pairs, for solvers that can re-match that way
@@ -82,6 +82,8 @@ SORTED_PAIR_SOLVERS = {greedy: greedy_on_sorted_pairs}
 def sequential_hungarian(problem: MatchProblem, threshold: float, cost: CostFn) -> np.ndarray:
     """Sequential Hungarian matching: add raters one at a time (in row order),
     matching the newcomer against each earlier rater's still-open units."""
+    from scipy.optimize import linear_sum_assignment   # here: importing scipy.optimize takes 0.3 s
+
     n = problem.n
     unit = np.full(n, -1)
     if n == 0:

@@ -1,0 +1,134 @@
+"""The columnar box reader (kalos_core.io.columnar) equals the per-annotation reader:
+the same data set, the same agreement result on every field; anything it cannot take
+falls back to the per-annotation reader (same errors, same warnings)."""
+
+import copy
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kalos_core import AgreementConfig, compute_agreement, load_coco
+from kalos_core.columns import AnnotationColumns
+from kalos_core.demo_data import make_synthetic_boxes
+from kalos_core.io import InvalidInputError
+from kalos_core.problem import annotation_key
+
+from .test_fast_path import assert_same
+
+ALL = AgreementConfig(lsa_thresholds=(0.3,), bootstrap=50)
+
+
+def both(raw, task="bbox"):
+    return load_coco(copy.deepcopy(raw), task), load_coco(copy.deepcopy(raw), task, columnar=False)
+
+
+def assert_same_dataset(col, ref):
+    assert [type(im.annotations) for im in col.images] == [AnnotationColumns] * len(col.images)
+    assert col.images == ref.images
+    for a, b in zip(col.images, ref.images):
+        assert list(a.annotations) == b.annotations
+    assert (col.categories, col.kind, col.meta, col.warnings, col.skipped) == \
+           (ref.categories, ref.kind, ref.meta, ref.warnings, ref.skipped)
+
+
+def assert_same_result(col, ref, config=ALL):
+    a, b = compute_agreement(col, config), compute_agreement(ref, config)
+    for f in dataclasses.fields(a):
+        assert_same(getattr(a, f.name), getattr(b, f.name), f.name)
+
+
+def _with_ties(raw, rng):
+    """Copies of boxes by the same rater and class (the canonical order then goes by repr(id)),
+    string ids mixed with integer ids and a rater written as an integer."""
+    anns = raw["annotations"]
+    extra = []
+    for k in rng.choice(len(anns), size=min(len(anns), max(1, len(anns) // 10)), replace=False).tolist():
+        dup = dict(anns[k], id=f"s{k}" if k % 2 else 10_000_000 + k)
+        extra.append(dup)
+    raw["annotations"] = anns + extra
+    rng.shuffle(raw["annotations"])
+    return raw
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 12), st.integers(2, 4), st.integers(0, 6), st.integers(0, 10_000))
+def test_columnar_equals_per_annotation_reader_on_random_boxes(n_images, n_raters, objects, seed):
+    raw = _with_ties(make_synthetic_boxes(n_images, n_raters, objects, seed=seed, n_categories=3),
+                     np.random.default_rng(seed))
+    col, ref = both(raw)
+    assert_same_dataset(col, ref)
+    assert_same_result(col, ref)
+
+
+def test_canonical_order_equals_annotation_key_with_ties():
+    raw = _with_ties(make_synthetic_boxes(3, 3, 8, seed=1, n_categories=2), np.random.default_rng(1))
+    col, _ = both(raw)
+    for im in col.images:
+        cols = im.annotations
+        rows = sorted(im.raters)
+        row = np.array([rows.index(r) for r in cols.rater_names()], dtype=np.int64)
+        got = [a.id for a in cols.take(cols.canonical_order(row))]
+        assert got == [a.id for a in sorted(cols, key=annotation_key)]
+
+
+def test_integer_rater_ids_and_empty_images_read_columnar():
+    raw = make_synthetic_boxes(4, 2, 3, seed=2)
+    raw["images"].append({"id": "extra", "width": 10, "height": 10, "rater_list": [7, "b"]})
+    raw["annotations"].append({"id": "x1", "image_id": "extra", "category_id": 1, "bbox": [1, 1, 2, 2],
+                               "rater_id": 7})
+    col, ref = both(raw)
+    assert_same_dataset(col, ref)
+    assert col.images[-1].annotations[0].rater == "7"
+    assert len(col.images[0].annotations) == len(ref.images[0].annotations)
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda r: r["annotations"][0].update(bbox=[1, 2, "3", 4]),          # coerced: warning
+    lambda r: r["annotations"][0].update(category_id=1.0),              # coerced: warning
+    lambda r: r["annotations"][0].update(bbox=[1, 2, 0, 4]),            # refused
+    lambda r: r["annotations"][0].update(rater_id="nobody"),            # refused
+    lambda r: r["annotations"][1].update(id=r["annotations"][0]["id"]),  # duplicate id
+    lambda r: r["annotations"][0].update(image_id=str(r["annotations"][0]["image_id"])),
+    lambda r: r["images"][0].pop("width"),                             # size from the extent: warning
+])
+def test_what_the_columnar_reader_cannot_take_goes_the_per_annotation_way(mutate):
+    raw = make_synthetic_boxes(3, 3, 4, seed=3)
+    mutate(raw)
+    try:
+        ref = load_coco(copy.deepcopy(raw), "bbox", skip_invalid=True, columnar=False)
+    except InvalidInputError:
+        ref = None
+    col = load_coco(copy.deepcopy(raw), "bbox", skip_invalid=True)
+    assert not any(isinstance(im.annotations, AnnotationColumns) for im in col.images)
+    assert col.images == ref.images and col.warnings == ref.warnings and col.skipped == ref.skipped
+    with pytest.raises(InvalidInputError) if ref.skipped else _nothing():
+        load_coco(copy.deepcopy(raw), "bbox")
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_columns_pickle_and_compare_like_lists():
+    import pickle
+
+    col, ref = both(make_synthetic_boxes(2, 2, 4, seed=4))
+    im = pickle.loads(pickle.dumps(col.images[0]))
+    assert im == ref.images[0] and im.annotations[-1] == ref.images[0].annotations[-1]
+    assert im.annotations[:2] == ref.images[0].annotations[:2]
+
+
+@pytest.mark.realdata
+def test_columnar_equals_per_annotation_reader_on_lvis(lvis_subset_path):
+    raw = json.loads(open(lvis_subset_path).read())
+    col, ref = both(raw)
+    assert_same_dataset(col, ref)
+    assert_same_result(col, ref, AgreementConfig(lsa_thresholds=(0.3, 0.7), bootstrap=100))
