@@ -195,18 +195,6 @@ class RunPanel(foo.Panel):
         if counts:
             ctx.panel.state.trace_counts = {**(ctx.panel.state.trace_counts or {}), **counts}
 
-    def on_change_view(self, ctx):
-        """The user cleared the grid's view themselves (FiftyOne's ✕, or picked another saved
-        view) while a click's view was shown: the selection is gone, so drop its chip and
-        highlight (the grid is left as the user made it)."""
-        if ctx.panel.state.before is None:
-            return
-        params = getattr(ctx, "request_params", None) or {}
-        if not params.get("view") or params.get("view_name"):
-            self._highlight(ctx, None)
-            ctx.panel.state.before = None
-            ctx.panel.state.selection = None
-
     def on_change_dataset(self, ctx):
         ctx.panel.state.run_key = None
         ctx.panel.state.scope = None

@@ -158,19 +158,6 @@ def test_clear_selection_gives_back_the_users_view(two_runs):
     assert p.view().values("id") == mine.values("id")
 
 
-def test_clearing_the_view_in_the_app_drops_the_chip_and_the_highlight(two_runs):
-    p = AppPanel(two_runs, "kalos_agreement_overview").call("on_load").call("on_change_run", value="kalos")
-    k = next(i for i, c in enumerate(p.state["counts"]) if c)
-    p.call("on_click_bin", idx=k, trace_idx=0, path="histogram", x=0.0)
-    assert "clear_selection" in header(p)
-    p.call("on_change_view", view=p.view())          # the App reports the click's own view: kept
-    assert "clear_selection" in header(p) and p.state["highlight"]
-    p.call("on_change_view", view=two_runs.view())   # FiftyOne's ✕: the whole dataset again
-    assert "clear_selection" not in header(p) and p.state["highlight"] is None and not p.state["selection"]
-    assert data_patches(p) == {"histogram.0.selectedpoints": None}
-    assert not p.ops("set_view") and not p.ops("clear_view")   # the grid stays as the user made it
-
-
 def test_a_heatmap_click_draws_a_rectangle_around_the_cell(two_runs):
     p = Panel(two_runs, "kalos_collaboration").call("on_load").call("on_change_run", value="kalos")
     (heat,) = p.data["heatmap"][:1]
