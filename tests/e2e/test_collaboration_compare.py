@@ -59,6 +59,7 @@ def test_second_run_shows_dic_and_difference_clicks_filter_the_grid(page, demo_a
 
     deadline = 60
     while _plot_index(page, DIFFERENCE) < 0 and deadline:
+        content.get_by_text("DIC = ", exact=False).first.scroll_into_view_if_needed()
         page.wait_for_timeout(500)
         deadline -= 1
     idx = _plot_index(page, DIFFERENCE)
