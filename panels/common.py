@@ -268,8 +268,11 @@ class RunPanel(foo.Panel):
         header.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
 
     def render_selection(self, panel, ctx) -> None:
-        """While a click's view is shown: what it shows, and the Clear selection chip."""
+        """While a click's view is shown: what it shows, and the Clear selection chip (a note
+        about a click that changed nothing is shown without the chip)."""
         if ctx.panel.state.before is None:
+            if ctx.panel.state.selection:
+                panel.md(ctx.panel.state.selection, name="selection")
             return
         bar = panel.h_stack("selection_bar", align_y="center", gap=1)
         bar.btn("clear_selection", label="Clear selection", icon="filter_alt_off", variant="contained",

@@ -75,9 +75,14 @@ def distribution_figure(res: dict) -> tuple[list[dict], dict]:
     return clean(traces), clean(layout)
 
 
-def class_figure(per_class: dict) -> tuple[dict, list[str]]:
-    """Horizontal AP bars per class, lowest first."""
-    items = sorted(((c, v) for c, v in per_class.items() if v is not None), key=lambda t: (t[1], t[0]))
+#: classes drawn in the per-class chart (the lowest AP first); the rest are counted in the title
+CLASS_BARS = 25
+
+
+def class_figure(per_class: dict, limit: int = CLASS_BARS) -> tuple[dict, list[str]]:
+    """Horizontal AP bars of the ``limit`` classes with the lowest AP, lowest first (LVIS has
+    hundreds of classes: one bar each would be a pixel high)."""
+    items = sorted(((c, v) for c, v in per_class.items() if v is not None), key=lambda t: (t[1], t[0]))[:limit]
     return {"type": "bar", "orientation": "h", "name": "AP per class", "y": [c for c, _ in items],
             "x": [v for _, v in items], "marker": {"color": NEUTRAL},
             "hovertemplate": "%{y}: AP %{x:.2f}<extra></extra>"}, [c for c, _ in items]
@@ -95,10 +100,31 @@ def summary_md(res: dict) -> str:
                      f"{fmt(boot.get('mean'), 2)} ± {fmt(boot.get('std'), 2)} SD · normal interval "
                      f"{fmt(n[0], 2)} – {fmt(n[1], 2)} · percentile {fmt(pc[0], 2)} – {fmt(pc[1], 2)} "
                      "(small subsets bias the mean upward: compare with the full-set value)")
+    pairs = res.get("pairs") or []
+    if len(pairs) > 1:
+        lines.append("Rater pairs (full-set mAP): " + " · ".join(
+            f"{' × '.join(map(str, p.get('raters') or []))} {fmt((p.get('full_set') or {}).get('map'), 2)}"
+            for p in pairs))
+    alpha = res.get("alpha") or {}
+    if alpha.get("eq1"):
+        eq1, refit = alpha["eq1"], alpha.get("refit") or {}
+        text = (f"From α (mean per-image α {fmt(alpha.get('full_set_alpha'), 3)}): Eq. 1 mAP "
+                f"{fmt(eq1.get('mean'), 2)}, interval {' – '.join(fmt(v, 2) for v in eq1.get('ci_normal') or [])}")
+        if refit.get("slope") is not None:
+            text += (f"; refitted here (mAP = {fmt(refit.get('slope'), 3)} α + {fmt(refit.get('intercept'), 3)}) "
+                     f"{fmt(refit.get('mean'), 2)}, interval {' – '.join(fmt(v, 2) for v in refit.get('ci_normal') or [])}")
+        lines.append(text + " (Eq. 1 was fitted with another α variant: prefer the refit)")
     if model:
         place = (model.get("placement") or {}).get("ci_normal", "?")
         beyond = " — beyond label convergence: gains are noise" if place == "above" else ""
         lines.append(f"**Model mAP {fmt(model.get('map'), 2)}** (rater-averaged): {place} the interval{beyond}")
+        per = model.get("per_rater") or {}
+        where = model.get("per_rater_placement") or {}
+        if per:
+            lines.append("Against each rater: " + " · ".join(
+                f"{r} {fmt((per[r] or {}).get('map'), 2)} ({(where.get(r) or {}).get('ci_normal', '?')})"
+                for r in per) + " — a model that copies one rater scores 100 against that rater, which lifts the "
+                "average: read the other raters' columns")
     return "\n\n".join(lines)
 
 
@@ -134,7 +160,8 @@ class LabelConvergencePanel(RunPanel):
         cfg = ctx.dataset.get_run_info(key).config
         params = label_source_params(cfg)
         params.update(run_key=key, task=cfg.task, predictions_field=getattr(cfg, "predictions_field", None),
-                      bootstrap=cfg.bootstrap, fraction=cfg.fraction, seed=cfg.seed)
+                      bootstrap=cfg.bootstrap, fraction=cfg.fraction, seed=cfg.seed,
+                      alpha=getattr(cfg, "alpha", None))
         return {k: v for k, v in params.items() if v is not None}
 
     def load_run(self, ctx, run_key):
@@ -145,8 +172,11 @@ class LabelConvergencePanel(RunPanel):
         bars, classes = class_figure((res.get("full_set") or {}).get("per_class") or {})
         ctx.panel.data.classes = clean([bars])
         ctx.panel.state.classes = classes
+        n_classes = sum(v is not None for v in ((res.get("full_set") or {}).get("per_class") or {}).values())
+        title = "AP per class (full set, %)" + (f": the {len(classes)} lowest of {n_classes}"
+                                                 if n_classes > len(classes) else "")
         ctx.panel.state.class_layout = clean(plot_layout(
-            "AP per class (full set, %)", "AP (%)", "class", height=max(260, 26 * len(classes) + 100),
+            title, "AP (%)", "class", height=max(260, 26 * len(classes) + 100),
             yaxis={"type": "category", "title": {"text": "class"}}, margin={"t": 40, "b": 50, "l": 120, "r": 20}))
         ctx.panel.state.summary = summary_md(res)
         ctx.panel.state.selection = None
@@ -156,7 +186,10 @@ class LabelConvergencePanel(RunPanel):
         if x is None:
             return
         x = str(x)
-        threshold = CONVERGENCE_THRESHOLDS[0] if x == MAP else x
+        if x == MAP:  # mAP pools every threshold: no single set of unmatched labels to show
+            ctx.panel.state.selection = "mAP pools IoU .50–.95: click a threshold's column to see its unmatched labels"
+            return
+        threshold = x
         if threshold not in CONVERGENCE_THRESHOLDS:
             return
         view = convergence_unmatched_view(ctx.dataset, ctx.panel.state.run_key, threshold, current=ctx.view)

@@ -51,7 +51,7 @@ def summary_md(res: dict) -> str:
 class NoiseAwarePanel(RunPanel):
     METHOD = METHOD
     TITLE = "KaLOS: Noise-aware AP"
-    HELP_URL = "docs/noise.md"
+    HELP_URL = "docs/convergence.md#noise-aware-evaluation"
     INTRO = ("A model's AP with the raters' box noise taken into account: AP^l and AP^u recompute AP with "
              "IoU − ε̄ and IoU + ε̄. Click a bar for the predictions whose bounds disagree.")
     EMPTY = ("No KaLOS noise-aware evaluation on this dataset yet. Run one: it needs a predictions field "

@@ -112,3 +112,26 @@ def test_clicking_a_bar_shows_exactly_the_uncertain_predictions(runs_ds, x, inde
     shown = [s for row in view.values("model.detections.na_status") for s in row or []]
     assert all(("uncertain" in s) if index is None else s[index] == "uncertain" for s in shown)
     assert p.state["selection"].startswith(f"Showing **{want} predictions whose bounds disagree at IoU {x}**, on {len(view)}")
+
+
+def test_class_chart_keeps_the_lowest_classes_and_summary_reads_pairs_and_each_rater(runs_ds):
+    from operators.convergence_runs import load_convergence
+    from panels.convergence import CLASS_BARS, class_figure, summary_md
+
+    per_class = {f"c{k:02d}": float(k) for k in range(CLASS_BARS + 5)} | {"none": None}
+    bars, names = class_figure(per_class)
+    assert names == [f"c{k:02d}" for k in range(CLASS_BARS)] and bars["x"][0] == 0.0
+    ds, _ = runs_ds
+    res = load_convergence(ds, "conv")
+    text = summary_md(res)
+    pair = res["pairs"][0]
+    assert len(res["pairs"]) > 1 and f"{' × '.join(pair['raters'])} {pair['full_set']['map']:.2f}" in text
+    for rater, summary in res["model"]["per_rater"].items():
+        assert f"{rater} {summary['map']:.2f} ({res['model']['per_rater_placement'][rater]['ci_normal']})" in text
+
+
+def test_clicking_the_pooled_map_column_changes_nothing_and_says_why(runs_ds):
+    ds, _ = runs_ds
+    p = Panel(ds, "kalos_label_convergence").call("on_load").call("on_click_threshold", x="mAP")
+    assert not p.ops("set_view") and "click a threshold's column" in p.state["selection"]
+    assert "selection" in p.rendered()
