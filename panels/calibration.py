@@ -179,10 +179,11 @@ class CalibrationPanel(RunPanel):
         if names:
             panel.enum("distance", names, default=ctx.panel.state.distance, label="Distance",
                        view=dropdown(names), on_change=self.on_change_distance)
+        if ctx.panel.state.distance:
+            chart(panel, "calibration", ctx.panel.state.plot_layout)
         panel.md(ctx.panel.state.summary or "", name="summary")
         if ctx.panel.state.distance:
             panel.btn("run_at_tau", label=f"Run agreement at t = {fmt(ctx.panel.state.similarity)} (from τ*)",
                       icon="play_arrow", variant="contained", on_click=self.run_at_tau)
-            chart(panel, "calibration", ctx.panel.state.plot_layout)
         if ctx.panel.state.braylan:
             panel.md(ctx.panel.state.braylan, name="braylan")

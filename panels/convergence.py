@@ -207,8 +207,8 @@ class LabelConvergencePanel(RunPanel):
                              "a rater used it")
 
     def render_run(self, panel, ctx):
-        self.render_summary(panel, ctx)
-        panel.btn("open_operator", label="Recompute", icon="play_arrow", on_click=self.open_operator)
         chart(panel, "distribution", ctx.panel.state.dist_layout, on_click=self.on_click_threshold)
+        self.render_summary(panel, ctx)
         if ctx.panel.state.classes:
             chart(panel, "classes", ctx.panel.state.class_layout, on_click=self.on_click_class)
+        panel.btn("open_operator", label="Recompute", icon="play_arrow", on_click=self.open_operator)

@@ -112,7 +112,7 @@ class NoiseAwarePanel(RunPanel):
                    view=types.RadioGroup(orientation="horizontal",
                                          choices=[types.Choice(k, label=v) for k, v in SIZES.items()]),
                    on_change=self.on_change_size)
-        self.render_summary(panel, ctx)
-        panel.btn("open_operator", label="Recompute", icon="play_arrow", on_click=self.open_operator)
         chart(panel, "bounds", ctx.panel.state.bounds_layout, on_click=self.on_click_bar)
+        self.render_summary(panel, ctx)
         chart(panel, "eps", ctx.panel.state.eps_layout)
+        panel.btn("open_operator", label="Recompute", icon="play_arrow", on_click=self.open_operator)

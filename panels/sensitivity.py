@@ -101,5 +101,5 @@ class LocalisationSensitivityPanel(RunPanel):
                                 "Recompute it with some (e.g. 0.1, 0.3, 0.5, 0.7, 0.9):", "no_lsa",
                                 label="Recompute with thresholds")
             return
-        panel.md(ctx.panel.state.summary or "", name="summary")
         chart(panel, "sensitivity", ctx.panel.state.plot_layout)
+        panel.md(ctx.panel.state.summary or "", name="summary")
