@@ -57,31 +57,53 @@ class ImageContext:
 
 
 class Emitter:
-    """Collects the reliability matrices emitted for a chunk of images, as flat cells."""
+    """Collects the reliability matrices emitted for a chunk of images, as flat cells.
+
+    Each matrix (or block of matrices) is kept as emitted; :meth:`flat` numbers units and
+    groups across the chunk in one pass at the end."""
 
     def __init__(self) -> None:
-        self.units: list[np.ndarray] = []
+        self.units: list[np.ndarray] = []          #: per block: unit of each cell, local to the block
         self.values: list[np.ndarray] = []
-        self.unit_groups: list[np.ndarray] = []
+        self.block_units: list[int] = []           #: per block: its number of units
+        self.block_groups: dict[int, np.ndarray] = {}   #: block -> local group of each unit (absent: all 0)
+        self.block_first: list[int] = []           #: per block: its first group
         self.groups: list[tuple[int, Hashable, Hashable]] = []   # (image, value key, sums key)
-        self.n_units = 0
         self.image = 0
         self.prefix: str = ""
 
     def cells(self, value_key: Hashable | None, sums_key: Hashable | None, cells: Cells) -> None:
         """One matrix: its α recorded under ``value_key`` and/or its sums added under ``sums_key``."""
-        self.block([(value_key, sums_key)], np.zeros(cells.n_units, np.int64), cells.unit, cells.value)
+        p = self.prefix
+        self.block_first.append(len(self.groups))
+        self.groups.append((self.image, None if value_key is None else (p, value_key),
+                            None if sums_key is None else (p, sums_key)))
+        self.units.append(cells.unit)
+        self.values.append(cells.value)
+        self.block_units.append(cells.n_units)
 
     def block(self, keys: list[tuple[Hashable | None, Hashable | None]], unit_group: np.ndarray,
               unit: np.ndarray, value: np.ndarray) -> None:
         """Several matrices at once: ``unit_group[u]`` indexes ``keys``; units ``0..len(unit_group)-1``."""
-        g0 = len(self.groups)
         p = self.prefix
+        self.block_groups[len(self.block_units)] = np.asarray(unit_group, np.int64)
+        self.block_first.append(len(self.groups))
         self.groups += [(self.image, None if v is None else (p, v), None if s is None else (p, s)) for v, s in keys]
-        self.units.append(np.asarray(unit, np.int64) + self.n_units)
-        self.values.append(np.asarray(value, np.int64))
-        self.unit_groups.append(np.asarray(unit_group, np.int64) + g0)
-        self.n_units += len(unit_group)
+        self.units.append(unit)
+        self.values.append(value)
+        self.block_units.append(len(unit_group))
+
+    def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(unit, value, unit_group)`` of all cells, units and groups numbered across the chunk."""
+        lengths = np.array([len(u) for u in self.units], np.int64)
+        n_units = np.array(self.block_units, np.int64)
+        start = np.cumsum(n_units) - n_units
+        unit = np.concatenate(self.units).astype(np.int64, copy=False) + np.repeat(start, lengths)
+        value = np.concatenate(self.values).astype(np.int64, copy=False)
+        unit_group = np.repeat(np.array(self.block_first, np.int64), n_units)
+        for b, local in self.block_groups.items():
+            unit_group[start[b]:start[b] + n_units[b]] += local
+        return unit, value, unit_group
 
 
 @dataclass

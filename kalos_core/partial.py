@@ -116,8 +116,7 @@ def _batch_alpha(emit: Emitter, out: Partial) -> None:
     if not n_groups:
         out.values[ALPHA] = []
         return
-    gs = group_sums(np.concatenate(emit.units), np.concatenate(emit.values), np.concatenate(emit.unit_groups),
-                    n_groups)
+    gs = group_sums(*emit.flat(), n_groups)
     alphas = gs.alpha().tolist()
     values: dict[Hashable, list] = {ALPHA: []}
     for (image, vkey, _), a in zip(emit.groups, alphas):

@@ -64,13 +64,18 @@ def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray) -> n
             a, b = b, a
         parent[b] = a
         raters[a] |= raters[b]
-    label: dict[int, int] = {}
-    out = []
-    for x in range(n):                       # roots; units numbered by first annotation
-        r = x
-        while parent[r] != r:
-            r = parent[r]
-        out.append(label.setdefault(r, len(label)))
+    # a root is its set's smallest annotation (the smaller root always wins), so in index order
+    # every parent is already resolved to its root: units come numbered by first annotation
+    out = [0] * n
+    k = 0
+    for x in range(n):
+        r = parent[parent[x]]
+        parent[x] = r
+        if r == x:
+            out[x] = k
+            k += 1
+        else:
+            out[x] = out[r]
     return np.array(out, dtype=np.int64)
 
 
