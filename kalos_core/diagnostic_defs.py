@@ -17,12 +17,18 @@ from .reliability import NO_OBJECT, unique_pairs
 
 
 # -- annotator vitality: V_r = α_R - α_(R without r), re-matched without r ----------------------------
+def _without_each_rater(ip) -> list[tuple]:
+    """``(threshold, keep, rows)`` of the re-matches without each rater (images with 3+ rows)."""
+    if ip.n_rows < 3:
+        return []
+    return [(None, ip.problem.rater != r, np.array([k for k in range(ip.n_rows) if k != r]))
+            for r in range(ip.n_rows)]
+
+
 def _emit_vitality(ctx: ImageContext, out: Emitter) -> None:
     ip = ctx.ip
-    if ip.n_rows >= 3:
-        for r, name in enumerate(ip.rows):
-            rows = np.array([k for k in range(ip.n_rows) if k != r])
-            out.cells(name, None, ctx.rematch(keep=ip.problem.rater != r, rows=rows))
+    for name, (_, keep, rows) in zip(ip.rows, _without_each_rater(ip)):
+        out.cells(name, None, ctx.rematch(keep=keep, rows=rows))
     if ctx.n_dataset_rows >= 3:   # global: the global matrix without the rater's row (not re-matched)
         for r, name in enumerate(ip.rows):
             out.cells(None, ("with", name), ctx.main)
@@ -81,11 +87,16 @@ def _summary_class_difficulty(result) -> list[str]:
 
 
 # -- collaboration: α of every pair of raters, matched on the two alone -------------------------------
+def _rater_pairs(ip) -> list[tuple]:
+    """``(threshold, keep, rows)`` of the re-matches of every two rows."""
+    rater = ip.problem.rater
+    return [(None, (rater == p) | (rater == q), np.array([p, q])) for p, q in combinations(range(ip.n_rows), 2)]
+
+
 def _emit_collaboration(ctx: ImageContext, out: Emitter) -> None:
     ip = ctx.ip
-    for p, q in combinations(range(ip.n_rows), 2):
-        keep = (ip.problem.rater == p) | (ip.problem.rater == q)
-        cells = ctx.rematch(keep=keep, rows=np.array([p, q]))
+    for (p, q), (_, keep, rows) in zip(combinations(range(ip.n_rows), 2), _rater_pairs(ip)):
+        cells = ctx.rematch(keep=keep, rows=rows)
         key = (ip.rows[p], ip.rows[q])
         out.cells(key, key, cells if cells.n_units else empty_image_cells(2))
 
@@ -112,8 +123,12 @@ def _summary_collaboration(result) -> list[str]:
 
 
 # -- localisation sensitivity: the image's α at each threshold ----------------------------------------
+def _lsa_thresholds(ip, config) -> list[tuple]:
+    return [(t, None, None) for t in dict.fromkeys(float(t) for t in config.lsa_thresholds)]
+
+
 def _emit_lsa(ctx: ImageContext, out: Emitter) -> None:
-    for t in dict.fromkeys(float(t) for t in ctx.config.lsa_thresholds):
+    for t, _, _ in _lsa_thresholds(ctx.ip, ctx.config):
         out.cells(t, None, ctx.rematch(threshold=t))
 
 
@@ -143,7 +158,7 @@ def _emit_intra_rater(ctx: ImageContext, out: Emitter) -> None:
 register_diagnostic(Diagnostic(
     "vitality", "annotator vitality V_r = alpha - alpha without r (needs 3 raters on an image)",
     _emit_vitality, _reduce_vitality, (("vitality", dict), ("vitality_global", dict)),
-    rematches_per_rater=True, summary=_summary_vitality))
+    rematches_per_rater=True, summary=_summary_vitality, plan=lambda ip, config: _without_each_rater(ip)))
 register_diagnostic(Diagnostic(
     "class_difficulty", "alpha of the units in which any rater used each class",
     _emit_class_difficulty, _reduce_class_difficulty,
@@ -152,11 +167,11 @@ register_diagnostic(Diagnostic(
     "collaboration", "pairwise alpha of every two raters, matched on the two alone",
     _emit_collaboration, _reduce_collaboration,
     (("collaboration", dict), ("collaboration_global", dict), ("collaboration_n", dict)),
-    rematches_per_rater=True, summary=_summary_collaboration))
+    rematches_per_rater=True, summary=_summary_collaboration, plan=lambda ip, config: _rater_pairs(ip)))
 register_diagnostic(Diagnostic(
     "lsa", "localisation sensitivity: mean alpha at each of --lsa's thresholds",
     _emit_lsa, _reduce_lsa, (("lsa", dict), ("lsa_delta", lambda: None)),
-    switch=False, enabled=lambda config: bool(config.lsa_thresholds), summary=_summary_lsa))
+    switch=False, enabled=lambda config: bool(config.lsa_thresholds), summary=_summary_lsa, plan=_lsa_thresholds))
 register_diagnostic(Diagnostic(
     "intra_rater", "alpha among the sessions of a rater who labelled an image more than once",
     _emit_intra_rater, lambda red: {"intra_rater": mean_by_key(red.values)}, (("intra_rater", dict),)))

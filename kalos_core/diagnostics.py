@@ -48,12 +48,17 @@ class ImageContext:
         Memoised per image: with three raters, the matrix without one rater is the pair of the
         other two (vitality and collaboration ask for the same re-match)."""
         t = float(self.config.threshold if threshold is None else threshold)
-        key = (t, None if keep is None else np.asarray(keep, bool).tobytes(),
-               None if rows is None else tuple(np.asarray(rows).tolist()))
+        key = rematch_key(t, keep, rows)
         cache = self.__dict__.setdefault("_rematches", {})
         if key not in cache:
             cache[key] = self.ip.match(t, self.solver, self.cost, keep=keep, rows=rows)[1]
         return cache[key]
+
+
+def rematch_key(threshold: float, keep: np.ndarray | None, rows: np.ndarray | None) -> tuple:
+    """The memo key of a re-match (:meth:`ImageContext.rematch`)."""
+    return (float(threshold), None if keep is None else np.asarray(keep, bool).tobytes(),
+            None if rows is None else tuple(np.asarray(rows).tolist()))
 
 
 class Emitter:
@@ -134,6 +139,9 @@ class Diagnostic:
     enabled: Callable[[Any], bool] | None = None       #: overrides ``getattr(config, name)``
     rematches_per_rater: bool = False                  #: cost grows with the raters (max_diagnostic_raters)
     summary: Callable[[Any], list[str]] | None = None  #: CLI text lines from a result
+    #: per image, the re-matches ``emit`` will ask for, ``[(threshold or None, keep, rows)]``; the map
+    #: step computes them for a whole chunk at once (:mod:`kalos_core.bulk_match`) ahead of ``emit``
+    plan: Callable[[ImageProblem, Any], list[tuple]] | None = None
 
     def is_on(self, config) -> bool:
         return bool(self.enabled(config) if self.enabled else getattr(config, self.name))
@@ -184,5 +192,5 @@ def nested(pairs: dict[tuple[str, str], Any], rows: list[str], diagonal: Any = 1
     return {r: dict(sorted(v.items())) for r, v in out.items()}
 
 
-__all__ = ["Diagnostic", "Emitter", "ImageContext", "Reduction", "REGISTRY", "register_diagnostic",
+__all__ = ["Diagnostic", "Emitter", "ImageContext", "rematch_key", "Reduction", "REGISTRY", "register_diagnostic",
            "get_diagnostic", "switches", "result_fields", "mean_by_key", "nested"]

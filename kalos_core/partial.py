@@ -18,7 +18,8 @@ import numpy as np
 from . import diagnostic_defs  # noqa: F401  (registers the diagnostics)
 from .coincidence import AlphaSums, group_sums
 from .columns import ids_and_raters
-from .diagnostics import REGISTRY, Emitter, ImageContext
+from .bulk_match import match_requests
+from .diagnostics import REGISTRY, Emitter, ImageContext, rematch_key
 from .gcpause import paused_gc
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
@@ -82,9 +83,10 @@ def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_r
     diagnostics = enabled_diagnostics(config)
     out, emit = Partial(), Emitter()
     counts: dict = defaultdict(lambda: defaultdict(int))
-    for k, image in enumerate(images):
-        ip = prepare_image(image, spec, floor)
-        units, cells = ip.match(thr, solver, cost)
+    ips = [prepare_image(image, spec, floor) for image in images]
+    matched = _match_chunk(ips, config, diagnostics, solver, cost)
+    for k, (image, ip) in enumerate(zip(images, ips)):
+        (units, cells), rematches = matched[k]
         main = cells if cells.n_units else empty_image_cells(ip.n_rows)
         out.image_ids.append(image.id)
         out.single += ip.n_rows < 2
@@ -101,12 +103,39 @@ def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_r
         emit.image, emit.prefix = first + k, ""
         emit.cells(ALPHA[1], ALPHA[1], main)
         ctx = ImageContext(first + k, ip, cells, main, config, solver, cost, n_dataset_rows)
+        ctx._rematches = rematches
         for d in diagnostics:
             emit.prefix = d.name
             d.emit(ctx, emit)
     out.counts = {r: dict(c) for r, c in counts.items()}
     _batch_alpha(emit, out)
     out.alphas = [a for _, a in out.values.pop(ALPHA)]
+    return out
+
+
+def _match_chunk(ips: list, config: Any, diagnostics: list, solver, cost) -> list:
+    """Per image: its units and cells at the run's threshold, and the re-matches the diagnostics
+    plan (:attr:`Diagnostic.plan`) by :func:`rematch_key`, all matched in one bulk pass."""
+    thr = float(config.threshold)
+    requests, keys = [], []
+    for k, ip in enumerate(ips):
+        requests.append((k, thr, None, None))
+        keys.append(None)
+        seen = set()
+        for d in diagnostics:
+            for t, keep, rows in (d.plan(ip, config) if d.plan else ()):
+                t = thr if t is None else float(t)
+                key = rematch_key(t, keep, rows)
+                if key not in seen:
+                    seen.add(key)
+                    requests.append((k, t, keep, rows))
+                    keys.append(key)
+    out: list = []
+    for (k, *_), key, res in zip(requests, keys, match_requests(ips, requests, solver, cost)):
+        if key is None:
+            out.append((res, {}))
+        else:
+            out[k][1][key] = res[1]
     return out
 
 

@@ -1,0 +1,91 @@
+"""The chunk-wide matcher (kalos_core.bulk_match) equals ImageProblem.match request by request."""
+
+from itertools import combinations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kalos_core import AgreementConfig, Annotation, make_image
+from kalos_core.bulk_match import match_requests
+from kalos_core.matching import get_cost, get_solver
+from kalos_core.matching.solvers import greedy_on_sorted_pairs
+from kalos_core.problem import prepare_image
+
+
+def _image(k, rng, n_raters, n_boxes, assigned_classes=False):
+    raters = [f"r{r}" for r in range(n_raters)]
+    anns = []
+    base = rng.uniform(0, 60, (n_boxes, 2))
+    for a in range(n_boxes * n_raters):
+        r = int(rng.integers(n_raters))
+        x, y = base[a % n_boxes] + rng.integers(-3, 4, 2)       # integer jitter: exact IoU ties
+        w, h = rng.integers(5, 12, 2)
+        anns.append(Annotation(f"{k}-{a}", raters[r], int(rng.integers(1, 4)), (float(x), float(y), float(w), float(h))))
+    keep = int(rng.integers(0, len(anns) + 1))
+    extra = {"rater_classes": {raters[0]: frozenset({1, 2})}} if assigned_classes else {}
+    return make_image(k, 100, 100, raters, anns[:keep], **extra)
+
+
+def _requests(ips, thresholds, rng):
+    out = []
+    for k, ip in enumerate(ips):
+        out.append((k, thresholds[0], None, None))
+        for t in thresholds[1:]:
+            out.append((k, t, None, None))
+        rater = ip.problem.rater
+        for r in range(ip.n_rows):
+            out.append((k, thresholds[0], rater != r, np.array([x for x in range(ip.n_rows) if x != r], np.int64)))
+        for p, q in combinations(range(ip.n_rows), 2):
+            out.append((k, thresholds[-1], (rater == p) | (rater == q), np.array([p, q])))
+        if ip.problem.n:
+            out.append((k, thresholds[0], rng.random(ip.problem.n) < 0.5, None))
+    return out
+
+
+def _same(got, want):
+    (u1, c1), (u2, c2) = got, want
+    assert np.array_equal(u1, u2)
+    assert c1.n_units == c2.n_units
+    for name in ("row", "unit", "value"):
+        a, b = getattr(c1, name), getattr(c2, name)
+        assert a.dtype == np.int64 or len(a) == 0, name
+        assert np.array_equal(a, b), name
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(1, 4), st.sampled_from(["soft", "neg"]),
+       st.sampled_from([(0.5,), (0.5, 0.3), (0.4, 0.7, 0.1)]))
+def test_bulk_equals_one_by_one(seed, n_images, n_raters, cost_name, thresholds):
+    rng = np.random.default_rng(seed)
+    spec = AgreementConfig().distance_spec("box")
+    cost, solver = get_cost(cost_name), get_solver("greedy")
+    floor = min(thresholds)
+    ips = [prepare_image(_image(k, rng, n_raters, int(rng.integers(0, 7)), assigned_classes=(k == 2)), spec, floor)
+           for k in range(n_images)]
+    reqs = _requests(ips, thresholds, rng)
+    got = match_requests(ips, reqs, solver, cost)
+    assert len(got) == len(reqs)
+    for (k, t, keep, rows), g in zip(reqs, got):
+        _same(g, ips[k].match(t, solver, cost, keep=keep, rows=rows))
+
+
+def test_other_solvers_go_one_by_one():
+    rng = np.random.default_rng(1)
+    spec = AgreementConfig().distance_spec("box")
+    ips = [prepare_image(_image(k, rng, 3, 5), spec, 0.5) for k in range(3)]
+    reqs = _requests(ips, (0.5,), rng)
+    for name in ("shm", "ahc"):
+        solver, cost = get_solver(name), get_cost("soft")
+        for (k, t, keep, rows), g in zip(reqs, match_requests(ips, reqs, solver, cost)):
+            _same(g, ips[k].match(t, solver, cost, keep=keep, rows=rows))
+
+
+def test_greedy_union_known_answer():
+    # a-b accepted, then b-c refused (c has b's rater), then c-d accepted: units {0,1}, {2,3}, {4}
+    rater = np.array([0, 1, 1, 0, 2])
+    units = greedy_on_sorted_pairs(rater, np.array([0, 1, 2]), np.array([1, 2, 3]))
+    assert units.tolist() == [0, 0, 1, 1, 2]
+    # a later annotation joining an earlier unit takes that unit's label
+    units = greedy_on_sorted_pairs(np.array([0, 1, 2, 1]), np.array([0, 2]), np.array([2, 1]))
+    assert units.tolist() == [0, 0, 0, 1]
