@@ -88,12 +88,17 @@ class Emitter:
         self.block_units.append(cells.n_units)
 
     def block(self, keys: list[tuple[Hashable | None, Hashable | None]], unit_group: np.ndarray,
-              unit: np.ndarray, value: np.ndarray) -> None:
-        """Several matrices at once: ``unit_group[u]`` indexes ``keys``; units ``0..len(unit_group)-1``."""
+              unit: np.ndarray, value: np.ndarray, images: list[int] | None = None) -> None:
+        """Several matrices at once: ``unit_group[u]`` indexes ``keys``; units ``0..len(unit_group)-1``.
+
+        ``images[g]``: the image of matrix g (a chunk-wide block, :attr:`Diagnostic.emit_chunk`);
+        default: the current image. Matrices that share a sums key may be one matrix: sums add."""
         p = self.prefix
         self.block_groups[len(self.block_units)] = np.asarray(unit_group, np.int64)
         self.block_first.append(len(self.groups))
-        self.groups += [(self.image, None if v is None else (p, v), None if s is None else (p, s)) for v, s in keys]
+        images = [self.image] * len(keys) if images is None else images
+        self.groups += [(i, None if v is None else (p, v), None if s is None else (p, s))
+                        for i, (v, s) in zip(images, keys)]
         self.units.append(unit)
         self.values.append(value)
         self.block_units.append(len(unit_group))
@@ -142,6 +147,9 @@ class Diagnostic:
     #: per image, the re-matches ``emit`` will ask for, ``[(threshold or None, keep, rows)]``; the map
     #: step computes them for a whole chunk at once (:mod:`kalos_core.bulk_match`) ahead of ``emit``
     plan: Callable[[ImageProblem, Any], list[tuple]] | None = None
+    #: once per chunk, after every image's ``emit``: matrices emitted for all the chunk's images
+    #: at once (whole-array operations over the chunk's cells instead of per image)
+    emit_chunk: Callable[[list[ImageContext], Emitter], None] | None = None
 
     def is_on(self, config) -> bool:
         return bool(self.enabled(config) if self.enabled else getattr(config, self.name))

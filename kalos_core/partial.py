@@ -85,6 +85,7 @@ def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_r
     counts: dict = defaultdict(lambda: defaultdict(int))
     ips = [prepare_image(image, spec, floor) for image in images]
     matched = _match_chunk(ips, config, diagnostics, solver, cost)
+    contexts: list[ImageContext] = []
     for k, (image, ip) in enumerate(zip(images, ips)):
         (units, cells), rematches = matched[k]
         main = cells if cells.n_units else empty_image_cells(ip.n_rows)
@@ -104,9 +105,14 @@ def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_r
         emit.cells(ALPHA[1], ALPHA[1], main)
         ctx = ImageContext(first + k, ip, cells, main, config, solver, cost, n_dataset_rows)
         ctx._rematches = rematches
+        contexts.append(ctx)
         for d in diagnostics:
             emit.prefix = d.name
             d.emit(ctx, emit)
+    for d in diagnostics:
+        if d.emit_chunk is not None and contexts:
+            emit.prefix = d.name
+            d.emit_chunk(contexts, emit)
     out.counts = {r: dict(c) for r, c in counts.items()}
     _batch_alpha(emit, out)
     out.alphas = [a for _, a in out.values.pop(ALPHA)]
