@@ -6,11 +6,16 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kalos_core import AgreementConfig, Annotation, make_image
+from kalos_core import AgreementConfig, Annotation, MultiRaterDataset, make_image
+from kalos_core.agreement import agreement_steps
+from kalos_core.agreement_reference import reference_agreement
 from kalos_core.bulk_match import match_requests
 from kalos_core.matching import get_cost, get_solver
 from kalos_core.matching.solvers import greedy_on_sorted_pairs
 from kalos_core.problem import prepare_image
+from kalos_core.progress import run_steps
+
+from .test_fast_path import assert_same
 
 
 def _image(k, rng, n_raters, n_boxes, assigned_classes=False):
@@ -89,3 +94,31 @@ def test_greedy_union_known_answer():
     # a later annotation joining an earlier unit takes that unit's label
     units = greedy_on_sorted_pairs(np.array([0, 1, 2, 1]), np.array([0, 2]), np.array([2, 1]))
     assert units.tolist() == [0, 0, 0, 1]
+
+
+@st.composite
+def mixed_datasets(draw):
+    """Images with per-rater class assignments, rater sessions and 1-5 rows: every bulk fallback."""
+    images = []
+    for i in range(draw(st.integers(1, 5))):
+        rows = [f"r{k}" for k in draw(st.sets(st.integers(0, 4), min_size=2 if i == 0 else 1, max_size=5))]
+        extra = {}
+        if draw(st.booleans()):
+            extra["rater_classes"] = {rows[0]: frozenset(draw(st.sets(st.integers(1, 3), min_size=1)))}
+        if draw(st.booleans()) and len(rows) >= 2:
+            extra["row_rater"] = {rows[1]: rows[0]}      # two sessions of one rater
+        anns = []
+        for r in rows:
+            for x, y, w, h, c in draw(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60), st.integers(3, 30),
+                                                         st.integers(3, 30), st.integers(1, 3)), max_size=4)):
+                anns.append(Annotation(f"{i}-{len(anns)}", r, c, (x, y, w, h)))
+        images.append(make_image(i, 100, 100, rows, anns, **extra))
+    return MultiRaterDataset(images, {1: "a", 2: "b", 3: "c"}, "box")
+
+
+@settings(max_examples=40, deadline=None)
+@given(mixed_datasets(), st.sampled_from(["greedy", "shm", "ahc"]), st.integers(1, 3))
+def test_pipeline_equals_reference_with_assignments_sessions_and_solvers(ds, solver, chunk):
+    cfg = AgreementConfig(solver=solver, lsa_thresholds=(0.3, 0.7), bootstrap=20)
+    ref = reference_agreement(ds, cfg).to_dict(include_labels=True)
+    assert_same(run_steps(agreement_steps(ds, cfg, chunk_size=chunk)).to_dict(include_labels=True), ref)
