@@ -122,3 +122,29 @@ def test_pipeline_equals_reference_with_assignments_sessions_and_solvers(ds, sol
     cfg = AgreementConfig(solver=solver, lsa_thresholds=(0.3, 0.7), bootstrap=20)
     ref = reference_agreement(ds, cfg).to_dict(include_labels=True)
     assert_same(run_steps(agreement_steps(ds, cfg, chunk_size=chunk)).to_dict(include_labels=True), ref)
+
+
+def _plain_greedy_union(rater, i, j):
+    """The union step as a plain loop: accept a pair unless its units share a rater; label by first member."""
+    unit = list(range(len(rater)))
+    for a, b in zip(i.tolist(), j.tolist()):
+        ua, ub = unit[a], unit[b]
+        members_a = [x for x in range(len(rater)) if unit[x] == ua]
+        members_b = [x for x in range(len(rater)) if unit[x] == ub]
+        if ua == ub or {rater[x] for x in members_a} & {rater[x] for x in members_b}:
+            continue
+        for x in members_b:
+            unit[x] = ua
+    labels: dict = {}
+    return np.array([labels.setdefault(u, len(labels)) for u in unit], np.int64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 25), st.integers(1, 5), st.integers(0, 60))
+def test_greedy_union_equals_plain_loop(seed, n, n_raters, m):
+    rng = np.random.default_rng(seed)
+    rater = rng.integers(0, n_raters, n)
+    i, j = (rng.integers(0, max(n, 1), m if n else 0) for _ in range(2))
+    assert greedy_on_sorted_pairs(rater, i, j).tolist() == _plain_greedy_union(rater, i, j).tolist()
+    big = rater + 70          # rows past the 62-bit masks take the plain Python integers
+    assert greedy_on_sorted_pairs(big, i, j).tolist() == _plain_greedy_union(big, i, j).tolist()
