@@ -82,19 +82,16 @@ def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray) -> n
             a, b = b, a
         parent[b] = a
         raters[a] |= raters[b]
-    # a root is its set's smallest annotation (the smaller root always wins), so in index order
-    # every parent is already resolved to its root: units come numbered by first annotation
-    out = [0] * n
-    k = 0
-    for x in range(n):
-        r = parent[parent[x]]
-        parent[x] = r
-        if r == x:
-            out[x] = k
-            k += 1
-        else:
-            out[x] = out[r]
-    return np.array(out, dtype=np.int64)
+    # a root is its set's smallest annotation (the smaller root always wins): units numbered by
+    # first annotation are the roots in index order; roots found by pointer jumping
+    root = np.array(parent, dtype=np.int64)
+    while True:
+        up = root[root]
+        if np.array_equal(up, root):
+            break
+        root = up
+    is_root = root == np.arange(n)
+    return (np.cumsum(is_root) - 1)[root]
 
 
 #: solver -> its union step on pre-sorted pairs, for solvers that can re-match that way
