@@ -1,8 +1,10 @@
 """The map step of an agreement run: a chunk of images -> a mergeable :class:`Partial`.
 
-Per image: match once at the run's threshold, then let every enabled
-diagnostic emit the (re-matched) reliability matrices it needs. The α of all
-matrices of the chunk is one batch (:func:`kalos_core.coincidence.group_sums`).
+Every image's matching at the run's threshold and the re-matches the enabled
+diagnostics plan run as one bulk pass over the chunk (:mod:`kalos_core.bulk_match`);
+then every diagnostic emits the reliability matrices it needs, per image
+(``emit``) or for the whole chunk (``emit_chunk``). The α of all matrices of the
+chunk is one batch (:func:`kalos_core.coincidence.group_sums`).
 Partials of consecutive chunks merge (:meth:`Partial.merge`) into exactly what
 one chunk holding all images gives, so the chunking changes no number.
 """
@@ -13,12 +15,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
-import numpy as np
-
 from . import diagnostic_defs  # noqa: F401  (registers the diagnostics)
+from .bulk_match import match_requests
 from .coincidence import AlphaSums, group_sums
 from .columns import ids_and_raters
-from .bulk_match import match_requests
 from .diagnostics import REGISTRY, Emitter, ImageContext, rematch_key
 from .gcpause import paused_gc
 from .matching import get_cost, get_solver
