@@ -86,30 +86,39 @@ class GroupSums:
 
     def by_key(self, keys: list[Hashable | None]) -> dict[Hashable, AlphaSums]:
         """Sum the groups that share a key (``keys[g]``; None = leave out)."""
-        out: dict[Hashable, AlphaSums] = {}
-        for g, k in enumerate(keys):
-            if k is not None and k not in out:
-                out[k] = AlphaSums()
-        if not out:
-            return out
-        n = self.n.astype(np.int64).tolist()
-        for g, k in enumerate(keys):
-            if k is not None:
-                out[k].n += n[g]
-        _sparse_add(out, keys, "n_c", self.value_group, self.value.tolist(), self.value_count.astype(np.int64).tolist())
-        _sparse_add(out, keys, "occ", self.occ_group, self.occ_den.tolist(), self.occ_num.tolist())
-        return out
+        index: dict[Hashable, int] = {}
+        kid = [-1 if k is None else index.setdefault(k, len(index)) for k in keys]
+        if not index:
+            return {}
+        kid_arr = np.array(kid, dtype=np.int64)
+        out = [AlphaSums() for _ in index]
+        ok = kid_arr >= 0
+        n = np.bincount(kid_arr[ok], weights=self.n[ok], minlength=len(out))   # exact: integer sums < 2**53
+        for s, v in zip(out, n.astype(np.int64).tolist()):
+            s.n = v
+        _sparse_add(out, "n_c", kid_arr[self.value_group], self.value, self.value_count)
+        _sparse_add(out, "occ", kid_arr[self.occ_group], self.occ_den, self.occ_num)
+        return dict(zip(index, out))
 
 
-def _sparse_add(out: dict, keys: list, name: str, group: np.ndarray, what: list, count: list) -> None:
-    """Add sparse per-group entries (sorted by group) to ``getattr(out[keys[g]], name)``."""
-    starts = np.searchsorted(group, np.arange(len(keys) + 1)).tolist()
-    for g, k in enumerate(keys):
-        if k is None:
-            continue
-        table = getattr(out[k], name)
-        for j in range(starts[g], starts[g + 1]):
-            table[what[j]] = table.get(what[j], 0) + count[j]
+def _sparse_add(out: list, name: str, key: np.ndarray, what: np.ndarray, count: np.ndarray) -> None:
+    """``getattr(out[key[j]], name)[what[j]] += count[j]`` for every entry with ``key[j] >= 0``."""
+    ok = key >= 0
+    key, what, count = key[ok], np.asarray(what, np.int64)[ok], np.asarray(count).astype(np.int64)[ok]
+    if not len(key):
+        return
+    order = np.lexsort((what, key))
+    key, what, count = key[order], what[order], count[order]
+    new = np.ones(len(key), bool)
+    new[1:] = (key[1:] != key[:-1]) | (what[1:] != what[:-1])
+    first = np.flatnonzero(new)
+    total = np.add.reduceat(count, first)
+    key, what = key[first], what[first]
+    bounds = np.searchsorted(key, np.arange(len(out) + 1)).tolist()
+    what_l, total_l = what.tolist(), total.tolist()
+    for k, s in enumerate(out):
+        if bounds[k] < bounds[k + 1]:
+            getattr(s, name).update(zip(what_l[bounds[k]:bounds[k + 1]], total_l[bounds[k]:bounds[k + 1]]))
 
 
 def group_sums(unit: np.ndarray, value: np.ndarray, unit_group: np.ndarray, n_groups: int) -> GroupSums:

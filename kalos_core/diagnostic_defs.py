@@ -13,20 +13,58 @@ import numpy as np
 
 from .diagnostics import Diagnostic, Emitter, ImageContext, Reduction, mean_by_key, nested, register_diagnostic
 from .problem import empty_image_cells
-from .reliability import NO_OBJECT, unique_pairs
+from .reliability import NO_OBJECT
 
 
 # -- annotator vitality: V_r = α_R - α_(R without r), re-matched without r ----------------------------
+def _without_each_rater(ip) -> list[tuple]:
+    """``(threshold, keep, rows)`` of the re-matches without each rater (images with 3+ rows)."""
+    if ip.n_rows < 3:
+        return []
+    return [(None, ip.problem.rater != r, np.array([k for k in range(ip.n_rows) if k != r]))
+            for r in range(ip.n_rows)]
+
+
 def _emit_vitality(ctx: ImageContext, out: Emitter) -> None:
     ip = ctx.ip
-    if ip.n_rows >= 3:
-        for r, name in enumerate(ip.rows):
-            rows = np.array([k for k in range(ip.n_rows) if k != r])
-            out.cells(name, None, ctx.rematch(keep=ip.problem.rater != r, rows=rows))
-    if ctx.n_dataset_rows >= 3:   # global: the global matrix without the rater's row (not re-matched)
-        for r, name in enumerate(ip.rows):
-            out.cells(None, ("with", name), ctx.main)
-            out.cells(None, ("without", name), ctx.main.select_rows(np.arange(ip.n_rows) != r))
+    for name, (_, keep, rows) in zip(ip.rows, _without_each_rater(ip)):
+        out.cells(name, None, ctx.rematch(keep=keep, rows=rows))
+
+
+def _emit_vitality_chunk(ctxs: list[ImageContext], out: Emitter) -> None:
+    """Global: the global matrix with and without each rater's row (not re-matched). Per rater,
+    the main matrices of the chunk's images that have the rater form one matrix of each kind
+    (their sums add; the key is present exactly when an image has the rater)."""
+    if ctxs[0].n_dataset_rows < 3:
+        return
+    img, unit, value, row, n_units = _chunk_cells(ctxs, "main")
+    names = sorted({name for c in ctxs for name in c.ip.rows})
+    code = {name: k for k, name in enumerate(names)}
+    row_codes = [np.array([code[name] for name in c.ip.rows], np.int64) for c in ctxs]
+    row_start = np.cumsum([len(r) for r in row_codes]) - np.array([len(r) for r in row_codes])
+    cell_name = np.concatenate(row_codes)[row_start[img] + row]
+    has = np.zeros((len(ctxs), len(names)), bool)
+    for k, rc in enumerate(row_codes):
+        has[k, rc] = True
+    group = np.zeros(n_units, np.int64)
+    for k, name in enumerate(names):
+        with_ = has[img, k]
+        without = with_ & (cell_name != k)
+        first = next(c.index for c in ctxs if name in c.ip.rows)
+        for kind, keep in (("with", with_), ("without", without)):
+            out.block([(None, (kind, name))], group, unit[keep], value[keep], images=[first])
+
+
+def _chunk_cells(ctxs: list[ImageContext], which: str):
+    """The chunk's ``ctx.main`` or ``ctx.cells`` side by side: per cell its context's position,
+    unit (numbered across the chunk), value and row; and the number of units."""
+    cells = [getattr(c, which) for c in ctxs]
+    n_cells = np.array([len(c.value) for c in cells], np.int64)
+    n_units = np.array([c.n_units for c in cells], np.int64)
+    img = np.repeat(np.arange(len(cells)), n_cells)
+    unit = np.concatenate([c.unit for c in cells]) + np.repeat(np.cumsum(n_units) - n_units, n_cells)
+    return (img, unit, np.concatenate([c.value for c in cells]), np.concatenate([c.row for c in cells]),
+            int(n_units.sum()))
 
 
 def _reduce_vitality(red: Reduction) -> dict:
@@ -51,20 +89,32 @@ def _summary_vitality(result) -> list[str]:
 
 
 # -- class difficulty: α of the units in which any rater used class c ---------------------------------
-def _emit_class_difficulty(ctx: ImageContext, out: Emitter) -> None:
-    cells = ctx.cells
-    used = cells.value != NO_OBJECT
+def _emit_class_difficulty_chunk(ctxs: list[ImageContext], out: Emitter) -> None:
+    """Per image and class c, the units in which any rater used c (each unit's cells in the
+    image's cell order); all images of the chunk in one block."""
+    img, unit, value, _, n_units = _chunk_cells(ctxs, "cells")
+    used = value != NO_OBJECT
     if not used.any():
         return
-    pairs = unique_pairs(cells.value[used], cells.unit[used])   # (class, unit), by class
-    classes, pair_class = np.unique(pairs[0], return_inverse=True)
-    order = np.argsort(cells.unit, kind="stable")
-    start = np.searchsorted(cells.unit[order], np.arange(cells.n_units + 1))
-    length = np.diff(start)[pairs[1]]
-    pair_of_cell = np.repeat(np.arange(pairs.shape[1]), length)
+    # distinct (image, class, unit), sorted; units are numbered across the chunk in image order
+    order = np.lexsort((unit[used], value[used], img[used]))
+    pi, pc, pu = img[used][order], value[used][order], unit[used][order]
+    new = np.ones(len(pi), bool)
+    new[1:] = (pi[1:] != pi[:-1]) | (pc[1:] != pc[:-1]) | (pu[1:] != pu[:-1])
+    pi, pc, pu = pi[new], pc[new], pu[new]
+    new_group = np.ones(len(pi), bool)
+    new_group[1:] = (pi[1:] != pi[:-1]) | (pc[1:] != pc[:-1])
+    pair_group = np.cumsum(new_group) - 1
+    cell_order = np.argsort(unit, kind="stable")
+    start = np.searchsorted(unit[cell_order], np.arange(n_units + 1))
+    length = np.diff(start)[pu]
+    pair_of_cell = np.repeat(np.arange(len(pu)), length)
     offset = np.arange(len(pair_of_cell)) - np.repeat(np.cumsum(length) - length, length)
-    pick = order[start[pairs[1]][pair_of_cell] + offset]
-    out.block([(int(c), int(c)) for c in classes], pair_class, pair_of_cell, cells.value[pick])
+    pick = cell_order[start[pu][pair_of_cell] + offset]
+    classes = pc[new_group].tolist()
+    index = [c.index for c in ctxs]
+    out.block([(c, c) for c in classes], pair_group, pair_of_cell, value[pick],
+              images=[index[k] for k in pi[new_group].tolist()])
 
 
 def _reduce_class_difficulty(red: Reduction) -> dict:
@@ -81,11 +131,16 @@ def _summary_class_difficulty(result) -> list[str]:
 
 
 # -- collaboration: α of every pair of raters, matched on the two alone -------------------------------
+def _rater_pairs(ip) -> list[tuple]:
+    """``(threshold, keep, rows)`` of the re-matches of every two rows."""
+    rater = ip.problem.rater
+    return [(None, (rater == p) | (rater == q), np.array([p, q])) for p, q in combinations(range(ip.n_rows), 2)]
+
+
 def _emit_collaboration(ctx: ImageContext, out: Emitter) -> None:
     ip = ctx.ip
-    for p, q in combinations(range(ip.n_rows), 2):
-        keep = (ip.problem.rater == p) | (ip.problem.rater == q)
-        cells = ctx.rematch(keep=keep, rows=np.array([p, q]))
+    for (p, q), (_, keep, rows) in zip(combinations(range(ip.n_rows), 2), _rater_pairs(ip)):
+        cells = ctx.rematch(keep=keep, rows=rows)
         key = (ip.rows[p], ip.rows[q])
         out.cells(key, key, cells if cells.n_units else empty_image_cells(2))
 
@@ -112,8 +167,12 @@ def _summary_collaboration(result) -> list[str]:
 
 
 # -- localisation sensitivity: the image's α at each threshold ----------------------------------------
+def _lsa_thresholds(ip, config) -> list[tuple]:
+    return [(t, None, None) for t in dict.fromkeys(float(t) for t in config.lsa_thresholds)]
+
+
 def _emit_lsa(ctx: ImageContext, out: Emitter) -> None:
-    for t in dict.fromkeys(float(t) for t in ctx.config.lsa_thresholds):
+    for t, _, _ in _lsa_thresholds(ctx.ip, ctx.config):
         out.cells(t, None, ctx.rematch(threshold=t))
 
 
@@ -143,20 +202,22 @@ def _emit_intra_rater(ctx: ImageContext, out: Emitter) -> None:
 register_diagnostic(Diagnostic(
     "vitality", "annotator vitality V_r = alpha - alpha without r (needs 3 raters on an image)",
     _emit_vitality, _reduce_vitality, (("vitality", dict), ("vitality_global", dict)),
-    rematches_per_rater=True, summary=_summary_vitality))
+    rematches_per_rater=True, summary=_summary_vitality, plan=lambda ip, config: _without_each_rater(ip),
+    emit_chunk=_emit_vitality_chunk))
 register_diagnostic(Diagnostic(
     "class_difficulty", "alpha of the units in which any rater used each class",
-    _emit_class_difficulty, _reduce_class_difficulty,
-    (("class_difficulty", dict), ("class_difficulty_global", dict)), summary=_summary_class_difficulty))
+    lambda ctx, out: None, _reduce_class_difficulty,
+    (("class_difficulty", dict), ("class_difficulty_global", dict)), summary=_summary_class_difficulty,
+    emit_chunk=_emit_class_difficulty_chunk))
 register_diagnostic(Diagnostic(
     "collaboration", "pairwise alpha of every two raters, matched on the two alone",
     _emit_collaboration, _reduce_collaboration,
     (("collaboration", dict), ("collaboration_global", dict), ("collaboration_n", dict)),
-    rematches_per_rater=True, summary=_summary_collaboration))
+    rematches_per_rater=True, summary=_summary_collaboration, plan=lambda ip, config: _rater_pairs(ip)))
 register_diagnostic(Diagnostic(
     "lsa", "localisation sensitivity: mean alpha at each of --lsa's thresholds",
     _emit_lsa, _reduce_lsa, (("lsa", dict), ("lsa_delta", lambda: None)),
-    switch=False, enabled=lambda config: bool(config.lsa_thresholds), summary=_summary_lsa))
+    switch=False, enabled=lambda config: bool(config.lsa_thresholds), summary=_summary_lsa, plan=_lsa_thresholds))
 register_diagnostic(Diagnostic(
     "intra_rater", "alpha among the sessions of a rater who labelled an image more than once",
     _emit_intra_rater, lambda red: {"intra_rater": mean_by_key(red.values)}, (("intra_rater", dict),)))

@@ -48,40 +48,72 @@ class ImageContext:
         Memoised per image: with three raters, the matrix without one rater is the pair of the
         other two (vitality and collaboration ask for the same re-match)."""
         t = float(self.config.threshold if threshold is None else threshold)
-        key = (t, None if keep is None else np.asarray(keep, bool).tobytes(),
-               None if rows is None else tuple(np.asarray(rows).tolist()))
+        key = rematch_key(t, keep, rows)
         cache = self.__dict__.setdefault("_rematches", {})
         if key not in cache:
             cache[key] = self.ip.match(t, self.solver, self.cost, keep=keep, rows=rows)[1]
         return cache[key]
 
 
+def rematch_key(threshold: float, keep: np.ndarray | None, rows: np.ndarray | None) -> tuple:
+    """The memo key of a re-match (:meth:`ImageContext.rematch`)."""
+    return (float(threshold), None if keep is None else np.asarray(keep, bool).tobytes(),
+            None if rows is None else tuple(np.asarray(rows).tolist()))
+
+
 class Emitter:
-    """Collects the reliability matrices emitted for a chunk of images, as flat cells."""
+    """Collects the reliability matrices emitted for a chunk of images, as flat cells.
+
+    Each matrix (or block of matrices) is kept as emitted; :meth:`flat` numbers units and
+    groups across the chunk in one pass at the end."""
 
     def __init__(self) -> None:
-        self.units: list[np.ndarray] = []
+        self.units: list[np.ndarray] = []          #: per block: unit of each cell, local to the block
         self.values: list[np.ndarray] = []
-        self.unit_groups: list[np.ndarray] = []
+        self.block_units: list[int] = []           #: per block: its number of units
+        self.block_groups: dict[int, np.ndarray] = {}   #: block -> local group of each unit (absent: all 0)
+        self.block_first: list[int] = []           #: per block: its first group
         self.groups: list[tuple[int, Hashable, Hashable]] = []   # (image, value key, sums key)
-        self.n_units = 0
         self.image = 0
         self.prefix: str = ""
 
     def cells(self, value_key: Hashable | None, sums_key: Hashable | None, cells: Cells) -> None:
         """One matrix: its α recorded under ``value_key`` and/or its sums added under ``sums_key``."""
-        self.block([(value_key, sums_key)], np.zeros(cells.n_units, np.int64), cells.unit, cells.value)
+        p = self.prefix
+        self.block_first.append(len(self.groups))
+        self.groups.append((self.image, None if value_key is None else (p, value_key),
+                            None if sums_key is None else (p, sums_key)))
+        self.units.append(cells.unit)
+        self.values.append(cells.value)
+        self.block_units.append(cells.n_units)
 
     def block(self, keys: list[tuple[Hashable | None, Hashable | None]], unit_group: np.ndarray,
-              unit: np.ndarray, value: np.ndarray) -> None:
-        """Several matrices at once: ``unit_group[u]`` indexes ``keys``; units ``0..len(unit_group)-1``."""
-        g0 = len(self.groups)
+              unit: np.ndarray, value: np.ndarray, images: list[int] | None = None) -> None:
+        """Several matrices at once: ``unit_group[u]`` indexes ``keys``; units ``0..len(unit_group)-1``.
+
+        ``images[g]``: the image of matrix g (a chunk-wide block, :attr:`Diagnostic.emit_chunk`);
+        default: the current image. Matrices that share a sums key may be one matrix: sums add."""
         p = self.prefix
-        self.groups += [(self.image, None if v is None else (p, v), None if s is None else (p, s)) for v, s in keys]
-        self.units.append(np.asarray(unit, np.int64) + self.n_units)
-        self.values.append(np.asarray(value, np.int64))
-        self.unit_groups.append(np.asarray(unit_group, np.int64) + g0)
-        self.n_units += len(unit_group)
+        self.block_groups[len(self.block_units)] = np.asarray(unit_group, np.int64)
+        self.block_first.append(len(self.groups))
+        images = [self.image] * len(keys) if images is None else images
+        self.groups += [(i, None if v is None else (p, v), None if s is None else (p, s))
+                        for i, (v, s) in zip(images, keys)]
+        self.units.append(unit)
+        self.values.append(value)
+        self.block_units.append(len(unit_group))
+
+    def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(unit, value, unit_group)`` of all cells, units and groups numbered across the chunk."""
+        lengths = np.array([len(u) for u in self.units], np.int64)
+        n_units = np.array(self.block_units, np.int64)
+        start = np.cumsum(n_units) - n_units
+        unit = np.concatenate(self.units).astype(np.int64, copy=False) + np.repeat(start, lengths)
+        value = np.concatenate(self.values).astype(np.int64, copy=False)
+        unit_group = np.repeat(np.array(self.block_first, np.int64), n_units)
+        for b, local in self.block_groups.items():
+            unit_group[start[b]:start[b] + n_units[b]] += local
+        return unit, value, unit_group
 
 
 @dataclass
@@ -112,6 +144,12 @@ class Diagnostic:
     enabled: Callable[[Any], bool] | None = None       #: overrides ``getattr(config, name)``
     rematches_per_rater: bool = False                  #: cost grows with the raters (max_diagnostic_raters)
     summary: Callable[[Any], list[str]] | None = None  #: CLI text lines from a result
+    #: per image, the re-matches ``emit`` will ask for, ``[(threshold or None, keep, rows)]``; the map
+    #: step computes them for a whole chunk at once (:mod:`kalos_core.bulk_match`) ahead of ``emit``
+    plan: Callable[[ImageProblem, Any], list[tuple]] | None = None
+    #: once per chunk, after every image's ``emit``: matrices emitted for all the chunk's images
+    #: at once (whole-array operations over the chunk's cells instead of per image)
+    emit_chunk: Callable[[list[ImageContext], Emitter], None] | None = None
 
     def is_on(self, config) -> bool:
         return bool(self.enabled(config) if self.enabled else getattr(config, self.name))
@@ -162,5 +200,5 @@ def nested(pairs: dict[tuple[str, str], Any], rows: list[str], diagonal: Any = 1
     return {r: dict(sorted(v.items())) for r, v in out.items()}
 
 
-__all__ = ["Diagnostic", "Emitter", "ImageContext", "Reduction", "REGISTRY", "register_diagnostic",
+__all__ = ["Diagnostic", "Emitter", "ImageContext", "rematch_key", "Reduction", "REGISTRY", "register_diagnostic",
            "get_diagnostic", "switches", "result_fields", "mean_by_key", "nested"]

@@ -1,8 +1,10 @@
 """The map step of an agreement run: a chunk of images -> a mergeable :class:`Partial`.
 
-Per image: match once at the run's threshold, then let every enabled
-diagnostic emit the (re-matched) reliability matrices it needs. The α of all
-matrices of the chunk is one batch (:func:`kalos_core.coincidence.group_sums`).
+Every image's matching at the run's threshold and the re-matches the enabled
+diagnostics plan run as one bulk pass over the chunk (:mod:`kalos_core.bulk_match`);
+then every diagnostic emits the reliability matrices it needs, per image
+(``emit``) or for the whole chunk (``emit_chunk``). The α of all matrices of the
+chunk is one batch (:func:`kalos_core.coincidence.group_sums`).
 Partials of consecutive chunks merge (:meth:`Partial.merge`) into exactly what
 one chunk holding all images gives, so the chunking changes no number.
 """
@@ -13,12 +15,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
-import numpy as np
-
 from . import diagnostic_defs  # noqa: F401  (registers the diagnostics)
+from .bulk_match import match_requests
 from .coincidence import AlphaSums, group_sums
 from .columns import ids_and_raters
-from .diagnostics import REGISTRY, Emitter, ImageContext
+from .diagnostics import REGISTRY, Emitter, ImageContext, rematch_key
 from .gcpause import paused_gc
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
@@ -82,9 +83,11 @@ def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_r
     diagnostics = enabled_diagnostics(config)
     out, emit = Partial(), Emitter()
     counts: dict = defaultdict(lambda: defaultdict(int))
-    for k, image in enumerate(images):
-        ip = prepare_image(image, spec, floor)
-        units, cells = ip.match(thr, solver, cost)
+    ips = [prepare_image(image, spec, floor) for image in images]
+    matched = _match_chunk(ips, config, diagnostics, solver, cost)
+    contexts: list[ImageContext] = []
+    for k, (image, ip) in enumerate(zip(images, ips)):
+        (units, cells), rematches = matched[k]
         main = cells if cells.n_units else empty_image_cells(ip.n_rows)
         out.image_ids.append(image.id)
         out.single += ip.n_rows < 2
@@ -101,12 +104,44 @@ def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_r
         emit.image, emit.prefix = first + k, ""
         emit.cells(ALPHA[1], ALPHA[1], main)
         ctx = ImageContext(first + k, ip, cells, main, config, solver, cost, n_dataset_rows)
+        ctx._rematches = rematches
+        contexts.append(ctx)
         for d in diagnostics:
             emit.prefix = d.name
             d.emit(ctx, emit)
+    for d in diagnostics:
+        if d.emit_chunk is not None and contexts:
+            emit.prefix = d.name
+            d.emit_chunk(contexts, emit)
     out.counts = {r: dict(c) for r, c in counts.items()}
     _batch_alpha(emit, out)
     out.alphas = [a for _, a in out.values.pop(ALPHA)]
+    return out
+
+
+def _match_chunk(ips: list, config: Any, diagnostics: list, solver, cost) -> list:
+    """Per image: its units and cells at the run's threshold, and the re-matches the diagnostics
+    plan (:attr:`Diagnostic.plan`) by :func:`rematch_key`, all matched in one bulk pass."""
+    thr = float(config.threshold)
+    requests, keys = [], []
+    for k, ip in enumerate(ips):
+        requests.append((k, thr, None, None))
+        keys.append(None)
+        seen = set()
+        for d in diagnostics:
+            for t, keep, rows in (d.plan(ip, config) if d.plan else ()):
+                t = thr if t is None else float(t)
+                key = rematch_key(t, keep, rows)
+                if key not in seen:
+                    seen.add(key)
+                    requests.append((k, t, keep, rows))
+                    keys.append(key)
+    out: list = []
+    for (k, *_), key, res in zip(requests, keys, match_requests(ips, requests, solver, cost)):
+        if key is None:
+            out.append((res, {}))
+        else:
+            out[k][1][key] = res[1]
     return out
 
 
@@ -116,8 +151,7 @@ def _batch_alpha(emit: Emitter, out: Partial) -> None:
     if not n_groups:
         out.values[ALPHA] = []
         return
-    gs = group_sums(np.concatenate(emit.units), np.concatenate(emit.values), np.concatenate(emit.unit_groups),
-                    n_groups)
+    gs = group_sums(*emit.flat(), n_groups)
     alphas = gs.alpha().tolist()
     values: dict[Hashable, list] = {ALPHA: []}
     for (image, vkey, _), a in zip(emit.groups, alphas):

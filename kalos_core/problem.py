@@ -72,16 +72,21 @@ class ImageProblem:
             rc = None if self.row_classes is None else [self.row_classes[r] for r in rows]
         return units, build_cells(units, rater, category, n_rows, rc)
 
-    def _match_sorted(self, fast, threshold: float, cost: CostFn, keep: np.ndarray | None):
-        """Units, rater rows and classes of a (subset) problem from the image's candidate pairs,
-        sorted once per cost function (the same units as the solver on the subset problem)."""
+    def sorted_pairs(self, cost: CostFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Candidate pairs ``(i, j, similarity)`` at :attr:`floor`, in greedy's acceptance order
+        (cost, i, j); sorted once per cost function."""
         cache = self.__dict__.setdefault("_sorted_pairs", {})
         if cost not in cache:
             i, j, c = self.problem.candidates(self.floor, cost)
             order = np.lexsort((j, i, c))
             i, j = i[order], j[order]
             cache[cost] = (i, j, self.problem.sim[i, j])
-        i, j, s = cache[cost]
+        return cache[cost]
+
+    def _match_sorted(self, fast, threshold: float, cost: CostFn, keep: np.ndarray | None):
+        """Units, rater rows and classes of a (subset) problem from the image's candidate pairs,
+        sorted once per cost function (the same units as the solver on the subset problem)."""
+        i, j, s = self.sorted_pairs(cost)
         ok = s >= threshold
         p = self.problem
         if keep is None:

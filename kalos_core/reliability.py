@@ -90,20 +90,22 @@ def build_cells(
     """
     n_units = int(units.max()) + 1 if len(units) else 0
     value = np.full((n_rows, n_units), NO_OBJECT, dtype=np.int64)
-    present = np.zeros((n_rows, n_units), bool)
     value[rater, units] = category
+    if row_classes is None or all(c is None for c in row_classes):   # every cell kept, row-major
+        r, u = np.divmod(np.arange(n_rows * n_units), max(n_units, 1))
+        return Cells(r, u, value.ravel(), n_units)
+    present = np.zeros((n_rows, n_units), bool)
     present[rater, units] = True
     keep = np.ones((n_rows, n_units), bool)
-    if row_classes is not None and any(c is not None for c in row_classes):
-        unit_classes: list[set] = [set() for _ in range(n_units)]
-        for u, c in zip(units.tolist(), category.tolist()):
-            unit_classes[u].add(c)
-        for r, allowed in enumerate(row_classes):
-            if allowed is None:
-                continue
-            for u in range(n_units):
-                if not present[r, u] and not (unit_classes[u] & allowed):
-                    keep[r, u] = False
+    unit_classes: list[set] = [set() for _ in range(n_units)]
+    for u, c in zip(units.tolist(), category.tolist()):
+        unit_classes[u].add(c)
+    for r, allowed in enumerate(row_classes):
+        if allowed is None:
+            continue
+        for u in range(n_units):
+            if not present[r, u] and not (unit_classes[u] & allowed):
+                keep[r, u] = False
     r, u = np.nonzero(keep)
     return Cells(r, u, value[r, u], n_units)
 

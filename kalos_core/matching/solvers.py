@@ -51,8 +51,26 @@ def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray) -> n
     image's pairs once and re-matches subsets through this function.
     """
     n = len(rater)
-    parent = list(range(n))
-    raters = [1 << r for r in rater.tolist()]
+    rater = np.asarray(rater, np.int64)
+    i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+    parent_arr = np.arange(n)
+    mask = (np.int64(1) << rater) if n and int(rater.max()) < 62 else None
+    if mask is not None and len(i):
+        # A pair that is the first pair of both its annotations joins two singletons of different
+        # raters: greedy accepts it whatever it did before. Joining it up front changes no other
+        # decision (it touches no set an earlier pair looks at; later pairs come after it anyway),
+        # so only the other pairs go through the loop.
+        first = np.full(n, len(i))
+        np.minimum.at(first, i, np.arange(len(i)))
+        np.minimum.at(first, j, np.arange(len(i)))
+        k = np.arange(len(i))
+        sure = (first[i] == k) & (first[j] == k) & (rater[i] != rater[j])
+        lo, hi = np.minimum(i[sure], j[sure]), np.maximum(i[sure], j[sure])
+        parent_arr[hi] = lo
+        mask[lo] |= mask[hi]
+        i, j = i[~sure], j[~sure]
+    parent = parent_arr.tolist()
+    raters = mask.tolist() if mask is not None else [1 << r for r in rater.tolist()]
     for a, b in zip(i.tolist(), j.tolist()):
         while parent[a] != a:                # find with path halving, inlined (the hot loop)
             parent[a] = a = parent[parent[a]]
@@ -64,14 +82,16 @@ def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray) -> n
             a, b = b, a
         parent[b] = a
         raters[a] |= raters[b]
-    label: dict[int, int] = {}
-    out = []
-    for x in range(n):                       # roots; units numbered by first annotation
-        r = x
-        while parent[r] != r:
-            r = parent[r]
-        out.append(label.setdefault(r, len(label)))
-    return np.array(out, dtype=np.int64)
+    # a root is its set's smallest annotation (the smaller root always wins): units numbered by
+    # first annotation are the roots in index order; roots found by pointer jumping
+    root = np.array(parent, dtype=np.int64)
+    while True:
+        up = root[root]
+        if np.array_equal(up, root):
+            break
+        root = up
+    is_root = root == np.arange(n)
+    return (np.cumsum(is_root) - 1)[root]
 
 
 #: solver -> its union step on pre-sorted pairs, for solvers that can re-match that way
