@@ -185,9 +185,11 @@ def unique_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def interpret(a: float) -> str:
-    """The interpretation band of an α value (Sec. 3.3)."""
+    """The interpretation band of an α value (Sec. 3.3). α is read to 12 decimals first, so
+    summation noise (−8e-17 where the exact value is 0) does not cross a band's edge."""
     if a is None or np.isnan(a):
         return "undefined"
+    a = round(float(a), 12)
     if a >= 0.8:
         return "near-perfect"
     if a >= 0.6:

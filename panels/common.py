@@ -52,6 +52,7 @@ def band_of(a) -> str:
     """Interpretation band of an α value."""
     if a is None or (isinstance(a, float) and math.isnan(a)):
         return "undefined"
+    a = round(float(a), 12)  # as kalos_core.reliability.interpret: summation noise stays in its band
     return next(name for lo, hi, name, _ in BANDS if lo <= a < hi)
 
 

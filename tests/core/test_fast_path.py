@@ -85,6 +85,18 @@ def test_fast_path_equals_reference_on_random_data(ds, chunk):
     assert_same(fast, ref)
 
 
+def test_alpha_at_zero_up_to_summation_noise_reads_the_same_band():
+    """Found by hypothesis: the batched sums give α = -8.4e-17 where the reference gives 0.0;
+    the interpretation must not flip from "weak" to "systematic disagreement"."""
+    spec = [("r2", 1), ("r2", 1), ("r2", 2), ("r2", 3), ("r3", 1), ("r3", 2), ("r3", 2), ("r3", 3)]
+    anns = [Annotation(f"0-{k}", r, c, (0, 0, 3, 3)) for k, (r, c) in enumerate(spec)]
+    ds = MultiRaterDataset([make_image(0, 100, 100, ("r0", "r1", "r2", "r3"), anns)], {1: "a", 2: "b", 3: "c"}, "box")
+    ref = reference_agreement(ds, ALL).to_dict(include_labels=True)
+    fast = run_steps(agreement_steps(ds, ALL, chunk_size=1)).to_dict(include_labels=True)
+    assert abs(fast["mean_alpha"]) < 1e-12 and ref["interpretation"] == fast["interpretation"] == "weak"
+    assert_same(fast, ref)
+
+
 @pytest.fixture(scope="module")
 def demo_file(tmp_path_factory):
     return build_demo(tmp_path_factory.mktemp("fastdemo"), n_images=30, seed=1, with_images=False)

@@ -65,6 +65,8 @@ def test_unit_status():
 
 
 @pytest.mark.parametrize("a, band", [(0.85, "near-perfect"), (0.6, "substantial"), (0.45, "moderate"),
-                                     (0.1, "weak"), (-0.2, "systematic disagreement")])
+                                     (0.1, "weak"), (-0.2, "systematic disagreement"),
+                                     # summation noise around a band's edge stays on the edge's side
+                                     (-8.36e-17, "weak"), (0.8 - 1e-16, "near-perfect"), (-1e-9, "systematic disagreement")])
 def test_interpretation_bands(a, band):
     assert interpret(a) == band
