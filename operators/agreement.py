@@ -5,8 +5,6 @@ Thin adapters: the form is built here, the work is done by :mod:`.runs`.
 
 from __future__ import annotations
 
-import time
-
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
@@ -19,13 +17,13 @@ from .calibration_runs import latest_calibration, matching_calibration
 from .common import (drive, form_error, number_input, report_errors, run_or_delegate, setup_inputs, show_result,
                      source_params)
 from .model_inputs import model_inputs, model_params
+from .saved_views import save_run_view, select_saved_view
 from .runs import (
     DIAGNOSTICS, DISAGREEMENT, STATUSES, METHOD, agreement_runs, compute_agreement_run, compute_agreement_steps, delete_agreement_run,
     describe_run, disagreement_view, disagreement_view_name, get_agreement_run, parse_thresholds, unused_run_key,
 )
 
 
-APP_RELOAD_S = 1.5  # browse_disagreements: time the App gets to reload its saved views
 
 SOLVER_HELP = {
     "greedy": "Greedy (reference): accept candidate pairs by ascending cost",
@@ -213,7 +211,8 @@ class DeleteAgreementRun(foo.Operator):
         key = ctx.params.get("run_key")
         if prop is not None and key:
             paths, views = run_store.owned(ctx.dataset, key)
-            owned = paths + [f"saved view {v}" for v in views]
+            owned = paths + [f"saved view {v}" for v in views] + [
+                f"tag {t} (where this run added it)" for t in run_store.recorded_tags(ctx.dataset, key)]
             inputs.view("fields", types.Notice(label=f"{describe_run(ctx.dataset, key)}. Removes: " + ", ".join(owned)))
         return types.Property(inputs, view=types.View(label="KaLOS: delete agreement run"))
 
@@ -247,6 +246,12 @@ class BrowseDisagreements(foo.Operator):
         chosen = ctx.params.get("statuses", list(DISAGREEMENT))
         if not chosen:
             form_error(prop, "choose at least one status")
+        elif ctx.params.get("run_key"):
+            try:
+                run_store.check_view_free(ctx.dataset, ctx.params["run_key"],
+                                          disagreement_view_name(ctx.params["run_key"], chosen))
+            except SetupError as e:
+                form_error(prop, str(e))
         return types.Property(inputs, view=types.View(label="KaLOS: browse disagreements"))
 
     def execute(self, ctx):
@@ -254,16 +259,15 @@ class BrowseDisagreements(foo.Operator):
         statuses = ctx.params.get("statuses") or list(DISAGREEMENT)
         view = disagreement_view(ctx.dataset, key, statuses)
         name = disagreement_view_name(key, statuses)
-        ctx.dataset.save_view(name, view, description=f"KaLOS run {key!r}: labels with status "
-                              + ", ".join(statuses), overwrite=True)
+
+        def work():
+            save_run_view(ctx.dataset, key, name, view, param="statuses",
+                          description=f"KaLOS run {key!r}: labels with status " + ", ".join(statuses))
+            yield from ()
+
+        yield from report_errors(ctx, work())
         n = len(view)
-        if not ctx.delegated:
-            # FiftyOne 1.22's App finds a saved view by name only in the list it loaded with the
-            # data set (its own save_view operator has the same "@todo"): reload it, give the App
-            # a moment to fetch the list, then select the view by name
-            yield ctx.ops.reload_dataset()
-            time.sleep(APP_RELOAD_S)
-            yield ctx.ops.set_view(name=name)
+        yield from select_saved_view(ctx, name)
         out = types.Object()
         out.str("view", label="Saved view (selected)")
         out.int("samples", label="Samples")

@@ -13,6 +13,7 @@ from .common import drive, report_errors, show_result
 from .consensus_runs import AGREEMENT, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
 from .common import check_form, finish_run, number_input
 from .review import check_review, review_view_name, tag_for_review
+from .saved_views import select_saved_view
 
 
 def agreement_choice(ctx, inputs, name: str, label: str):
@@ -155,8 +156,7 @@ class TagForReview(foo.Operator):
             yield  # noqa: unreachable - makes this a generator for report_errors
 
         counts = yield from report_errors(ctx, work())
-        yield ctx.ops.reload_dataset()
-        yield ctx.ops.set_view(name=counts["view"])
+        yield from select_saved_view(ctx, counts["view"])
         yield show_result(ctx, self._outputs(), counts)
 
     @staticmethod

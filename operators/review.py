@@ -10,6 +10,12 @@ whose ``<run_key>_status`` is ``unmatched`` / ``class_disagreement``, and labels
 consensus run ``<run_key>_consensus`` sent to review, get the label tag. The saved view
 (``view_name``, default ``<run_key>_review``) holds the tagged samples and shows their tagged
 labels only.
+
+Nothing of the user's is replaced or lost: a saved view of that name that this agreement run
+did not make is refused; the view is recorded on the agreement run and so is the tagging (the
+tag, and the samples and labels that did not carry it before), so that deleting the run deletes
+the view and takes the tag off exactly those samples and labels (a tag the user had put there
+before stays).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 from fiftyone import ViewField as F
 
 from . import run_store
+from .saved_views import save_run_view
 from .adapter import SetupError
 from .common import FIELD_NAME_RE
 from .consensus_runs import agreement_source, consensus_key, review_label_ids
@@ -47,6 +54,7 @@ def check_review(dataset, run_key, tag, alpha_below=None, unmatched=True, class_
     name = view_name or review_view_name(run_key)
     if not FIELD_NAME_RE.match(name):
         raise SetupError(f"view name {name!r}: letters, digits and _ only, starting with a letter", "view_name")
+    run_store.check_view_free(dataset, run_key, name, "view_name")
     return view, source, name
 
 
@@ -56,18 +64,25 @@ def tag_for_review(dataset, run_key, tag="review", alpha_below=None, unmatched=T
     view, source, name = check_review(dataset, run_key, tag, alpha_below, unmatched, class_disagreement,
                                       unsupported, view_name)
     tag = tag.strip()
+    new_samples, new_labels = [], {}
     counts = {"samples": 0, "unmatched": 0, "class_disagreement": 0, "unsupported": 0}
     if alpha_below is not None:
         low = view.match(F(f"{run_key}_alpha") < float(alpha_below))
         counts["samples"] = len(low)
+        new_samples = low.match_tags(tag, bool=False).values("id")
         low.tag_samples(tag)
     statuses = [s for s, on in (("unmatched", unmatched), ("class_disagreement", class_disagreement)) if on]
     status_attr = f"{run_key}_status"
     label_ids: set = set()
+    had_tag: dict = {}  # label id -> field, for labels that carry the tag already
+    field_of: dict = {}
     for f in source.fields:
-        ids, status = view.values([f"{f}.{source.list_name}.id", f"{f}.{source.list_name}.{status_attr}"])
-        for row_ids, row_status in zip(ids, status):
-            for lid, s in zip(row_ids or [], row_status or []):
+        ids, status, tags = view.values([f"{f}.{source.list_name}.{a}" for a in ("id", status_attr, "tags")])
+        for row_ids, row_status, row_tags in zip(ids, status, tags):
+            for lid, s, t in zip(row_ids or [], row_status or [], row_tags or []):
+                field_of[str(lid)] = f
+                if tag in (t or []):
+                    had_tag[str(lid)] = f
                 if s in statuses:
                     counts[s] += 1
                     label_ids.add(str(lid))
@@ -75,6 +90,9 @@ def tag_for_review(dataset, run_key, tag="review", alpha_below=None, unmatched=T
         review_ids = review_label_ids(dataset, consensus_key(run_key))
         counts["unsupported"] = len(review_ids)
         label_ids |= review_ids
+    for lid in label_ids - set(had_tag):
+        if lid in field_of:
+            new_labels.setdefault(field_of[lid], []).append(lid)
     if label_ids:
         view.select_labels(ids=list(label_ids), fields=source.fields).tag_labels(tag, label_fields=source.fields)
     counts["labels"] = len(label_ids)
@@ -83,7 +101,8 @@ def tag_for_review(dataset, run_key, tag="review", alpha_below=None, unmatched=T
     review = view.select(list(dict.fromkeys(tagged)))
     for f in source.fields:
         review = review.filter_labels(f, F("tags").contains(tag), only_matches=False)
-    dataset.save_view(name, review, overwrite=True)
+    run_store.record_tags(dataset, run_key, tag, new_samples, new_labels)
+    save_run_view(dataset, run_key, name, review, description=f"KaLOS run {run_key!r}: tagged {tag!r} for review")
     counts["view"] = name
     counts["n_view_samples"] = len(review)
     return counts

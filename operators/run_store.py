@@ -3,7 +3,8 @@ is registered, listed, described, loaded and deleted here.
 
 A run is a FiftyOne custom run: ``config.method`` names its kind (:data:`KINDS`), the config
 carries what the run was set up with plus ``fields`` (the sample / label field paths it wrote)
-and ``views`` (saved views it owns); its results are a plain dict. Operators write runs through
+and ``views`` (the saved views it recorded making, :func:`record_view`); its results are a plain
+dict (with ``review_tags``, the tags it recorded adding, :func:`record_tags`). Operators write runs through
 :func:`save_run`; panels read them through :func:`runs_of` and :func:`load_results` (via
 ``panels/runs.py``, which imports this module). Nothing here reads or writes labels.
 
@@ -29,8 +30,9 @@ class RunKind:
 
     marker : the sample field that betrays a run of this kind under ``key`` (a key whose marker
         exists without the run is refused: it would overwrite the user's data), or None.
-    views : saved views such a run owns besides ``config.views`` (runs stored before
-        ``views`` existed).
+    views : saved view names such a run may create under ``key`` (only so that
+        :func:`unused_key` proposes a key whose names are free; a run owns only the views it
+        recorded in ``config.views``, see :func:`record_view`).
     """
 
     method: str
@@ -154,11 +156,57 @@ def describe_run(dataset, run_key) -> str | None:
 
 
 def owned(dataset, run_key: str) -> tuple[list[str], list[str]]:
-    """``(field paths, saved views)`` the stored run ``run_key`` owns (views: those that exist)."""
+    """``(field paths, saved views)`` the stored run ``run_key`` owns: those its config recorded
+    (views: those that still exist). A saved view that merely has a name a run could give is
+    never owned: it may be the user's."""
     cfg = dataset.get_run_info(run_key).config
-    kind = KINDS.get(getattr(cfg, "method", None))
-    views = list(getattr(cfg, "views", None) or []) + (kind.views(run_key) if kind else [])
+    views = list(getattr(cfg, "views", None) or [])
     return list(getattr(cfg, "fields", None) or []), [v for v in dict.fromkeys(views) if dataset.has_saved_view(v)]
+
+
+def check_view_free(dataset, run_key: str, name: str, param: str = "view_name") -> None:
+    """Refuse (:class:`SetupError` on ``param``) a saved view ``name`` that exists and that the
+    stored run ``run_key`` did not record having created: saving would replace the user's view."""
+    mine = run_method(dataset, run_key) is not None and name in owned(dataset, run_key)[1]
+    if dataset.has_saved_view(name) and not mine:
+        raise SetupError(f"saved view {name!r} exists and was not made by KaLOS run {run_key!r}; choose "
+                         "another name or delete that view first", param)
+
+
+def record_view(dataset, run_key: str, name: str) -> None:
+    """Record in the run's config that it created saved view ``name`` (deleted with the run)."""
+    cfg = dataset.get_run_info(run_key).config
+    views = list(getattr(cfg, "views", None) or [])
+    if name not in views:
+        cfg.views = views + [name]
+        dataset.update_run_config(run_key, cfg)
+
+
+def record_tags(dataset, run_key: str, tag: str, samples, labels: dict) -> None:
+    """Record in the run's results that it added ``tag`` to the sample ids ``samples`` and to the
+    label ids ``labels`` (field -> ids): only those that did not carry the tag before, so that
+    :func:`delete_run` takes it off exactly them."""
+    results = load_results(dataset, run_key)
+    records = list(results.get("review_tags") or [])
+    records.append({"tag": tag, "samples": [str(i) for i in samples],
+                    "labels": {f: [str(i) for i in ids] for f, ids in labels.items() if ids}})
+    results["review_tags"] = records
+    dataset.save_run_results(run_key, dataset.init_run_results(run_key, **results), overwrite=True)
+
+
+def recorded_tags(dataset, run_key: str) -> list[str]:
+    """The tags the run recorded adding (deleting the run takes them off what it tagged)."""
+    return list(dict.fromkeys(r["tag"] for r in load_results(dataset, run_key).get("review_tags") or []))
+
+
+def _untag(dataset, run_key: str) -> None:
+    """Take the tags :func:`record_tags` recorded off the samples and labels the run tagged."""
+    for rec in load_results(dataset, run_key).get("review_tags") or []:
+        if rec.get("samples"):
+            dataset.select(rec["samples"]).untag_samples(rec["tag"])
+        for f, ids in (rec.get("labels") or {}).items():
+            if ids and dataset.get_field(f) is not None:
+                dataset.select_labels(ids=ids, fields=f).untag_labels(rec["tag"], label_fields=f)
 
 
 # -- writing and deleting --------------------------------------------------------------------------
@@ -185,11 +233,13 @@ def save_run(collection, run_key: str, method: str, results: dict, fields=(), vi
 
 
 def delete_run(dataset, run_key: str, method: str | None = None) -> list[str]:
-    """Remove a run, exactly the fields it wrote and the saved views it owns; returns the field
-    paths. With ``method``, :class:`SetupError` unless the run is of that kind."""
+    """Remove a run, exactly the fields it wrote, the saved views it recorded creating and the
+    tags it recorded adding (:func:`record_tags`); returns the field paths. With ``method``,
+    :class:`SetupError` unless the run is of that kind."""
     if method is not None:
         get_run(dataset, run_key, method)
     paths, views = owned(dataset, run_key)
+    _untag(dataset, run_key)
     agreement = run_method(dataset, run_key) == "kalos_agreement"
     clear_fields(dataset, paths)
     for v in views:

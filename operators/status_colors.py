@@ -9,7 +9,9 @@ one entry per rater field to ``dataset.app_config.color_scheme.fields``::
 
 so disagreement is visible at a glance in the grid and the sample view. Entries of other
 fields, and the rest of the scheme, are kept; an existing entry of a rater field keeps its
-sidebar colour (``fieldColor``). FiftyOne applies per-attribute colours only when the
+sidebar colour (``fieldColor``), and the whole entry as it was before KaLOS first touched the
+field (or "none") is kept in ``dataset.info`` (:data:`_ENTRIES_KEY`) and put back exactly when
+the field's last status colour goes. FiftyOne applies per-attribute colours only when the
 scheme colours by value (there is no per-field mode), so ``color_by`` is set to
 ``"value"``; what it was is remembered in ``dataset.info`` and put back when the last
 status entry goes. :func:`forget_run` (called when a run is deleted) points a field's
@@ -26,6 +28,7 @@ STATUS_COLORS = {"agreed": "#2ecc40", "class_disagreement": "#ffa500", "unmatche
 STATUSES = tuple(STATUS_COLORS)
 DISAGREEMENT = ("class_disagreement", "unmatched")
 _INFO_KEY = "kalos_color_by_before"   # dataset.info: the scheme's color_by before KaLOS set "value"
+_ENTRIES_KEY = "kalos_color_fields_before"  # dataset.info: path -> the user's entry before KaLOS (or None)
 
 
 def status_attribute(run_key: str) -> str:
@@ -56,6 +59,11 @@ def show_statuses(dataset, run_key: str, fields) -> None:
     scheme = _scheme(dataset)
     fields = list(fields)
     old = {e.get("path"): e for e in scheme.fields or []}
+    before = dict(dataset.info.get(_ENTRIES_KEY) or {})
+    for f in fields:
+        if f not in before and not (f in old and _is_status_entry(old[f])):
+            before[f] = dict(old[f]) if f in old else None
+    dataset.info[_ENTRIES_KEY] = before
     scheme.fields = [e for e in scheme.fields or [] if e.get("path") not in fields] + [
         _entry(f, run_key, old.get(f)) for f in fields]
     if scheme.color_by != "value":
@@ -73,19 +81,28 @@ def forget_run(dataset, run_key: str, remaining: dict) -> None:
     if scheme is None or not scheme.fields:
         return
     attr = status_attribute(run_key)
+    before = dict(dataset.info.get(_ENTRIES_KEY) or {})
     entries = []
     for e in scheme.fields:
         if e.get("colorByAttribute") != attr or not _is_status_entry(e):
             entries.append(e)
         elif remaining.get(e.get("path")):
             entries.append(_entry(e["path"], remaining[e["path"]], e))
-        else:  # the user's own settings of the field (its sidebar colour) stay
+        elif e.get("path") in before:  # the user's entry, exactly as it was (or none)
+            if before[e["path"]] is not None:
+                entries.append(before[e["path"]])
+            del before[e["path"]]
+        else:  # no record (a run from before the record): the sidebar colour stays
             kept = {k: v for k, v in e.items() if k in ("path", "fieldColor", "maskTargetsColors")}
             if len(kept) > 1:
                 entries.append(kept)
     if entries == scheme.fields:
         return
     scheme.fields = entries
+    if before:
+        dataset.info[_ENTRIES_KEY] = before
+    else:
+        dataset.info.pop(_ENTRIES_KEY, None)
     if not any(_is_status_entry(e) for e in entries) and _INFO_KEY in dataset.info:
         scheme.color_by = dataset.info.pop(_INFO_KEY)
     dataset.app_config.color_scheme = scheme
