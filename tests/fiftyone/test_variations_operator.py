@@ -130,3 +130,22 @@ def test_variation_views_follow_the_click_rule(fo_isolated):
     assert label_count(v, ds, "var") == 1 and len(v) == 1
     assert label_count(type_view(ds, "var", "agreed", rater="r3", current=user), ds, "var") == \
         sum(1 for row in ds.values("raters_r3.detections.var_variation") for t in row or [] if t == "agreed")
+
+
+def test_variation_panel_clicks_only_the_run_threshold(fo_isolated):
+    """A segment at the run's threshold shows that type's labels (count in the selection line); a
+    segment at another threshold says types exist only at the run's and leaves the view alone."""
+    from tests.fiftyone.test_panels import Panel
+
+    ds = three_raters(fo_isolated)
+    execute("compute_variations", ds, rater_fields=FIELDS, run_key="var", thresholds="0.5,0.75")
+    p = Panel(ds, "kalos_variation_types").call("on_load")
+    assert p.state["threshold"] == "0.5"
+    view = p.call("on_click_threshold", trace="agreed", x="0.5").view()
+    assert sum(view.count(f"{f}.detections") for f in FIELDS) == 8
+    assert p.state["selection"].startswith(f"Showing only the **8 agreed labels at IoU 0.5**, on {len(view)} samples")
+    p.call("on_click_threshold", trace="wrong_class", x="0.75")
+    assert not p.ops("set_view") and "only at the run's IoU 0.5" in p.state["selection"]
+    view = p.call("on_click_rater", trace="wrong_class", x="r3").view()
+    assert view.count("raters_r3.detections") == 1 and view.count("raters_r1.detections") == 0
+    assert "**1 wrong class labels of r3 at IoU 0.5**, on 1 samples" in p.state["selection"]
