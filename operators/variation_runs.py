@@ -117,9 +117,27 @@ def _fields(dataset, run_key):
     return cfg.rater_fields or [cfg.label_field], cfg.list_name
 
 
-def type_view(dataset, run_key: str, vtype: str, rater: str | None = None):
+def _finish(view, dataset, run_key, current):
+    """The panels' one click rule (:func:`panels.views.finish`): the user's sort in ``current``
+    is kept (a variation run has no per-sample α, so without one the order is the dataset's),
+    only the run's rater fields and ``rater_list`` are shown."""
+    try:
+        from ..panels.views import finish
+    except ImportError:      # operators imported as a top-level package
+        from panels.views import finish
+    fields, _ = _fields(dataset, run_key)
+    return finish(view, dataset, list(fields) + ["rater_list"], current=current)
+
+
+def label_count(view, dataset, run_key: str) -> int:
+    """The rater labels ``view`` keeps (over the run's rater fields)."""
+    fields, list_name = _fields(dataset, run_key)
+    return sum(view.count(f"{f}.{list_name}") for f in fields)
+
+
+def type_view(dataset, run_key: str, vtype: str, rater: str | None = None, current=None):
     """Samples with labels of type ``vtype`` at the run's threshold (only those labels; one
-    rater's when ``rater`` is given)."""
+    rater's when ``rater`` is given); the click rule of :func:`_finish` with the App's ``current``."""
     if vtype not in TYPES:
         raise SetupError(f"unknown variation type {vtype!r}; choose among {list(TYPES)}", "type")
     fields, _ = _fields(dataset, run_key)
@@ -132,11 +150,12 @@ def type_view(dataset, run_key: str, vtype: str, rater: str | None = None):
         elif rater is not None and (cfg.raters or {}).get(f) != rater:
             cond = F("_id") == None  # noqa: E711 - another rater's field: no label
         view = view.filter_labels(f, cond, only_matches=False)
-    return view.match(_any_labels(fields, cfg.list_name))
+    return _finish(view.match(_any_labels(fields, cfg.list_name)), dataset, run_key, current)
 
 
-def iou_bin_view(dataset, run_key: str, low: float, high: float):
-    """Samples with agreed labels whose IoU lies in ``[low, high)`` (``high`` = 1 included)."""
+def iou_bin_view(dataset, run_key: str, low: float, high: float, current=None):
+    """Samples with agreed labels whose IoU lies in ``[low, high)`` (``high`` = 1 included); the
+    click rule of :func:`_finish` with the App's ``current``."""
     fields, list_name = _fields(dataset, run_key)
     view = dataset.load_run_view(run_key)
     iou = F(attr(run_key, "iou"))
@@ -144,7 +163,7 @@ def iou_bin_view(dataset, run_key: str, low: float, high: float):
     for f in fields:
         view = view.filter_labels(f, (F(attr(run_key, "variation")) == "agreed") & (iou >= low) & upper,
                                   only_matches=False)
-    return view.match(_any_labels(fields, list_name))
+    return _finish(view.match(_any_labels(fields, list_name)), dataset, run_key, current)
 
 
 def _any_labels(fields, list_name):

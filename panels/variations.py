@@ -3,7 +3,10 @@ how well the agreed pairs' boundaries match (the IoU histogram of the agreed lab
 
 Reads a stored variation-type run (``config.method == "kalos_variations"``). Click a bar
 segment → only the labels of that type (of that rater, in the rater chart) at the run's
-threshold; click an IoU bin → only the agreed labels whose IoU lies in it.
+threshold; click an IoU bin → only the agreed labels whose IoU lies in it. Labels carry their
+type only at the run's threshold, so a segment at another threshold is a count only: its click
+says so and leaves the view alone. Every click follows the panels' rule
+(:func:`panels.views.finish`): the user's sort kept, only the run's fields, only matching samples.
 """
 
 from __future__ import annotations
@@ -119,38 +122,41 @@ class VariationTypesPanel(RunPanel):
             vtype = TYPES[ctx.params["trace_idx"]]
         return vtype if vtype in TYPES else None
 
-    def on_click_threshold(self, ctx):
-        type_view = _views().type_view
+    def _show_labels(self, ctx, view, what: str) -> None:
+        """Show ``view`` and say how many rater labels it keeps, on how many samples."""
+        n = _views().label_count(view, ctx.dataset, ctx.panel.state.run_key)
+        self.show(ctx, view, f"Showing only the **{n} {what}**, on {len(view)} samples")
 
+    def on_click_threshold(self, ctx):
         vtype = self._type_of(ctx)
         if vtype is None:
             return
-        t = ctx.panel.state.threshold
-        note = "" if str(clicked(ctx, "x")) == t else f" (labels carry their type at the run's IoU {t})"
-        self.show(ctx, type_view(ctx.dataset, ctx.panel.state.run_key, vtype),
-                  f"Showing only **{vtype.replace('_', ' ')}** labels at IoU {t}{note}")
+        t, x = ctx.panel.state.threshold, str(clicked(ctx, "x"))
+        name = vtype.replace("_", " ")
+        if x != t:  # labels carry their type only at the run's threshold: say so, change nothing
+            ctx.panel.state.selection = (
+                f"Labels carry their type only at the run's IoU {t}: the bar at IoU {x} is a count only; "
+                f"click the bar at IoU {t} for the *{name}* labels (the view is unchanged)")
+            return
+        view = _views().type_view(ctx.dataset, ctx.panel.state.run_key, vtype, current=ctx.view)
+        self._show_labels(ctx, view, f"{name} labels at IoU {t}")
 
     def on_click_rater(self, ctx):
-        type_view = _views().type_view
-
         vtype, rater = self._type_of(ctx), clicked(ctx, "x")
         if vtype is None or rater is None:
             return
-        self.show(ctx, type_view(ctx.dataset, ctx.panel.state.run_key, vtype, rater=str(rater)),
-                  f"Showing only **{rater}**'s **{vtype.replace('_', ' ')}** labels at IoU {ctx.panel.state.threshold}")
+        view = _views().type_view(ctx.dataset, ctx.panel.state.run_key, vtype, rater=str(rater), current=ctx.view)
+        self._show_labels(ctx, view, f"{vtype.replace('_', ' ')} labels of {rater} at IoU {ctx.panel.state.threshold}")
 
     def on_click_iou(self, ctx):
-        iou_bin_view = _views().iou_bin_view
-
         bins = ctx.panel.state.bins or []
         x = clicked(ctx, "x")
         match = [b for b in bins if f"{b[0]:.2f}" == str(x)]
         if not match:
             return
         low, high = match[0]
-        self.show(ctx, iou_bin_view(ctx.dataset, ctx.panel.state.run_key, low, high),
-                  f"Showing the **agreed** labels whose IoU lies in [{low:.2f}, {high:.2f}"
-                  f"{']' if high >= 1 else ')'}")
+        view = _views().iou_bin_view(ctx.dataset, ctx.panel.state.run_key, low, high, current=ctx.view)
+        self._show_labels(ctx, view, f"agreed labels with IoU in [{low:.2f}, {high:.2f}{']' if high >= 1 else ')'}")
 
     def render_run(self, panel, ctx):
         self.render_summary(panel, ctx)

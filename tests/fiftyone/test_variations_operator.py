@@ -1,6 +1,7 @@
 """compute_variations on a real database: the stored counts are the engine's on the same labels,
 the per-label type / partner / IoU, the views a panel click shows, form errors and overwrite."""
 
+import fiftyone as fo
 import pytest
 
 from kalos_core import load_coco
@@ -102,3 +103,49 @@ def test_panel_without_a_run_offers_the_operator(fo_isolated):
     assert {"empty_state", "open_operator"} <= p.rendered()
     (prompt,) = p.call("open_operator").ops("prompt_user_for_operation")
     assert prompt["operator_uri"] == "@kalos/agreement/compute_variations"
+
+
+def test_variation_views_follow_the_click_rule(fo_isolated):
+    """Fields: only the raters' (and FiftyOne's own); the user's sort is kept; counts exact."""
+    from operators.variation_runs import iou_bin_view, label_count, type_view
+
+    ds = three_raters(fo_isolated)
+    execute("compute_variations", ds, rater_fields=FIELDS, run_key="var", thresholds="0.5")
+    ds.add_sample_field("extra", fo.StringField)
+    ids = ds.values("id")
+    for k, s in enumerate(ds.iter_samples(autosave=True)):
+        s["extra"], s["rank"] = "x", float(k)
+    user = ds.sort_by("rank", reverse=True)
+    for view in (type_view(ds, "var", "agreed", current=user), iou_bin_view(ds, "var", 0.0, 1.0, current=user),
+                 type_view(ds, "var", "agreed", rater="r1", current=user)):
+        schema = set(view.get_field_schema())
+        assert set(FIELDS) <= schema and "extra" not in schema and "rank" not in schema
+        assert view.values("id") == ids[::-1]          # the user's order, not the dataset's
+    assert type_view(ds, "var", "agreed").values("id") == ids  # no user sort: the dataset's order
+    # counts from the stored per-label fields
+    want = sum(1 for f in FIELDS for row in ds.values(f"{f}.detections.var_variation") for t in row or []
+               if t == "agreed")
+    assert label_count(type_view(ds, "var", "agreed", current=user), ds, "var") == want == 8
+    v = type_view(ds, "var", "wrong_class", current=user)
+    assert label_count(v, ds, "var") == 1 and len(v) == 1
+    assert label_count(type_view(ds, "var", "agreed", rater="r3", current=user), ds, "var") == \
+        sum(1 for row in ds.values("raters_r3.detections.var_variation") for t in row or [] if t == "agreed")
+
+
+def test_variation_panel_clicks_only_the_run_threshold(fo_isolated):
+    """A segment at the run's threshold shows that type's labels (count in the selection line); a
+    segment at another threshold says types exist only at the run's and leaves the view alone."""
+    from tests.fiftyone.test_panels import Panel
+
+    ds = three_raters(fo_isolated)
+    execute("compute_variations", ds, rater_fields=FIELDS, run_key="var", thresholds="0.5,0.75")
+    p = Panel(ds, "kalos_variation_types").call("on_load")
+    assert p.state["threshold"] == "0.5"
+    view = p.call("on_click_threshold", trace="agreed", x="0.5").view()
+    assert sum(view.count(f"{f}.detections") for f in FIELDS) == 8
+    assert p.state["selection"].startswith(f"Showing only the **8 agreed labels at IoU 0.5**, on {len(view)} samples")
+    p.call("on_click_threshold", trace="wrong_class", x="0.75")
+    assert not p.ops("set_view") and "only at the run's IoU 0.5" in p.state["selection"]
+    view = p.call("on_click_rater", trace="wrong_class", x="r3").view()
+    assert view.count("raters_r3.detections") == 1 and view.count("raters_r1.detections") == 0
+    assert "**1 wrong class labels of r3 at IoU 0.5**, on 1 samples" in p.state["selection"]
