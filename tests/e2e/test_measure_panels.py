@@ -129,7 +129,7 @@ def test_convergence_threshold_click_shows_the_labels_unmatched_at_it(page, demo
     assert (n_labels, n_samples) == (want_labels, want_samples)
 
 
-def test_convergence_unmatched_labels_grow_with_the_threshold():
+def test_convergence_unmatched_labels_grow_with_the_threshold(demo_app):  # demo_app: builds the data set (or skips)
     """The data the threshold clicks rest on: stricter IoU, more unmatched labels (a known order)."""
     ds = _dataset()
     attr = f"{CONV}_matched"
