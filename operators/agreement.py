@@ -14,8 +14,8 @@ from kalos_core.matching import COSTS, SOLVERS
 from . import run_store, status_colors
 from .adapter import KINDS, SetupError, check_label_attributes, label_fields
 from .calibration_runs import latest_calibration, matching_calibration
-from .common import (drive, form_error, number_input, report_errors, run_or_delegate, setup_inputs, show_result,
-                     source_params)
+from .common import (drive, form_error, number_input, report_errors, result_card, run_or_delegate, setup_inputs,
+                     show_result, source_params)
 from .model_inputs import model_inputs, model_params
 from .saved_views import save_run_view, select_saved_view
 from .runs import (
@@ -140,15 +140,14 @@ class ComputeAgreement(foo.Operator):
 
     @staticmethod
     def _outputs():
-        out = types.Object()
-        out.str("run_key", label="Run key")
-        out.float("mean_alpha", label="Mean α (per image)")
-        out.str("mean_alpha_ci", label="Confidence interval of the mean α")
-        out.float("global_alpha", label="Global α")
-        out.str("interpretation", label="Interpretation")
-        out.int("n_images", label="Samples")
-        out.str("next", label="Next")
-        return types.Property(out)
+        return result_card(
+            ("str", "run_key", "Run key"),
+            ("float", "mean_alpha", "Mean α (per image)"),
+            ("str", "mean_alpha_ci", "Confidence interval of the mean α"),
+            ("float", "global_alpha", "Global α"),
+            ("str", "interpretation", "Interpretation"),
+            ("int", "n_images", "Samples"),
+            ("str", "next", "Next"))
 
 
 def _check_target(ctx, inputs, source):
@@ -268,7 +267,5 @@ class BrowseDisagreements(foo.Operator):
         yield from report_errors(ctx, work())
         n = len(view)
         yield from select_saved_view(ctx, name)
-        out = types.Object()
-        out.str("view", label="Saved view (selected)")
-        out.int("samples", label="Samples")
-        yield show_result(ctx, types.Property(out), {"view": name, "samples": n})
+        yield show_result(ctx, result_card(("str", "view", "Saved view (selected)"), ("int", "samples", "Samples")),
+                          {"view": name, "samples": n})

@@ -16,8 +16,8 @@ from .adapter import KINDS
 from . import run_store
 from .calibration_runs import DEFAULT_KEY, METHOD, calibrate_run, calibrate_run_steps, validate_calibration_key
 from .common import (
-    drive, form_error, number_input, progress_op, report_errors, run_or_delegate, setup_inputs, show_result,
-    source_params,
+    drive, form_error, number_input, progress_op, report_errors, result_card, run_or_delegate, setup_inputs,
+    show_result, source_params,
 )
 
 
@@ -87,10 +87,9 @@ class Calibrate(foo.Operator):
 
     @staticmethod
     def _outputs():
-        out = types.Object()
-        out.str("distance", label="Recommended distance")
-        out.float("tau_star", label="τ* (distance)")
-        out.float("similarity_threshold", label="Similarity threshold (1 - τ*)")
-        out.float("ks", label="KS separation")
-        out.str("reason", label="Why")
-        return types.Property(out)
+        return result_card(
+            ("str", "distance", "Recommended distance"),
+            ("float", "tau_star", "τ* (distance)"),
+            ("float", "similarity_threshold", "Similarity threshold (1 - τ*)"),
+            ("float", "ks", "KS separation"),
+            ("str", "reason", "Why"))

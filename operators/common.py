@@ -8,6 +8,7 @@ import re
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
+from kalos_core.jsonsafe import json_safe
 from kalos_core.progress import run_steps  # noqa: F401  (re-exported: the same outside the App)
 
 from .adapter import RaterSource, SetupError, label_fields, resolve_source
@@ -121,24 +122,20 @@ def failure_card(title: str, message: str):
     return types.Property(out, view=types.View(label=title))
 
 
+def result_card(*fields: tuple[str, str, str], title: str | None = None):
+    """Outputs for :func:`show_result` from ``(kind, name, label)`` triples (kind: ``str``,
+    ``int``, ``float``), in order; ``title`` heads the card."""
+    out = types.Object()
+    for kind, name, label in fields:
+        getattr(out, kind)(name, label=label)
+    return types.Property(out, view=types.View(label=title)) if title else types.Property(out)
+
+
 def show_result(ctx, outputs, results: dict):
     """``ctx.ops.show_output`` as the App reads it: ``outputs`` (a Property) serialized, ``results``
     made JSON-safe (numpy scalars to Python, NaN and infinity to None: the App parses strict JSON).
     Yield it from a generator ``execute``; a message that does not serialize ends the App's stream."""
     return ctx.ops.show_output(outputs.to_json(), {k: json_safe(v) for k, v in results.items()})
-
-
-def json_safe(value):
-    """``value`` with numpy scalars as Python numbers and non-finite floats as None (lists, dicts too)."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", None) == 0:
-        value = value.item()  # a numpy scalar
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def rater_inputs(ctx, inputs) -> dict:

@@ -9,7 +9,7 @@ import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
 from . import run_store
-from .common import drive, report_errors, show_result
+from .common import drive, report_errors, result_card, show_result
 from .consensus_runs import AGREEMENT, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
 from .common import check_form, finish_run, number_input
 from .review import check_review, review_view_name, tag_for_review
@@ -93,14 +93,14 @@ class BuildConsensus(foo.Operator):
 
     @staticmethod
     def _outputs():
-        out = types.Object()
-        out.str("field", label="Consensus field (and run key)")
-        out.int("labels", label="Consensus labels")
-        out.int("ties", label="Class ties (label left empty, tied_labels set)")
-        out.int("review", label="Units below the support level (review list)")
-        out.float("mean_confidence", label="Mean confidence")
-        out.str("next", label="Next")
-        return types.Property(out, view=types.View(label="KaLOS: consensus built"))
+        return result_card(
+            ("str", "field", "Consensus field (and run key)"),
+            ("int", "labels", "Consensus labels"),
+            ("int", "ties", "Class ties (label left empty, tied_labels set)"),
+            ("int", "review", "Units below the support level (review list)"),
+            ("float", "mean_confidence", "Mean confidence"),
+            ("str", "next", "Next"),
+            title="KaLOS: consensus built")
 
 
 class TagForReview(foo.Operator):
@@ -161,12 +161,12 @@ class TagForReview(foo.Operator):
 
     @staticmethod
     def _outputs():
-        out = types.Object()
-        out.int("samples", label="Samples tagged (α below the level)")
-        out.int("labels", label="Labels tagged")
-        out.int("unmatched", label="... unmatched")
-        out.int("class_disagreement", label="... class disagreement")
-        out.int("unsupported", label="... in units the consensus did not support")
-        out.str("view", label="Saved view")
-        out.int("n_view_samples", label="Samples in the view")
-        return types.Property(out, view=types.View(label="KaLOS: tagged for review"))
+        return result_card(
+            ("int", "samples", "Samples tagged (α below the level)"),
+            ("int", "labels", "Labels tagged"),
+            ("int", "unmatched", "... unmatched"),
+            ("int", "class_disagreement", "... class disagreement"),
+            ("int", "unsupported", "... in units the consensus did not support"),
+            ("str", "view", "Saved view"),
+            ("int", "n_view_samples", "Samples in the view"),
+            title="KaLOS: tagged for review")

@@ -39,7 +39,7 @@ from kalos_core.io import InvalidInputError, load_coco, load_yolo
 from . import rawdocs
 from .placeholders import Placeholders, default_folder
 from .common import (
-    FIELD_NAME_RE, drive, form_error, progress_op, report_errors, run_steps, safe_name, show_result,
+    FIELD_NAME_RE, drive, form_error, progress_op, report_errors, result_card, run_steps, safe_name, show_result,
 )
 
 logger = logging.getLogger(__name__)
@@ -482,11 +482,10 @@ class ImportMultiraterCoco(foo.Operator):
             yield ctx.ops.open_dataset(dataset.name) if new else ctx.ops.reload_dataset()
             yield ctx.ops.notify(f"Imported {n} images with {n_labels} labels into {dataset.name!r}{note}",
                                  variant="success")
-        out = types.Object()
-        for key, label in (("dataset", "Dataset"), ("images", "Images imported"), ("labels", "Labels"),
-                           ("skipped", "Invalid items skipped"), ("next", "Next")):
-            out.str(key, label=label)
-        yield show_result(ctx, types.Property(out), {
+        card = result_card(*(("str", key, label) for key, label in (
+            ("dataset", "Dataset"), ("images", "Images imported"), ("labels", "Labels"),
+            ("skipped", "Invalid items skipped"), ("next", "Next"))))
+        yield show_result(ctx, card, {
             "dataset": dataset.name, "images": str(n), "labels": str(n_labels), "skipped": str(skipped),
             "next": "Run 'KaLOS: compute agreement' (or 'KaLOS: calibrate threshold') on the rater fields."})
 

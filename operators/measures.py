@@ -12,7 +12,8 @@ import fiftyone.operators.types as types
 
 from . import run_store, status_colors
 from .adapter import SetupError, label_fields
-from .common import check_form, drive, finish_run, form_error, number_input, report_errors, run_or_delegate, setup_inputs, source_params
+from .common import (check_form, drive, finish_run, form_error, number_input, report_errors, result_card,
+                     run_or_delegate, setup_inputs, source_params)
 from .convergence_runs import TASKS, check_convergence, convergence_run, convergence_steps
 from .convergence_runs import DEFAULT_KEY as CONVERGENCE_KEY
 from .convergence_runs import METHOD as CONVERGENCE
@@ -106,15 +107,14 @@ class LabelConvergence(foo.Operator):
 
     @staticmethod
     def _outputs():
-        out = types.Object()
-        out.str("run_key", label="Run key")
-        out.float("map", label="mAP@[.5:.95] between raters (%)")
-        out.float("ap50", label="AP50 (%)")
-        out.float("ap75", label="AP75 (%)")
-        out.str("ci_normal", label="Convergence interval (mean ± 1.96 SD of the subsets)")
-        out.str("model", label="Model mAP")
-        out.str("next", label="Next")
-        return types.Property(out)
+        return result_card(
+            ("str", "run_key", "Run key"),
+            ("float", "map", "mAP@[.5:.95] between raters (%)"),
+            ("float", "ap50", "AP50 (%)"),
+            ("float", "ap75", "AP75 (%)"),
+            ("str", "ci_normal", "Convergence interval (mean ± 1.96 SD of the subsets)"),
+            ("str", "model", "Model mAP"),
+            ("str", "next", "Next"))
 
 
 class NoiseAwareEvaluation(foo.Operator):
@@ -184,13 +184,12 @@ class NoiseAwareEvaluation(foo.Operator):
 
     @staticmethod
     def _outputs():
-        out = types.Object()
-        out.str("run_key", label="Run key")
-        out.str("ap", label="AP@[.5:.95] with bounds (%)")
-        out.str("noise", label="Corner-noise fit")
-        out.int("uncertain", label="Predictions whose bounds disagree")
-        out.str("next", label="Next")
-        return types.Property(out)
+        return result_card(
+            ("str", "run_key", "Run key"),
+            ("str", "ap", "AP@[.5:.95] with bounds (%)"),
+            ("str", "noise", "Corner-noise fit"),
+            ("int", "uncertain", "Predictions whose bounds disagree"),
+            ("str", "next", "Next"))
 
 
 class DeleteKalosRun(foo.Operator):

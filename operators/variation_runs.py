@@ -22,6 +22,7 @@ from kalos_core.variations import DEFAULT_THRESHOLDS, TYPES, VariationConfig, Va
 from . import run_store
 from .adapter import SetupError, read_dataset, resolve_source
 from .runs import parse_thresholds
+from .view_rules import finish
 from .writeback import write_label_values
 
 METHOD = "kalos_variations"
@@ -118,13 +119,9 @@ def _fields(dataset, run_key):
 
 
 def _finish(view, dataset, run_key, current):
-    """The panels' one click rule (:func:`panels.views.finish`): the user's sort in ``current``
+    """The one click rule (:func:`operators.view_rules.finish`): the user's sort in ``current``
     is kept (a variation run has no per-sample α, so without one the order is the dataset's),
     only the run's rater fields and ``rater_list`` are shown."""
-    try:
-        from ..panels.views import finish
-    except ImportError:      # operators imported as a top-level package
-        from panels.views import finish
     fields, _ = _fields(dataset, run_key)
     return finish(view, dataset, list(fields) + ["rater_list"], current=current)
 

@@ -7,7 +7,7 @@ import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
 from . import run_store
-from .common import drive, report_errors, run_or_delegate, setup_inputs, show_result, source_params
+from .common import drive, report_errors, result_card, run_or_delegate, setup_inputs, show_result, source_params
 from .common import check_form, finish_run, number_input
 from .measures import _existing
 from .variation_runs import DEFAULT_KEY, METHOD, check_variations, variations_run, variations_steps
@@ -72,10 +72,10 @@ class ComputeVariations(foo.Operator):
 
     @staticmethod
     def _outputs():
-        out = types.Object()
-        out.str("run_key", label="Run key")
-        out.float("threshold", label="IoU threshold of the per-label types")
-        out.str("counts", label="Labels per type")
-        out.int("n_labels", label="Labels")
-        out.str("next", label="Next")
-        return types.Property(out, view=types.View(label="KaLOS: variation types"))
+        return result_card(
+            ("str", "run_key", "Run key"),
+            ("float", "threshold", "IoU threshold of the per-label types"),
+            ("str", "counts", "Labels per type"),
+            ("int", "n_labels", "Labels"),
+            ("str", "next", "Next"),
+            title="KaLOS: variation types")

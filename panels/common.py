@@ -121,7 +121,8 @@ def agreement_rerun_params(dataset, run_key: str, diagnostic: str | None = None,
                    "diagnostics": diagnostics + ([diagnostic] if diagnostic and diagnostic not in diagnostics else []),
                    "calibration_key": getattr(cfg, "calibration_key", None)})
     if getattr(cfg, "model_fields", None):  # a model rater joins the recompute too
-        params.update({"model_fields": list(cfg.model_fields), "score_threshold": getattr(cfg, "score_threshold", None)})
+        params.update({"model_fields": list(cfg.model_fields),
+                       "score_threshold": getattr(cfg, "score_threshold", None)})
     return {k: v for k, v in params.items() if v is not None}
 
 
@@ -154,12 +155,23 @@ class RunPanel(foo.Panel):
         raise NotImplementedError
 
     def action_params(self, ctx) -> dict:
-        """Prefilled parameters of the operator the action button opens: the selected
-        agreement run's set-up, so a recompute keeps raters, key and threshold."""
+        """Prefilled parameters of the operator the action button opens: the selected run's
+        set-up under its own key (the form asks to confirm the overwrite), so a recompute keeps
+        raters, key and settings. Agreement runs: :func:`agreement_rerun_params`; other
+        measures say what they store in :meth:`rerun_params`."""
         key = ctx.panel.state.run_key
-        if self.METHOD == AGREEMENT_METHOD and key:
+        if not key:
+            return {}
+        if self.METHOD == AGREEMENT_METHOD:
             return agreement_rerun_params(ctx.dataset, key, **self.RERUN_ADDS)
-        return {}
+        stored = self.rerun_params(ctx.dataset.get_run_info(key).config)
+        if stored is None:  # this panel's button opens a blank form
+            return {}
+        return {k: v for k, v in {**stored, "run_key": key}.items() if v is not None}
+
+    def rerun_params(self, cfg) -> dict | None:
+        """The operator's form values from a stored run config; None (the default): a blank form."""
+        return None
 
     @property
     def panel_name(self) -> str:

@@ -152,17 +152,10 @@ class LabelConvergencePanel(RunPanel):
                                category=foo.Categories.ANALYZE,
                                help_markdown="Bootstrap mAP between raters, its intervals, a model's mAP, AP per class.")
 
-    def action_params(self, ctx) -> dict:
-        """Recompute with the selected run's set-up (same key: the form asks to confirm the overwrite)."""
-        key = ctx.panel.state.run_key
-        if not key:
-            return {}
-        cfg = ctx.dataset.get_run_info(key).config
-        params = label_source_params(cfg)
-        params.update(run_key=key, task=cfg.task, predictions_field=getattr(cfg, "predictions_field", None),
-                      bootstrap=cfg.bootstrap, fraction=cfg.fraction, seed=cfg.seed,
-                      alpha=getattr(cfg, "alpha", None))
-        return {k: v for k, v in params.items() if v is not None}
+    def rerun_params(self, cfg) -> dict:
+        return {**label_source_params(cfg), "task": cfg.task,
+                "predictions_field": getattr(cfg, "predictions_field", None), "bootstrap": cfg.bootstrap, "fraction": cfg.fraction, "seed": cfg.seed,
+                "alpha": getattr(cfg, "alpha", None)}
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -65,12 +65,8 @@ class NoiseAwarePanel(RunPanel):
                                category=foo.Categories.ANALYZE,
                                help_markdown="AP^l / AP / AP^u per size and threshold, and the ε̄(W, H) heatmap.")
 
-    def action_params(self, ctx) -> dict:
-        key = ctx.panel.state.run_key
-        if not key:
-            return {}
-        cfg = ctx.dataset.get_run_info(key).config
-        return {"run_key": key, "predictions_field": cfg.predictions_field, "reference_field": cfg.reference_field,
+    def rerun_params(self, cfg) -> dict:
+        return {"predictions_field": cfg.predictions_field, "reference_field": cfg.reference_field,
                 "noise_fields": list(cfg.noise_fields or []), "share": cfg.share}
 
     def load_run(self, ctx, run_key):

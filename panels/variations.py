@@ -79,15 +79,9 @@ class VariationTypesPanel(RunPanel):
                                category=foo.Categories.ANALYZE,
                                help_markdown="Variation types per IoU threshold and rater; boundary-quality IoU.")
 
-    def action_params(self, ctx) -> dict:
-        key = ctx.panel.state.run_key
-        if not key:
-            return {}
-        cfg = ctx.dataset.get_run_info(key).config
-        params = label_source_params(cfg)
-        params.update(run_key=key, threshold=cfg.threshold, reference=cfg.reference, merge=cfg.merge,
-                      thresholds=", ".join(f"{t:g}" for t in cfg.thresholds or []))
-        return {k: v for k, v in params.items() if v is not None}
+    def rerun_params(self, cfg) -> dict:
+        return {**label_source_params(cfg), "threshold": cfg.threshold, "reference": cfg.reference,
+                "merge": cfg.merge, "thresholds": ", ".join(f"{t:g}" for t in cfg.thresholds or [])}
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -21,8 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import fiftyone.core.stages as fos
 from fiftyone import ViewField as F
+
+try:  # the click rule lives with the operators, which build views for the panels too
+    from ..operators.view_rules import SORT_STAGES, finish, user_sort  # noqa: F401
+except ImportError:  # panels imported as a top-level package (tests, scripts)
+    from operators.view_rules import SORT_STAGES, finish, user_sort  # noqa: F401
 
 #: label statuses that mean "this label does not agree" (see operators/adapter.STATUSES)
 DISAGREEING = ("class_disagreement", "unmatched")
@@ -84,32 +88,10 @@ def _run_samples(dataset, layout: RunLayout):
     return dataset.exists(layout.alpha_field)
 
 
-#: view stages that order samples; the last one in the App's view is the user's sort
-SORT_STAGES = (fos.SortBy, fos.SortBySimilarity)
-
-
-def user_sort(current) -> list:
-    """The sort stage of the App's current view (``[]`` when it has none, or no view)."""
-    stages = [s for s in (getattr(current, "_stages", None) or []) if isinstance(s, SORT_STAGES)]
-    return stages[-1:]
-
-
 def run_fields(layout: RunLayout, fields=None) -> list[str]:
     """The fields a click shows: ``fields`` (default: the run's rater fields), the run's
     per-sample α and ``rater_list``."""
     return list(fields if fields is not None else layout.fields) + [layout.alpha_field, "rater_list"]
-
-
-def finish(view, dataset, fields, current=None, sort_field: str | None = None):
-    """The click rule (module docstring): the user's sort (``current``'s), else ``sort_field``
-    ascending; then only ``fields`` (those the dataset has) besides FiftyOne's own."""
-    stages = user_sort(current)
-    if stages:
-        for stage in stages:
-            view = view.add_stage(stage)
-    elif sort_field and dataset.has_field(sort_field):
-        view = view.sort_by(sort_field)
-    return view.select_fields([f for f in dict.fromkeys(fields) if dataset.has_field(f)])
 
 
 def _finish_run(view, dataset, layout: RunLayout, current=None, fields=None):
