@@ -11,53 +11,46 @@ from itertools import combinations
 
 import numpy as np
 
-from .diagnostics import Diagnostic, Emitter, ImageContext, Reduction, mean_by_key, nested, register_diagnostic
-from .problem import empty_image_cells
+from .diagnostics import (ChunkCells, Diagnostic, Emitter, ImageContext, Reduction, RowRequest, mean_by_key, nested,
+                          register_diagnostic)
 from .reliability import NO_OBJECT
 
 
 # -- annotator vitality: V_r = α_R - α_(R without r), re-matched without r ----------------------------
-def _without_each_rater(ip) -> list[tuple]:
-    """``(threshold, keep, rows)`` of the re-matches without each rater (images with 3+ rows)."""
-    if ip.n_rows < 3:
+def _vitality_requests(rows: tuple, image, config) -> list[RowRequest]:
+    """The image without each rater, re-matched (images with 3+ rows)."""
+    if len(rows) < 3:
         return []
-    return [(None, ip.problem.rater != r, np.array([k for k in range(ip.n_rows) if k != r]))
-            for r in range(ip.n_rows)]
+    return [RowRequest(None, tuple(k for k in range(len(rows)) if k != r), name, None)
+            for r, name in enumerate(rows)]
 
 
-def _emit_vitality(ctx: ImageContext, out: Emitter) -> None:
-    ip = ctx.ip
-    for name, (_, keep, rows) in zip(ip.rows, _without_each_rater(ip)):
-        out.cells(name, None, ctx.rematch(keep=keep, rows=rows))
-
-
-def _emit_vitality_chunk(ctxs: list[ImageContext], out: Emitter) -> None:
+def _emit_vitality_chunk(chunk: ChunkCells, out: Emitter) -> None:
     """Global: the global matrix with and without each rater's row (not re-matched). Per rater,
     the main matrices of the chunk's images that have the rater form one matrix of each kind
     (their sums add; the key is present exactly when an image has the rater)."""
-    if ctxs[0].n_dataset_rows < 3:
+    if chunk.n_dataset_rows < 3:
         return
-    img, unit, value, row, n_units = _chunk_cells(ctxs, "main")
-    names = sorted({name for c in ctxs for name in c.ip.rows})
+    img, unit, value, row, n_units = chunk.main
+    names = sorted({name for rows in chunk.rows for name in rows})
     code = {name: k for k, name in enumerate(names)}
-    row_codes = [np.array([code[name] for name in c.ip.rows], np.int64) for c in ctxs]
+    row_codes = [np.array([code[name] for name in rows], np.int64) for rows in chunk.rows]
     row_start = np.cumsum([len(r) for r in row_codes]) - np.array([len(r) for r in row_codes])
     cell_name = np.concatenate(row_codes)[row_start[img] + row]
-    has = np.zeros((len(ctxs), len(names)), bool)
+    has = np.zeros((len(row_codes), len(names)), bool)
     for k, rc in enumerate(row_codes):
         has[k, rc] = True
     group = np.zeros(n_units, np.int64)
     for k, name in enumerate(names):
         with_ = has[img, k]
         without = with_ & (cell_name != k)
-        first = next(c.index for c in ctxs if name in c.ip.rows)
+        first = chunk.index[int(np.argmax(has[:, k]))]
         for kind, keep in (("with", with_), ("without", without)):
             out.block([(None, (kind, name))], group, unit[keep], value[keep], images=[first])
 
 
-def _chunk_cells(ctxs: list[ImageContext], which: str):
-    """The chunk's ``ctx.main`` or ``ctx.cells`` side by side: per cell its context's position,
-    unit (numbered across the chunk), value and row; and the number of units."""
+def chunk_cells(ctxs: list[ImageContext], which: str) -> tuple:
+    """The chunk's ``ctx.main`` or ``ctx.cells`` side by side (:class:`ChunkCells`)."""
     cells = [getattr(c, which) for c in ctxs]
     n_cells = np.array([len(c.value) for c in cells], np.int64)
     n_units = np.array([c.n_units for c in cells], np.int64)
@@ -89,10 +82,10 @@ def _summary_vitality(result) -> list[str]:
 
 
 # -- class difficulty: α of the units in which any rater used class c ---------------------------------
-def _emit_class_difficulty_chunk(ctxs: list[ImageContext], out: Emitter) -> None:
+def _emit_class_difficulty_chunk(chunk: ChunkCells, out: Emitter) -> None:
     """Per image and class c, the units in which any rater used c (each unit's cells in the
     image's cell order); all images of the chunk in one block."""
-    img, unit, value, _, n_units = _chunk_cells(ctxs, "cells")
+    img, unit, value, _, n_units = chunk.cells
     used = value != NO_OBJECT
     if not used.any():
         return
@@ -112,7 +105,7 @@ def _emit_class_difficulty_chunk(ctxs: list[ImageContext], out: Emitter) -> None
     offset = np.arange(len(pair_of_cell)) - np.repeat(np.cumsum(length) - length, length)
     pick = cell_order[start[pu][pair_of_cell] + offset]
     classes = pc[new_group].tolist()
-    index = [c.index for c in ctxs]
+    index = chunk.index
     out.block([(c, c) for c in classes], pair_group, pair_of_cell, value[pick],
               images=[index[k] for k in pi[new_group].tolist()])
 
@@ -131,18 +124,10 @@ def _summary_class_difficulty(result) -> list[str]:
 
 
 # -- collaboration: α of every pair of raters, matched on the two alone -------------------------------
-def _rater_pairs(ip) -> list[tuple]:
-    """``(threshold, keep, rows)`` of the re-matches of every two rows."""
-    rater = ip.problem.rater
-    return [(None, (rater == p) | (rater == q), np.array([p, q])) for p, q in combinations(range(ip.n_rows), 2)]
-
-
-def _emit_collaboration(ctx: ImageContext, out: Emitter) -> None:
-    ip = ctx.ip
-    for (p, q), (_, keep, rows) in zip(combinations(range(ip.n_rows), 2), _rater_pairs(ip)):
-        cells = ctx.rematch(keep=keep, rows=rows)
-        key = (ip.rows[p], ip.rows[q])
-        out.cells(key, key, cells if cells.n_units else empty_image_cells(2))
+def _collaboration_requests(rows: tuple, image, config) -> list[RowRequest]:
+    """Every two rows, matched on the two alone (an image without units there agrees: NO_OBJECT)."""
+    return [RowRequest(None, (p, q), (rows[p], rows[q]), (rows[p], rows[q]), True)
+            for p, q in combinations(range(len(rows)), 2)]
 
 
 def _reduce_collaboration(red: Reduction) -> dict:
@@ -167,13 +152,8 @@ def _summary_collaboration(result) -> list[str]:
 
 
 # -- localisation sensitivity: the image's α at each threshold ----------------------------------------
-def _lsa_thresholds(ip, config) -> list[tuple]:
-    return [(t, None, None) for t in dict.fromkeys(float(t) for t in config.lsa_thresholds)]
-
-
-def _emit_lsa(ctx: ImageContext, out: Emitter) -> None:
-    for t, _, _ in _lsa_thresholds(ctx.ip, ctx.config):
-        out.cells(t, None, ctx.rematch(threshold=t))
+def _lsa_requests(rows: tuple, image, config) -> list[RowRequest]:
+    return [RowRequest(t, None, t, None) for t in dict.fromkeys(float(t) for t in config.lsa_thresholds)]
 
 
 def _reduce_lsa(red: Reduction) -> dict:
@@ -190,34 +170,31 @@ def _summary_lsa(result) -> list[str]:
 
 
 # -- intra-rater: α among the sessions of a rater who labelled the image more than once ---------------
-def _emit_intra_rater(ctx: ImageContext, out: Emitter) -> None:
+def _intra_rater_requests(rows: tuple, image, config) -> list[RowRequest]:
     groups: dict[str, list[int]] = {}
-    for k, row in enumerate(ctx.ip.rows):
-        groups.setdefault(ctx.ip.image.base_rater(row), []).append(k)
-    for rater, rows in groups.items():
-        if len(rows) >= 2:
-            out.cells(rater, None, ctx.rematch(keep=np.isin(ctx.ip.problem.rater, rows), rows=np.array(rows)))
+    for k, row in enumerate(rows):
+        groups.setdefault(image.base_rater(row), []).append(k)
+    return [RowRequest(None, tuple(ks), rater, None) for rater, ks in groups.items() if len(ks) >= 2]
 
 
 register_diagnostic(Diagnostic(
     "vitality", "annotator vitality V_r = alpha - alpha without r (needs 3 raters on an image)",
-    _emit_vitality, _reduce_vitality, (("vitality", dict), ("vitality_global", dict)),
-    rematches_per_rater=True, summary=_summary_vitality, plan=lambda ip, config: _without_each_rater(ip),
-    emit_chunk=_emit_vitality_chunk))
+    _vitality_requests, _reduce_vitality, (("vitality", dict), ("vitality_global", dict)),
+    rematches_per_rater=True, summary=_summary_vitality, emit_chunk=_emit_vitality_chunk))
 register_diagnostic(Diagnostic(
     "class_difficulty", "alpha of the units in which any rater used each class",
-    lambda ctx, out: None, _reduce_class_difficulty,
+    None, _reduce_class_difficulty,
     (("class_difficulty", dict), ("class_difficulty_global", dict)), summary=_summary_class_difficulty,
     emit_chunk=_emit_class_difficulty_chunk))
 register_diagnostic(Diagnostic(
     "collaboration", "pairwise alpha of every two raters, matched on the two alone",
-    _emit_collaboration, _reduce_collaboration,
+    _collaboration_requests, _reduce_collaboration,
     (("collaboration", dict), ("collaboration_global", dict), ("collaboration_n", dict)),
-    rematches_per_rater=True, summary=_summary_collaboration, plan=lambda ip, config: _rater_pairs(ip)))
+    rematches_per_rater=True, summary=_summary_collaboration))
 register_diagnostic(Diagnostic(
     "lsa", "localisation sensitivity: mean alpha at each of --lsa's thresholds",
-    _emit_lsa, _reduce_lsa, (("lsa", dict), ("lsa_delta", lambda: None)),
-    switch=False, enabled=lambda config: bool(config.lsa_thresholds), summary=_summary_lsa, plan=_lsa_thresholds))
+    _lsa_requests, _reduce_lsa, (("lsa", dict), ("lsa_delta", lambda: None)),
+    switch=False, enabled=lambda config: bool(config.lsa_thresholds), summary=_summary_lsa))
 register_diagnostic(Diagnostic(
     "intra_rater", "alpha among the sessions of a rater who labelled an image more than once",
-    _emit_intra_rater, lambda red: {"intra_rater": mean_by_key(red.values)}, (("intra_rater", dict),)))
+    _intra_rater_requests, lambda red: {"intra_rater": mean_by_key(red.values)}, (("intra_rater", dict),)))

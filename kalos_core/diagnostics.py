@@ -8,16 +8,19 @@ the data set into result fields, the result fields it owns (with defaults) and
 its CLI text. Adding a diagnostic = one :func:`register_diagnostic` call in
 :mod:`kalos_core.diagnostic_defs`.
 
-Per image, a diagnostic *emits* reliability matrices through :class:`Emitter`,
-each under a ``value`` key (its α is recorded per image) and/or a ``sums`` key
-(its coincidence sums are added over images: the α of the union). The reduce
-step receives those as :class:`Reduction`.
+Per image, a diagnostic asks for reliability matrices, each under a ``value`` key
+(its α is recorded per image) and/or a ``sums`` key (its coincidence sums are added
+over images: the α of the union). Most say which as :class:`RowRequest` s (the image
+re-matched on some of its rows, at some threshold), which both map steps compute: the
+per-image one (:mod:`kalos_core.partial`) and the whole-chunk kernel
+(:mod:`kalos_core.chunk_kernel`). Matrices over the whole chunk (``emit_chunk``) read
+:class:`ChunkCells`. The reduce step receives the α and sums as :class:`Reduction`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, NamedTuple
 
 import numpy as np
 
@@ -53,6 +56,57 @@ class ImageContext:
         if key not in cache:
             cache[key] = self.ip.match(t, self.solver, self.cost, keep=keep, rows=rows)[1]
         return cache[key]
+
+
+class RowRequest(NamedTuple):
+    """One matrix a diagnostic asks of an image: the image matched at ``threshold`` (None: the
+    run's) on the annotations of ``rows`` (sorted row indices, renumbered ``0..len-1``; None:
+    all rows), its α recorded under ``value`` and/or its sums added under ``sums`` (None: not).
+    ``empty``: when that matching has no units, the matrix is one unit where every row says
+    NO_OBJECT (the image agrees there is nothing), else it has no units."""
+
+    threshold: float | None
+    rows: tuple[int, ...] | None
+    value: Hashable | None
+    sums: Hashable | None
+    empty: bool = False
+
+
+def emit_requests(ctx: "ImageContext", requests: list[RowRequest], out: "Emitter") -> None:
+    """The matrices of ``requests`` for one matched image (the per-image map step)."""
+    from .problem import empty_image_cells
+
+    rater = ctx.ip.problem.rater
+    for t, rows, value, sums, empty in requests:
+        if rows is None:
+            cells = ctx.rematch(threshold=t)
+        else:
+            cells = ctx.rematch(keep=np.isin(rater, rows), rows=np.array(rows), threshold=t)
+        if empty and not cells.n_units:
+            cells = empty_image_cells(ctx.ip.n_rows if rows is None else len(rows))
+        out.cells(value, sums, cells)
+
+
+def plan_requests(requests: list[RowRequest], rater: np.ndarray) -> list[tuple]:
+    """``[(threshold, keep, rows)]`` of the re-matches ``requests`` need (:attr:`Diagnostic.plan`)."""
+    return [(t, None, None) if rows is None else (t, np.isin(rater, rows), np.array(rows))
+            for t, rows, *_ in requests]
+
+
+@dataclass
+class ChunkCells:
+    """A chunk's matched images side by side, for the diagnostics that emit for a whole chunk.
+
+    ``main`` and ``cells`` are ``(image, unit, value, row, n_units)``: per cell the image's
+    position in the chunk, its unit (numbered across the chunk), value and row (the image's own
+    row index); ``main`` holds each image's matrix at the run's threshold (one NO_OBJECT unit
+    when it has no units), ``cells`` the same without that virtual unit."""
+
+    index: list[int]                  #: position of each image in the data set
+    rows: list[tuple[str, ...]]       #: each image's rows (sorted rater names)
+    n_dataset_rows: int
+    main: tuple
+    cells: tuple
 
 
 def rematch_key(threshold: float, keep: np.ndarray | None, rows: np.ndarray | None) -> tuple:
@@ -103,6 +157,17 @@ class Emitter:
         self.values.append(value)
         self.block_units.append(len(unit_group))
 
+    def many(self, groups: list[tuple[int, Hashable | None, Hashable | None]], unit_group: np.ndarray,
+             unit: np.ndarray, value: np.ndarray) -> None:
+        """Like :meth:`block`, with each matrix's ``(image, value key, sums key)`` given in full
+        (keys already carry their diagnostic's name)."""
+        self.block_groups[len(self.block_units)] = np.asarray(unit_group, np.int64)
+        self.block_first.append(len(self.groups))
+        self.groups += groups
+        self.units.append(unit)
+        self.values.append(value)
+        self.block_units.append(len(unit_group))
+
     def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(unit, value, unit_group)`` of all cells, units and groups numbered across the chunk."""
         lengths = np.array([len(u) for u in self.units], np.int64)
@@ -137,22 +202,38 @@ class Diagnostic:
 
     name: str                                          #: config switch and main result key
     help: str                                          #: one line for the CLI and the operators
-    emit: Callable[[ImageContext, Emitter], None]      #: per image: the matrices it needs
-    reduce: Callable[[Reduction], dict[str, Any]]      #: over the data set: result fields
-    fields: tuple[tuple[str, Callable[[], Any]], ...]  #: result fields it owns, with default factories
+    #: per image: the matrices it needs, as ``requests(rows, image, config) -> [RowRequest]``
+    #: (``rows``: the image's sorted rater names), or as ``emit(ctx, out)`` (per-image path only)
+    requests: Callable[[tuple, Any, Any], list[RowRequest]] | None = None
+    reduce: Callable[[Reduction], dict[str, Any]] = lambda red: {}   #: over the data set: result fields
+    fields: tuple[tuple[str, Callable[[], Any]], ...] = ()  #: result fields it owns, with default factories
+    emit: Callable[[ImageContext, Emitter], None] | None = None
     switch: bool = True                                #: a boolean AgreementConfig field named ``name``
     enabled: Callable[[Any], bool] | None = None       #: overrides ``getattr(config, name)``
     rematches_per_rater: bool = False                  #: cost grows with the raters (max_diagnostic_raters)
     summary: Callable[[Any], list[str]] | None = None  #: CLI text lines from a result
-    #: per image, the re-matches ``emit`` will ask for, ``[(threshold or None, keep, rows)]``; the map
-    #: step computes them for a whole chunk at once (:mod:`kalos_core.bulk_match`) ahead of ``emit``
+    #: with ``emit``: per image, the re-matches it will ask for, ``[(threshold or None, keep, rows)]``
+    #: (``requests`` plan themselves); the map step matches them for a whole chunk at once
     plan: Callable[[ImageProblem, Any], list[tuple]] | None = None
-    #: once per chunk, after every image's ``emit``: matrices emitted for all the chunk's images
-    #: at once (whole-array operations over the chunk's cells instead of per image)
-    emit_chunk: Callable[[list[ImageContext], Emitter], None] | None = None
+    #: once per chunk, after every image's matrices: matrices of all the chunk's images at once
+    emit_chunk: Callable[[ChunkCells, Emitter], None] | None = None
 
     def is_on(self, config) -> bool:
         return bool(self.enabled(config) if self.enabled else getattr(config, self.name))
+
+    def image_requests(self, ip: ImageProblem, config) -> list[RowRequest]:
+        return self.requests(ip.rows, ip.image, config) if self.requests else []
+
+    def rematch_plan(self, ip: ImageProblem, config) -> list[tuple]:
+        if self.requests:
+            return plan_requests(self.image_requests(ip, config), ip.problem.rater)
+        return self.plan(ip, config) if self.plan else []
+
+    def emit_image(self, ctx: ImageContext, out: Emitter) -> None:
+        if self.requests:
+            emit_requests(ctx, self.image_requests(ctx.ip, ctx.config), out)
+        elif self.emit:
+            self.emit(ctx, out)
 
 
 REGISTRY: dict[str, Diagnostic] = {}
@@ -200,5 +281,5 @@ def nested(pairs: dict[tuple[str, str], Any], rows: list[str], diagonal: Any = 1
     return {r: dict(sorted(v.items())) for r, v in out.items()}
 
 
-__all__ = ["Diagnostic", "Emitter", "ImageContext", "rematch_key", "Reduction", "REGISTRY", "register_diagnostic",
+__all__ = ["ChunkCells", "Diagnostic", "Emitter", "ImageContext", "RowRequest", "rematch_key", "Reduction", "REGISTRY", "register_diagnostic",
            "get_diagnostic", "switches", "result_fields", "mean_by_key", "nested"]

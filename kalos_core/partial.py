@@ -15,11 +15,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
-from . import diagnostic_defs  # noqa: F401  (registers the diagnostics)
 from .bulk_match import match_requests
 from .coincidence import AlphaSums, group_sums
 from .columns import ids_and_raters
-from .diagnostics import REGISTRY, Emitter, ImageContext, rematch_key
+from .diagnostic_defs import chunk_cells  # (importing it registers the diagnostics)
+from .diagnostics import REGISTRY, ChunkCells, Emitter, ImageContext, rematch_key
 from .gcpause import paused_gc
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
@@ -108,11 +108,14 @@ def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_r
         contexts.append(ctx)
         for d in diagnostics:
             emit.prefix = d.name
-            d.emit(ctx, emit)
-    for d in diagnostics:
-        if d.emit_chunk is not None and contexts:
-            emit.prefix = d.name
-            d.emit_chunk(contexts, emit)
+            d.emit_image(ctx, emit)
+    if contexts and any(d.emit_chunk for d in diagnostics):
+        chunk = ChunkCells([c.index for c in contexts], [c.ip.rows for c in contexts], n_dataset_rows,
+                           chunk_cells(contexts, "main"), chunk_cells(contexts, "cells"))
+        for d in diagnostics:
+            if d.emit_chunk is not None:
+                emit.prefix = d.name
+                d.emit_chunk(chunk, emit)
     out.counts = {r: dict(c) for r, c in counts.items()}
     _batch_alpha(emit, out)
     out.alphas = [a for _, a in out.values.pop(ALPHA)]
@@ -129,7 +132,7 @@ def _match_chunk(ips: list, config: Any, diagnostics: list, solver, cost) -> lis
         keys.append(None)
         seen = set()
         for d in diagnostics:
-            for t, keep, rows in (d.plan(ip, config) if d.plan else ()):
+            for t, keep, rows in d.rematch_plan(ip, config):
                 t = thr if t is None else float(t)
                 key = rematch_key(t, keep, rows)
                 if key not in seen:

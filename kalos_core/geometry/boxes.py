@@ -8,37 +8,53 @@ import numpy as np
 
 from ..columns import box_array
 from ..data import Annotation, ImageRecord
-from .registry import (Prepared, box_intersection_union, box_iou_xyxy, centroid_box_similarity, centroid_similarity,
-                       pixel_scale, register_distance)
+from .registry import (Prepared, box_iou_xyxy, centroid_box_similarity, centroid_similarity, paired_intersection_union,
+                       paired_iou, register_distance)
 
 
 def prepare_boxes(image: ImageRecord, anns: Sequence[Annotation]) -> Prepared:
     """Boxes as image-relative ``(x1, y1, x2, y2)``, with the image's pixel size (``scale``)."""
-    xywh = box_array(anns)
-    scale = np.array([image.width, image.height, image.width, image.height])
-    xywh = xywh / scale
+    sides = np.array([[image.width, image.height]], dtype=float)
+    return prepare_box_columns(box_array(anns), np.broadcast_to(sides, (len(anns), 2)))
+
+
+def prepare_box_columns(xywh: np.ndarray, sides: np.ndarray) -> Prepared:
+    """:func:`prepare_boxes` of boxes from many images: ``sides[k]`` is box k's image width, height."""
+    xywh = xywh / np.concatenate([sides, sides], axis=1)
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
-    return Prepared(len(anns), xyxy=xyxy, scale=pixel_scale(image, len(anns)))
+    return Prepared(len(xywh), xyxy=xyxy, scale=np.array(sides, dtype=float))
 
 
-@register_distance("box", "iou", prepare=prepare_boxes)
+def _iou_pairs(a: Prepared, b: Prepared) -> np.ndarray:
+    return paired_iou(a["xyxy"], b["xyxy"])
+
+
+@register_distance("box", "iou", prepare=prepare_boxes, pairs=_iou_pairs, overlap_only=True)
 def box_iou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Box intersection over union."""
     return box_iou_xyxy(a["xyxy"], b["xyxy"])
 
 
-@register_distance("box", "giou", prepare=prepare_boxes)
-def box_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
-    """Generalised IoU mapped to ``[0, 1]`` as ``(1 + GIoU) / 2``."""
-    A, B = a["xyxy"], b["xyxy"]
-    inter, union = box_intersection_union(A, B)
-    cw = np.maximum(A[:, None, 2], B[None, :, 2]) - np.minimum(A[:, None, 0], B[None, :, 0])
-    ch = np.maximum(A[:, None, 3], B[None, :, 3]) - np.minimum(A[:, None, 1], B[None, :, 1])
+def paired_giou_similarity(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``(1 + GIoU) / 2`` of broadcast box pairs (see :mod:`kalos_core.geometry.registry`)."""
+    inter, union = paired_intersection_union(A, B)
+    cw = np.maximum(A[..., 2], B[..., 2]) - np.minimum(A[..., 0], B[..., 0])
+    ch = np.maximum(A[..., 3], B[..., 3]) - np.minimum(A[..., 1], B[..., 1])
     enclosing = cw * ch
     with np.errstate(divide="ignore", invalid="ignore"):
         iou = np.where(union > 0, inter / union, 0.0)
         giou = iou - np.where(enclosing > 0, (enclosing - union) / enclosing, 0.0)
     return (1.0 + giou) / 2.0
+
+
+def _giou_pairs(a: Prepared, b: Prepared) -> np.ndarray:
+    return paired_giou_similarity(a["xyxy"], b["xyxy"])
+
+
+@register_distance("box", "giou", prepare=prepare_boxes, pairs=_giou_pairs)
+def box_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
+    """Generalised IoU mapped to ``[0, 1]`` as ``(1 + GIoU) / 2``."""
+    return paired_giou_similarity(a["xyxy"][:, None, :], b["xyxy"][None, :, :])
 
 
 @register_distance("box", "centroid", prepare=prepare_boxes, scale_invariant=False)

@@ -64,6 +64,13 @@ class DistanceSpec:
     #: (e.g. a centroid offset over the image diagonal): the same pixel offset is a
     #: small error on a large object and a miss on a small one
     scale_invariant: bool = True
+    #: optional ``pairs(a, b) -> (n,)``: the similarity of ``a[k]`` and ``b[k]`` for equal-length
+    #: prepared sets, equal to the matrix entries (lets the map step of a chunk of images
+    #: compute only the pairs it needs, :mod:`kalos_core.chunk_kernel`)
+    pairs: Callable[[Prepared, Prepared], np.ndarray] | None = None
+    #: similarity 0 unless the two boxes overlap with positive area (pairs that do not
+    #: overlap can be skipped when the lowest threshold is above 0)
+    overlap_only: bool = False
 
 
 DISTANCES: dict[tuple[str, str], DistanceSpec] = {}
@@ -78,12 +85,12 @@ DEFAULT_DISTANCE: dict[str, str] = {
 
 
 def register_distance(kind: str, name: str, *, prepare: PrepareFn, description: str = "",
-                      scale_invariant: bool = True):
+                      scale_invariant: bool = True, pairs=None, overlap_only: bool = False):
     """Decorator: register ``similarity`` as distance ``name`` for ``kind``."""
 
     def deco(fn: SimilarityFn) -> SimilarityFn:
         doc = description or (fn.__doc__ or "").strip().split("\n")[0]
-        DISTANCES[(kind, name)] = DistanceSpec(kind, name, prepare, fn, doc, scale_invariant)
+        DISTANCES[(kind, name)] = DistanceSpec(kind, name, prepare, fn, doc, scale_invariant, pairs, overlap_only)
         return fn
 
     return deco
@@ -110,7 +117,7 @@ def get_distance(kind: str, name: str | None = None, **options) -> DistanceSpec:
     if unknown:
         raise ValueError(f"distance {name!r} takes no option {', '.join(map(repr, unknown))}"
                          + (f" (it takes {', '.join(sorted(takes))})" if takes else ""))
-    return replace(spec, similarity=functools.partial(spec.similarity, **options))
+    return replace(spec, similarity=functools.partial(spec.similarity, **options), pairs=None)
 
 
 def distances_for(kind: str) -> list[str]:
@@ -118,11 +125,35 @@ def distances_for(kind: str) -> list[str]:
     return sorted(n for k, n in DISTANCES if k == kind)
 
 
+# Box formulas are written once, element by element over broadcastable ``(..., 4)`` arrays of
+# ``(x1, y1, x2, y2)``: ``f(A[:, None], B[None, :])`` is the pairwise matrix, ``f(A, B)`` the
+# similarity of ``A[k]`` and ``B[k]`` (the same floating-point operations, so equal values).
+def paired_overlap_sides(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Signed width and height of the intersections of broadcast box pairs (<= 0: disjoint)."""
+    iw = np.minimum(A[..., 2], B[..., 2]) - np.maximum(A[..., 0], B[..., 0])
+    ih = np.minimum(A[..., 3], B[..., 3]) - np.maximum(A[..., 1], B[..., 1])
+    return iw, ih
+
+
+def paired_intersection_union(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Intersection and union areas of broadcast box pairs."""
+    iw, ih = paired_overlap_sides(A, B)
+    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
+    area_a = (A[..., 2] - A[..., 0]) * (A[..., 3] - A[..., 1])
+    area_b = (B[..., 2] - B[..., 0]) * (B[..., 3] - B[..., 1])
+    return inter, area_a + area_b - inter
+
+
+def paired_iou(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """IoU of broadcast box pairs (0 where the union is empty)."""
+    inter, union = paired_intersection_union(A, B)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(union > 0, inter / union, 0.0)
+
+
 def box_overlap_sides(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Signed width and height of every pair's box intersection, ``(na, nb)`` each (<= 0: disjoint)."""
-    iw = np.minimum(a_xyxy[:, None, 2], b_xyxy[None, :, 2]) - np.maximum(a_xyxy[:, None, 0], b_xyxy[None, :, 0])
-    ih = np.minimum(a_xyxy[:, None, 3], b_xyxy[None, :, 3]) - np.maximum(a_xyxy[:, None, 1], b_xyxy[None, :, 1])
-    return iw, ih
+    return paired_overlap_sides(a_xyxy[:, None, :], b_xyxy[None, :, :])
 
 
 def boxes_overlap(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
@@ -133,18 +164,12 @@ def boxes_overlap(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
 
 def box_intersection_union(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pairwise intersection and union areas of two sets of ``(x1, y1, x2, y2)`` boxes."""
-    iw, ih = box_overlap_sides(a_xyxy, b_xyxy)
-    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
-    area_a = (a_xyxy[:, 2] - a_xyxy[:, 0]) * (a_xyxy[:, 3] - a_xyxy[:, 1])
-    area_b = (b_xyxy[:, 2] - b_xyxy[:, 0]) * (b_xyxy[:, 3] - b_xyxy[:, 1])
-    return inter, area_a[:, None] + area_b[None, :] - inter
+    return paired_intersection_union(a_xyxy[:, None, :], b_xyxy[None, :, :])
 
 
 def box_iou_xyxy(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
     """Pairwise IoU of ``(x1, y1, x2, y2)`` boxes (0 where the union is empty)."""
-    inter, union = box_intersection_union(a_xyxy, b_xyxy)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(union > 0, inter / union, 0.0)
+    return paired_iou(a_xyxy[:, None, :], b_xyxy[None, :, :])
 
 
 def pixel_scale(image: ImageRecord, n: int) -> np.ndarray:
