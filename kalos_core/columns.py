@@ -83,22 +83,32 @@ class AnnotationColumns(Sequence):
 
         ``row[k]`` is annotation k's position among the image's sorted rater names.
         """
-        b = self.boxes
-        order = np.lexsort((b[:, 3], b[:, 2], b[:, 1], b[:, 0], self.category, row))
-        if len(order) < 2:
-            return order
-        r, c, bo = row[order], self.category[order], b[order]
-        tie = (r[1:] == r[:-1]) & (c[1:] == c[:-1]) & (bo[1:] == bo[:-1]).all(axis=1)
-        if tie.any():   # equal boxes of one rater and class: the id's repr decides, as in annotation_key
-            order = order.copy()
-            starts = np.flatnonzero(np.diff(np.concatenate([[0], tie.astype(np.int8)])) == 1)
-            for s in starts.tolist():
-                e = s + 1
-                while e < len(tie) and tie[e]:
-                    e += 1
-                group = order[s:e + 1].tolist()
-                order[s:e + 1] = sorted(group, key=lambda k: repr(self.ids[k]))
+        return canonical_order(row, self.category, self.boxes, self.ids)
+
+
+def canonical_order(row: np.ndarray, category: np.ndarray, boxes: np.ndarray, ids: list,
+                    image: np.ndarray | None = None) -> np.ndarray:
+    """Sort order by (image,) row, class, box, then ``repr(id)`` among equal boxes - the order of
+    :func:`kalos_core.problem.annotation_key` within each image."""
+    b = boxes
+    keys = (b[:, 3], b[:, 2], b[:, 1], b[:, 0], category, row) + (() if image is None else (image,))
+    order = np.lexsort(keys)
+    if len(order) < 2:
         return order
+    tie = np.ones(len(order) - 1, bool)
+    for key in keys:
+        k = key[order]
+        tie &= k[1:] == k[:-1]
+    if tie.any():   # equal boxes of one rater and class: the id's repr decides, as in annotation_key
+        order = order.copy()
+        starts = np.flatnonzero(np.diff(np.concatenate([[0], tie.astype(np.int8)])) == 1)
+        for s in starts.tolist():
+            e = s + 1
+            while e < len(tie) and tie[e]:
+                e += 1
+            group = order[s:e + 1].tolist()
+            order[s:e + 1] = sorted(group, key=lambda k: repr(ids[k]))
+    return order
 
 
 def ids_and_raters(anns: Sequence[Annotation]) -> tuple[list, list[str]]:
@@ -115,4 +125,4 @@ def box_array(anns: Sequence[Annotation]) -> np.ndarray:
     return np.array([a.geometry for a in anns], dtype=float).reshape(-1, 4)
 
 
-__all__ = ["AnnotationColumns", "box_array", "ids_and_raters"]
+__all__ = ["AnnotationColumns", "box_array", "canonical_order", "ids_and_raters"]

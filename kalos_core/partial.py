@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
+from . import chunk_kernel
 from .bulk_match import match_requests
 from .coincidence import AlphaSums, group_sums
 from .columns import ids_and_raters
@@ -69,19 +70,30 @@ def enabled_diagnostics(config) -> list:
     return [d for d in REGISTRY.values() if d.is_on(config)]
 
 
-def analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_rows: int) -> Partial:
-    """The partial result of ``images`` (the data set's images ``first, first + 1, ...``)."""
+def analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_rows: int,
+                  kernel: bool = True) -> Partial:
+    """The partial result of ``images`` (the data set's images ``first, first + 1, ...``).
+
+    Chunks of column-held boxes take the whole-chunk kernel (:mod:`kalos_core.chunk_kernel`)
+    unless ``kernel`` is False; the result is the same either way."""
     with paused_gc():   # a chunk makes no reference cycles; collections would only walk its objects
-        return _analyse_chunk(images, first, kind, config, n_dataset_rows)
+        spec = config.distance_spec(kind)
+        solver, cost = get_solver(config.solver), get_cost(config.cost)
+        diagnostics = enabled_diagnostics(config)
+        out, emit = Partial(), Emitter()
+        if kernel and images and chunk_kernel.applies(images, spec, solver, diagnostics):
+            chunk_kernel.analyse(images, first, config, spec, cost, diagnostics, n_dataset_rows, out, emit)
+        else:
+            _per_image(images, first, config, spec, solver, cost, diagnostics, n_dataset_rows, out, emit)
+        _batch_alpha(emit, out)
+        out.alphas = [a for _, a in out.values.pop(ALPHA)]
+        return out
 
 
-def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_rows: int) -> Partial:
-    spec = config.distance_spec(kind)
-    solver, cost = get_solver(config.solver), get_cost(config.cost)
-    thr = config.threshold
-    floor = min((thr, *config.lsa_thresholds))
-    diagnostics = enabled_diagnostics(config)
-    out, emit = Partial(), Emitter()
+def _per_image(images: list, first: int, config: Any, spec, solver, cost, diagnostics: list, n_dataset_rows: int,
+               out: Partial, emit: Emitter) -> None:
+    """The map step image by image (the reference for the kernel; any data)."""
+    floor = min((config.threshold, *config.lsa_thresholds))
     counts: dict = defaultdict(lambda: defaultdict(int))
     ips = [prepare_image(image, spec, floor) for image in images]
     matched = _match_chunk(ips, config, diagnostics, solver, cost)
@@ -117,9 +129,6 @@ def _analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_r
                 emit.prefix = d.name
                 d.emit_chunk(chunk, emit)
     out.counts = {r: dict(c) for r, c in counts.items()}
-    _batch_alpha(emit, out)
-    out.alphas = [a for _, a in out.values.pop(ALPHA)]
-    return out
 
 
 def _match_chunk(ips: list, config: Any, diagnostics: list, solver, cost) -> list:

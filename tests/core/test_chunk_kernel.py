@@ -1,0 +1,143 @@
+"""The whole-chunk kernel (kalos_core.chunk_kernel) fills exactly the partial result of the
+per-image map step: every field, every matrix's α and sums, in the same order."""
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kalos_core import AgreementConfig, Annotation, MultiRaterDataset, load_coco, make_image
+from kalos_core import chunk_kernel
+from kalos_core.agreement import compute_agreement
+from kalos_core.agreement_reference import reference_agreement
+from kalos_core.columns import AnnotationColumns
+from kalos_core.matching import get_solver
+from kalos_core.partial import analyse_chunk, chunk_bounds, enabled_diagnostics, Partial
+
+
+def columnar(ds: MultiRaterDataset) -> MultiRaterDataset:
+    """The same data set with every image's boxes held as columns (rater codes in reverse
+    name order, so the kernel has to map codes to sorted rows)."""
+    images = []
+    for im in ds.images:
+        names = tuple(sorted(im.raters, reverse=True))
+        anns = list(im.annotations)
+        cols = AnnotationColumns([a.id for a in anns], names,
+                                 np.array([names.index(a.rater) for a in anns], np.int64),
+                                 np.array([a.category for a in anns], np.int64),
+                                 np.array([a.geometry for a in anns], float).reshape(-1, 4))
+        images.append(replace(im, annotations=cols))
+    return MultiRaterDataset(images, ds.categories, ds.kind)
+
+
+def same(a, b, path="partial"):
+    """Exactly equal: dict keys in the same order, floats bit for bit (NaN = NaN)."""
+    if isinstance(a, dict):
+        assert list(a) == list(b), f"{path}: keys {list(a)} != {list(b)}"
+        for k in a:
+            same(a[k], b[k], f"{path}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), f"{path}: {len(a)} != {len(b)}"
+        for k, (x, y) in enumerate(zip(a, b)):
+            same(x, y, f"{path}[{k}]")
+    elif isinstance(a, float):
+        assert a == b or (math.isnan(a) and math.isnan(b)), f"{path}: {a!r} != {b!r}"
+    elif hasattr(a, "__dataclass_fields__"):
+        same(vars(a), vars(b), path)
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def partials(ds, config, chunk, kernel):
+    merged = Partial()
+    for start, stop in chunk_bounds(len(ds.images), chunk):
+        merged.merge(analyse_chunk(ds.images[start:stop], start, ds.kind, config, len(ds.raters), kernel=kernel))
+    return merged
+
+
+def assert_kernel_equals_per_image(ds, config, chunk=3):
+    solver = get_solver(config.solver)
+    spec = config.distance_spec(ds.kind)
+    assert chunk_kernel.applies(ds.images, spec, solver, enabled_diagnostics(config))
+    fast, ref = partials(ds, config, chunk, True), partials(ds, config, chunk, False)
+    for name in ("image_ids", "alphas", "unit_of", "status_of", "counts", "n_units", "single"):
+        same(getattr(fast, name), getattr(ref, name), name)
+    assert list(fast.values) == list(ref.values) and set(fast.sums) == set(ref.sums)
+    same(fast.values, ref.values, "values")
+    same({k: fast.sums[k] for k in ref.sums}, ref.sums, "sums")
+
+
+box = st.tuples(st.integers(0, 80), st.integers(0, 80), st.integers(1, 30), st.integers(1, 30), st.integers(1, 3))
+
+
+@st.composite
+def datasets(draw):
+    images = []
+    for i in range(draw(st.integers(1, 6))):
+        raters = [f"r{k}" for k in draw(st.sets(st.integers(0, 4), min_size=0 if i else 2, max_size=5))]
+        anns = []
+        for r in raters:
+            drawn = draw(st.lists(box, max_size=5))
+            if drawn and draw(st.booleans()):
+                drawn.append(drawn[0])               # an exact duplicate: ids decide the order
+            for x, y, w, h, c in drawn:
+                anns.append(Annotation(draw(st.sampled_from([f"{i}-{len(anns)}", 1000 * i + len(anns)])), r, c,
+                                       (x, y, w, h)))
+        images.append(make_image(i, 100, 90, raters, anns))
+    return MultiRaterDataset(images, {1: "a", 2: "b", 3: "c"}, "box")
+
+
+configs = st.builds(
+    lambda t, lsa, distance, cost, diag: AgreementConfig(
+        threshold=t, lsa_thresholds=lsa, distance=distance, cost=cost, vitality=diag[0], class_difficulty=diag[1],
+        collaboration=diag[2], bootstrap=0),
+    st.sampled_from([0.0, 0.3, 0.5, 0.75]), st.sampled_from([(), (0.3,), (0.9, 0.1, 0.9)]),
+    st.sampled_from(["iou", "giou"]), st.sampled_from(["soft", "neg"]), st.tuples(st.booleans(), st.booleans(),
+                                                                                   st.booleans()))
+
+
+@settings(max_examples=120, deadline=None)
+@given(datasets(), configs, st.integers(1, 4))
+def test_kernel_equals_per_image_path_on_random_data(ds, config, chunk):
+    assert_kernel_equals_per_image(columnar(ds), config, chunk)
+
+
+def test_kernel_equals_reference_on_a_hand_checked_image():
+    """Two raters, one shared box and one box each: 1 agreed unit and 2 unmatched ones.
+    Cells (a|b): (1,1), (1,NO), (NO,1) -> α = 1 - 3 * 2 / (2 * 3 ... ) from the reference."""
+    anns = [Annotation("a1", "a", 1, (0, 0, 10, 10)), Annotation("b1", "b", 1, (1, 0, 10, 10)),
+            Annotation("a2", "a", 1, (50, 50, 10, 10)), Annotation("b2", "b", 1, (0, 60, 5, 5))]
+    ds = columnar(MultiRaterDataset([make_image("im", 100, 100, ["a", "b"], anns)], {1: "x"}, "box"))
+    result = compute_agreement(ds, AgreementConfig(bootstrap=0))
+    assert result.n_units == 3
+    assert result.status_of == {"a1": "agreed", "b1": "agreed", "a2": "unmatched", "b2": "unmatched"}
+    # coincidences: unit 1 (1,1): o_11 += 2; units 2, 3 (1, NO): o_1N = o_N1 += 2 -> n = 6, n_1 = 4, n_N = 2
+    # α = 1 - (n - 1) * D_o / D_e = 1 - 5 * 4 / (2 * 4 * 2) = -0.25
+    assert result.per_image_alpha["im"] == pytest.approx(-0.25, abs=1e-15)
+    ref = reference_agreement(ds, AgreementConfig(bootstrap=0))
+    assert result.per_image_alpha == ref.per_image_alpha
+
+
+def test_kernel_serves_only_what_it_can():
+    ds = columnar(MultiRaterDataset([make_image(0, 10, 10, ["a", "b"], [Annotation(1, "a", 1, (0, 0, 2, 2))])],
+                                    {1: "x"}, "box"))
+    cfg = AgreementConfig()
+    diags = enabled_diagnostics(cfg)
+    assert chunk_kernel.applies(ds.images, cfg.distance_spec("box"), get_solver("greedy"), diags)
+    assert not chunk_kernel.applies(ds.images, cfg.distance_spec("box"), get_solver("shm"), diags)
+    centroid = AgreementConfig(distance="centroid").distance_spec("box")       # no element-wise form
+    assert not chunk_kernel.applies(ds.images, centroid, get_solver("greedy"), diags)
+    listed = [replace(ds.images[0], annotations=list(ds.images[0].annotations))]
+    assert not chunk_kernel.applies(listed, cfg.distance_spec("box"), get_solver("greedy"), diags)
+
+
+@pytest.mark.realdata
+def test_kernel_equals_per_image_path_on_lvis(lvis_subset_path):
+    ds = load_coco(lvis_subset_path, "bbox")
+    assert all(isinstance(im.annotations, AnnotationColumns) for im in ds.images)
+    for config in (AgreementConfig(lsa_thresholds=(0.3, 0.7), bootstrap=0),
+                   AgreementConfig(threshold=0.3, distance="giou", cost="neg", bootstrap=0)):
+        assert_kernel_equals_per_image(ds, config, chunk=64)
