@@ -43,34 +43,62 @@ def greedy(problem: MatchProblem, threshold: float, cost: CostFn) -> np.ndarray:
     return greedy_on_sorted_pairs(problem.rater, i[order], j[order])
 
 
-def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray, max_rounds: int = 64) -> np.ndarray:
     """Greedy's union step on candidate pairs already in acceptance order (cost, i, j).
 
     Filtering a sorted pair list (a higher threshold, a subset of annotations renumbered
     in order) keeps it sorted, so :meth:`kalos_core.problem.ImageProblem.match` sorts an
     image's pairs once and re-matches subsets through this function.
+
+    Decided in whole-array rounds, each exactly what the pair-by-pair loop
+    (:func:`greedy_union_reference`) decides:
+
+    * sets only grow, so a pair whose two annotations already share a set, or whose sets
+      already hold a common rater, is refused whenever its turn comes: it is dropped now;
+    * a pair that is the first pending pair of both its sets sees them exactly as the loop
+      would at its turn (only earlier pairs touching a set change it, and none is pending):
+      it is accepted now. Such pairs touch disjoint sets, so they merge together.
+
+    Every round accepts at least the first pending pair; after ``max_rounds`` (long chains
+    of dependent pairs) the loop finishes from the rounds' sets.
     """
     n = len(rater)
     rater = np.asarray(rater, np.int64)
     i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
-    parent_arr = np.arange(n)
-    mask = (np.int64(1) << rater) if n and int(rater.max()) < 62 else None
-    if mask is not None and len(i):
-        # A pair that is the first pair of both its annotations joins two singletons of different
-        # raters: greedy accepts it whatever it did before. Joining it up front changes no other
-        # decision (it touches no set an earlier pair looks at; later pairs come after it anyway),
-        # so only the other pairs go through the loop.
-        first = np.full(n, len(i))
-        np.minimum.at(first, i, np.arange(len(i)))
-        np.minimum.at(first, j, np.arange(len(i)))
+    if not n or int(rater.max()) >= 62:          # the raters of a set as bits of one int64
+        return _union_loop(np.arange(n).tolist(), [1 << r for r in rater.tolist()], i, j)
+    root, bits = np.arange(n), np.int64(1) << rater
+    for _ in range(max_rounds):
+        ra, rb = root[i], root[j]
+        live = (ra != rb) & ((bits[ra] & bits[rb]) == 0)
+        i, j, ra, rb = i[live], j[live], ra[live], rb[live]
+        if not len(i):
+            break
         k = np.arange(len(i))
-        sure = (first[i] == k) & (first[j] == k) & (rater[i] != rater[j])
-        lo, hi = np.minimum(i[sure], j[sure]), np.maximum(i[sure], j[sure])
-        parent_arr[hi] = lo
-        mask[lo] |= mask[hi]
-        i, j = i[~sure], j[~sure]
-    parent = parent_arr.tolist()
-    raters = mask.tolist() if mask is not None else [1 << r for r in rater.tolist()]
+        first = np.full(n, len(i))
+        np.minimum.at(first, ra, k)
+        np.minimum.at(first, rb, k)
+        now = (first[ra] == k) & (first[rb] == k)
+        lo, hi = np.minimum(ra[now], rb[now]), np.maximum(ra[now], rb[now])
+        bits[lo] |= bits[hi]
+        relabel = np.arange(n)
+        relabel[hi] = lo                             # a set's root stays its smallest annotation
+        root = relabel[root]
+        i, j = i[~now], j[~now]
+    if len(i):
+        return _union_loop(root.tolist(), bits.tolist(), i, j)
+    return _labels(root)
+
+
+def greedy_union_reference(rater: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """The union step pair by pair, as greedy reads (the reference for the rounds; tests)."""
+    rater = np.asarray(rater, np.int64)
+    return _union_loop(list(range(len(rater))), [1 << r for r in rater.tolist()],
+                       np.asarray(i, np.int64), np.asarray(j, np.int64))
+
+
+def _union_loop(parent: list, raters: list, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Pairs in order from the sets ``parent`` (roots: smallest annotation) with rater bits ``raters``."""
     for a, b in zip(i.tolist(), j.tolist()):
         while parent[a] != a:                # find with path halving, inlined (the hot loop)
             parent[a] = a = parent[parent[a]]
@@ -82,15 +110,20 @@ def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray) -> n
             a, b = b, a
         parent[b] = a
         raters[a] |= raters[b]
-    # a root is its set's smallest annotation (the smaller root always wins): units numbered by
-    # first annotation are the roots in index order; roots found by pointer jumping
+    # roots found by pointer jumping
     root = np.array(parent, dtype=np.int64)
     while True:
         up = root[root]
         if np.array_equal(up, root):
             break
         root = up
-    is_root = root == np.arange(n)
+    return _labels(root)
+
+
+def _labels(root: np.ndarray) -> np.ndarray:
+    """Units numbered by first annotation: a set's root is its smallest annotation, so the
+    roots in index order."""
+    is_root = root == np.arange(len(root))
     return (np.cumsum(is_root) - 1)[root]
 
 
