@@ -29,6 +29,7 @@ from .geometry import get_distance
 from .geometry.registry import DISTANCES
 from .io import InputWarnings, check_measurable
 from .jsonsafe import json_safe
+from .label_map import LabelMap
 from .model_rater import compare_models
 from .matching import get_cost, get_solver
 from .executors import get_executor
@@ -251,8 +252,8 @@ def finish(dataset: MultiRaterDataset, config, merged: Partial) -> AgreementResu
         n_annotations=dataset.n_annotations,
         n_units=merged.n_units,
         config={**asdict(config), "distance": spec.name, "kind": dataset.kind},
-        unit_of=merged.unit_of,
-        status_of=merged.status_of,
+        unit_of=LabelMap(merged.labels, "unit"),
+        status_of=LabelMap(merged.labels, "status"),
         n_skipped=len(dataset.skipped),
         skipped=list(dataset.skipped),
         n_single_rater_images=int(merged.single),

@@ -32,11 +32,11 @@ from .columns import AnnotationColumns, canonical_order
 from .diagnostics import ChunkCells, Emitter, RowRequest
 from .geometry.boxes import prepare_box_columns, prepare_boxes
 from .matching.solvers import SORTED_PAIR_SOLVERS
-from .reliability import NO_OBJECT
+from .label_map import STATUS, LabelBlock
+from .reliability import NO_OBJECT, status_codes
 
 #: key of an image's own matrix (the per-image path emits it with an empty prefix)
 ALPHA_KEY = ("", "alpha")
-_STATUS = np.array(("unmatched", "class_disagreement", "agreed"), dtype=object)
 
 
 def applies(images: list, spec, solver, diagnostics: list) -> bool:
@@ -314,17 +314,8 @@ def _per_annotation(images: list, ch: _Chunk, out, label: np.ndarray, unit: np.n
     out.n_units += int(n_units.sum())
     if not len(label):
         return
-    size = np.bincount(label)
-    classes = np.unique(np.stack([label, ch.cat]), axis=1)[0]
-    n_classes = np.bincount(classes, minlength=len(size))
-    code = np.where(size[label] == 1, 0, np.where(n_classes[label] > 1, 1, 2))
-    units = unit.tolist()
-    strings: list[str] = []
-    for im, a, b in zip(images, ch.start[:-1].tolist(), ch.start[1:].tolist()):
-        prefix = f"{im.id}:"
-        strings += [prefix + str(u) for u in units[a:b]]
-    out.unit_of.update(zip(ch.ids, strings))
-    out.status_of.update(zip(ch.ids, _STATUS[code].tolist()))
+    code = status_codes(label, ch.cat)
+    out.labels.append(LabelBlock(ch.ids, [f"{im.id}:" for im in images], np.diff(ch.start).tolist(), unit, code))
     # per rater: annotations and statuses, keys in order of first appearance (as the per-image path)
     names = sorted({r for rows in ch.rows for r in rows})
     code_of = {r: k for k, r in enumerate(names)}
@@ -336,5 +327,5 @@ def _per_annotation(images: list, ch: _Chunk, out, label: np.ndarray, unit: np.n
     for c, k in zip(combo[np.argsort(at)].tolist(), count[np.argsort(at)].tolist()):
         mine = out.counts.setdefault(names[c // 3], {"annotations": 0})
         mine["annotations"] += k
-        status = _STATUS[c % 3]
+        status = STATUS[c % 3]
         mine[status] = mine.get(status, 0) + k

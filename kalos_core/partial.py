@@ -24,7 +24,8 @@ from .diagnostics import REGISTRY, ChunkCells, Emitter, ImageContext, rematch_ke
 from .gcpause import paused_gc
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
-from .reliability import unit_status
+from .label_map import STATUS, LabelBlock
+from .reliability import status_codes
 
 #: value / sums keys of the image's own matrix
 ALPHA = ("", "alpha")
@@ -36,8 +37,7 @@ class Partial:
 
     image_ids: list = field(default_factory=list)
     alphas: list = field(default_factory=list)
-    unit_of: dict = field(default_factory=dict)
-    status_of: dict = field(default_factory=dict)
+    labels: list = field(default_factory=list)          #: LabelBlocks: unit and status of every annotation
     counts: dict = field(default_factory=dict)          #: rater -> {"annotations"|status: count}
     n_units: int = 0
     single: int = 0                                     #: images with fewer than two raters
@@ -48,8 +48,7 @@ class Partial:
         """In place: append ``other``, the partial of the images that follow this one's."""
         self.image_ids += other.image_ids
         self.alphas += other.alphas
-        self.unit_of.update(other.unit_of)
-        self.status_of.update(other.status_of)
+        self.labels += other.labels
         for r, c in other.counts.items():
             mine = self.counts.setdefault(r, {})
             for k, v in c.items():
@@ -104,11 +103,10 @@ def _per_image(images: list, first: int, config: Any, spec, solver, cost, diagno
         out.image_ids.append(image.id)
         out.single += ip.n_rows < 2
         out.n_units += int(units.max()) + 1 if len(units) else 0
-        status = unit_status(units, ip.problem.category).tolist()
+        codes = status_codes(units, ip.problem.category)
         ids, raters = ids_and_raters(ip.annotations)
-        prefix = f"{image.id}:"
-        out.unit_of.update(zip(ids, [prefix + str(u) for u in units.tolist()]))
-        out.status_of.update(zip(ids, status))
+        out.labels.append(LabelBlock(list(ids), [f"{image.id}:"], [len(ids)], units, codes))
+        status = [STATUS[c] for c in codes.tolist()]
         for (rater, s), n in Counter(zip(raters, status)).items():   # keys in order of first appearance
             c = counts[rater]
             c["annotations"] += n

@@ -159,18 +159,23 @@ def alpha(cells: Cells | np.ndarray) -> float:
     return float(((n - 1) * sum_occ - expected) / denominator)
 
 
-def unit_status(units: np.ndarray, category: np.ndarray) -> np.ndarray:
-    """Per annotation: ``unmatched`` (alone in its unit), ``class_disagreement``
-    (its unit holds more than one class) or ``agreed``."""
+def status_codes(units: np.ndarray, category: np.ndarray) -> np.ndarray:
+    """Per annotation, the code (index into :data:`kalos_core.label_map.STATUS`) of: ``unmatched``
+    (alone in its unit), ``class_disagreement`` (its unit holds more than one class) or ``agreed``.
+    Units may be numbered across many images (labels need not start at 0)."""
+    units = np.asarray(units, np.int64)
     if len(units) == 0:
-        return np.empty(0, dtype=object)
+        return np.zeros(0, np.int64)
     size = np.bincount(units)
     n_classes = np.bincount(unique_pairs(units, category)[0], minlength=len(size))
-    code = np.where(size[units] == 1, 0, np.where(n_classes[units] > 1, 1, 2))
-    return np.array(_STATUS, dtype=object)[code]
+    return np.where(size[units] == 1, 0, np.where(n_classes[units] > 1, 1, 2))
 
 
-_STATUS = ("unmatched", "class_disagreement", "agreed")
+def unit_status(units: np.ndarray, category: np.ndarray) -> np.ndarray:
+    """Per annotation its status name (:func:`status_codes`), as an object array."""
+    from .label_map import STATUS
+
+    return np.array(STATUS, dtype=object)[status_codes(units, category)]
 
 
 def unique_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,0 +1,78 @@
+"""Per-annotation results (unit, status) kept as the chunks' columns, made a dict on first use.
+
+A run's :attr:`AgreementResult.unit_of` and ``status_of`` map every annotation id to its
+unit (``"<image id>:<unit>"``) and status. Building 2 × 300k Python strings and dict
+entries costs a third of a 300k-box run, and most runs (the CLI without
+``--include-labels``) never read them: the map step keeps, per chunk, the ids, the
+images' prefixes and the unit / status codes (:class:`LabelBlock`), and :class:`LabelMap`
+builds the dict the first time it is read. It is a read-only ``Mapping`` equal to that
+dict (and pickles as one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+#: status names by code (see :func:`kalos_core.reliability.status_codes`)
+STATUS = ("unmatched", "class_disagreement", "agreed")
+
+
+class LabelBlock(NamedTuple):
+    """Consecutive annotations of some images: ``ids``; per image its unit prefix
+    (``"<image id>:"``) and its number of annotations; per annotation its unit and status code."""
+
+    ids: list
+    prefixes: list[str]
+    counts: list[int]
+    units: np.ndarray
+    codes: np.ndarray
+
+
+class LabelMap(Mapping):
+    """``annotation id -> unit id`` (``what="unit"``) or ``-> status`` (``what="status"``)."""
+
+    __slots__ = ("_blocks", "_what", "_dict")
+
+    def __init__(self, blocks: list[LabelBlock], what: str) -> None:
+        if what not in ("unit", "status"):
+            raise ValueError(f"what must be 'unit' or 'status', not {what!r}")
+        self._blocks, self._what, self._dict = blocks, what, None
+
+    def _data(self) -> dict:
+        if self._dict is None:
+            out: dict = {}
+            for b in self._blocks:
+                if self._what == "status":
+                    out.update(zip(b.ids, [STATUS[c] for c in b.codes.tolist()]))
+                    continue
+                units, strings, start = b.units.tolist(), [], 0
+                for prefix, n in zip(b.prefixes, b.counts):
+                    strings += [prefix + str(u) for u in units[start:start + n]]
+                    start += n
+                out.update(zip(b.ids, strings))
+            self._dict = out
+        return self._dict
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._data()[key]
+
+    def __iter__(self):
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._data())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data()
+
+    def __repr__(self) -> str:
+        return f"LabelMap({self._what}, {len(self)} annotations)"
+
+    def __reduce__(self):
+        return dict, (self._data(),)
+
+
+__all__ = ["LabelBlock", "LabelMap", "STATUS"]

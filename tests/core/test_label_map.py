@@ -1,0 +1,34 @@
+"""LabelMap: the per-annotation unit / status maps, built from the chunks' columns on first use."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from kalos_core.label_map import LabelBlock, LabelMap
+
+
+def blocks():
+    return [LabelBlock(["a", "b", 7], ["im1:", "im2:"], [2, 1], np.array([0, 1, 0]), np.array([2, 0, 1])),
+            LabelBlock([8], ["im3:"], [1], np.array([4]), np.array([2]))]
+
+
+def test_label_map_equals_the_dict_it_stands_for():
+    units, status = LabelMap(blocks(), "unit"), LabelMap(blocks(), "status")
+    assert units == {"a": "im1:0", "b": "im1:1", 7: "im2:0", 8: "im3:4"}
+    assert {"a": "im1:0", "b": "im1:1", 7: "im2:0", 8: "im3:4"} == units        # either side of ==
+    assert dict(status) == {"a": "agreed", "b": "unmatched", 7: "class_disagreement", 8: "agreed"}
+    assert list(units) == ["a", "b", 7, 8] and len(status) == 4 and 7 in units and "z" not in units
+    assert units.get("z") is None
+    with pytest.raises(KeyError):
+        units["z"]
+
+
+def test_label_map_is_built_only_when_read_and_pickles_as_a_dict():
+    m = LabelMap(blocks(), "unit")
+    assert m._dict is None                     # nothing built by construction
+    assert m["b"] == "im1:1" and m._dict is not None
+    back = pickle.loads(pickle.dumps(LabelMap(blocks(), "status")))
+    assert type(back) is dict and back[8] == "agreed"
+    with pytest.raises(ValueError, match="unit' or 'status"):
+        LabelMap([], "units")
