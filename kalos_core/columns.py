@@ -89,25 +89,38 @@ class AnnotationColumns(Sequence):
 def canonical_order(row: np.ndarray, category: np.ndarray, boxes: np.ndarray, ids: list,
                     image: np.ndarray | None = None) -> np.ndarray:
     """Sort order by (image,) row, class, box, then ``repr(id)`` among equal boxes - the order of
-    :func:`kalos_core.problem.annotation_key` within each image."""
-    b = boxes
-    keys = (b[:, 3], b[:, 2], b[:, 1], b[:, 0], category, row) + (() if image is None else (image,))
-    order = np.lexsort(keys)
-    if len(order) < 2:
+    :func:`kalos_core.problem.annotation_key` within each image.
+
+    Sorted on (image, row, class) as one integer and the box's x first; the rare runs of equal
+    x are sorted by the rest of the box, and equal boxes by ``repr(id)``."""
+    b = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    n = len(b)
+    if n < 2:
+        return np.arange(n)
+    classes, cat_rank = np.unique(category, return_inverse=True)
+    group = np.asarray(row, np.int64) * len(classes) + cat_rank.reshape(-1)
+    if image is not None:
+        group = np.asarray(image, np.int64) * (int(group.max()) + 1) + group
+    order = np.lexsort((b[:, 0], group))
+    g, x = group[order], b[order, 0]
+    tie = (g[1:] == g[:-1]) & (x[1:] == x[:-1])
+    if not tie.any():
         return order
-    tie = np.ones(len(order) - 1, bool)
-    for key in keys:
-        k = key[order]
-        tie &= k[1:] == k[:-1]
-    if tie.any():   # equal boxes of one rater and class: the id's repr decides, as in annotation_key
-        order = order.copy()
-        starts = np.flatnonzero(np.diff(np.concatenate([[0], tie.astype(np.int8)])) == 1)
+    run = np.concatenate([[0], np.cumsum(~tie)])                 # run of equal (group, x) of each position
+    member = np.zeros(n, bool)
+    member[:-1] |= tie
+    member[1:] |= tie
+    pos = np.flatnonzero(member)
+    sub = order[pos]
+    order[pos] = sub[np.lexsort((b[sub, 3], b[sub, 2], b[sub, 1], run[pos]))]
+    same = tie & (b[order[1:]] == b[order[:-1]]).all(axis=1)
+    if same.any():   # equal boxes of one rater and class: the id's repr decides, as in annotation_key
+        starts = np.flatnonzero(np.diff(np.concatenate([[0], same.astype(np.int8)])) == 1)
         for s in starts.tolist():
             e = s + 1
-            while e < len(tie) and tie[e]:
+            while e < len(same) and same[e]:
                 e += 1
-            group = order[s:e + 1].tolist()
-            order[s:e + 1] = sorted(group, key=lambda k: repr(ids[k]))
+            order[s:e + 1] = sorted(order[s:e + 1].tolist(), key=lambda k: repr(ids[k]))
     return order
 
 
