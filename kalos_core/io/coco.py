@@ -20,7 +20,7 @@ from typing import Any
 from ..data import TASK_KINDS, Annotation, ImageRecord, MultiRaterDataset, session_row
 from .columnar import read_boxes
 from ..gcpause import paused_gc
-from .jsonfile import load_json_file
+from .jsonfile import load_json_file, settle
 from .records import box_problem, check_records
 from .validation import InputWarnings, InvalidInputError, Problem, fatal
 from .values import coordinates, identifier, integer, plain_in_range, side
@@ -54,12 +54,13 @@ def load_coco(source: str | Path | dict, task: str = "bbox", skip_invalid: bool 
     if task not in TASK_KINDS:
         raise ValueError(f"unknown task {task!r}; expected one of {sorted(TASK_KINDS)}")
     name = "input"
-    with paused_gc():   # and the parsed file freed before collections resume: none walks its objects
+    with paused_gc():   # the parsed file is freed before collections resume: none walks its objects
         if isinstance(source, (str, Path)):
             name = str(source)
             source = load_json_file(source)
         ds = _load(source, name, task, skip_invalid, columnar)
         del source
+        settle()        # nor the data set's
     return ds
 
 

@@ -12,6 +12,7 @@ which accepts, refuses and words its errors as without orjson.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from pathlib import Path
@@ -43,10 +44,28 @@ def read_json(path: str | Path) -> Any:
     UTF-8 (with or without a byte-order mark), UTF-16 and UTF-32 are read (JSON's own
     detection); other encodings, an empty file, invalid JSON and nesting too deep for
     the parser are refused. A missing or unreadable file raises ``OSError``.
-    No cyclic garbage collection while parsing (restored after).
+    No cyclic garbage collection while parsing (restored after); the parsed objects
+    then count as old ones, so that the next collections do not walk them all (see
+    :func:`settle`).
     """
     with paused_gc():
-        return load_json_file(path)
+        parsed = load_json_file(path)
+        settle()
+        return parsed
+
+
+def settle() -> None:
+    """Move every object the collector tracks into its oldest generation, without a collection.
+
+    Objects built while it was paused sit in the youngest generation, and the first
+    collection after it resumes walks them all (0.1 s for a 300k-annotation file), then
+    the next generation's walks them again. ``gc.freeze()`` followed by ``gc.unfreeze()``
+    moves them to the oldest generation, where only full collections look at them. Done
+    only when nothing is frozen already, so that a caller's frozen objects stay frozen.
+    """
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def load_json_file(path: str | Path) -> Any:
@@ -76,14 +95,16 @@ def parse_json_text(text: str, source: str = "input") -> Any:
     """``json.loads`` (or orjson, giving the same objects) with its failures turned into one-line input errors."""
     text = text.lstrip("\ufeff")
     with paused_gc():
+        parsed = _FAILED
         if fast_parser():
             try:
                 parsed = _orjson(text.encode())
             except UnicodeEncodeError:   # a lone surrogate: json's to read
-                parsed = _FAILED
-            if parsed is not _FAILED:
-                return parsed
-        return _stdlib(text, source)
+                pass
+        if parsed is _FAILED:
+            parsed = _stdlib(text, source)
+        settle()
+        return parsed
 
 
 def _stdlib(text: str, source: str) -> Any:
@@ -135,4 +156,4 @@ def _is_digit(b: np.ndarray) -> np.ndarray:
     return (b - np.uint8(48)) < np.uint8(10)   # uint8 arithmetic: bytes below '0' wrap past 9
 
 
-__all__ = ["fast_parser", "has_digit_run", "load_json_file", "parse_json_text", "read_json"]
+__all__ = ["fast_parser", "has_digit_run", "load_json_file", "parse_json_text", "read_json", "settle"]

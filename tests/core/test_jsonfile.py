@@ -194,3 +194,38 @@ def test_loading_restores_the_collector(tmp_path, enabled):
 def test_orjson_and_json_give_the_same_lvis_file(lvis_subset_path, monkeypatch):
     kind, text = both_parsers(lvis_subset_path, monkeypatch)
     assert kind == "ok" and len(text) > 1_000_000
+
+
+SETTLED = """
+import gc, json, sys
+from kalos_core.io import load_coco, read_json
+path = sys.argv[1]
+gc.collect()
+parsed = read_json(path)
+assert gc.isenabled() and gc.get_freeze_count() == 0
+assert any(o is parsed for o in gc.get_objects(generation=2)), "parsed objects not in the oldest generation"
+assert not any(o is parsed for o in gc.get_objects(generation=0))
+ds = load_coco(path)
+assert any(o is ds for o in gc.get_objects(generation=2)) and gc.get_freeze_count() == 0
+mine = [[] for _ in range(10)]
+gc.freeze()
+frozen = gc.get_freeze_count()
+parsed2 = read_json(path)
+ds2 = load_coco(path)
+assert gc.get_freeze_count() == frozen, "a caller's frozen objects were unfrozen"
+print("ok")
+"""
+
+
+def test_parsed_objects_settle_in_the_oldest_generation_and_frozen_ones_stay(tmp_path):
+    """In a fresh interpreter (other tests freeze objects): no collection walks a parsed file's
+    objects right after reading it, and objects a caller froze stay frozen."""
+    import os
+    import subprocess
+    import sys
+
+    p = tmp_path / "in.json"
+    p.write_text(json.dumps(small()))
+    proc = subprocess.run([sys.executable, "-c", SETTLED, str(p)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
