@@ -7,7 +7,14 @@ very objects ``json`` gives: on any failure of orjson (invalid JSON, ``NaN`` /
 ``Infinity``, a float out of range, a lone surrogate, nesting deeper than 1024,
 ...) and before it on any run of 19 or more digits (orjson reads an integer
 beyond 64 bits as a float, ``json`` as an int), the file goes to ``json``,
-which accepts, refuses and words its errors as without orjson.
+which accepts, refuses and words its errors as without orjson. One difference
+is left: a file nested between about 990 and 1024 levels deep, which ``json``
+refuses (Python's recursion limit), orjson reads.
+
+Memory: orjson builds its own document tree before the Python objects, so
+the peak while parsing is about two bytes per byte of the file higher (47 MB
+file: 421 MB peak instead of 319 MB for a whole agreement run; the objects
+kept are the same size). ``KALOS_JSON=stdlib`` trades the speed for that.
 """
 
 from __future__ import annotations
