@@ -20,7 +20,7 @@ from typing import Any
 from ..data import TASK_KINDS, Annotation, ImageRecord, MultiRaterDataset, session_row
 from .columnar import read_boxes
 from ..gcpause import paused_gc
-from .jsonfile import read_json
+from .jsonfile import load_json_file, settle
 from .records import box_problem, check_records
 from .validation import InputWarnings, InvalidInputError, Problem, fatal
 from .values import coordinates, identifier, integer, plain_in_range, side
@@ -54,11 +54,14 @@ def load_coco(source: str | Path | dict, task: str = "bbox", skip_invalid: bool 
     if task not in TASK_KINDS:
         raise ValueError(f"unknown task {task!r}; expected one of {sorted(TASK_KINDS)}")
     name = "input"
-    if isinstance(source, (str, Path)):
-        name = str(source)
-        source = read_json(source)
-    with paused_gc():
-        return _load(source, name, task, skip_invalid, columnar)
+    with paused_gc():   # the parsed file is freed before collections resume: none walks its objects
+        if isinstance(source, (str, Path)):
+            name = str(source)
+            source = load_json_file(source)
+        ds = _load(source, name, task, skip_invalid, columnar)
+        del source
+        settle()        # nor the data set's
+    return ds
 
 
 def _load(source: Any, name: str, task: str, skip_invalid: bool, columnar: bool) -> MultiRaterDataset:

@@ -23,6 +23,7 @@ from .validation import InputWarnings, Problem
 from .values import MAX_COORDINATE
 
 _IDS = {int, str}
+_NUMBERS = {int, float}
 
 
 def _types(values) -> set:
@@ -50,18 +51,19 @@ def read_boxes(raw_images: list, raw_anns: list, raw_cats: list, categories_of, 
         return None
     ids, iids, raters, cats, boxes = cols
     n = len(ids)
-    if not _types(ids) <= _IDS or not _types(iids) <= _IDS or not _types(raters) <= _IDS:
+    id_types, rater_types = _types(ids), _types(raters)
+    if not id_types <= _IDS or not _types(iids) <= _IDS or not rater_types <= _IDS:
         return None
     if not _types(cats) <= {int}:
         return None
-    if len(set(ids) if _types(ids) == {int} else set(map(str, ids))) != n:
+    if len(set(ids) if id_types == {int} else set(map(str, ids))) != n:
         return None                       # a duplicated id (or one written two ways)
     index_of = {im["id"]: k for k, im in enumerate(ims)}
-    try:
-        image = np.array(list(map(index_of.__getitem__, iids)), dtype=np.int64)
+    try:                                  # ids are ints and strings here: 1.0 or True find no image 1
+        image = np.fromiter(map(index_of.__getitem__, iids), np.int64, n)
     except KeyError:
         return None                       # refers to no image, or to one whose id has another type
-    row = _row_codes(ims, raters, image)
+    row = _row_codes(ims, raters if rater_types == {str} else list(map(str, raters)), image)
     if row is None:
         return None
     try:
@@ -73,14 +75,14 @@ def read_boxes(raw_images: list, raw_anns: list, raw_cats: list, categories_of, 
     xywh = _boxes(boxes, ims, image)
     if xywh is None:
         return None
-    order = np.argsort(image, kind="stable")
-    ends = np.cumsum(np.bincount(image, minlength=len(ims)))
-    ids_sorted = [ids[k] for k in order.tolist()]
-    row, category, xywh = row[order], category[order], xywh[order]
+    if n and (image[1:] < image[:-1]).any():   # not in image order already: sort (stable)
+        order = np.argsort(image, kind="stable")
+        ids = [ids[k] for k in order.tolist()]
+        row, category, xywh = row[order], category[order], xywh[order]
+    ends = np.cumsum(np.bincount(image, minlength=len(ims))).tolist()
     records, start = [], 0
-    for im, end in zip(ims, ends.tolist()):
-        part = AnnotationColumns(ids_sorted[start:end], im["rows"], row[start:end], category[start:end],
-                                 xywh[start:end])
+    for im, end in zip(ims, ends):
+        part = AnnotationColumns(ids[start:end], im["rows"], row[start:end], category[start:end], xywh[start:end])
         records.append(ImageRecord(im["id"], float(im["width"]), float(im["height"]), im["rows"], part,
                                    im["rc"], im["file_name"], im["base"]))
         start = end
@@ -99,9 +101,15 @@ def _annotation_columns(raw_anns: list) -> tuple[list, list, list, list, list] |
         return None
 
 
-def _row_codes(ims: list[dict], raters: list, image: np.ndarray) -> np.ndarray | None:
+def _row_codes(ims: list[dict], names: list[str], image: np.ndarray) -> np.ndarray | None:
     """Each annotation's position in its image's ``rater_list`` (None if a rater is not listed there)."""
-    names = list(map(str, raters)) if _types(raters) != {str} else raters
+    lists = set(im["rows"] for im in ims)
+    if len(lists) == 1:                   # every image lists the same raters: the position is the code
+        code_of = {r: p for p, r in enumerate(lists.pop())}
+        try:
+            return np.fromiter(map(code_of.__getitem__, names), np.int64, len(names))
+        except KeyError:
+            return None                   # a rater not in the rater_list
     code_of: dict[str, int] = {}
     for im in ims:
         for r in im["rows"]:
@@ -109,7 +117,7 @@ def _row_codes(ims: list[dict], raters: list, image: np.ndarray) -> np.ndarray |
     if not code_of:
         return np.zeros(len(names), np.int64) if not names else None
     try:
-        code = np.array(list(map(code_of.__getitem__, names)), dtype=np.int64)
+        code = np.fromiter(map(code_of.__getitem__, names), np.int64, len(names))
     except KeyError:
         return None                       # a rater in no image's rater_list
     position = np.full((len(ims), len(code_of)), -1, np.int64)
@@ -126,12 +134,12 @@ def _boxes(boxes: list, ims: list[dict], image: np.ndarray) -> np.ndarray | None
         return np.zeros((0, 4))
     if _types(boxes) != {list} or set(map(len, boxes)) != {4}:
         return None
-    if not _types(chain.from_iterable(boxes)) <= {int, float}:
+    if not _types(chain.from_iterable(boxes)) <= _NUMBERS:
         return None
     try:
-        xywh = np.array(boxes, dtype=float)
+        xywh = np.fromiter(chain.from_iterable(boxes), float, 4 * len(boxes)).reshape(-1, 4)
     except OverflowError:
-        return None
+        return None                       # an integer too large for a float
     with np.errstate(all="ignore"):
         if not (np.isfinite(xywh).all() and np.abs(xywh).max() <= MAX_COORDINATE):
             return None

@@ -94,6 +94,29 @@ def test_integer_rater_ids_and_empty_images_read_columnar():
     lambda r: r["annotations"][1].update(id=r["annotations"][0]["id"]),  # duplicate id
     lambda r: r["annotations"][0].update(image_id=str(r["annotations"][0]["image_id"])),
     lambda r: r["images"][0].pop("width"),                             # size from the extent: warning
+    # each check of the columnar reader, one by one (they must all still be made)
+    lambda r: r["annotations"][0].update(bbox=[1, 2, True, 4]),         # a bool is no number
+    lambda r: r["annotations"][0].update(bbox=[1, 2, 3, 4, 5]),         # five numbers
+    lambda r: r["annotations"][0].update(bbox=[1, 2, 3]) or r["annotations"][1].update(bbox=[1, 2, 3, 4, 5]),
+    lambda r: r["annotations"][0].update(bbox=(1, 2, 3, 4)),            # not a list
+    lambda r: r["annotations"][0].update(bbox=[1, 2, 10**400, 4]),      # an int too large for a float
+    lambda r: r["annotations"][0].update(bbox=[1, 2, float("nan"), 4]),
+    lambda r: r["annotations"][0].update(bbox=[1, 2, 3e7, 4]),          # beyond MAX_COORDINATE
+    lambda r: r["annotations"][0].update(bbox=[1, 2, 1e-300, 1e-300]),  # no area relative to the image
+    lambda r: r["annotations"][0].update(image_id=float(r["annotations"][0]["image_id"])),  # 1.0 is not image 1
+    lambda r: r["annotations"][0].update(image_id=True),
+    lambda r: r["annotations"][0].update(image_id=99),                  # no such image
+    lambda r: r["annotations"][0].update(rater_id=True),
+    lambda r: r["annotations"][0].update(rater_id=1.5),
+    lambda r: r["annotations"][0].update(category_id=True),
+    lambda r: r["annotations"][0].update(category_id=99),               # not a listed class
+    lambda r: r["annotations"][0].update(category_id=2**70),
+    lambda r: r["annotations"][1].update(id=str(r["annotations"][0]["id"])),  # the same id written two ways
+    lambda r: r["annotations"][0].update(id=2.5),
+    lambda r: r["annotations"][0].pop("bbox"),
+    lambda r: r["annotations"].append(["not", "a", "dict"]),
+    lambda r: r["images"][0].update(rater_list=["rater_1", "rater_2"]),  # rater_3 not listed on image 1 alone
+    lambda r: [im.update(rater_list=["rater_1", "rater_2"]) for im in r["images"]],  # nor anywhere
 ])
 def test_what_the_columnar_reader_cannot_take_goes_the_per_annotation_way(mutate):
     raw = make_synthetic_boxes(3, 3, 4, seed=3)
@@ -124,6 +147,22 @@ def test_columns_pickle_and_compare_like_lists():
     im = pickle.loads(pickle.dumps(col.images[0]))
     assert im == ref.images[0] and im.annotations[-1] == ref.images[0].annotations[-1]
     assert im.annotations[:2] == ref.images[0].annotations[:2]
+
+
+def test_annotations_in_or_out_of_image_order_and_varied_rater_lists_read_alike():
+    raw = make_synthetic_boxes(6, 3, 5, seed=5)
+    raw["images"][2]["rater_list"] = ["rater_3", "rater_1", "rater_2"]   # another order: other row positions
+    raw["images"][4]["rater_list"] = ["rater_2", "rater_3", "rater_1", "rater_9"]
+    shuffled = copy.deepcopy(raw)
+    np.random.default_rng(5).shuffle(shuffled["annotations"])
+    col, ref = both(raw)
+    assert_same_dataset(col, ref)
+    col_shuffled, ref_shuffled = both(shuffled)
+    assert_same_dataset(col_shuffled, ref_shuffled)
+    assert [sorted(map(repr, im.annotations)) for im in col_shuffled.images] == \
+           [sorted(map(repr, im.annotations)) for im in col.images]
+    same = make_synthetic_boxes(4, 3, 5, seed=6)                        # one rater list for all images
+    assert_same_dataset(*both(same))
 
 
 @pytest.mark.realdata
