@@ -95,7 +95,7 @@ def _candidate_pairs(ch: _Chunk, images: list, spec, cost, floor: float):
         i, j = _all_pairs(ch)
     ok = ch.row[i] != ch.row[j]
     i, j = i[ok], j[ok]
-    s = spec.pairs(prep.take(i), prep.take(j))
+    s = spec.pairs(prep.take_on_use(i), prep.take_on_use(j))
     ok = s >= floor
     i, j, s = i[ok], j[ok], s[ok]
     order = np.lexsort((j, i, cost(s, ch.cat[i] == ch.cat[j]), ch.img[i]))

@@ -132,7 +132,7 @@ def group_sums(unit: np.ndarray, value: np.ndarray, unit_group: np.ndarray, n_gr
     n_groups : number of groups; a group without cells has α 1.0.
     """
     unit = np.asarray(unit, dtype=np.int64)
-    codes, code = np.unique(np.asarray(value, dtype=np.int64), return_inverse=True)
+    codes, code = _codes(np.asarray(value, dtype=np.int64))
     k = max(len(codes), 1)
     key, count = np.unique(unit * k + code, return_counts=True)
     key_unit, key_code = key // k, key % k
@@ -143,10 +143,30 @@ def group_sums(unit: np.ndarray, value: np.ndarray, unit_group: np.ndarray, n_gr
     grp = np.asarray(unit_group, dtype=np.int64)[key_unit[pairable]]
     occ = np.bincount(grp, weights=cnt * (cnt - 1) / (m_key[pairable] - 1), minlength=n_groups)
     n = np.bincount(grp, weights=cnt, minlength=n_groups)
-    gkey, inverse = np.unique(grp * k + key_code[pairable], return_inverse=True)
-    n_c = np.bincount(inverse, weights=cnt, minlength=len(gkey))
+    gkey, n_c = _sum_by_key(grp * k + key_code[pairable], cnt, n_groups * k)
     den = m_key[pairable].astype(np.int64) - 1
     width = int(den.max()) + 1 if len(den) else 1
-    okey, oinv = np.unique(grp * width + den, return_inverse=True)
-    num = np.bincount(oinv, weights=cnt * (cnt - 1), minlength=len(okey)).astype(np.int64)
-    return GroupSums(n, occ, gkey // k, codes[gkey % k] if len(codes) else gkey, n_c, okey // width, okey % width, num)
+    okey, num = _sum_by_key(grp * width + den, cnt * (cnt - 1), n_groups * width)
+    return GroupSums(n, occ, gkey // k, codes[gkey % k] if len(codes) else gkey, n_c, okey // width, okey % width,
+                     num.astype(np.int64))
+
+
+def _codes(value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(value, return_inverse=True)``; by counting when the values span a short range."""
+    if len(value) and int(value.max()) - int(value.min()) < 4 * len(value) + 1024:
+        lo = int(value.min())
+        present = np.bincount(value - lo) > 0
+        return np.flatnonzero(present) + lo, (np.cumsum(present) - 1)[value - lo]
+    codes, code = np.unique(value, return_inverse=True)
+    return codes, code.reshape(-1)
+
+
+def _sum_by_key(key: np.ndarray, weight: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys (sorted) and the sum of ``weight`` over each (weights > 0); by counting
+    when the keys span a short range (``0 <= key < n_keys``)."""
+    if n_keys < 8 * len(key) + 1024:
+        total = np.bincount(key, weights=weight, minlength=n_keys)
+        present = np.flatnonzero(np.bincount(key, minlength=n_keys))
+        return present, total[present]
+    distinct, inverse = np.unique(key, return_inverse=True)
+    return distinct, np.bincount(inverse.reshape(-1), weights=weight, minlength=len(distinct))

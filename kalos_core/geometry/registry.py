@@ -45,6 +45,25 @@ class Prepared:
         index = np.asarray(index, dtype=np.intp)
         return Prepared(len(index), **{k: v[index] for k, v in self.arrays.items()})
 
+    def take_on_use(self, index: np.ndarray) -> "Prepared":
+        """:meth:`take`, each array indexed only when it is read (pair lists of millions of rows
+        where a distance reads one of the arrays)."""
+        return _TakenOnUse(self, np.asarray(index, dtype=np.intp))
+
+
+class _TakenOnUse(Prepared):
+    def __init__(self, base: Prepared, index: np.ndarray) -> None:
+        self.n, self._base, self._index, self._taken = len(index), base, index, {}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key not in self._taken:
+            self._taken[key] = self._base[key][self._index]
+        return self._taken[key]
+
+    @property
+    def arrays(self) -> dict:
+        return {k: self[k] for k in self._base.arrays}
+
 
 PrepareFn = Callable[[ImageRecord, Sequence[Annotation]], Prepared]
 #: ``similarity(a, b, need=None, floor=0.0) -> (len(a), len(b))`` array.

@@ -120,3 +120,23 @@ def test_fast_path_equals_reference_on_lvis(lvis_subset_path, task, mean, global
     assert round(fast.mean_alpha, 4) == mean and round(fast.global_alpha, 4) == global_
     assert_same(fast.to_dict(include_labels=True), ref)
     assert_same(compute_agreement(ds, cfg, workers=2).to_dict(include_labels=True), ref)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-1, 5), min_size=1, max_size=60), st.sampled_from([1, 10**9]), st.integers(1, 50))
+def test_counting_shortcuts_equal_np_unique(values, scale, n_keys_factor):
+    """group_sums counts instead of sorting when values / keys span a short range; both ways
+    give np.unique's answer (values scaled by 1e9 take the sorting way)."""
+    from kalos_core.coincidence import _codes, _sum_by_key
+
+    v = np.array(values, np.int64) * scale
+    codes, code = _codes(v)
+    want_codes, want_code = np.unique(v, return_inverse=True)
+    assert np.array_equal(codes, want_codes) and np.array_equal(code, want_code.reshape(-1))
+    keys = np.abs(np.array(values, np.int64)) * n_keys_factor
+    weight = np.arange(len(keys), dtype=float) % 3          # zero weights keep their key
+    for n_keys in (int(keys.max()) + 1, 10**7):
+        distinct, total = _sum_by_key(keys, weight, n_keys)
+        want, inverse = np.unique(keys, return_inverse=True)
+        assert np.array_equal(distinct, want)
+        assert np.array_equal(total, np.bincount(inverse.reshape(-1), weights=weight))
