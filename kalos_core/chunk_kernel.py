@@ -89,8 +89,8 @@ def _candidate_pairs(ch: _Chunk, images: list, spec, cost, floor: float):
     >= floor), grouped by image and within an image in greedy's acceptance order (cost, i, j)."""
     sides = np.array([[im.width, im.height] for im in images], dtype=float).reshape(-1, 2)
     prep = prepare_box_columns(ch.xywh, sides[ch.img])
-    if spec.overlap_only and floor > 0:
-        i, j = _overlapping_along_x(ch, prep["xyxy"])
+    if spec.at_most_iou and floor > 0:
+        i, j = _overlapping_along_x(ch, prep["xyxy"], floor)
     else:
         i, j = _all_pairs(ch)
     ok = ch.row[i] != ch.row[j]
@@ -115,16 +115,18 @@ def _all_pairs(ch: _Chunk) -> tuple[np.ndarray, np.ndarray]:
     return i, j
 
 
-def _overlapping_along_x(ch: _Chunk, xyxy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs of one image whose x-extents overlap (a superset of the pairs with positive
-    intersection): boxes sorted by left edge, each paired with those that start before its right."""
+def _overlapping_along_x(ch: _Chunk, xyxy: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of one image that can reach IoU ``floor``: IoU >= t needs an x-overlap of at least
+    t times the wider box's width, so with boxes sorted by left edge, box p pairs with the boxes
+    that start by ``right_p - t * width_p`` (a hair later, 1e-9 of the width, for round-off)."""
     x1, x2 = xyxy[:, 0], xyxy[:, 2]
     xo = np.lexsort((x1, ch.img))
     left, right = x1[xo], x2[xo]
+    reach = right - floor * (1 - 1e-9) * (right - left)
     end = np.empty(len(xo), np.int64)
     for a, b in zip(ch.start[:-1].tolist(), ch.start[1:].tolist()):
         if b > a:
-            end[a:b] = a + np.searchsorted(left[a:b], right[a:b], side="left")
+            end[a:b] = a + np.searchsorted(left[a:b], reach[a:b], side="right")
     p, q = _ranges(np.arange(len(xo)) + 1, np.maximum(end - np.arange(len(xo)) - 1, 0))
     p, q = xo[p], xo[q]
     return np.minimum(p, q), np.maximum(p, q)

@@ -29,7 +29,7 @@ def _iou_pairs(a: Prepared, b: Prepared) -> np.ndarray:
     return paired_iou(a["xyxy"], b["xyxy"])
 
 
-@register_distance("box", "iou", prepare=prepare_boxes, pairs=_iou_pairs, overlap_only=True)
+@register_distance("box", "iou", prepare=prepare_boxes, pairs=_iou_pairs, at_most_iou=True)
 def box_iou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Box intersection over union."""
     return box_iou_xyxy(a["xyxy"], b["xyxy"])

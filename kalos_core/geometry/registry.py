@@ -87,9 +87,9 @@ class DistanceSpec:
     #: prepared sets, equal to the matrix entries (lets the map step of a chunk of images
     #: compute only the pairs it needs, :mod:`kalos_core.chunk_kernel`)
     pairs: Callable[[Prepared, Prepared], np.ndarray] | None = None
-    #: similarity 0 unless the two boxes overlap with positive area (pairs that do not
-    #: overlap can be skipped when the lowest threshold is above 0)
-    overlap_only: bool = False
+    #: the similarity never exceeds the boxes' IoU, so a pair at similarity >= t > 0 overlaps
+    #: along x by at least t times the wider box's width (the map step of a chunk skips the rest)
+    at_most_iou: bool = False
 
 
 DISTANCES: dict[tuple[str, str], DistanceSpec] = {}
@@ -104,12 +104,12 @@ DEFAULT_DISTANCE: dict[str, str] = {
 
 
 def register_distance(kind: str, name: str, *, prepare: PrepareFn, description: str = "",
-                      scale_invariant: bool = True, pairs=None, overlap_only: bool = False):
+                      scale_invariant: bool = True, pairs=None, at_most_iou: bool = False):
     """Decorator: register ``similarity`` as distance ``name`` for ``kind``."""
 
     def deco(fn: SimilarityFn) -> SimilarityFn:
         doc = description or (fn.__doc__ or "").strip().split("\n")[0]
-        DISTANCES[(kind, name)] = DistanceSpec(kind, name, prepare, fn, doc, scale_invariant, pairs, overlap_only)
+        DISTANCES[(kind, name)] = DistanceSpec(kind, name, prepare, fn, doc, scale_invariant, pairs, at_most_iou)
         return fn
 
     return deco
