@@ -143,6 +143,7 @@ class _Template:
     emit_req: np.ndarray   #: (E,) request of each emitted matrix
     empty: np.ndarray      #: (E,) an empty matching counts as one NO_OBJECT unit
     keys: list             #: (E,) (value key, sums key)
+    key_ids: np.ndarray | None = None   #: (E, 2) their ids in the chunk's emitter
 
 
 def _template(rows: tuple, image, config, diagnostics: list, thr: float) -> _Template:
@@ -291,9 +292,11 @@ def _emit_matrices(first: int, templates: list, tid: np.ndarray, req0: np.ndarra
     val = np.where(v, NO_OBJECT, _at(value, src))
     unit = np.where(v, 0, _at(c_unit, src))
     row = np.where(v, off, _at(c_row, src))
-    groups = [(first + k, vk, sk) for k, t in enumerate(tid.tolist()) for vk, sk in templates[t].keys]
-    emit.prefix = ""
-    emit.many(groups, np.repeat(np.arange(len(eq)), eu), unit + (np.cumsum(eu) - eu)[e_of], val)
+    for t in templates:
+        t.key_ids = np.array([[emit.key_id(v), emit.key_id(s)] for v, s in t.keys], np.int64).reshape(-1, 2)
+    ids, _ = _per_image(templates, tid, "key_ids")
+    emit.block_ids(first + e_img, ids[:, 0], ids[:, 1], np.repeat(np.arange(len(eq)), eu),
+                   unit + (np.cumsum(eu) - eu)[e_of], val)
 
     e_first = np.cumsum(ne) - ne
     own = np.zeros(len(eq), bool)

@@ -88,17 +88,27 @@ class GroupSums:
         """Sum the groups that share a key (``keys[g]``; None = leave out)."""
         index: dict[Hashable, int] = {}
         kid = [-1 if k is None else index.setdefault(k, len(index)) for k in keys]
-        if not index:
+        return self.by_key_id(np.array(kid, dtype=np.int64), list(index))
+
+    def by_key_id(self, kid: np.ndarray, keys: list) -> dict[Hashable, AlphaSums]:
+        """Sum the groups that share a key id (``kid[g]`` indexes ``keys``; -1 = leave out); keys in
+        order of their first group."""
+        kid = np.asarray(kid, np.int64)
+        ok = kid >= 0
+        present, first = np.unique(kid[ok], return_index=True)
+        if not len(present):
             return {}
-        kid_arr = np.array(kid, dtype=np.int64)
-        out = [AlphaSums() for _ in index]
-        ok = kid_arr >= 0
-        n = np.bincount(kid_arr[ok], weights=self.n[ok], minlength=len(out))   # exact: integer sums < 2**53
+        present = present[np.argsort(first)]
+        local = np.full(len(keys), -1, np.int64)
+        local[present] = np.arange(len(present))
+        kid = np.where(ok, local[np.maximum(kid, 0)], -1)
+        out = [AlphaSums() for _ in present]
+        n = np.bincount(kid[ok], weights=self.n[ok], minlength=len(out))   # exact: integer sums < 2**53
         for s, v in zip(out, n.astype(np.int64).tolist()):
             s.n = v
-        _sparse_add(out, "n_c", kid_arr[self.value_group], self.value, self.value_count)
-        _sparse_add(out, "occ", kid_arr[self.occ_group], self.occ_den, self.occ_num)
-        return dict(zip(index, out))
+        _sparse_add(out, "n_c", kid[self.value_group], self.value, self.value_count)
+        _sparse_add(out, "occ", kid[self.occ_group], self.occ_den, self.occ_num)
+        return {keys[k]: s for k, s in zip(present.tolist(), out)}
 
 
 def _sparse_add(out: list, name: str, key: np.ndarray, what: np.ndarray, count: np.ndarray) -> None:

@@ -104,10 +104,9 @@ def _emit_class_difficulty_chunk(chunk: ChunkCells, out: Emitter) -> None:
     pair_of_cell = np.repeat(np.arange(len(pu)), length)
     offset = np.arange(len(pair_of_cell)) - np.repeat(np.cumsum(length) - length, length)
     pick = cell_order[start[pu][pair_of_cell] + offset]
-    classes = pc[new_group].tolist()
-    index = chunk.index
-    out.block([(c, c) for c in classes], pair_group, pair_of_cell, value[pick],
-              images=[index[k] for k in pi[new_group].tolist()])
+    classes, which = np.unique(pc[new_group], return_inverse=True)
+    kid = np.array([out.key_id((out.prefix, c)) for c in classes.tolist()], np.int64)[which.reshape(-1)]
+    out.block_ids(np.asarray(chunk.index, np.int64)[pi[new_group]], kid, kid, pair_group, pair_of_cell, value[pick])
 
 
 def _reduce_class_difficulty(red: Reduction) -> dict:

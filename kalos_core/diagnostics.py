@@ -119,7 +119,8 @@ class Emitter:
     """Collects the reliability matrices emitted for a chunk of images, as flat cells.
 
     Each matrix (or block of matrices) is kept as emitted; :meth:`flat` numbers units and
-    groups across the chunk in one pass at the end."""
+    groups across the chunk in one pass at the end. Every matrix is a *group*: its image and
+    the ids (:meth:`key_id`) of its value key and sums key (-1: none), in emission order."""
 
     def __init__(self) -> None:
         self.units: list[np.ndarray] = []          #: per block: unit of each cell, local to the block
@@ -127,16 +128,30 @@ class Emitter:
         self.block_units: list[int] = []           #: per block: its number of units
         self.block_groups: dict[int, np.ndarray] = {}   #: block -> local group of each unit (absent: all 0)
         self.block_first: list[int] = []           #: per block: its first group
-        self.groups: list[tuple[int, Hashable, Hashable]] = []   # (image, value key, sums key)
+        self.keys: dict[Hashable, int] = {}        #: key (with its diagnostic's name) -> id
+        self.group_image: list[int] = []
+        self.group_value: list[int] = []           #: value key id of each group, -1: none
+        self.group_sums: list[int] = []            #: sums key id of each group, -1: none
         self.image = 0
         self.prefix: str = ""
 
+    @property
+    def n_groups(self) -> int:
+        return len(self.group_image)
+
+    def key_id(self, key: Hashable | None) -> int:
+        """The id of a full key (``(diagnostic, key)``); -1 for None."""
+        return -1 if key is None else self.keys.setdefault(key, len(self.keys))
+
+    def _key(self, key: Hashable | None) -> int:
+        return -1 if key is None else self.key_id((self.prefix, key))
+
     def cells(self, value_key: Hashable | None, sums_key: Hashable | None, cells: Cells) -> None:
         """One matrix: its α recorded under ``value_key`` and/or its sums added under ``sums_key``."""
-        p = self.prefix
-        self.block_first.append(len(self.groups))
-        self.groups.append((self.image, None if value_key is None else (p, value_key),
-                            None if sums_key is None else (p, sums_key)))
+        self.block_first.append(self.n_groups)
+        self.group_image.append(self.image)
+        self.group_value.append(self._key(value_key))
+        self.group_sums.append(self._key(sums_key))
         self.units.append(cells.unit)
         self.values.append(cells.value)
         self.block_units.append(cells.n_units)
@@ -147,23 +162,18 @@ class Emitter:
 
         ``images[g]``: the image of matrix g (a chunk-wide block, :attr:`Diagnostic.emit_chunk`);
         default: the current image. Matrices that share a sums key may be one matrix: sums add."""
-        p = self.prefix
-        self.block_groups[len(self.block_units)] = np.asarray(unit_group, np.int64)
-        self.block_first.append(len(self.groups))
         images = [self.image] * len(keys) if images is None else images
-        self.groups += [(i, None if v is None else (p, v), None if s is None else (p, s))
-                        for i, (v, s) in zip(images, keys)]
-        self.units.append(unit)
-        self.values.append(value)
-        self.block_units.append(len(unit_group))
+        self.block_ids(np.array(images, np.int64), np.array([self._key(v) for v, _ in keys], np.int64),
+                       np.array([self._key(s) for _, s in keys], np.int64), unit_group, unit, value)
 
-    def many(self, groups: list[tuple[int, Hashable | None, Hashable | None]], unit_group: np.ndarray,
-             unit: np.ndarray, value: np.ndarray) -> None:
-        """Like :meth:`block`, with each matrix's ``(image, value key, sums key)`` given in full
-        (keys already carry their diagnostic's name)."""
+    def block_ids(self, images: np.ndarray, value_ids: np.ndarray, sums_ids: np.ndarray, unit_group: np.ndarray,
+                  unit: np.ndarray, value: np.ndarray) -> None:
+        """:meth:`block` with the matrices' images and key ids (:meth:`key_id`) as arrays."""
         self.block_groups[len(self.block_units)] = np.asarray(unit_group, np.int64)
-        self.block_first.append(len(self.groups))
-        self.groups += groups
+        self.block_first.append(self.n_groups)
+        self.group_image += np.asarray(images, np.int64).tolist()
+        self.group_value += np.asarray(value_ids, np.int64).tolist()
+        self.group_sums += np.asarray(sums_ids, np.int64).tolist()
         self.units.append(unit)
         self.values.append(value)
         self.block_units.append(len(unit_group))

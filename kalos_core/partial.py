@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
+
+import numpy as np
 
 from . import chunk_kernel
 from .bulk_match import match_requests
@@ -156,19 +158,22 @@ def _match_chunk(ips: list, config: Any, diagnostics: list, solver, cost) -> lis
 
 
 def _batch_alpha(emit: Emitter, out: Partial) -> None:
-    """α of every emitted matrix in one batch; per-image values and summed sums by key."""
-    n_groups = len(emit.groups)
-    if not n_groups:
-        out.values[ALPHA] = []
+    """α of every emitted matrix in one batch; per-image values and summed sums by key (keys in
+    order of their first matrix, each key's values in emission order)."""
+    out.values = {ALPHA: []}
+    if not emit.n_groups:
         return
-    gs = group_sums(*emit.flat(), n_groups)
-    alphas = gs.alpha().tolist()
-    values: dict[Hashable, list] = {ALPHA: []}
-    for (image, vkey, _), a in zip(emit.groups, alphas):
-        if vkey is not None:
-            values.setdefault(vkey, []).append((image, a))
-    out.values = values
-    out.sums = gs.by_key([s for _, _, s in emit.groups])
+    gs = group_sums(*emit.flat(), emit.n_groups)
+    alphas = gs.alpha()
+    keys = list(emit.keys)
+    image, vid = np.array(emit.group_image, np.int64), np.array(emit.group_value, np.int64)
+    has = np.flatnonzero(vid >= 0)
+    order = has[np.argsort(vid[has], kind="stable")]
+    bounds = np.flatnonzero(np.diff(vid[order])) + 1
+    runs = sorted(zip(np.split(order, bounds)), key=lambda r: int(r[0][0])) if len(order) else []
+    for (run,) in runs:
+        out.values[keys[int(vid[run[0]])]] = list(zip(image[run].tolist(), alphas[run].tolist()))
+    out.sums = gs.by_key_id(np.array(emit.group_sums, np.int64), keys)
 
 
 def chunk_bounds(n_images: int, chunk_size: int) -> list[tuple[int, int]]:
