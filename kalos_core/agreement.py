@@ -174,7 +174,7 @@ def bootstrap_mean_ci(values: np.ndarray, n_resamples: int, confidence: float, s
         return None
     rng = np.random.default_rng(seed)
     means = np.empty(n_resamples)
-    chunk = max(1, 2_000_000 // len(values))
+    chunk = max(1, 200_000 // len(values))   # rows that stay in the CPU cache (same draws, same means)
     for start in range(0, n_resamples, chunk):
         stop = min(n_resamples, start + chunk)
         means[start:stop] = values[rng.integers(0, len(values), (stop - start, len(values)))].mean(1)
