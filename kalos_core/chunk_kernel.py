@@ -65,10 +65,13 @@ def _gather(images: list) -> _Chunk:
     rows = [tuple(sorted(im.raters)) for im in images]
     cols = [im.annotations for im in images]
     n = np.array([len(c) for c in cols], np.int64)
-    lookup = []
-    for c, r in zip(cols, rows):
-        pos = {name: k for k, name in enumerate(r)}
-        lookup.append([pos[name] for name in c.names])
+    lookup, known = [], {}
+    for c, r in zip(cols, rows):             # column code -> row, once per distinct (names, rows)
+        codes = known.get((c.names, r))
+        if codes is None:
+            pos = {name: k for k, name in enumerate(r)}
+            codes = known[(c.names, r)] = [pos[name] for name in c.names]
+        lookup.append(codes)
     n_codes = np.array([len(x) for x in lookup], np.int64)
     img = np.repeat(np.arange(len(images)), n)
     if not len(img):
