@@ -101,7 +101,13 @@ def _candidate_pairs(ch: _Chunk, images: list, spec, cost, floor: float):
     s = spec.pairs(prep.take_on_use(i), prep.take_on_use(j))
     ok = s >= floor
     i, j, s = i[ok], j[ok], s[ok]
-    order = np.lexsort((j, i, cost(s, ch.cat[i] == ch.cat[j]), ch.img[i]))
+    i, j, s = _by_pair(i, j, s, len(ch.img))                 # (i, j) order, so that a stable sort
+    order = np.lexsort((cost(s, ch.cat[i] == ch.cat[j]), ch.img[i]))   # by (image, cost) ends (cost, i, j)
+    return i[order], j[order], s[order]
+
+
+def _by_pair(i: np.ndarray, j: np.ndarray, s: np.ndarray, n: int):
+    order = np.argsort(i * n + j)                             # distinct keys: any sort is the same
     return i[order], j[order], s[order]
 
 
@@ -121,15 +127,21 @@ def _all_pairs(ch: _Chunk) -> tuple[np.ndarray, np.ndarray]:
 def _overlapping_along_x(ch: _Chunk, xyxy: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of one image that can reach IoU ``floor``: IoU >= t needs an x-overlap of at least
     t times the wider box's width, so with boxes sorted by left edge, box p pairs with the boxes
-    that start by ``right_p - t * width_p`` (a hair later, 1e-9 of the width, for round-off)."""
+    that start by ``right_p - t * width_p`` (a hair later, 1e-9 of the width, for round-off).
+
+    All images at once: image k's edges are shifted to ``[k C, k C + C / 2]`` (C a power of two at
+    least twice the edges' span), so one sorted array and one search serve every image; rounding
+    is monotone, so the search finds every box p's partners (and at most a few more that tie
+    after rounding; the similarity filter drops those), never a box of another image."""
     x1, x2 = xyxy[:, 0], xyxy[:, 2]
-    xo = np.lexsort((x1, ch.img))
-    left, right = x1[xo], x2[xo]
-    reach = right - floor * (1 - 1e-9) * (right - left)
-    end = np.empty(len(xo), np.int64)
-    for a, b in zip(ch.start[:-1].tolist(), ch.start[1:].tolist()):
-        if b > a:
-            end[a:b] = a + np.searchsorted(left[a:b], reach[a:b], side="right")
+    reach = x2 - floor * (1 - 1e-9) * (x2 - x1)
+    lo = min(float(x1.min()), float(reach.min())) if len(x1) else 0.0
+    span = max(float(x1.max()), float(reach.max())) - lo if len(x1) else 0.0
+    c = 2.0 ** (int(np.ceil(np.log2(span))) + 1 if span > 0 else 0)
+    base = ch.img * c - lo
+    key = base + x1
+    xo = np.argsort(key, kind="stable")
+    end = np.searchsorted(key[xo], (base + reach)[xo], side="right")
     p, q = _ranges(np.arange(len(xo)) + 1, np.maximum(end - np.arange(len(xo)) - 1, 0))
     p, q = xo[p], xo[q]
     return np.minimum(p, q), np.maximum(p, q)
