@@ -5,7 +5,7 @@ Runs the map step (:func:`kalos_core.partial.analyse_chunk`) on ``--chunks`` chu
 file one after the other in this process and measures, per chunk: CPU seconds, the peak of
 Python allocations (``tracemalloc``, on one chunk: it slows the run) and the size of the
 pickled :class:`~kalos_core.partial.Partial` a worker would send (with and without the
-per-label maps ``unit_of`` / ``status_of``, which grow with the boxes; the summed coincidences
+per-label blocks (``labels``: unit and status of every box), which grow with the boxes; the summed coincidences
 do not). Then the reduce: merging the partials and ``finish``. From these it extrapolates to
 ``--target`` boxes on ``--workers`` cores.
 
@@ -45,7 +45,7 @@ def measure(path: Path, n_chunks: int, config: AgreementConfig) -> dict:
         p = analyse_chunk(ds.images[start:stop], start, ds.kind, config, n_rows)
         cpu.append(time.process_time() - c0)
         size.append(len(pickle.dumps(p, protocol=pickle.HIGHEST_PROTOCOL)))
-        size_sums.append(len(pickle.dumps(replace(p, unit_of={}, status_of={}), protocol=pickle.HIGHEST_PROTOCOL)))
+        size_sums.append(len(pickle.dumps(replace(p, labels=[]), protocol=pickle.HIGHEST_PROTOCOL)))
         parts.append(p)
     start, stop = bounds[0]
     tracemalloc.start()
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     print(f"{m['images']} images, {m['boxes']} boxes, {m['chunks']} chunks of ~{m['boxes'] / m['chunks']:.0f} boxes")
     print(f"per chunk: CPU {min(c):.2f}-{max(c):.2f} s (mean {sum(c) / len(c):.2f}); partial "
           f"{min(b) / 1e6:.2f}-{max(b) / 1e6:.2f} MB pickled ({sum(m['chunk_bytes_sums']) / len(b) / 1e3:.0f} kB "
-          f"without unit_of/status_of); peak Python allocations {m['chunk_peak_bytes'] / 1e6:.0f} MB (tracemalloc)")
+          f"without the per-label blocks); peak Python allocations {m['chunk_peak_bytes'] / 1e6:.0f} MB (tracemalloc)")
     print(f"load {m['load_cpu']:.2f} CPU s; reduce: merge {m['merge_cpu']:.3f} s + finish {m['finish_cpu']:.3f} s")
     print(f"extrapolated to {x['target_boxes']:.3g} boxes on {x['workers']} cores: {x['chunks']:.0f} chunks, map "
           f"{x['map_core_s']:.0f} core-s + load {x['load_core_s']:.0f} core-s -> wall ~{x['wall_s']:.0f} s "

@@ -14,7 +14,10 @@ refuses (Python's recursion limit), orjson reads.
 Memory: orjson builds its own document tree before the Python objects, so
 the peak while parsing is about two bytes per byte of the file higher (47 MB
 file: 421 MB peak instead of 319 MB for a whole agreement run; the objects
-kept are the same size). ``KALOS_JSON=stdlib`` trades the speed for that.
+kept are the same size). So by default (``KALOS_JSON=auto``) orjson parses
+files up to 256 MB (:data:`ORJSON_MAX_BYTES`), where it saves a third of the
+parse, and ``json`` the larger ones, where the extra gigabyte matters more;
+``KALOS_JSON=orjson`` / ``stdlib`` choose one for every size.
 """
 
 from __future__ import annotations
@@ -40,9 +43,17 @@ _FAILED = object()
 _DIGITS = 19          # the fewest digits of an integer outside orjson's 64 bits (-9223372036854775809)
 
 
-def fast_parser() -> bool:
-    """Whether orjson parses UTF-8 files: installed, and ``KALOS_JSON`` is not ``stdlib``."""
-    return orjson is not None and os.environ.get("KALOS_JSON", "").strip().lower() != "stdlib"
+#: ``KALOS_JSON=auto`` (the default) parses UTF-8 files up to this size with orjson
+ORJSON_MAX_BYTES = 256 * 2 ** 20
+
+
+def fast_parser(n_bytes: int = 0) -> bool:
+    """Whether orjson parses ``n_bytes`` of UTF-8: installed, and ``KALOS_JSON`` is ``orjson``,
+    or ``auto`` (default, any other value) and the text is at most :data:`ORJSON_MAX_BYTES`."""
+    if orjson is None:
+        return False
+    choice = os.environ.get("KALOS_JSON", "").strip().lower()
+    return choice == "orjson" or (choice != "stdlib" and n_bytes <= ORJSON_MAX_BYTES)
 
 
 def read_json(path: str | Path) -> Any:
@@ -86,7 +97,7 @@ def load_json_file(path: str | Path) -> Any:
     if raw.startswith(_BOM):
         raw = raw[3:]
     encoding = json.detect_encoding(raw)
-    if encoding == "utf-8" and fast_parser():
+    if encoding == "utf-8" and fast_parser(len(raw)):
         parsed = _orjson(raw)
         if parsed is not _FAILED:
             return parsed
@@ -103,7 +114,7 @@ def parse_json_text(text: str, source: str = "input") -> Any:
     text = text.lstrip("\ufeff")
     with paused_gc():
         parsed = _FAILED
-        if fast_parser():
+        if fast_parser(len(text)):
             try:
                 parsed = _orjson(text.encode())
             except UnicodeEncodeError:   # a lone surrogate: json's to read

@@ -39,6 +39,12 @@ def test_the_switch_and_the_missing_module(monkeypatch):
     assert not fast_parser()
     monkeypatch.delenv("KALOS_JSON")
     assert fast_parser() == (jsonfile.orjson is not None)
+    # auto (default): orjson up to ORJSON_MAX_BYTES, json beyond (orjson's document tree costs
+    # about two bytes per byte of the file on top of the objects); orjson: every size
+    big = jsonfile.ORJSON_MAX_BYTES + 1
+    assert fast_parser(jsonfile.ORJSON_MAX_BYTES) == (jsonfile.orjson is not None) and not fast_parser(big)
+    monkeypatch.setenv("KALOS_JSON", "orjson")
+    assert fast_parser(big) == (jsonfile.orjson is not None)
     monkeypatch.setattr(jsonfile, "orjson", None)
     assert not fast_parser()
 
