@@ -56,7 +56,8 @@ class _Chunk:
     row: np.ndarray        #: (N,) its row among the image's sorted raters
     cat: np.ndarray
     xywh: np.ndarray
-    ids: list
+    ids: list              #: as read; annotation k's id is ``ids[order[k]]``
+    order: np.ndarray
     start: np.ndarray      #: (K + 1,) first annotation of each image
     rows: list             #: per image, its sorted rater names
 
@@ -76,15 +77,14 @@ def _gather(images: list) -> _Chunk:
     img = np.repeat(np.arange(len(images)), n)
     if not len(img):
         e = np.zeros(0, np.int64)
-        return _Chunk(e, e, e, np.zeros((0, 4)), [], np.zeros(len(images) + 1, np.int64), rows)
+        return _Chunk(e, e, e, np.zeros((0, 4)), [], e, np.zeros(len(images) + 1, np.int64), rows)
     table = np.fromiter(chain.from_iterable(lookup), np.int64, int(n_codes.sum()))
     row = table[np.repeat(np.cumsum(n_codes) - n_codes, n) + np.concatenate([c.rater for c in cols])]
     cat = np.concatenate([c.category for c in cols]).astype(np.int64, copy=False)
     xywh = np.concatenate([c.boxes for c in cols]).astype(float, copy=False)
     ids = list(chain.from_iterable(c.ids for c in cols))
     order = canonical_order(row, cat, xywh, ids, img)
-    return _Chunk(img, row[order], cat[order], xywh[order], [ids[k] for k in order.tolist()],
-                  np.concatenate([[0], np.cumsum(n)]), rows)
+    return _Chunk(img, row[order], cat[order], xywh[order], ids, order, np.concatenate([[0], np.cumsum(n)]), rows)
 
 
 def _candidate_pairs(ch: _Chunk, images: list, spec, cost, floor: float):
@@ -335,7 +335,8 @@ def _per_annotation(images: list, ch: _Chunk, out, label: np.ndarray, unit: np.n
     if not len(label):
         return
     code = status_codes(label, ch.cat)
-    out.labels.append(LabelBlock(ch.ids, [f"{im.id}:" for im in images], np.diff(ch.start).tolist(), unit, code))
+    out.labels.append(LabelBlock(ch.ids, [f"{im.id}:" for im in images], np.diff(ch.start).tolist(), unit, code,
+                                 ch.order))
     # per rater: annotations and statuses, keys in order of first appearance (as the per-image path)
     names = sorted({r for rows in ch.rows for r in rows})
     code_of = {r: k for k, r in enumerate(names)}

@@ -22,13 +22,18 @@ STATUS = ("unmatched", "class_disagreement", "agreed")
 
 class LabelBlock(NamedTuple):
     """Consecutive annotations of some images: ``ids``; per image its unit prefix
-    (``"<image id>:"``) and its number of annotations; per annotation its unit and status code."""
+    (``"<image id>:"``) and its number of annotations; per annotation its unit and status code.
+    With ``order``, annotation k's id is ``ids[order[k]]`` (ids kept as read, not permuted)."""
 
     ids: list
     prefixes: list[str]
     counts: list[int]
     units: np.ndarray
     codes: np.ndarray
+    order: np.ndarray | None = None
+
+    def ordered_ids(self) -> list:
+        return self.ids if self.order is None else [self.ids[k] for k in self.order.tolist()]
 
 
 class LabelMap(Mapping):
@@ -46,13 +51,13 @@ class LabelMap(Mapping):
             out: dict = {}
             for b in self._blocks:
                 if self._what == "status":
-                    out.update(zip(b.ids, [STATUS[c] for c in b.codes.tolist()]))
+                    out.update(zip(b.ordered_ids(), [STATUS[c] for c in b.codes.tolist()]))
                     continue
                 units, strings, start = b.units.tolist(), [], 0
                 for prefix, n in zip(b.prefixes, b.counts):
                     strings += [prefix + str(u) for u in units[start:start + n]]
                     start += n
-                out.update(zip(b.ids, strings))
+                out.update(zip(b.ordered_ids(), strings))
             self._dict = out
         return self._dict
 

@@ -32,3 +32,10 @@ def test_label_map_is_built_only_when_read_and_pickles_as_a_dict():
     assert type(back) is dict and back[8] == "agreed"
     with pytest.raises(ValueError, match="unit' or 'status"):
         LabelMap([], "units")
+
+
+def test_a_block_with_an_order_reads_its_ids_through_it():
+    """The kernel keeps a chunk's ids as read and the canonical order beside them."""
+    block = LabelBlock(["x", "y", "z"], ["im:"], [3], np.array([0, 0, 1]), np.array([2, 2, 0]), np.array([2, 0, 1]))
+    assert dict(LabelMap([block], "unit")) == {"z": "im:0", "x": "im:0", "y": "im:1"}
+    assert dict(LabelMap([block], "status")) == {"z": "agreed", "x": "agreed", "y": "unmatched"}
