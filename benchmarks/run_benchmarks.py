@@ -128,9 +128,48 @@ def main() -> None:
             print(f"{name:<66} {r['images']:>6} img {r['annotations']:>8} ann  load {r['load_s']:6.2f} s  "
                   f"compute {r['compute_s']:6.2f} s (cpu {r['compute_cpu_s']:6.2f} s)  peak {r['peak_rss_mb']:6.0f} MB  "
                   f"mean {r['mean_alpha']:.4f} global {r['global_alpha']:.4f}", flush=True)
+        side = side_by_side(files["synthetic"]) if not args.quick else None
     if not args.no_write:
         write_doc(rows)
         write_readme(rows)
+        if side is not None:
+            write_side_by_side(side)
+
+
+#: kalos 0.8.0's interpreter (a separate venv: ``pip install kalos==0.8.0``); absent: no side-by-side rows
+REF_PYTHON = Path(os.environ.get("KALOS_REF_PYTHON", "/tmp/kalos_ref_venv/bin/python"))
+
+
+def side_by_side(file: Path) -> dict | None:
+    """``compare_reference.py FILE --diagnostics --cli --repeat 3``'s summary, when the reference runs here."""
+    if not REF_PYTHON.is_file():
+        print(f"(no side-by-side rows: {REF_PYTHON} is not there; see benchmarks/compare_reference.py)")
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cmp.json"
+        subprocess.run([sys.executable, str(REPO / "benchmarks" / "compare_reference.py"), str(file), "--diagnostics",
+                        "--cli", "--repeat", "3", "--ref-python", str(REF_PYTHON), "--json", str(out)], check=True)
+        return json.loads(out.read_text())["summary"]
+
+
+def write_side_by_side(s: dict) -> None:
+    """The ``reference-table`` block of docs/benchmarks.md: whole processes side by side."""
+    rows = [("kalos 0.8.0: load + `calculate_iaa` (vitality, class difficulty, collaboration)", s["ref_process"]),
+            ("`python -m kalos_core agreement FILE --lsa 0.3` (all diagnostics, 1 LSA threshold, bootstrap 1000)",
+             s["ours_cli"]),
+            ("`... --no-diagnostics --bootstrap 0` (α only)", s["ours_alpha_only"]),
+            ("import + parse the file only (`kalos_core.io.read_json`)", s["parse_only"])]
+    table = ["| process | CPU s | wall s | peak RSS (MB) |", "|---|---:|---:|---:|"]
+    table += [f"| {name} | {u['cpu']:.2f} | {u['wall']:.2f} | {u['max_rss_mb']:.0f} |" for name, u in rows]
+    a, p = s["ours_alpha_only"], s["parse_only"]
+    from _doc import write_block
+
+    write_block("reference-table", f"`make bench`, {time.strftime('%Y-%m-%d')}, {machine()}: "
+                f"`compare_reference.py` on the {s['n_images']:,}-image synthetic box file, every process run "
+                f"three times, the fastest (CPU) run shown.\n\n" + "\n".join(table) + "\n\n"
+                f"Whole process: **{s['speedup_cpu']:.1f}x CPU, {s['speedup_wall']:.1f}x wall**; α only / parse "
+                f"only: {a['cpu'] / p['cpu']:.2f} CPU, {a['wall'] / p['wall']:.2f} wall; per-image α max |diff| "
+                f"{s['max_image_diff']:.1e}.")
 
 
 def write_doc(rows) -> None:
