@@ -158,17 +158,19 @@ def write_side_by_side(s: dict) -> None:
             ("`python -m kalos_core agreement FILE --lsa 0.3` (all diagnostics, 1 LSA threshold, bootstrap 1000)",
              s["ours_cli"]),
             ("`... --no-diagnostics --bootstrap 0` (α only)", s["ours_alpha_only"]),
-            ("import + parse the file only (`kalos_core.io.read_json`)", s["parse_only"])]
+            ("import + parse the file only (`kalos_core.io.read_json`: orjson)", s["parse_only"]),
+            ("the same with `KALOS_JSON=stdlib` (Python's `json`)", s["parse_only_stdlib"])]
     table = ["| process | CPU s | wall s | peak RSS (MB) |", "|---|---:|---:|---:|"]
     table += [f"| {name} | {u['cpu']:.2f} | {u['wall']:.2f} | {u['max_rss_mb']:.0f} |" for name, u in rows]
-    a, p = s["ours_alpha_only"], s["parse_only"]
+    a, p, j = s["ours_alpha_only"], s["parse_only"], s["parse_only_stdlib"]
     from _doc import write_block
 
     write_block("reference-table", f"`make bench`, {time.strftime('%Y-%m-%d')}, {machine()}: "
                 f"`compare_reference.py` on the {s['n_images']:,}-image synthetic box file, every process run "
                 f"three times, the fastest (CPU) run shown.\n\n" + "\n".join(table) + "\n\n"
                 f"Whole process: **{s['speedup_cpu']:.1f}x CPU, {s['speedup_wall']:.1f}x wall**; α only / parse "
-                f"only: {a['cpu'] / p['cpu']:.2f} CPU, {a['wall'] / p['wall']:.2f} wall; per-image α max |diff| "
+                f"only: {a['cpu'] / p['cpu']:.2f} CPU, {a['wall'] / p['wall']:.2f} wall (against `json`'s parse: "
+                f"{a['cpu'] / j['cpu']:.2f} CPU, {a['wall'] / j['wall']:.2f} wall); per-image α max |diff| "
                 f"{s['max_image_diff']:.1e}.")
 
 
