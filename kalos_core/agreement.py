@@ -16,7 +16,7 @@ import inspect
 import math
 import os
 from dataclasses import asdict, field, fields, make_dataclass
-from typing import Any, Callable, Generator
+from typing import Any, Callable, Generator, Mapping
 
 import numpy as np
 
@@ -152,8 +152,9 @@ AgreementResult = make_dataclass("AgreementResult", [
     ("mean_alpha", float), ("global_alpha", float), ("mean_alpha_ci", "tuple[float, float] | None"),
     ("per_image_alpha", "dict[str, float]"), ("n_images", int), ("n_annotations", int), ("n_units", int),
     ("config", dict),
-    ("unit_of", dict, field(default_factory=dict)),          # annotation id -> unit id
-    ("status_of", dict, field(default_factory=dict)),        # annotation id -> status
+    # annotation id -> unit id / status: read-only mappings built on first read (label_map.LabelMap)
+    ("unit_of", Mapping, field(default_factory=dict)),
+    ("status_of", Mapping, field(default_factory=dict)),
     *[(name, Any, field(default_factory=make)) for name, make in diag.result_fields()],
     ("models", list, field(default_factory=list)),           # raters that are models (kalos_core.model_rater)
     # per scope and model: α with each human, mean model-human vs mean human-human α, verdict

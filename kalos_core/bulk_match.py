@@ -83,17 +83,6 @@ def _bulk(ips, requests, union, cost) -> list[tuple[np.ndarray, Cells]]:
     ok = (s_c[idx] >= thr[pair_req]) & keep[pi] & keep[pj]
     label = union(rater_k, gid[pi[ok]], gid[pj[ok]])
 
-    # units: contiguous label ranges per request
-    k0 = kept_before[ann0]
-    kq = kept_before[ann0 + nq] - k0
-    first = np.empty(len(label), bool)
-    first[:1] = True
-    first[1:] = label[1:] > np.maximum.accumulate(label)[:-1]
-    units_before = np.concatenate([[0], np.cumsum(first)])
-    u0 = units_before[k0]
-    uq = units_before[k0 + kq] - u0
-    unit_k = label - u0[req_k]
-
     # rows: the request's rows renumbered 0..R-1 (all the image's rows when rows is None)
     remaps, rq = [], []
     for (_, _, _, rows), n_rows in zip(requests, rows_img[img].tolist()):
@@ -108,14 +97,8 @@ def _bulk(ips, requests, union, cost) -> list[tuple[np.ndarray, Cells]]:
     rq = np.array(rq, np.int64)
     remap0 = np.cumsum(rows_img[img]) - rows_img[img]
     row_k = np.concatenate(remaps)[remap0[req_k] + rater_k]
-
-    # cells: every (row, unit) of a request, row-major, NO_OBJECT where the row drew nothing
+    k0, kq, unit_k, uq, c0, value, row, unit = request_cells(label, kept_before, ann0, nq, req_k, row_k, cat_k, rq)
     cq = rq * uq
-    c0 = np.cumsum(cq) - cq
-    value = np.full(int(cq.sum()), NO_OBJECT, np.int64)
-    value[c0[req_k] + row_k * uq[req_k] + unit_k] = cat_k
-    cell_req = np.repeat(np.arange(n_q), cq)
-    row, unit = np.divmod(np.arange(len(value)) - c0[cell_req], np.maximum(uq, 1)[cell_req])
 
     res = []
     for q, (a, n, c, m, u) in enumerate(zip(k0.tolist(), kq.tolist(), c0.tolist(), cq.tolist(), uq.tolist())):
@@ -123,4 +106,36 @@ def _bulk(ips, requests, union, cost) -> list[tuple[np.ndarray, Cells]]:
     return res
 
 
-__all__ = ["Request", "match_requests"]
+def request_cells(label: np.ndarray, kept_before: np.ndarray, ann0: np.ndarray, n_ann: np.ndarray,
+                  req_k: np.ndarray, row_k: np.ndarray, cat_k: np.ndarray, n_rows: np.ndarray) -> tuple:
+    """Units and reliability cells of many requests matched in one union pass.
+
+    The requests' annotations are numbered consecutively (request q's at ``ann0[q] ..
+    ann0[q] + n_ann[q] - 1``; ``kept_before[p]``: annotations kept before position p); ``label``
+    (the union step's units of the kept annotations, numbered by first annotation) gives each
+    request a contiguous label range. ``req_k``, ``row_k``, ``cat_k``: request, row (among the
+    request's ``n_rows[q]`` rows) and class of each kept annotation.
+
+    Returns ``(k0, kq, unit_k, uq, c0, value, row, unit)``: each request's first kept annotation
+    and count, each kept annotation's unit within its request, each request's unit count, first
+    cell, and all cells ``(value, row, unit)``: every (row, unit) of a request, row-major,
+    NO_OBJECT where the row drew nothing.
+    """
+    k0 = kept_before[ann0]
+    kq = kept_before[ann0 + n_ann] - k0
+    first = np.ones(len(label), bool)
+    first[1:] = label[1:] > np.maximum.accumulate(label)[:-1]
+    units_before = np.concatenate([[0], np.cumsum(first)])
+    u0 = units_before[k0]
+    uq = units_before[k0 + kq] - u0
+    unit_k = label - u0[req_k]
+    cq = n_rows * uq
+    c0 = np.cumsum(cq) - cq
+    value = np.full(int(cq.sum()), NO_OBJECT, np.int64)
+    value[c0[req_k] + row_k * uq[req_k] + unit_k] = cat_k
+    cell_req = np.repeat(np.arange(len(cq)), cq)
+    row, unit = np.divmod(np.arange(len(value)) - c0[cell_req], np.maximum(uq, 1)[cell_req])
+    return k0, kq, unit_k, uq, c0, value, row, unit
+
+
+__all__ = ["Request", "match_requests", "request_cells"]

@@ -29,14 +29,13 @@ from typing import Any
 import numpy as np
 
 from .columns import AnnotationColumns, canonical_order
-from .diagnostics import ChunkCells, Emitter, RowRequest
+from .bulk_match import request_cells
+from .diagnostics import ALPHA, ChunkCells, Emitter, RowRequest, full_key
 from .geometry.boxes import prepare_box_columns, prepare_boxes
 from .matching.solvers import SORTED_PAIR_SOLVERS
 from .label_map import STATUS, LabelBlock
 from .reliability import NO_OBJECT, status_codes
 
-#: key of an image's own matrix (the per-image path emits it with an empty prefix)
-ALPHA_KEY = ("", "alpha")
 
 
 def applies(images: list, spec, solver, diagnostics: list) -> bool:
@@ -68,10 +67,11 @@ def _gather(images: list) -> _Chunk:
     n = np.array([len(c) for c in cols], np.int64)
     lookup, known = [], {}
     for c, r in zip(cols, rows):             # column code -> row, once per distinct (names, rows)
-        codes = known.get((c.names, r))
+        key = (tuple(c.names), r)
+        codes = known.get(key)
         if codes is None:
             pos = {name: k for k, name in enumerate(r)}
-            codes = known[(c.names, r)] = [pos[name] for name in c.names]
+            codes = known[key] = [pos[name] for name in c.names]
         lookup.append(codes)
     n_codes = np.array([len(x) for x in lookup], np.int64)
     img = np.repeat(np.arange(len(images)), n)
@@ -161,13 +161,12 @@ class _Template:
     key_ids: np.ndarray | None = None   #: (E, 2) their ids in the chunk's emitter
 
 
-def _template(rows: tuple, image, config, diagnostics: list, thr: float) -> _Template:
-    reqs = [RowRequest(None, None, ALPHA_KEY, ALPHA_KEY, True)]
+def _template(rows: tuple, base: tuple, config, diagnostics: list, thr: float) -> _Template:
+    reqs = [RowRequest(None, None, ALPHA, ALPHA, True)]
     for d in diagnostics:
         if d.requests:
-            reqs += [r._replace(value=None if r.value is None else (d.name, r.value),
-                                sums=None if r.sums is None else (d.name, r.sums))
-                     for r in d.requests(rows, image, config)]
+            reqs += [r._replace(value=full_key(d.name, r.value), sums=full_key(d.name, r.sums))
+                     for r in d.requests(rows, base, config)]
     index: dict = {}
     n = len(rows)
     ranks, thrs, emit_req = [], [], []
@@ -188,26 +187,27 @@ def _template(rows: tuple, image, config, diagnostics: list, thr: float) -> _Tem
 
 
 def _templates(images: list, ch: _Chunk, config, diagnostics: list) -> tuple[list[_Template], np.ndarray]:
-    """One template per distinct rows (and base raters), and each image's template."""
+    """One template per distinct rows and base raters (all a diagnostic's requests may depend on),
+    and each image's template."""
     cache: dict = {}
     out: list[_Template] = []
     tid = np.empty(len(images), np.int64)
     thr = float(config.threshold)
     for k, (im, rows) in enumerate(zip(images, ch.rows)):
-        key = (rows, None if im.row_rater is None else tuple(im.base_rater(r) for r in rows))
+        key = (rows, tuple(im.base_rater(r) for r in rows))
         if key not in cache:
             cache[key] = len(out)
-            out.append(_template(rows, im, config, diagnostics, thr))
+            out.append(_template(*key, config, diagnostics, thr))
         tid[k] = cache[key]
     return out, tid
 
 
-def _per_image(templates: list[_Template], tid: np.ndarray, field: str) -> tuple[np.ndarray, np.ndarray]:
+def _template_field(templates: list[_Template], tid: np.ndarray, field: str) -> tuple[np.ndarray, np.ndarray]:
     """A template field for every image, concatenated in image order, and each image's count."""
     count = np.array([len(getattr(t, field)) for t in templates], np.int64)
     flat = np.concatenate([getattr(t, field) for t in templates])
     start = np.cumsum(count) - count
-    owner, pos = _ranges(start[tid], count[tid])
+    _, pos = _ranges(start[tid], count[tid])
     return flat[pos], count[tid]
 
 
@@ -225,7 +225,7 @@ def analyse(images: list, first: int, config: Any, spec, cost, diagnostics: list
     K, n = len(images), np.diff(ch.start)
 
     # requests: every image's templates side by side
-    req_thr, nq_img = _per_image(templates, tid, "thr")
+    req_thr, nq_img = _template_field(templates, tid, "thr")
     req_img = np.repeat(np.arange(K), nq_img)
     req0 = np.cumsum(nq_img) - nq_img                           # each image's first request: its own matrix
     width = max([t.rank.shape[1] for t in templates] + [1])
@@ -251,34 +251,18 @@ def analyse(images: list, first: int, config: Any, spec, cost, diagnostics: list
     ok = (ps[idx] >= req_thr[pair_req]) & keep[a] & keep[b]
     label = union(ch.row[src][keep], gid[a[ok]], gid[b[ok]])
 
-    # units: contiguous label ranges per request, numbered by first annotation
-    k0 = kept_before[ann0]
-    kq = kept_before[ann0 + na] - k0
-    new = np.ones(len(label), bool)
-    new[1:] = label[1:] > np.maximum.accumulate(label)[:-1] if len(label) else new[1:]
-    units_before = np.concatenate([[0], np.cumsum(new)])
-    u0 = units_before[k0]
-    uq = units_before[k0 + kq] - u0
+    # units (contiguous label ranges per request) and every request's cells, row-major
     req_k = req_of[keep]
-    unit_k = label - u0[req_k]
-    cat_k = ch.cat[src[keep]]
-    row_k = rank[req_k, ch.row[src[keep]]]
-
-    # every request's cells: (row, unit) row-major, NO_OBJECT where the row drew nothing
-    cq = req_rows * uq
-    c0 = np.cumsum(cq) - cq
-    value = np.full(int(cq.sum()), NO_OBJECT, np.int64)
-    value[c0[req_k] + row_k * uq[req_k] + unit_k] = cat_k
-    cell_req, pos = _ranges(np.zeros(len(cq), np.int64), cq)
-    c_row, c_unit = np.divmod(pos, np.maximum(uq, 1)[cell_req])
+    _, _, unit_k, uq, c0, value, c_row, c_unit = request_cells(
+        label, kept_before, ann0, na, req_k, rank[req_k, ch.row[src[keep]]], ch.cat[src[keep]], req_rows)
 
     is_main = np.zeros(len(req_img), bool)
     is_main[req0] = True
     main_k = is_main[req_k]                                     # an image's own matrix: all its annotations
     _per_annotation(images, ch, out, label[main_k], unit_k[main_k], uq[req0])
-    main = _emit_matrices(first, templates, tid, req0, req_rows, uq, (c0, value, c_row, c_unit), emit)
+    main, cells = _emit_matrices(first, templates, tid, req0, req_rows, uq, (c0, value, c_row, c_unit), emit)
     if any(d.emit_chunk for d in diagnostics):
-        chunk = ChunkCells([first + k for k in range(K)], ch.rows, n_dataset_rows, *main)
+        chunk = ChunkCells([first + k for k in range(K)], ch.rows, n_dataset_rows, main, cells)
         for d in diagnostics:
             if d.emit_chunk is not None:
                 emit.prefix = d.name
@@ -295,10 +279,10 @@ def _emit_matrices(first: int, templates: list, tid: np.ndarray, req0: np.ndarra
     """Emit every image's matrices (its own first, then the diagnostics'), in the per-image path's
     order; return the images' own matrices with and without the virtual unit (:class:`ChunkCells`)."""
     c0, value, c_row, c_unit = cells
-    e_local, ne = _per_image(templates, tid, "emit_req")
+    e_local, ne = _template_field(templates, tid, "emit_req")
     e_img = np.repeat(np.arange(len(tid)), ne)
     eq = req0[e_img] + e_local
-    flag, _ = _per_image(templates, tid, "empty")
+    flag, _ = _template_field(templates, tid, "empty")
     virtual = flag & (uq[eq] == 0) & (req_rows[eq] > 0)        # one unit, every row NO_OBJECT
     eu = np.where(virtual, 1, uq[eq])
     e_of, off = _ranges(np.zeros(len(eq), np.int64), req_rows[eq] * eu)
@@ -309,7 +293,7 @@ def _emit_matrices(first: int, templates: list, tid: np.ndarray, req0: np.ndarra
     row = np.where(v, off, _at(c_row, src))
     for t in templates:
         t.key_ids = np.array([[emit.key_id(v), emit.key_id(s)] for v, s in t.keys], np.int64).reshape(-1, 2)
-    ids, _ = _per_image(templates, tid, "key_ids")
+    ids, _ = _template_field(templates, tid, "key_ids")
     emit.block_ids(first + e_img, ids[:, 0], ids[:, 1], np.repeat(np.arange(len(eq)), eu),
                    unit + (np.cumsum(eu) - eu)[e_of], val)
 
@@ -322,9 +306,9 @@ def _emit_matrices(first: int, templates: list, tid: np.ndarray, req0: np.ndarra
     main = (img, unit[mc] + (np.cumsum(n_main) - n_main)[img], val[mc], row[mc], int(n_main.sum()))
     raw = ~v[mc]
     raw_img = img[raw]
-    cells_ = (raw_img, unit[mc][raw] + (np.cumsum(n_raw) - n_raw)[raw_img], val[mc][raw], row[mc][raw],
-              int(n_raw.sum()))
-    return main, cells_
+    cells = (raw_img, unit[mc][raw] + (np.cumsum(n_raw) - n_raw)[raw_img], val[mc][raw], row[mc][raw],
+             int(n_raw.sum()))
+    return main, cells
 
 
 def _per_annotation(images: list, ch: _Chunk, out, label: np.ndarray, unit: np.ndarray, n_units: np.ndarray) -> None:

@@ -172,8 +172,8 @@ def _codes(value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sum_by_key(key: np.ndarray, weight: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct keys (sorted) and the sum of ``weight`` over each (weights > 0); by counting
-    when the keys span a short range (``0 <= key < n_keys``)."""
+    """The distinct keys (sorted; every key that occurs, whatever its weight) and the sum of
+    ``weight`` over each; by counting when the keys span a short range (``0 <= key < n_keys``)."""
     if n_keys < 8 * len(key) + 1024:
         total = np.bincount(key, weights=weight, minlength=n_keys)
         present = np.flatnonzero(np.bincount(key, minlength=n_keys))

@@ -17,7 +17,7 @@ from .reliability import NO_OBJECT
 
 
 # -- annotator vitality: V_r = α_R - α_(R without r), re-matched without r ----------------------------
-def _vitality_requests(rows: tuple, image, config) -> list[RowRequest]:
+def _vitality_requests(rows: tuple, base: tuple, config) -> list[RowRequest]:
     """The image without each rater, re-matched (images with 3+ rows)."""
     if len(rows) < 3:
         return []
@@ -123,7 +123,7 @@ def _summary_class_difficulty(result) -> list[str]:
 
 
 # -- collaboration: α of every pair of raters, matched on the two alone -------------------------------
-def _collaboration_requests(rows: tuple, image, config) -> list[RowRequest]:
+def _collaboration_requests(rows: tuple, base: tuple, config) -> list[RowRequest]:
     """Every two rows, matched on the two alone (an image without units there agrees: NO_OBJECT)."""
     return [RowRequest(None, (p, q), (rows[p], rows[q]), (rows[p], rows[q]), True)
             for p, q in combinations(range(len(rows)), 2)]
@@ -151,7 +151,7 @@ def _summary_collaboration(result) -> list[str]:
 
 
 # -- localisation sensitivity: the image's α at each threshold ----------------------------------------
-def _lsa_requests(rows: tuple, image, config) -> list[RowRequest]:
+def _lsa_requests(rows: tuple, base: tuple, config) -> list[RowRequest]:
     return [RowRequest(t, None, t, None) for t in dict.fromkeys(float(t) for t in config.lsa_thresholds)]
 
 
@@ -169,10 +169,10 @@ def _summary_lsa(result) -> list[str]:
 
 
 # -- intra-rater: α among the sessions of a rater who labelled the image more than once ---------------
-def _intra_rater_requests(rows: tuple, image, config) -> list[RowRequest]:
+def _intra_rater_requests(rows: tuple, base: tuple, config) -> list[RowRequest]:
     groups: dict[str, list[int]] = {}
-    for k, row in enumerate(rows):
-        groups.setdefault(image.base_rater(row), []).append(k)
+    for k, rater in enumerate(base):
+        groups.setdefault(rater, []).append(k)
     return [RowRequest(None, tuple(ks), rater, None) for rater, ks in groups.items() if len(ks) >= 2]
 
 

@@ -58,6 +58,15 @@ class ImageContext:
         return cache[key]
 
 
+#: the key of an image's own matrix (value and sums; no diagnostic's name)
+ALPHA = ("", "alpha")
+
+
+def full_key(diagnostic: str, key: Hashable | None) -> Hashable | None:
+    """A diagnostic's value or sums key as stored: ``(diagnostic name, key)``; None stays None."""
+    return None if key is None else (diagnostic, key)
+
+
 class RowRequest(NamedTuple):
     """One matrix a diagnostic asks of an image: the image matched at ``threshold`` (None: the
     run's) on the annotations of ``rows`` (sorted row indices, renumbered ``0..len-1``; None:
@@ -144,7 +153,7 @@ class Emitter:
         return -1 if key is None else self.keys.setdefault(key, len(self.keys))
 
     def _key(self, key: Hashable | None) -> int:
-        return -1 if key is None else self.key_id((self.prefix, key))
+        return self.key_id(full_key(self.prefix, key))
 
     def cells(self, value_key: Hashable | None, sums_key: Hashable | None, cells: Cells) -> None:
         """One matrix: its α recorded under ``value_key`` and/or its sums added under ``sums_key``."""
@@ -212,8 +221,11 @@ class Diagnostic:
 
     name: str                                          #: config switch and main result key
     help: str                                          #: one line for the CLI and the operators
-    #: per image: the matrices it needs, as ``requests(rows, image, config) -> [RowRequest]``
-    #: (``rows``: the image's sorted rater names), or as ``emit(ctx, out)`` (per-image path only)
+    #: per image: the matrices it needs, as ``requests(rows, base, config) -> [RowRequest]``
+    #: (``rows``: the image's sorted rater names; ``base``: each row's rater, ``"alice"`` for the
+    #: session row ``"alice (S1)"``); they may depend on nothing else of the image (the whole-chunk
+    #: kernel asks once per distinct ``(rows, base)``). Or ``emit(ctx, out)``, per image, which
+    #: sends the chunk down the per-image path.
     requests: Callable[[tuple, Any, Any], list[RowRequest]] | None = None
     reduce: Callable[[Reduction], dict[str, Any]] = lambda red: {}   #: over the data set: result fields
     fields: tuple[tuple[str, Callable[[], Any]], ...] = ()  #: result fields it owns, with default factories
@@ -232,7 +244,9 @@ class Diagnostic:
         return bool(self.enabled(config) if self.enabled else getattr(config, self.name))
 
     def image_requests(self, ip: ImageProblem, config) -> list[RowRequest]:
-        return self.requests(ip.rows, ip.image, config) if self.requests else []
+        if not self.requests:
+            return []
+        return self.requests(ip.rows, tuple(ip.image.base_rater(r) for r in ip.rows), config)
 
     def rematch_plan(self, ip: ImageProblem, config) -> list[tuple]:
         if self.requests:
@@ -291,5 +305,5 @@ def nested(pairs: dict[tuple[str, str], Any], rows: list[str], diagonal: Any = 1
     return {r: dict(sorted(v.items())) for r, v in out.items()}
 
 
-__all__ = ["ChunkCells", "Diagnostic", "Emitter", "ImageContext", "RowRequest", "rematch_key", "Reduction", "REGISTRY", "register_diagnostic",
+__all__ = ["ALPHA", "ChunkCells", "Diagnostic", "Emitter", "ImageContext", "RowRequest", "full_key", "rematch_key", "Reduction", "REGISTRY", "register_diagnostic",
            "get_diagnostic", "switches", "result_fields", "mean_by_key", "nested"]

@@ -1,10 +1,12 @@
 """The map step of an agreement run: a chunk of images -> a mergeable :class:`Partial`.
 
-Every image's matching at the run's threshold and the re-matches the enabled
-diagnostics plan run as one bulk pass over the chunk (:mod:`kalos_core.bulk_match`);
-then every diagnostic emits the reliability matrices it needs, per image
-(``emit``) or for the whole chunk (``emit_chunk``). The α of all matrices of the
-chunk is one batch (:func:`kalos_core.coincidence.group_sums`).
+Column-held boxes take the whole-chunk kernel (:mod:`kalos_core.chunk_kernel`); any other
+chunk goes image by image (:func:`_per_image`, the kernel's reference): every image's
+matching at the run's threshold and the re-matches the enabled diagnostics ask for
+(:class:`~kalos_core.diagnostics.RowRequest`) run as one bulk pass over the chunk
+(:mod:`kalos_core.bulk_match`), then the matrices are emitted per image and, for
+diagnostics with ``emit_chunk``, for the whole chunk. Either way the α of all matrices of
+the chunk is one batch (:func:`kalos_core.coincidence.group_sums`).
 Partials of consecutive chunks merge (:meth:`Partial.merge`) into exactly what
 one chunk holding all images gives, so the chunking changes no number.
 """
@@ -22,15 +24,13 @@ from .bulk_match import match_requests
 from .coincidence import AlphaSums, group_sums
 from .columns import ids_and_raters
 from .diagnostic_defs import chunk_cells  # (importing it registers the diagnostics)
-from .diagnostics import REGISTRY, ChunkCells, Emitter, ImageContext, rematch_key
+from .diagnostics import ALPHA, REGISTRY, ChunkCells, Emitter, ImageContext, rematch_key
 from .gcpause import paused_gc
 from .matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
 from .label_map import STATUS, LabelBlock
 from .reliability import status_codes
 
-#: value / sums keys of the image's own matrix
-ALPHA = ("", "alpha")
 
 
 @dataclass
@@ -170,8 +170,8 @@ def _batch_alpha(emit: Emitter, out: Partial) -> None:
     has = np.flatnonzero(vid >= 0)
     order = has[np.argsort(vid[has], kind="stable")]
     bounds = np.flatnonzero(np.diff(vid[order])) + 1
-    runs = sorted(zip(np.split(order, bounds)), key=lambda r: int(r[0][0])) if len(order) else []
-    for (run,) in runs:
+    runs = sorted(np.split(order, bounds), key=lambda r: int(r[0])) if len(order) else []
+    for run in runs:
         out.values[keys[int(vid[run[0]])]] = list(zip(image[run].tolist(), alphas[run].tolist()))
     out.sums = gs.by_key_id(np.array(emit.group_sums, np.int64), keys)
 

@@ -51,16 +51,21 @@ def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray, max_
     image's pairs once and re-matches subsets through this function.
 
     Decided in whole-array rounds, each exactly what the pair-by-pair loop
-    (:func:`greedy_union_reference`) decides:
+    (:func:`greedy_union_reference`) decides. The invariant: a set is only ever changed by a
+    pair that is the first pending pair of the sets it joins, so every pending pair touching a
+    set comes after all the pairs that built it, and that stays true as sets merge. Hence the
+    sets a pending pair sees now hold only pairs the loop has accepted before its turn: they
+    are part of what the loop will see then. So, per round:
 
-    * sets only grow, so a pair whose two annotations already share a set, or whose sets
-      already hold a common rater, is refused whenever its turn comes: it is dropped now;
+    * a pair whose two annotations already share a set, or whose sets already hold a common
+      rater, is refused whenever its turn comes (the loop's sets are larger): dropped now;
     * a pair that is the first pending pair of both its sets sees them exactly as the loop
-      would at its turn (only earlier pairs touching a set change it, and none is pending):
-      it is accepted now. Such pairs touch disjoint sets, so they merge together.
+      will (no earlier pair touching them is left): accepted now. Such pairs touch disjoint
+      sets, so they merge together.
 
     Every round accepts at least the first pending pair; after ``max_rounds`` (long chains
-    of dependent pairs) the loop finishes from the rounds' sets.
+    of dependent pairs) the loop finishes from the rounds' sets, which the same invariant
+    makes exact.
     """
     n = len(rater)
     rater = np.asarray(rater, np.int64)

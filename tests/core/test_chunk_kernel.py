@@ -146,3 +146,21 @@ def test_kernel_equals_per_image_path_on_lvis(lvis_subset_path):
     for config in (AgreementConfig(lsa_thresholds=(0.3, 0.7), bootstrap=0),
                    AgreementConfig(threshold=0.3, distance="giou", cost="neg", bootstrap=0)):
         assert_kernel_equals_per_image(ds, config, chunk=64)
+
+
+def test_kernel_equals_per_image_path_with_rater_sessions():
+    """Intra-rater sessions ("alice (S1)", "alice (S2)"): the kernel asks the diagnostics once per
+    distinct (rows, base raters), and still matches every image as the per-image path does."""
+    rng = np.random.default_rng(3)
+    rows = ["alice (S1)", "alice (S2)", "bob"]
+    images = []
+    for i in range(5):
+        anns = [Annotation(f"{i}-{k}", rows[k % 3], int(rng.integers(1, 3)),
+                           tuple(float(v) for v in (*rng.integers(0, 60, 2), *rng.integers(5, 30, 2))))
+                for k in range(9)]
+        images.append(make_image(i, 100, 100, rows, anns, row_rater={r: r.split(" (")[0] for r in rows}))
+    ds = MultiRaterDataset(images, {1: "a", 2: "b"}, "box")
+    cfg = AgreementConfig(lsa_thresholds=(0.3,), bootstrap=0)
+    assert cfg.intra_rater
+    assert_kernel_equals_per_image(columnar(ds), cfg, chunk=2, listed=ds)
+    assert compute_agreement(columnar(ds), cfg).intra_rater == compute_agreement(ds, cfg).intra_rater != {}
