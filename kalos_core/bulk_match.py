@@ -62,23 +62,20 @@ def _bulk(ips, requests, union, cost) -> list[tuple[np.ndarray, Cells]]:
     j_c = np.concatenate([p[1] for p in pairs]).astype(np.int64, copy=False)
     s_c = np.concatenate([p[2] for p in pairs])
 
-    n_q = len(requests)
     img = np.array([slot[k] for k, *_ in requests], np.int64)
     thr = np.array([float(t) for _, t, _, _ in requests])
     nq = n_img[img]
     keep = np.concatenate([np.ones(n, bool) if r[2] is None else np.asarray(r[2], bool)
                            for r, n in zip(requests, nq.tolist())])
     ann0 = np.cumsum(nq) - nq                                   # request's first position in `keep`
-    src = np.arange(len(keep)) - np.repeat(ann0 - img_ann0[img], nq)   # position in the chunk's annotations
+    req_of, src = ranges(img_ann0[img], nq)                     # position in the chunk's annotations
     kept_before = np.concatenate([[0], np.cumsum(keep)])        # kept annotations before a position
     gid = kept_before[1:] - 1                                   # global number of a kept annotation
     rater_k, cat_k = rater_c[src[keep]], cat_c[src[keep]]
-    req_k = np.repeat(np.arange(n_q), nq)[keep]
+    req_k = req_of[keep]
 
     # the image's sorted pairs, once per request, filtered like ImageProblem._match_sorted
-    pq = p_img[img]
-    pair_req = np.repeat(np.arange(n_q), pq)
-    idx = np.arange(int(pq.sum())) - np.repeat(np.cumsum(pq) - pq - img_pair0[img], pq)
+    pair_req, idx = ranges(img_pair0[img], p_img[img])
     pi, pj = ann0[pair_req] + i_c[idx], ann0[pair_req] + j_c[idx]
     ok = (s_c[idx] >= thr[pair_req]) & keep[pi] & keep[pj]
     label = union(rater_k, gid[pi[ok]], gid[pj[ok]])
@@ -133,9 +130,15 @@ def request_cells(label: np.ndarray, kept_before: np.ndarray, ann0: np.ndarray, 
     c0 = np.cumsum(cq) - cq
     value = np.full(int(cq.sum()), NO_OBJECT, np.int64)
     value[c0[req_k] + row_k * uq[req_k] + unit_k] = cat_k
-    cell_req = np.repeat(np.arange(len(cq)), cq)
-    row, unit = np.divmod(np.arange(len(value)) - c0[cell_req], np.maximum(uq, 1)[cell_req])
+    cell_req, pos = ranges(np.zeros(len(cq), np.int64), cq)
+    row, unit = np.divmod(pos, np.maximum(uq, 1)[cell_req])
     return k0, kq, unit_k, uq, c0, value, row, unit
 
 
-__all__ = ["Request", "match_requests", "request_cells"]
+def ranges(first: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(owner, value)``: for each k, the values ``first[k] .. first[k] + count[k] - 1``, owned by k."""
+    owner = np.repeat(np.arange(len(count)), count)
+    return owner, np.arange(len(owner)) - np.repeat(np.cumsum(count) - count - first, count)
+
+
+__all__ = ["Request", "match_requests", "ranges", "request_cells"]

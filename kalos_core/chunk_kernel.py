@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .columns import AnnotationColumns, canonical_order
-from .bulk_match import request_cells
+from .bulk_match import ranges, request_cells
 from .diagnostics import ALPHA, ChunkCells, Emitter, RowRequest, full_key
 from .geometry.boxes import prepare_box_columns, prepare_boxes
 from .matching.solvers import SORTED_PAIR_SOLVERS
@@ -111,16 +111,10 @@ def _by_pair(i: np.ndarray, j: np.ndarray, s: np.ndarray, n: int):
     return i[order], j[order], s[order]
 
 
-def _ranges(first: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(owner, value)``: for each k, the values ``first[k] .. first[k] + count[k] - 1``."""
-    owner = np.repeat(np.arange(len(count)), count)
-    return owner, np.arange(len(owner)) - np.repeat(np.cumsum(count) - count - first, count)
-
-
 def _all_pairs(ch: _Chunk) -> tuple[np.ndarray, np.ndarray]:
     """Every ``i < j`` of one image."""
     n_after = ch.start[ch.img + 1] - np.arange(len(ch.img)) - 1
-    i, j = _ranges(np.arange(len(ch.img)) + 1, n_after)
+    i, j = ranges(np.arange(len(ch.img)) + 1, n_after)
     return i, j
 
 
@@ -142,7 +136,7 @@ def _overlapping_along_x(ch: _Chunk, xyxy: np.ndarray, floor: float) -> tuple[np
     key = base + x1
     xo = np.argsort(key, kind="stable")
     end = np.searchsorted(key[xo], (base + reach)[xo], side="right")
-    p, q = _ranges(np.arange(len(xo)) + 1, np.maximum(end - np.arange(len(xo)) - 1, 0))
+    p, q = ranges(np.arange(len(xo)) + 1, np.maximum(end - np.arange(len(xo)) - 1, 0))
     p, q = xo[p], xo[q]
     return np.minimum(p, q), np.maximum(p, q)
 
@@ -207,7 +201,7 @@ def _template_field(templates: list[_Template], tid: np.ndarray, field: str) -> 
     count = np.array([len(getattr(t, field)) for t in templates], np.int64)
     flat = np.concatenate([getattr(t, field) for t in templates])
     start = np.cumsum(count) - count
-    _, pos = _ranges(start[tid], count[tid])
+    _, pos = ranges(start[tid], count[tid])
     return flat[pos], count[tid]
 
 
@@ -232,12 +226,12 @@ def analyse(images: list, first: int, config: Any, spec, cost, diagnostics: list
     padded = np.concatenate([np.pad(t.rank, ((0, 0), (0, width - t.rank.shape[1])), constant_values=-1)
                              for t in templates]) if templates else np.zeros((0, width), np.int64)
     t_first = np.cumsum([len(t.thr) for t in templates]) - np.array([len(t.thr) for t in templates])
-    rank = padded[_ranges(t_first[tid], nq_img)[1]] if K else np.zeros((0, width), np.int64)
+    rank = padded[ranges(t_first[tid], nq_img)[1]] if K else np.zeros((0, width), np.int64)
     req_rows = (rank >= 0).sum(1)
 
     # the requests' annotations, numbered consecutively over the kept ones
     na = n[req_img]
-    req_of, src = _ranges(ch.start[req_img], na)
+    req_of, src = ranges(ch.start[req_img], na)
     keep = rank[req_of, ch.row[src]] >= 0
     kept_before = np.concatenate([[0], np.cumsum(keep)])
     gid = kept_before[1:] - 1
@@ -245,7 +239,7 @@ def analyse(images: list, first: int, config: Any, spec, cost, diagnostics: list
 
     # the requests' pairs: their image's candidates at the request's threshold, both ends kept
     pstart = np.searchsorted(ch.img[pi], np.arange(K + 1))
-    pair_req, idx = _ranges(pstart[req_img], pstart[req_img + 1] - pstart[req_img])
+    pair_req, idx = ranges(pstart[req_img], pstart[req_img + 1] - pstart[req_img])
     shift = ann0[pair_req] - ch.start[req_img][pair_req]
     a, b = pi[idx] + shift, pj[idx] + shift
     ok = (ps[idx] >= req_thr[pair_req]) & keep[a] & keep[b]
@@ -285,7 +279,7 @@ def _emit_matrices(first: int, templates: list, tid: np.ndarray, req0: np.ndarra
     flag, _ = _template_field(templates, tid, "empty")
     virtual = flag & (uq[eq] == 0) & (req_rows[eq] > 0)        # one unit, every row NO_OBJECT
     eu = np.where(virtual, 1, uq[eq])
-    e_of, off = _ranges(np.zeros(len(eq), np.int64), req_rows[eq] * eu)
+    e_of, off = ranges(np.zeros(len(eq), np.int64), req_rows[eq] * eu)
     v = virtual[e_of]
     src = np.where(v, 0, c0[eq][e_of] + off)
     val = np.where(v, NO_OBJECT, _at(value, src))

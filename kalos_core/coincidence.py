@@ -142,7 +142,7 @@ def group_sums(unit: np.ndarray, value: np.ndarray, unit_group: np.ndarray, n_gr
     n_groups : number of groups; a group without cells has α 1.0.
     """
     unit = np.asarray(unit, dtype=np.int64)
-    codes, code = _codes(np.asarray(value, dtype=np.int64))
+    codes, code = value_codes(np.asarray(value, dtype=np.int64))
     k = max(len(codes), 1)
     key, count = np.unique(unit * k + code, return_counts=True)
     key_unit, key_code = key // k, key % k
@@ -161,8 +161,8 @@ def group_sums(unit: np.ndarray, value: np.ndarray, unit_group: np.ndarray, n_gr
                      num.astype(np.int64))
 
 
-def _codes(value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(value, return_inverse=True)``; by counting when the values span a short range."""
+def value_codes(value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(value, return_inverse=True)`` of integers; by counting when they span a short range."""
     if len(value) and int(value.max()) - int(value.min()) < 4 * len(value) + 1024:
         lo = int(value.min())
         present = np.bincount(value - lo) > 0

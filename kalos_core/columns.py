@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .coincidence import value_codes
 from .data import Annotation
 
 
@@ -97,15 +98,8 @@ def canonical_order(row: np.ndarray, category: np.ndarray, boxes: np.ndarray, id
     n = len(b)
     if n < 2:
         return np.arange(n)
-    category = np.asarray(category, np.int64)
-    lo, hi = int(category.min()), int(category.max())
-    if hi - lo < 4 * n + 1024:             # ranks by counting (a short range of class ids)
-        present = np.bincount(category - lo) > 0
-        n_classes, cat_rank = int(present.sum()), (np.cumsum(present) - 1)[category - lo]
-    else:
-        classes, cat_rank = np.unique(category, return_inverse=True)
-        n_classes, cat_rank = len(classes), cat_rank.reshape(-1)
-    group = np.asarray(row, np.int64) * n_classes + cat_rank
+    classes, cat_rank = value_codes(np.asarray(category, np.int64))
+    group = np.asarray(row, np.int64) * len(classes) + cat_rank
     if image is not None:
         group = np.asarray(image, np.int64) * (int(group.max()) + 1) + group
     order = np.lexsort((b[:, 0], group))

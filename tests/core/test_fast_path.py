@@ -127,10 +127,10 @@ def test_fast_path_equals_reference_on_lvis(lvis_subset_path, task, mean, global
 def test_counting_shortcuts_equal_np_unique(values, scale, n_keys_factor):
     """group_sums counts instead of sorting when values / keys span a short range; both ways
     give np.unique's answer (values scaled by 1e9 take the sorting way)."""
-    from kalos_core.coincidence import _codes, _sum_by_key
+    from kalos_core.coincidence import _sum_by_key, value_codes
 
     v = np.array(values, np.int64) * scale
-    codes, code = _codes(v)
+    codes, code = value_codes(v)
     want_codes, want_code = np.unique(v, return_inverse=True)
     assert np.array_equal(codes, want_codes) and np.array_equal(code, want_code.reshape(-1))
     keys = np.abs(np.array(values, np.int64)) * n_keys_factor

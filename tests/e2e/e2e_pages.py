@@ -276,3 +276,18 @@ def wait_for_text(locator, text: str, timeout: float = 60.0) -> str:
         if time.monotonic() > deadline:
             raise AssertionError(f"{text!r} never shown within {timeout:.0f} s; last text: {seen[:1500]!r}")
         locator.page.wait_for_timeout(250)
+
+
+def count_kept(ds, paths, keep) -> tuple[int, int, int]:
+    """(items kept, samples holding one, all items) over the list fields ``paths`` of ``ds``
+    (e.g. ``"careful.detections"``): the counts a panel click is checked against."""
+    kept, samples, total = 0, set(), 0
+    ids = ds.values("id")
+    for path in paths:
+        for sid, items in zip(ids, ds.values(path)):
+            for item in items or []:
+                total += 1
+                if keep(item):
+                    kept += 1
+                    samples.add(sid)
+    return kept, len(samples), total

@@ -15,7 +15,8 @@ import re
 
 import pytest
 from e2e_harness import DATASET
-from e2e_pages import PLOT, click_mark, open_app, open_panel, wait_for_chart, wait_for_count, wait_for_text
+from e2e_pages import (PLOT, click_mark, count_kept, open_app, open_panel, wait_for_chart, wait_for_count,
+                       wait_for_text)
 
 pytestmark = pytest.mark.e2e
 
@@ -79,29 +80,12 @@ def _dataset():
 def rater_labels(ds, run_key: str, keep) -> tuple[int, int, int]:
     """(labels kept, samples holding one, all labels) over the run's rater fields."""
     cfg = ds.get_run_info(run_key).config
-    kept, samples, total = 0, set(), 0
-    ids = ds.values("id")
-    for field in cfg.rater_fields:
-        for sid, labels in zip(ids, ds.values(f"{field}.{cfg.list_name}")):
-            for label in labels or []:
-                total += 1
-                if keep(label):
-                    kept += 1
-                    samples.add(sid)
-    return kept, len(samples), total
+    return count_kept(ds, [f"{field}.{cfg.list_name}" for field in cfg.rater_fields], keep)
 
 
 def predictions(ds, run_key: str, keep) -> tuple[int, int, int]:
     """(predictions kept, samples holding one, all predictions) of a noise-aware run."""
-    field = ds.get_run_info(run_key).config.predictions_field
-    kept, samples, total = 0, set(), 0
-    for sid, dets in zip(ds.values("id"), ds.values(f"{field}.detections")):
-        for d in dets or []:
-            total += 1
-            if keep(d):
-                kept += 1
-                samples.add(sid)
-    return kept, len(samples), total
+    return count_kept(ds, [f"{ds.get_run_info(run_key).config.predictions_field}.detections"], keep)
 
 
 def _open(page, app, panel: str):

@@ -14,7 +14,7 @@ import re
 
 import pytest
 from e2e_harness import DATASET
-from e2e_pages import (click_mark, grid_count, open_app, open_panel, wait_for_chart, wait_for_count,
+from e2e_pages import (click_mark, count_kept, grid_count, open_app, open_panel, wait_for_chart, wait_for_count,
                        wait_for_text)
 from test_measure_panels import chart_points, selection_numbers
 
@@ -34,16 +34,7 @@ def _dataset():
 def labels(ds, keep, fields=None) -> tuple[int, int, int]:
     """(labels kept, samples holding one, all labels) over the run's rater fields (or ``fields``)."""
     cfg = ds.get_run_info(RUN).config
-    kept, samples, total = 0, set(), 0
-    ids = ds.values("id")
-    for field in fields or cfg.rater_fields:
-        for sid, row in zip(ids, ds.values(f"{field}.{cfg.list_name}")):
-            for label in row or []:
-                total += 1
-                if keep(label):
-                    kept += 1
-                    samples.add(sid)
-    return kept, len(samples), total
+    return count_kept(ds, [f"{field}.{cfg.list_name}" for field in fields or cfg.rater_fields], keep)
 
 
 def _get(label, name):
