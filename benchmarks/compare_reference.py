@@ -221,7 +221,7 @@ def run_ours(args: argparse.Namespace) -> dict:
                                        for b, v in row.items() if a < b}
     if args.cli:
         warm = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        subprocess.run([sys.executable, "-c", "import kalos_core.cli, kalos_core.chunk_kernel"], cwd=str(REPO),
+        subprocess.run([sys.executable, "-c", "import kalos_core.cli, kalos_core.agreement.chunk_kernel"], cwd=str(REPO),
                        env={**warm, "PYTHONPATH": str(REPO)}, check=True)   # writes our bytecode cache
         out.update(run_cli(args, args.cli_args.split()))
         alpha_only = run_cli(args, ["--no-diagnostics", "--bootstrap", "0"])

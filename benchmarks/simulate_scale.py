@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Simulate a cluster run: the chunked map/reduce of an agreement run, measured per chunk, extrapolated.
 
-Runs the map step (:func:`kalos_core.partial.analyse_chunk`) on ``--chunks`` chunks of a box
+Runs the map step (:func:`kalos_core.agreement.partial.analyse_chunk`) on ``--chunks`` chunks of a box
 file one after the other in this process and measures, per chunk: CPU seconds, the peak of
 Python allocations (``tracemalloc``, on one chunk: it slows the run) and the size of the
-pickled :class:`~kalos_core.partial.Partial` a worker would send (with and without the
+pickled :class:`~kalos_core.agreement.partial.Partial` a worker would send (with and without the
 per-label blocks (``labels``: unit and status of every box), which grow with the boxes; the summed coincidences
 do not). Then the reduce: merging the partials and ``finish``. From these it extrapolates to
 ``--target`` boxes on ``--workers`` cores.
@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from kalos_core import AgreementConfig, load_coco  # noqa: E402
 from kalos_core.agreement import finish  # noqa: E402
-from kalos_core.partial import Partial, analyse_chunk, chunk_bounds  # noqa: E402
+from kalos_core.agreement.partial import Partial, analyse_chunk, chunk_bounds  # noqa: E402
 
 
 def measure(path: Path, n_chunks: int, config: AgreementConfig) -> dict:

@@ -18,17 +18,19 @@ from .agreement import DIAGNOSTICS, AgreementConfig, AgreementResult, compute_ag
 from .agreement import MAX_DIAGNOSTIC_RATERS
 from .cli_common import (count, fraction, fractions, load_or_report, output_problem, positive, positive_floats,
                          print_warnings, read_predictions, run_guarded, write_result)
-from .model_rater import add_model_rater
-from .diagnostics import REGISTRY, get_diagnostic
-from .executors import EXECUTORS
+from .agreement.model_rater import add_model_rater
+from .agreement.diagnostics import REGISTRY, get_diagnostic
+from .agreement.executors import EXECUTORS
 from .geometry import distances_for
+from . import measure_cli
 from .io import load_coco
 from .io.coco import TASK_GEOMETRY_KINDS
 from .matching import COSTS, SOLVERS
+from .measure import MEASURE_MODULES, get_measure
 
 #: the other sub-commands' modules, imported only when the command line may need them (several
 #: import scipy.stats / scipy.optimize: half a second that an ``agreement`` run need not pay)
-COMMAND_MODULES = ("calibration.cli", "calibration.braylan_cli", "consensus_cli", "variations.cli", "noise.cli",
+COMMAND_MODULES = ("calibration.cli", "calibration.braylan_cli", "consensus.cli", "noise.cli",
                    "convergence.cli", "noise_aware.cli")
 #: the commands this module defines itself
 OWN_COMMANDS = ("agreement", "demo")
@@ -105,6 +107,8 @@ def build_parser(full: bool = True) -> argparse.ArgumentParser:
     d.add_argument("--images", type=positive, default=40)
     d.add_argument("--seed", type=count, default=0)
     d.add_argument("--task", choices=["bbox", "segm"], default="bbox")
+    for name in MEASURE_MODULES if full else ():
+        measure_cli.add_parser(sub, get_measure(name))
     if full:
         for name in COMMAND_MODULES:
             m = _module(name)
@@ -180,12 +184,13 @@ def run_demo(args: argparse.Namespace) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command in OWN_COMMANDS:
         return {"agreement": run_agreement, "demo": run_demo}[args.command](args)
+    if args.command in MEASURE_MODULES:
+        return measure_cli.run_command(get_measure(args.command), args)
     noise_cli = _module("noise.cli")
     handlers = {
         "calibrate": _module("calibration.cli").run_calibrate, "braylan": _module("calibration.braylan_cli").run_braylan,
         "convergence": _module("convergence.cli").run_convergence,
-        "noise-aware": _module("noise_aware.cli").run_noise_aware, "consensus": _module("consensus_cli").run_consensus,
-        "variations": _module("variations.cli").run_variations,
+        "noise-aware": _module("noise_aware.cli").run_noise_aware, "consensus": _module("consensus.cli").run_consensus,
         **{name: noise_cli.run_noise_command for name in noise_cli.NOISE_COMMANDS},
     }
     return handlers[args.command](args)

@@ -4,7 +4,7 @@ The columnar COCO reader (:mod:`kalos_core.io.columnar`) gives every image an
 :class:`AnnotationColumns` as its ``annotations``: a read-only sequence whose
 items are the same :class:`~kalos_core.data.Annotation` objects the
 per-annotation reader builds (made on demand), while the engine's hot path
-(:func:`kalos_core.problem.prepare_image`, the box distances, the map step)
+(:func:`kalos_core.agreement.problem.prepare_image`, the box distances, the map step)
 reads the arrays directly.
 """
 
@@ -80,7 +80,7 @@ class AnnotationColumns(Sequence):
                                  self.category[order], self.boxes[order], self.with_bbox)
 
     def canonical_order(self, row: np.ndarray) -> np.ndarray:
-        """The order of :func:`kalos_core.problem.annotation_key` (row name, class, box, ``repr(id)``).
+        """The order of :func:`kalos_core.agreement.problem.annotation_key` (row name, class, box, ``repr(id)``).
 
         ``row[k]`` is annotation k's position among the image's sorted rater names.
         """
@@ -90,7 +90,7 @@ class AnnotationColumns(Sequence):
 def canonical_order(row: np.ndarray, category: np.ndarray, boxes: np.ndarray, ids: list,
                     image: np.ndarray | None = None) -> np.ndarray:
     """Sort order by (image,) row, class, box, then ``repr(id)`` among equal boxes - the order of
-    :func:`kalos_core.problem.annotation_key` within each image.
+    :func:`kalos_core.agreement.problem.annotation_key` within each image.
 
     Sorted on (image, row, class) as one integer and the box's x first; the rare runs of equal
     x are sorted by the rest of the box, and equal boxes by ``repr(id)``."""

@@ -159,8 +159,12 @@ def alpha(cells: Cells | np.ndarray) -> float:
     return float(((n - 1) * sum_occ - expected) / denominator)
 
 
+#: a label's status in its unit, by code (:func:`status_codes`); the order is the codes' order
+STATUS = ("unmatched", "class_disagreement", "agreed")
+
+
 def status_codes(units: np.ndarray, category: np.ndarray) -> np.ndarray:
-    """Per annotation, the code (index into :data:`kalos_core.label_map.STATUS`) of: ``unmatched``
+    """Per annotation, the code (index into :data:`STATUS`) of: ``unmatched``
     (alone in its unit), ``class_disagreement`` (its unit holds more than one class) or ``agreed``.
     Units may be numbered across many images (labels need not start at 0)."""
     units = np.asarray(units, np.int64)
@@ -173,8 +177,6 @@ def status_codes(units: np.ndarray, category: np.ndarray) -> np.ndarray:
 
 def unit_status(units: np.ndarray, category: np.ndarray) -> np.ndarray:
     """Per annotation its status name (:func:`status_codes`), as an object array."""
-    from .label_map import STATUS
-
     return np.array(STATUS, dtype=object)[status_codes(units, category)]
 
 

@@ -3,7 +3,7 @@
 A model field holds the same label type as the rater fields (Detections / Polylines /
 Keypoints) with a ``confidence`` per label (missing = 1). Its labels whose confidence reaches
 ``score_threshold`` join the run as one more rater named after the field, flagged as a model
-(:func:`kalos_core.model_rater.add_model_rater`): the model is assigned to every sample where
+(:func:`kalos_core.agreement.model_rater.add_model_rater`): the model is assigned to every sample where
 its field exists (an empty list is the model saying "nothing here"). The run stores
 ``model_fields``, ``models`` and ``score_threshold`` in its config, and its results carry
 ``models`` and ``model_comparison`` (mean model–human α vs mean human–human α). The model's
@@ -18,7 +18,7 @@ from dataclasses import replace
 import fiftyone.operators.types as types
 
 from kalos_core.data import MultiRaterDataset
-from kalos_core.model_rater import add_model_rater
+from kalos_core.agreement.model_rater import add_model_rater
 
 from .adapter import RaterSource, _geometry, _mask_rle, label_fields
 from .common import form_error, number_input

@@ -16,12 +16,12 @@ from __future__ import annotations
 import fiftyone as fo
 from fiftyone import ViewField as F
 
-from kalos_core.progress import rescale, run_steps, steps_of
-from kalos_core.variations import DEFAULT_THRESHOLDS, TYPES, VariationConfig, VariationResult, compute_variations
+from kalos_core.measure import MeasureData
+from kalos_core.variations import TYPES, VariationResult
 
 from . import run_store
-from .adapter import SetupError, read_dataset, resolve_source
-from .runs import parse_thresholds
+from .adapter import SetupError, read_dataset
+from .measure_runs import MeasureRun, measure_run, measure_steps
 from .view_rules import finish
 from .writeback import write_label_values
 
@@ -38,60 +38,14 @@ def owned_paths(source, run_key: str) -> list[str]:
     return [f"{f}.{source.list_name}.{attr(run_key, a)}" for f in source.fields for a in ATTRS]
 
 
-def check_variations(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
-                     run_key=DEFAULT_KEY, threshold=0.5, thresholds=DEFAULT_THRESHOLDS, reference=None, merge=True,
-                     overwrite=False):
-    """Every check before anything is read or written; returns ``(source, config)``."""
-    source = resolve_source(collection, rater_fields, label_field, rater_attribute)
-    run_store.validate_key(collection, run_key, METHOD, overwrite=overwrite)
-    if source.kind not in ("box", "polygon", "keypoints"):
-        raise SetupError(f"variation types need boxes, polygons or keypoints, not {source.label_cls.__name__}",
-                         "rater_fields" if source.rater_attribute is None else "label_field")
-    run_store.check_free_paths(collection, run_key, owned_paths(source, run_key), "run_key")
-    if len(collection) == 0:
-        raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
-    try:
-        ts = parse_thresholds(thresholds) if thresholds not in (None, "") else list(DEFAULT_THRESHOLDS)
-    except SetupError:
-        raise SetupError(f"thresholds must be IoU values within (0, 1] separated by commas, got {thresholds!r}",
-                         "thresholds") from None
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
-        raise SetupError(f"threshold must be a number within (0, 1], got {threshold!r}", "threshold")
-    try:
-        config = VariationConfig(thresholds=tuple(ts), threshold=float(threshold), reference=reference or None,
-                                 merge=bool(merge))
-    except ValueError as e:
-        raise SetupError(str(e), "thresholds") from None
-    return source, config
-
-
-def variations_steps(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
-                     run_key=DEFAULT_KEY, threshold=0.5, thresholds=DEFAULT_THRESHOLDS, reference=None, merge=True,
-                     overwrite=False):
-    """:func:`variations_run` as a generator of ``(fraction, message)`` steps; returns the result."""
-    source, config = check_variations(collection, rater_fields, label_field, rater_attribute, run_key, threshold,
-                                      thresholds, reference, merge, overwrite)
-    yield 0.0, "reading labels"
+def _read(collection, source, config, extras) -> MeasureData:
     data = read_dataset(collection, source)
     if config.reference is not None and config.reference not in data.raters:
         raise SetupError(f"reference {config.reference!r} is not a rater; choose among {data.raters}", "reference")
-    result: VariationResult = yield from rescale(
-        steps_of(lambda progress: compute_variations(data, config, progress)), 0.05, 0.9)
-    yield 0.92, "writing the results"
-    store_variations(collection, source, run_key, result)
-    yield 1.0, "done"
-    return result
+    return MeasureData(data)
 
 
-def variations_run(collection, progress=None, **params) -> VariationResult:
-    """Variation types on ``collection`` stored under ``run_key`` (see :func:`check_variations`)."""
-    return run_steps(variations_steps(collection, **params), progress)
-
-
-def store_variations(collection, source, run_key, result: VariationResult) -> None:
-    dataset = collection._dataset
-    if run_key in dataset.list_runs():
-        run_store.delete_run(dataset, run_key)
+def _write(collection, source, run_key: str, result: VariationResult) -> None:
     labels = result.labels
     values = {attr(run_key, "variation"): {str(k): v.type for k, v in labels.items()},
               attr(run_key, "partner"): {str(k): str(v.partner) for k, v in labels.items() if v.partner is not None},
@@ -99,14 +53,22 @@ def store_variations(collection, source, run_key, result: VariationResult) -> No
     write_label_values(collection, source.fields, source.list_name, values,
                        {attr(run_key, "variation"): fo.StringField(), attr(run_key, "partner"): fo.StringField(),
                         attr(run_key, "iou"): fo.FloatField()})
-    summary = result.to_dict()
-    summary["variation_config"] = summary.pop("config")
-    cfg = result.config
-    run_store.save_run(
-        collection, run_key, METHOD, summary, fields=owned_paths(source, run_key),
-        **source.run_config(),
-        list_name=source.list_name, threshold=cfg["threshold"], thresholds=list(cfg["thresholds"]),
-        reference=cfg["reference"], merge=cfg["merge"])
+
+
+RUN = MeasureRun("variations", "variation types", DEFAULT_KEY, ("box", "polygon", "keypoints"), owned_paths,
+                 write=_write, read=_read, config_key="variation_config")
+
+
+def variations_steps(collection, **params):
+    """:func:`variations_run` as a generator of ``(fraction, message)`` steps; returns the result."""
+    return measure_steps(RUN, collection, **params)
+
+
+def variations_run(collection, progress=None, **params) -> VariationResult:
+    """Variation types on ``collection`` stored under ``run_key``: the rater source
+    (``rater_fields`` or ``label_field`` + ``rater_attribute``), ``run_key``, ``overwrite`` and
+    the parameters of :class:`kalos_core.variations.VariationConfig`."""
+    return measure_run(RUN, collection, progress, **params)
 
 
 def load_variations(dataset, run_key: str = DEFAULT_KEY) -> dict:

@@ -9,10 +9,17 @@ import fiftyone.operators.types as types
 from . import run_store
 from .common import drive, report_errors, result_card, run_or_delegate, setup_inputs, show_result, source_params
 from .common import check_form, finish_run, number_input
+from .forms import param_inputs
+from .measure_runs import check_run, run_params
 from .measures import _existing
-from .variation_runs import DEFAULT_KEY, METHOD, check_variations, variations_run, variations_steps
+from .variation_runs import DEFAULT_KEY, METHOD, RUN, variations_run, variations_steps
 
-THRESHOLDS_TEXT = "0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95"
+
+def _dropdown(names):
+    view = types.Dropdown()
+    for n in names:
+        view.add_choice(n, label=n)
+    return view
 
 
 class ComputeVariations(foo.Operator):
@@ -35,32 +42,19 @@ class ComputeVariations(foo.Operator):
             existing=_existing(ds, METHOD), required=True,
             description="stored as a custom run; <run_key>_variation, _partner, _iou go on every rater label")
         props = dict(inputs.properties)
-        props["threshold"] = number_input(ctx, inputs, "threshold", lo=0.05, hi=1.0, default=0.5, label="IoU threshold",
-                                          description="the per-label type, partner and IoU are given at it")
-        props["thresholds"] = inputs.str("thresholds", default=THRESHOLDS_TEXT, label="Thresholds to count at",
-                                         description="comma-separated IoU thresholds for the counts")
         raters = sorted(source.raters.values()) if source is not None and source.rater_attribute is None else []
-        if raters:
-            ref = types.Dropdown()
-            for r in raters:
-                ref.add_choice(r, label=r)
-            props["reference"] = inputs.enum("reference", ref.values(), label="Reference rater (two raters)",
-                                             view=ref, description="its unmatched labels are 'missed' (by the other)")
-        inputs.bool("merge", default=True, label="Look for merged pieces (steps 2 and 4)")
+        choices = {"reference": {"label": "Reference rater (two raters)", "view": _dropdown(raters)}} if raters else {}
+        props.update(param_inputs(ctx, inputs, RUN.spec, overrides={
+            "threshold": {"label": "IoU threshold", "default": 0.5},
+            "thresholds": {"label": "Thresholds to count at"}, **choices}))
         if source is not None:
-            check_form(props, lambda: check_variations(
-                ctx.target_view(), **source_params(p), run_key=p.get("run_key"), threshold=p.get("threshold", 0.5),
-                thresholds=p.get("thresholds", THRESHOLDS_TEXT), reference=p.get("reference"),
-                merge=p.get("merge", True), overwrite=bool(p.get("overwrite"))))
+            check_form(props, lambda: check_run(RUN, ctx.target_view(), **source_params(p), **run_params(RUN, p)))
         return types.Property(inputs, view=types.View(label="KaLOS: variation types"))
 
     def execute(self, ctx):
         p = ctx.params
         key = p.get("run_key") or DEFAULT_KEY
-        steps = variations_steps(ctx.target_view(), **source_params(p), run_key=key,
-                                 threshold=p.get("threshold", 0.5), thresholds=p.get("thresholds", THRESHOLDS_TEXT),
-                                 reference=p.get("reference"), merge=p.get("merge", True),
-                                 overwrite=bool(p.get("overwrite")))
+        steps = variations_steps(ctx.target_view(), **source_params(p), **run_params(RUN, p))
         res = yield from report_errors(ctx, drive(ctx, steps))
         t = f"{res.config['threshold']:g}"
         counts = res.counts[t]

@@ -15,6 +15,8 @@ import fiftyone.operators.types as types
 
 from kalos_core.agreement import DIAGNOSTICS
 from kalos_core.jsonsafe import json_safe
+from kalos_core.measure import get_measure
+from kalos_core.params import stored_form_values
 
 from . import chrome
 from .runs import load_results, run_labels, runs_of  # noqa: F401  (the run store; panels import them from here)
@@ -146,6 +148,9 @@ class RunPanel(foo.Panel):
     ACTION_URI = COMPUTE_URI
     #: what "Recompute" adds to the run's stored config (the diagnostic this panel shows)
     RERUN_ADDS: dict = {}
+    #: the engine's measure this panel shows (kalos_core.measure): Recompute re-opens its form with
+    #: every declared parameter of the stored run (:func:`kalos_core.params.stored_form_values`)
+    MEASURE: str | None = None
 
     # -- to implement -------------------------------------------------------------------------
     def load_run(self, ctx, run_key: str) -> None:
@@ -164,13 +169,18 @@ class RunPanel(foo.Panel):
             return {}
         if self.METHOD == AGREEMENT_METHOD:
             return agreement_rerun_params(ctx.dataset, key, **self.RERUN_ADDS)
-        stored = self.rerun_params(ctx.dataset.get_run_info(key).config)
+        cfg = ctx.dataset.get_run_info(key).config
+        stored = self.rerun_params(cfg)
+        if self.MEASURE is not None:
+            stored = {**label_source_params(cfg), **stored_form_values(get_measure(self.MEASURE).config, cfg),
+                      **(stored or {})}
         if stored is None:  # this panel's button opens a blank form
             return {}
         return {k: v for k, v in {**stored, "run_key": key}.items() if v is not None}
 
     def rerun_params(self, cfg) -> dict | None:
-        """The operator's form values from a stored run config; None (the default): a blank form."""
+        """The operator's form values from a stored run config beyond the measure's parameters
+        (its extras, e.g. a predictions field); None (the default): nothing more."""
         return None
 
     @property

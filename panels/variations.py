@@ -72,16 +72,13 @@ class VariationTypesPanel(RunPanel):
              "disagreement per rater pair and IoU threshold.")
     ACTION_LABEL = "Compute variation types"
     ACTION_URI = URI
+    MEASURE = "variations"
 
     @property
     def config(self):
         return foo.PanelConfig(name="kalos_variation_types", label="KaLOS: Variation types", icon="category",
                                category=foo.Categories.ANALYZE,
                                help_markdown="Variation types per IoU threshold and rater; boundary-quality IoU.")
-
-    def rerun_params(self, cfg) -> dict:
-        return {**label_source_params(cfg), "threshold": cfg.threshold, "reference": cfg.reference,
-                "merge": cfg.merge, "thresholds": ", ".join(f"{t:g}" for t in cfg.thresholds or [])}
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

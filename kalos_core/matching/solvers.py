@@ -47,7 +47,7 @@ def greedy_on_sorted_pairs(rater: np.ndarray, i: np.ndarray, j: np.ndarray, max_
     """Greedy's union step on candidate pairs already in acceptance order (cost, i, j).
 
     Filtering a sorted pair list (a higher threshold, a subset of annotations renumbered
-    in order) keeps it sorted, so :meth:`kalos_core.problem.ImageProblem.match` sorts an
+    in order) keeps it sorted, so :meth:`kalos_core.agreement.problem.ImageProblem.match` sorts an
     image's pairs once and re-matches subsets through this function.
 
     Decided in whole-array rounds, each exactly what the pair-by-pair loop

@@ -22,7 +22,7 @@ from ..data import Annotation, ImageRecord
 from ..geometry import DistanceSpec
 from ..geometry.masks import mask_utils, to_rle
 from ..geometry.registry import boxes_overlap
-from ..problem import annotation_key
+from ..agreement.problem import annotation_key
 
 
 def _merge_boxes(a: Annotation, b: Annotation, image: ImageRecord):

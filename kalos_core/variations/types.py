@@ -20,6 +20,7 @@ from typing import Any
 
 
 from ..jsonsafe import json_safe
+from ..params import Config, ParamError, param
 
 TYPES = ("agreed", "merged", "wrong_class", "merged_wrong_class", "missed", "additional")
 
@@ -36,23 +37,28 @@ def threshold_key(t: float) -> str:
 
 
 @dataclass(frozen=True)
-class VariationConfig:
+class VariationConfig(Config):
     """Settings of a variation-type run."""
 
-    thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS  #: IoU thresholds to count at
-    threshold: float = 0.5           #: the run's threshold: the per-label type is given at it
-    distance: str | None = None      #: registered distance; None = the kind's default (IoU)
+    thresholds: tuple[float, ...] = param(DEFAULT_THRESHOLDS, "fractions", "IoU thresholds to count at "
+                                          "(default 0.5:0.95 in steps of 0.05)", lo_open=True)
+    threshold: float | None = param(None, "fraction", "the run's threshold: each label's type is given at it "
+                                    "(default: the lowest of thresholds)", lo_open=True, optional=True)
+    distance: str | None = param(None, "str", "distance name (default: the kind's, IoU)", optional=True,
+                                 advanced=True)
     #: with two raters on an image, the rater whose unmatched labels count as *missed* (by the
     #: other); None = the first row in sorted order. Ignored with >= 3 raters (unit majority).
-    reference: str | None = None
-    merge: bool = True               #: steps 2 and 4 (merged pieces); off = pairs of originals only
+    reference: str | None = param(None, "str", "two raters: whose unmatched labels count as missed "
+                                  "(default: the first in sorted order)", optional=True, advanced=True)
+    merge: bool = param(True, "bool", "steps 2 and 4: a rater's two same-class pieces merged "
+                        "(off: pairs of originals only)")
 
-    def __post_init__(self) -> None:
-        ts = tuple(sorted({float(t) for t in (*self.thresholds, self.threshold)}))
-        for t in ts:
-            if not 0.0 < t <= 1.0:
-                raise ValueError(f"thresholds must lie in (0, 1], got {t}")
-        object.__setattr__(self, "thresholds", ts)
+    def check(self) -> None:
+        if not self.thresholds:
+            raise ParamError("thresholds", "thresholds must not be empty")
+        threshold = min(self.thresholds) if self.threshold is None else self.threshold
+        object.__setattr__(self, "threshold", threshold)
+        object.__setattr__(self, "thresholds", tuple(sorted({float(t) for t in (*self.thresholds, threshold)})))
 
 
 @dataclass(frozen=True)

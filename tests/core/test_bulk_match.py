@@ -1,4 +1,4 @@
-"""The chunk-wide matcher (kalos_core.bulk_match) equals ImageProblem.match request by request."""
+"""The chunk-wide matcher (kalos_core.agreement.bulk_match) equals ImageProblem.match request by request."""
 
 from itertools import combinations
 
@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 
 from kalos_core import AgreementConfig, Annotation, MultiRaterDataset, make_image
 from kalos_core.agreement import agreement_steps
-from kalos_core.agreement_reference import reference_agreement
-from kalos_core.bulk_match import match_requests
+from agreement_reference import reference_agreement
+from kalos_core.agreement.bulk_match import match_requests
 from kalos_core.matching import get_cost, get_solver
 from kalos_core.matching.solvers import greedy_on_sorted_pairs
-from kalos_core.problem import prepare_image
+from kalos_core.agreement.problem import prepare_image
 from kalos_core.progress import run_steps
 
 from .test_fast_path import assert_same

@@ -1,4 +1,4 @@
-"""The whole-chunk kernel (kalos_core.chunk_kernel) fills exactly the partial result of the
+"""The whole-chunk kernel (kalos_core.agreement.chunk_kernel) fills exactly the partial result of the
 per-image map step: every field, every matrix's α and sums, in the same order."""
 
 import math
@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kalos_core import AgreementConfig, Annotation, MultiRaterDataset, load_coco, make_image
-from kalos_core import chunk_kernel
+from kalos_core.agreement import chunk_kernel
 from kalos_core.agreement import compute_agreement
-from kalos_core.agreement_reference import reference_agreement
+from agreement_reference import reference_agreement
 from kalos_core.columns import AnnotationColumns
-from kalos_core.label_map import LabelMap
+from kalos_core.agreement.label_map import LabelMap
 from kalos_core.matching import get_solver
-from kalos_core.partial import analyse_chunk, chunk_bounds, enabled_diagnostics, Partial
+from kalos_core.agreement.partial import analyse_chunk, chunk_bounds, enabled_diagnostics, Partial
 
 
 def columnar(ds: MultiRaterDataset) -> MultiRaterDataset:

@@ -15,7 +15,7 @@ from kalos_core import AgreementConfig, compute_agreement, load_coco
 from kalos_core.columns import AnnotationColumns
 from kalos_core.demo_data import make_synthetic_boxes
 from kalos_core.io import InvalidInputError
-from kalos_core.problem import annotation_key
+from kalos_core.agreement.problem import annotation_key
 
 from .test_fast_path import assert_same
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from kalos_core.agreement import DIAGNOSTICS, AgreementConfig, AgreementResult
-from kalos_core.diagnostics import REGISTRY, get_diagnostic
+from kalos_core.agreement.diagnostics import REGISTRY, get_diagnostic
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,7 +37,7 @@ def test_unknown_diagnostic_is_named():
         raise AssertionError("no error")
 
 
-#: the one edit that adds a diagnostic: a registered definition appended to kalos_core/diagnostic_defs.py
+#: the one edit that adds a diagnostic: a registered definition appended to kalos_core/agreement/diagnostic_defs.py
 ADD_ONE = """
 
 register_diagnostic(Diagnostic(
@@ -54,7 +54,7 @@ def test_one_registered_definition_reaches_config_result_and_cli(tmp_path):
     path = build_demo(tmp_path / "d", n_images=6, seed=1, with_images=False)
     shutil.copytree(REPO / "kalos_core", tmp_path / "pkg" / "kalos_core",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    with open(tmp_path / "pkg" / "kalos_core" / "diagnostic_defs.py", "a") as f:
+    with open(tmp_path / "pkg" / "kalos_core" / "agreement" / "diagnostic_defs.py", "a") as f:
         f.write(ADD_ONE)
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "pkg")}
     out = tmp_path / "r.json"

@@ -5,7 +5,7 @@ import pytest
 
 from kalos_core import AgreementConfig, Annotation, MultiRaterDataset, compute_agreement, make_image
 from kalos_core.dic import DICConfig, bae, clusters, compare_runs, procrustes_align
-from kalos_core.model_rater import add_model_rater, rater_as_predictions
+from kalos_core.agreement.model_rater import add_model_rater, rater_as_predictions
 
 M = {"a": {"a": 1, "b": 0.8, "c": 0.7, "d": 0.1},
      "b": {"a": 0.8, "b": 1, "c": 0.65, "d": 0.2},

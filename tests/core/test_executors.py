@@ -5,7 +5,7 @@ import pytest
 from kalos_core import AgreementConfig, load_coco
 from kalos_core.agreement import agreement_steps, compute_agreement
 from kalos_core.demo_data import build_demo
-from kalos_core.executors import get_executor
+from kalos_core.agreement.executors import get_executor
 from kalos_core.progress import run_steps
 
 CFG = AgreementConfig(lsa_thresholds=(0.3, 0.7), bootstrap=200)

@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pytest
 
-from kalos_core.label_map import LabelBlock, LabelMap
+from kalos_core.agreement.label_map import LabelBlock, LabelMap
 
 
 def blocks():

@@ -6,14 +6,14 @@ same name), what it adds per image (reliability matrices whose α the pipeline
 computes in one batch, :mod:`kalos_core.coincidence`), how it reduces those over
 the data set into result fields, the result fields it owns (with defaults) and
 its CLI text. Adding a diagnostic = one :func:`register_diagnostic` call in
-:mod:`kalos_core.diagnostic_defs`.
+:mod:`kalos_core.agreement.diagnostic_defs`.
 
 Per image, a diagnostic asks for reliability matrices, each under a ``value`` key
 (its α is recorded per image) and/or a ``sums`` key (its coincidence sums are added
 over images: the α of the union). Most say which as :class:`RowRequest` s (the image
 re-matched on some of its rows, at some threshold), which both map steps compute: the
-per-image one (:mod:`kalos_core.partial`) and the whole-chunk kernel
-(:mod:`kalos_core.chunk_kernel`). Matrices over the whole chunk (``emit_chunk``) read
+per-image one (:mod:`kalos_core.agreement.partial`) and the whole-chunk kernel
+(:mod:`kalos_core.agreement.chunk_kernel`). Matrices over the whole chunk (``emit_chunk``) read
 :class:`ChunkCells`. The reduce step receives the α and sums as :class:`Reduction`.
 """
 
@@ -24,11 +24,11 @@ from typing import Any, Callable, Hashable, NamedTuple
 
 import numpy as np
 
-from .coincidence import AlphaSums
-from .matching.costs import CostFn
-from .matching.solvers import SolverFn
+from ..coincidence import AlphaSums
+from ..matching.costs import CostFn
+from ..matching.solvers import SolverFn
 from .problem import ImageProblem
-from .reliability import Cells
+from ..reliability import Cells
 
 
 @dataclass

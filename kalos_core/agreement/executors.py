@@ -1,7 +1,7 @@
 """Where the map step of an agreement run runs: this process, local processes, or a Dask cluster.
 
 An executor takes the data set, the config, the chunk bounds and a worker count,
-and yields the :class:`~kalos_core.partial.Partial` of every chunk *in chunk
+and yields the :class:`~kalos_core.agreement.partial.Partial` of every chunk *in chunk
 order*; :func:`kalos_core.agreement.agreement_steps` merges them. Every executor
 gives the same result (``tests/core/test_executors.py``).
 

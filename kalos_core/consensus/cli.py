@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .agreement import AgreementConfig
-from .cli_common import run_measure
-from .consensus import BOX_FUSIONS, ConsensusConfig, ConsensusResult, compute_consensus
-from .matching import COSTS, SOLVERS
+from ..agreement.pipeline import AgreementConfig
+from ..cli_common import run_measure
+from .engine import BOX_FUSIONS, ConsensusConfig, ConsensusResult, compute_consensus
+from ..matching import COSTS, SOLVERS
 
 
 def add_parser(sub) -> argparse.ArgumentParser:

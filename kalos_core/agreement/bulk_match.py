@@ -2,7 +2,7 @@
 
 A chunk's map step matches every image at the run's threshold and re-matches it for the
 diagnostics (without a rater, a pair of raters, another threshold). Each such *request*
-``(image, threshold, keep, rows)`` is what :meth:`kalos_core.problem.ImageProblem.match`
+``(image, threshold, keep, rows)`` is what :meth:`kalos_core.agreement.problem.ImageProblem.match`
 computes alone; :func:`match_requests` computes all of them with whole-array operations
 over the concatenated requests and one union loop over all their pairs: the requests'
 annotations are numbered consecutively, so the union-find problems are disjoint and each
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .matching.costs import CostFn
-from .matching.solvers import SORTED_PAIR_SOLVERS, SolverFn
+from ..matching.costs import CostFn
+from ..matching.solvers import SORTED_PAIR_SOLVERS, SolverFn
 from .problem import ImageProblem
-from .reliability import NO_OBJECT, Cells
+from ..reliability import NO_OBJECT, Cells
 
 #: (image index, threshold, keep mask or None, sorted rows or None)
 Request = tuple

@@ -3,10 +3,10 @@
 ``compute_agreement(dataset, AgreementConfig(...)) -> AgreementResult`` is the
 one entry point the CLI, the FiftyOne operators and notebooks call.
 
-The run is a map over chunks of images (:func:`kalos_core.partial.analyse_chunk`:
+The run is a map over chunks of images (:func:`kalos_core.agreement.partial.analyse_chunk`:
 matching, then the α of every matrix of the chunk in one batch) and a reduce
 (:func:`finish`: partials merged, each diagnostic's ``reduce``). The diagnostics
-come from one registry (:mod:`kalos_core.diagnostics`): their switches are
+come from one registry (:mod:`kalos_core.agreement.diagnostics`): their switches are
 ``AgreementConfig`` fields and their result fields ``AgreementResult`` fields.
 """
 
@@ -22,20 +22,20 @@ import numpy as np
 
 from . import diagnostic_defs  # noqa: F401  (registers the diagnostics before the config is built)
 from . import diagnostics as diag
-from .checks import check_bool, check_fraction, check_int
-from .coincidence import AlphaSums
-from .data import MultiRaterDataset
-from .geometry import get_distance
-from .geometry.registry import DISTANCES
-from .io import InputWarnings, check_measurable
-from .jsonsafe import json_safe
+from ..checks import check_bool, check_fraction, check_int
+from ..coincidence import AlphaSums
+from ..data import MultiRaterDataset
+from ..geometry import get_distance
+from ..geometry.registry import DISTANCES
+from ..io import InputWarnings, check_measurable
+from ..jsonsafe import json_safe
 from .label_map import LabelMap
 from .model_rater import compare_models
-from .matching import get_cost, get_solver
+from ..matching import get_cost, get_solver
 from .executors import get_executor
 from .partial import ALPHA, Partial, chunk_bounds, enabled_diagnostics
-from .progress import run_steps
-from .reliability import interpret
+from ..progress import run_steps
+from ..reliability import interpret
 
 #: default of ``AgreementConfig.max_diagnostic_raters`` (one image with 100 raters: about 1 s per diagnostic)
 MAX_DIAGNOSTIC_RATERS = 100
@@ -156,7 +156,7 @@ AgreementResult = make_dataclass("AgreementResult", [
     ("unit_of", Mapping, field(default_factory=dict)),
     ("status_of", Mapping, field(default_factory=dict)),
     *[(name, Any, field(default_factory=make)) for name, make in diag.result_fields()],
-    ("models", list, field(default_factory=list)),           # raters that are models (kalos_core.model_rater)
+    ("models", list, field(default_factory=list)),           # raters that are models (kalos_core.agreement.model_rater)
     # per scope and model: α with each human, mean model-human vs mean human-human α, verdict
     ("model_comparison", dict, field(default_factory=dict)),
     ("rater_summary", dict, field(default_factory=dict)),
@@ -210,7 +210,7 @@ def compute_agreement(
     progress : optional callback ``progress(done, total)`` called every few images.
     workers : processes to spread the images over (``0`` = all cores); results
         do not depend on it.
-    executor : ``local`` | ``processes`` | ``dask`` (:mod:`kalos_core.executors`);
+    executor : ``local`` | ``processes`` | ``dask`` (:mod:`kalos_core.agreement.executors`);
         default ``local`` for one worker, else ``processes``. Results do not depend on it.
     """
     total = len(dataset.images)

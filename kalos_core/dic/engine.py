@@ -16,7 +16,7 @@ structure, invariant to scaling both matrices. Conventions:
 
 Clusters are the connected components of the graph whose edges are the unmasked pairs
 with α above ``level`` (the paper colours κ > 0.6). The two rater maps are the classical
-MDS of ``1 - α`` (:func:`kalos_core.rater_map.classical_mds`, as in the Collaboration
+MDS of ``1 - α`` (:func:`kalos_core.dic.rater_map.classical_mds`, as in the Collaboration
 panel); the second is aligned to the first by Procrustes (rotation/reflection, uniform
 scale, translation).
 """

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .data import Annotation, MultiRaterDataset
+from ..data import Annotation, MultiRaterDataset
 
 
 def _polygon_bbox(rings) -> tuple:

@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from .columns import AnnotationColumns
-from .data import Annotation, ImageRecord
-from .geometry import DistanceSpec
-from .matching import MatchProblem
-from .matching.costs import CostFn
-from .matching.solvers import SORTED_PAIR_SOLVERS, SolverFn
-from .reliability import Cells, build_cells
+from ..columns import AnnotationColumns
+from ..data import Annotation, ImageRecord
+from ..geometry import DistanceSpec
+from ..matching import MatchProblem
+from ..matching.costs import CostFn
+from ..matching.solvers import SORTED_PAIR_SOLVERS, SolverFn
+from ..reliability import Cells, build_cells
 
 
 def _plain(value: Any) -> Any:

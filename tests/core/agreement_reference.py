@@ -16,14 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from .agreement import AgreementConfig, AgreementResult, _result_warnings, bootstrap_mean_ci
-from .data import MultiRaterDataset
-from .model_rater import compare_models
-from .matching import get_cost, get_solver
-from .matching.costs import CostFn
-from .matching.solvers import SolverFn
-from .problem import ImageProblem, empty_image_cells, prepare_image
-from .reliability import NO_OBJECT, Cells, alpha, unit_status
+from kalos_core.agreement.pipeline import AgreementConfig, AgreementResult, _result_warnings, bootstrap_mean_ci
+from kalos_core.data import MultiRaterDataset
+from kalos_core.agreement.model_rater import compare_models
+from kalos_core.matching import get_cost, get_solver
+from kalos_core.matching.costs import CostFn
+from kalos_core.matching.solvers import SolverFn
+from kalos_core.agreement.problem import ImageProblem, empty_image_cells, prepare_image
+from kalos_core.reliability import NO_OBJECT, Cells, alpha, unit_status
 
 
 def _mean_of(lists: dict) -> dict:

@@ -16,8 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-#: status names by code (see :func:`kalos_core.reliability.status_codes`)
-STATUS = ("unmatched", "class_disagreement", "agreed")
+from ..reliability import STATUS   # status names by code (kalos_core.reliability.status_codes)
 
 
 class LabelBlock(NamedTuple):

@@ -1,10 +1,10 @@
 """The map step of an agreement run: a chunk of images -> a mergeable :class:`Partial`.
 
-Column-held boxes take the whole-chunk kernel (:mod:`kalos_core.chunk_kernel`); any other
+Column-held boxes take the whole-chunk kernel (:mod:`kalos_core.agreement.chunk_kernel`); any other
 chunk goes image by image (:func:`_per_image`, the kernel's reference): every image's
 matching at the run's threshold and the re-matches the enabled diagnostics ask for
-(:class:`~kalos_core.diagnostics.RowRequest`) run as one bulk pass over the chunk
-(:mod:`kalos_core.bulk_match`), then the matrices are emitted per image and, for
+(:class:`~kalos_core.agreement.diagnostics.RowRequest`) run as one bulk pass over the chunk
+(:mod:`kalos_core.agreement.bulk_match`), then the matrices are emitted per image and, for
 diagnostics with ``emit_chunk``, for the whole chunk. Either way the α of all matrices of
 the chunk is one batch (:func:`kalos_core.coincidence.group_sums`).
 Partials of consecutive chunks merge (:meth:`Partial.merge`) into exactly what
@@ -21,15 +21,15 @@ import numpy as np
 
 from . import chunk_kernel
 from .bulk_match import match_requests
-from .coincidence import AlphaSums, group_sums
-from .columns import ids_and_raters
+from ..coincidence import AlphaSums, group_sums
+from ..columns import ids_and_raters
 from .diagnostic_defs import chunk_cells  # (importing it registers the diagnostics)
 from .diagnostics import ALPHA, REGISTRY, ChunkCells, Emitter, ImageContext, rematch_key
-from .gcpause import paused_gc
-from .matching import get_cost, get_solver
+from ..gcpause import paused_gc
+from ..matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image
 from .label_map import STATUS, LabelBlock
-from .reliability import status_codes
+from ..reliability import status_codes
 
 
 
@@ -75,7 +75,7 @@ def analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_ro
                   kernel: bool = True) -> Partial:
     """The partial result of ``images`` (the data set's images ``first, first + 1, ...``).
 
-    Chunks of column-held boxes take the whole-chunk kernel (:mod:`kalos_core.chunk_kernel`)
+    Chunks of column-held boxes take the whole-chunk kernel (:mod:`kalos_core.agreement.chunk_kernel`)
     unless ``kernel`` is False; the result is the same either way."""
     with paused_gc():   # a chunk makes no reference cycles; collections would only walk its objects
         spec = config.distance_spec(kind)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .diagnostics import (ChunkCells, Diagnostic, Emitter, ImageContext, Reduction, RowRequest, mean_by_key, nested,
                           register_diagnostic)
-from .reliability import NO_OBJECT
+from ..reliability import NO_OBJECT
 
 
 # -- annotator vitality: V_r = α_R - α_(R without r), re-matched without r ----------------------------

@@ -24,10 +24,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .agreement import AgreementConfig, compute_agreement
-from .data import Annotation, ImageRecord, MultiRaterDataset
-from .geometry.masks import mask_utils, to_rle
-from .jsonsafe import json_safe
+from ..agreement.pipeline import AgreementConfig, compute_agreement
+from ..data import Annotation, ImageRecord, MultiRaterDataset
+from ..geometry.masks import mask_utils, to_rle
+from ..jsonsafe import json_safe
 
 BOX_FUSIONS = ("median", "weighted")
 

@@ -1,11 +1,11 @@
 """The map step of a chunk of box images in whole-array operations.
 
-:func:`kalos_core.partial.analyse_chunk` prepares, matches and emits image by image: a few
+:func:`kalos_core.agreement.partial.analyse_chunk` prepares, matches and emits image by image: a few
 dozen numpy calls per image, so at ~58 boxes an image the calls cost more than the work.
 When a chunk's images hold their boxes as columns (the columnar COCO reader), the distance
 has an element-wise form (:attr:`DistanceSpec.pairs`), the solver a union step on sorted
 pairs (greedy) and every enabled diagnostic describes its matrices as
-:class:`~kalos_core.diagnostics.RowRequest` s, this module does the same for the whole chunk:
+:class:`~kalos_core.agreement.diagnostics.RowRequest` s, this module does the same for the whole chunk:
 
 1. the canonical order of all the chunk's annotations (image, row, class, box, id): one sort;
 2. every image's candidate pairs (different rows; for a distance that is 0 without overlap,
@@ -13,9 +13,9 @@ pairs (greedy) and every enabled diagnostic describes its matrices as
    greedy's acceptance order (cost, i, j);
 3. every image's requests (its matrix at the run's threshold first, then the diagnostics'),
    numbered as (image, threshold, rows) without repeats, matched by one union pass;
-4. the cells of every requested matrix, handed to the batch α of :mod:`kalos_core.partial`.
+4. the cells of every requested matrix, handed to the batch α of :mod:`kalos_core.agreement.partial`.
 
-It fills the same :class:`~kalos_core.partial.Partial` and emitter as the per-image path,
+It fills the same :class:`~kalos_core.agreement.partial.Partial` and emitter as the per-image path,
 matrix by matrix in the same order (tests/core/test_chunk_kernel.py holds the two equal).
 The per-image path stays the reference and serves every other chunk.
 """
@@ -28,13 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from .columns import AnnotationColumns, canonical_order
+from ..columns import AnnotationColumns, canonical_order
 from .bulk_match import ranges, request_cells
 from .diagnostics import ALPHA, ChunkCells, Emitter, RowRequest, full_key
-from .geometry.boxes import prepare_box_columns, prepare_boxes
-from .matching.solvers import SORTED_PAIR_SOLVERS
+from ..geometry.boxes import prepare_box_columns, prepare_boxes
+from ..matching.solvers import SORTED_PAIR_SOLVERS
 from .label_map import STATUS, LabelBlock
-from .reliability import NO_OBJECT, status_codes
+from ..reliability import NO_OBJECT, status_codes
 
 
 
@@ -207,9 +207,9 @@ def _template_field(templates: list[_Template], tid: np.ndarray, field: str) -> 
 
 def analyse(images: list, first: int, config: Any, spec, cost, diagnostics: list, n_dataset_rows: int,
             out, emit: Emitter) -> None:
-    """Fill ``out`` (a :class:`~kalos_core.partial.Partial`) and ``emit`` for ``images``, the
+    """Fill ``out`` (a :class:`~kalos_core.agreement.partial.Partial`) and ``emit`` for ``images``, the
     data set's images ``first, first + 1, ...`` - as the per-image path does."""
-    from .matching import get_solver
+    from ..matching import get_solver
 
     union = SORTED_PAIR_SOLVERS[get_solver(config.solver)]
     floor = min((float(config.threshold), *map(float, config.lsa_thresholds)))

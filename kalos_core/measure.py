@@ -1,0 +1,115 @@
+"""The measures' registry: one :class:`Measure` declaration per measure package.
+
+A measure (agreement, calibration, convergence, variations, ...) is a package of
+``kalos_core`` whose ``MEASURE`` attribute declares it: its name, its config class (whose
+fields declare the typed parameters once, :mod:`kalos_core.params`), its steps
+(a generator of ``(fraction, message)`` that returns the result; ``Measure.run(data, config,
+progress=None) -> Result`` runs them), its result type and the run kind the
+FiftyOne plugin stores it under. The command line (:mod:`kalos_core.measure_cli`), the
+plugin's operator forms and the panels' Recompute are built from it.
+
+Adding a measure is one package plus one line in :data:`MEASURE_MODULES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Generator
+
+from .params import Config, params_of
+from .progress import run_steps
+
+#: measure name -> the module (under kalos_core) whose ``MEASURE`` declares it, in workflow order.
+#: Imported on first use: a command never pays for another measure's imports.
+MEASURE_MODULES: dict[str, str] = {
+    "variations": "variations.measure",
+}
+
+
+@dataclass
+class MeasureData:
+    """What a measure reads: the raters' labels, and a model's predictions where it takes them.
+
+    ``dataset`` is a :class:`kalos_core.data.MultiRaterDataset`; ``predictions`` a list of
+    COCO result dicts (``image_id``, ``category_id``, ``bbox``/``segmentation``, ``score``);
+    ``options`` inputs of one measure that are neither labels nor parameters (e.g. the
+    FiftyOne plugin's per-label ids).
+    """
+
+    dataset: Any
+    predictions: list | None = None
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CliOption:
+    """A command-line option of one measure that is not a parameter (an input file, an output switch)."""
+
+    flags: tuple[str, ...]
+    kwargs: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """The declaration of one measure.
+
+    Parameters
+    ----------
+    name : the registry key and the command-line sub-command.
+    help : one line, for ``--help`` and the docs.
+    config : the config dataclass (a :class:`kalos_core.params.Config`); its fields are the parameters.
+    steps : ``steps(data: MeasureData, config)``, a generator of ``(fraction, message)`` progress
+        steps that returns the result (no threads: the caller drives it).
+    result : the result type (``to_dict()`` is its JSON contract).
+    method : the run kind the FiftyOne plugin stores the result under.
+    tasks : the label files' tasks it reads (``--task``; the first is the default).
+    summary : ``summary(result, seconds) -> str``, the command line's text.
+    cli_options : options of the command line that are not parameters.
+    output : ``output(result, data, args) -> dict`` written by ``--output``; default ``result.to_dict()``.
+    read : ``read(args) -> MeasureData`` for a command whose inputs are not ``file`` (+ predictions).
+    """
+
+    name: str
+    help: str
+    config: type
+    steps: Callable[[MeasureData, Any], Generator[tuple[float, str], None, Any]]
+    result: type
+    method: str
+    tasks: tuple[str, ...] = ("bbox", "segm")
+    summary: Callable[[Any, float | None], str] | None = None
+    cli_options: tuple[CliOption, ...] = ()
+    output: Callable[[Any, MeasureData, Any], dict] | None = None
+    read: Callable[[Any], MeasureData | None] | None = None
+
+    def run(self, data: MeasureData, config: Config, progress: Callable[[float, str], None] | None = None):
+        """The measure on ``data``: ``progress(fraction, message)`` per step (optional); returns the result."""
+        return run_steps(self.steps(data, config), progress)
+
+    @property
+    def params(self):
+        """The declared parameters (:class:`kalos_core.params.Param`), in order."""
+        return params_of(self.config)
+
+    def make_config(self, values: dict | None = None) -> Config:
+        """The config from (possibly stored) values: unknown keys ignored, missing ones default."""
+        return self.config.from_dict(values)
+
+
+def get_measure(name: str) -> Measure:
+    """The declaration of measure ``name`` (imports its package on first use)."""
+    try:
+        module = MEASURE_MODULES[name]
+    except KeyError:
+        raise ValueError(f"unknown measure {name!r}; known: {', '.join(MEASURE_MODULES)}") from None
+    return importlib.import_module(f"{__package__}.{module}").MEASURE
+
+
+def measures() -> list[Measure]:
+    """Every registered measure, in workflow order."""
+    return [get_measure(name) for name in MEASURE_MODULES]
+
+
+def by_method(method: str) -> Measure | None:
+    """The measure stored under FiftyOne run kind ``method``, or None."""
+    return next((m for m in measures() if m.method == method), None)

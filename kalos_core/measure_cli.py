@@ -1,0 +1,109 @@
+"""A measure's command-line sub-command, built from its declaration (:mod:`kalos_core.measure`).
+
+Every parameter of the measure's config becomes one option (``--name-with-dashes`` unless
+the parameter names its own flag), typed and bounded as declared: a bad value is argparse's
+usage error naming the option (exit 2). ``file`` and ``--task`` read the labels,
+``--skip-invalid`` and ``--output`` are common to all; a measure adds its own inputs as
+:class:`kalos_core.measure.CliOption`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from .cli_common import load_or_report, read_predictions, write_result
+from .measure import Measure, MeasureData
+from .params import Param, ParamError
+
+
+def option_type(p: Param):
+    """argparse ``type`` for parameter ``p``: parsed, ``none_as`` mapped to None, checked as declared."""
+
+    def parse(text: str):
+        try:
+            value = p.from_text(text)
+        except ValueError:
+            what = {"int": "an integer", "float": "a number", "fraction": "a number in [0, 1]"}.get(
+                p.kind, "comma-separated values")
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        try:
+            return p.check(value)
+        except ParamError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    parse.__name__ = p.kind
+    return parse
+
+
+def add_param_option(parser: argparse.ArgumentParser, p: Param) -> None:
+    """One option for parameter ``p`` (nothing when it is not on the command line)."""
+    if p.cli_flag == "" or p.name == "task":
+        return
+    default_text = "" if p.default is None or p.kind == "bool" or "default" in p.help \
+        else f" (default {p.to_text(p.default)})"
+    if p.kind == "bool":
+        parser.add_argument(p.cli_flag, dest=p.name, action=argparse.BooleanOptionalAction, default=p.default,
+                            help=p.help)
+    elif p.kind == "choice":
+        parser.add_argument(p.cli_flag, dest=p.name, choices=p.options(), default=p.default,
+                            help=p.help + default_text)
+    else:
+        parser.add_argument(p.cli_flag, dest=p.name, type=option_type(p), default=p.default,
+                            help=p.help + default_text)
+
+
+def add_parser(sub, measure: Measure) -> argparse.ArgumentParser:
+    """The sub-command of ``measure`` on an ``add_subparsers()`` object."""
+    p = sub.add_parser(measure.name, help=measure.help, description=measure.help)
+    if measure.read is None:
+        p.add_argument("file", type=Path)
+        p.add_argument("--task", choices=list(measure.tasks), default=measure.tasks[0])
+    for prm in measure.params:
+        add_param_option(p, prm)
+    for option in measure.cli_options:
+        p.add_argument(*option.flags, **option.kwargs)
+    if measure.read is None:
+        p.add_argument("--skip-invalid", action="store_true", help="drop invalid annotations, count them, go on")
+    p.add_argument("--output", type=Path, help="write the result JSON here")
+    return p
+
+
+def config_from_args(measure: Measure, args: argparse.Namespace):
+    """The measure's config from parsed options (``--task`` fills a ``task`` parameter)."""
+    values = {p.name: getattr(args, p.name) for p in measure.params if hasattr(args, p.name)}
+    if any(p.name == "task" for p in measure.params) and hasattr(args, "task"):
+        values["task"] = args.task
+    return measure.config(**values)
+
+
+def read_data(measure: Measure, args: argparse.Namespace) -> MeasureData | None:
+    """The labels file (``file``, ``--task``, ``--skip-invalid``) and ``--predictions`` if the measure takes it."""
+    if measure.read is not None:
+        return measure.read(args)
+    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid)
+    if dataset is None:
+        return None
+    path = getattr(args, "predictions", None)
+    return MeasureData(dataset, read_predictions(path) if isinstance(path, Path) else None)
+
+
+def run_command(measure: Measure, args: argparse.Namespace) -> int:
+    """Read, compute, print the summary, write ``--output``. Bad input: one ``error:`` line, exit 2."""
+    config = config_from_args(measure, args)
+    data = read_data(measure, args)
+    if data is None:
+        return 2
+    start = time.perf_counter()
+    try:
+        result = measure.run(data, config)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if measure.summary is not None:
+        print(measure.summary(result, time.perf_counter() - start))
+    if args.output:
+        write_result(args.output, measure.output(result, data, args) if measure.output else result.to_dict())
+    return 0

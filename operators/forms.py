@@ -1,0 +1,90 @@
+"""Operator form inputs derived from a measure's declared parameters (:mod:`kalos_core.params`).
+
+One input per parameter, with the declared default, help text and bounds; the value is
+checked by the same :meth:`kalos_core.params.Param.check` as the engine and the command line,
+and a bad value is a form error on that input. Lists (thresholds, names) are typed as
+comma-separated text. Advanced parameters follow an "Advanced" header.
+"""
+
+from __future__ import annotations
+
+import fiftyone.operators.types as types
+
+from kalos_core.measure import Measure
+from kalos_core.params import Param, ParamError
+
+from .common import form_error, number_input
+from .errors import SetupError
+
+def form_default(p: Param):
+    """The default as the form shows it (lists as comma-separated text)."""
+    return p.form_value(p.default)
+
+
+def param_input(ctx, inputs, p: Param, **overrides):
+    """One input for ``p``, with a form error when the value in ``ctx.params`` is refused."""
+    options = {"label": p.title, "description": p.help, **overrides}
+    default = options.pop("default", form_default(p))
+    if p.kind == "bool":
+        prop = inputs.bool(p.name, default=bool(default), **options)
+    elif p.kind in ("int", "float", "fraction"):
+        lo = 0.0 if p.kind == "fraction" else p.lo
+        hi = 1.0 if p.kind == "fraction" else p.hi
+        prop = number_input(ctx, inputs, p.name, integer=p.kind == "int", lo=lo, hi=hi,
+                            **({"default": default} if default is not None else {}), **options)
+    elif p.kind == "choice":
+        view = types.Dropdown()
+        for c in p.options():
+            view.add_choice(c, label=str(c))
+        prop = inputs.enum(p.name, view.values(), default=default, view=view, **options)
+    else:
+        prop = inputs.str(p.name, **({"default": default} if default is not None else {}), **options)
+    if not prop.invalid and ctx.params.get(p.name) not in (None, ""):
+        try:
+            value_of(p, ctx.params.get(p.name))
+        except SetupError as e:
+            form_error(prop, str(e))
+    return prop
+
+
+def param_inputs(ctx, inputs, measure: Measure, skip=(), overrides: dict | None = None) -> dict:
+    """Inputs for every parameter of ``measure`` but ``skip``; returns ``{name: property}``.
+    ``overrides[name]`` replaces options of one input (label, description, default)."""
+    props, advanced = {}, []
+    for p in measure.params:
+        if p.name in skip:
+            continue
+        if p.advanced:
+            advanced.append(p)
+            continue
+        props[p.name] = param_input(ctx, inputs, p, **(overrides or {}).get(p.name, {}))
+    if advanced:
+        inputs.view("advanced_header", types.Header(label="Advanced", divider=True))
+        for p in advanced:
+            props[p.name] = param_input(ctx, inputs, p, **(overrides or {}).get(p.name, {}))
+    return props
+
+
+def value_of(p: Param, value):
+    """A form or Python value for ``p``, checked (text read for list kinds); :class:`SetupError` naming it."""
+    try:
+        if isinstance(value, str) and p.kind not in ("str", "choice"):
+            value = p.from_text(value)
+        if value == "" and p.optional:
+            value = None
+        return p.check(value)
+    except ParamError as e:
+        raise SetupError(str(e), e.param) from None
+    except ValueError as e:
+        raise SetupError(f"{p.name}: {e}", p.name) from None
+
+
+def make_config(measure: Measure, values: dict):
+    """The measure's config from form / Python values (missing ones take their defaults); a bad
+    value or a rule between values is a :class:`SetupError` naming the parameter."""
+    given = {p.name: value_of(p, values[p.name]) for p in measure.params
+             if p.name in values and values[p.name] is not None}
+    try:
+        return measure.config(**given)
+    except ParamError as e:
+        raise SetupError(str(e), e.param) from None

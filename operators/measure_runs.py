@@ -1,0 +1,123 @@
+"""A measure run on a FiftyOne collection, the same for every measure: check, read the labels,
+run the engine's steps, write back, store the run.
+
+A measure meets FiftyOne through one :class:`MeasureRun`: which label kinds it reads, which
+label attributes it writes (``owned_paths`` and ``write``), what it reads beyond the raters'
+labels (``read``), and the operator inputs that are not parameters (``extras``). Its
+parameters come from the engine's declaration (:mod:`kalos_core.params`): checked there
+(a bad value is a :class:`SetupError` naming the parameter), and stored whole in the run's
+config, so that a panel's Recompute re-opens the form with every one of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from kalos_core.measure import Measure, MeasureData, get_measure
+from kalos_core.progress import rescale, run_steps
+
+from . import run_store
+from .adapter import RaterSource, SetupError, read_dataset, resolve_source
+from .forms import make_config
+
+
+@dataclass(frozen=True)
+class MeasureRun:
+    """How one measure is read from and written to FiftyOne (see the module docstring).
+
+    measure : the engine's registered measure name (:func:`kalos_core.measure.get_measure`).
+    title : what the measure computes, for messages ("variation types").
+    default_key : the run key the form proposes.
+    kinds : the rater label kinds it measures (``RaterSource.kind``: box, polygon, keypoints).
+    owned_paths : ``owned_paths(source, run_key)``: the label attributes a run writes.
+    write : ``write(collection, source, run_key, result)``: writes them (None: nothing per label).
+    read : ``read(collection, source, config, extras) -> MeasureData`` (default: the raters' labels).
+    check : ``check(collection, source, config, extras)``: refusals beyond the parameters'.
+    extras : operator inputs that are not parameters (a predictions field), stored in the run config.
+    config_key : the results key the result's own ``config`` is stored under.
+    """
+
+    measure: str
+    title: str
+    default_key: str
+    kinds: tuple[str, ...]
+    owned_paths: Callable[[RaterSource, str], list[str]]
+    write: Callable[[Any, RaterSource, str, Any], None] | None = None
+    read: Callable[[Any, RaterSource, Any, dict], MeasureData] | None = None
+    check: Callable[[Any, RaterSource, Any, dict], None] | None = None
+    extras: tuple[str, ...] = ()
+    config_key: str = "config"
+
+    @property
+    def spec(self) -> Measure:
+        return get_measure(self.measure)
+
+    @property
+    def method(self) -> str:
+        return self.spec.method
+
+
+def run_params(run: MeasureRun, params: dict) -> dict:
+    """The keyword arguments of :func:`check_run` / :func:`measure_steps` in a form's values
+    (``ctx.params``): run key, overwrite, the extras and every parameter given."""
+    names = [p.name for p in run.spec.params] + list(run.extras)
+    return {"run_key": params.get("run_key") or run.default_key, "overwrite": bool(params.get("overwrite")),
+            **{n: params[n] for n in names if params.get(n) not in (None, "")}}
+
+
+def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
+              run_key=None, overwrite=False, **values):
+    """Every check before anything is read or written; returns ``(source, config, extras)``."""
+    run_key = run_key or run.default_key
+    source = resolve_source(collection, rater_fields, label_field, rater_attribute)
+    run_store.validate_key(collection, run_key, run.method, overwrite=overwrite)
+    if source.kind not in run.kinds:
+        names = {"box": "boxes", "polygon": "polygons", "keypoints": "keypoints"}
+        raise SetupError(f"{run.title} need {', '.join(names[k] for k in run.kinds)}, not "
+                         f"{source.label_cls.__name__}", "rater_fields" if source.rater_attribute is None
+                         else "label_field")
+    run_store.check_free_paths(collection, run_key, run.owned_paths(source, run_key), "run_key")
+    if len(collection) == 0:
+        raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
+    extras = {k: values.pop(k, None) for k in run.extras}
+    unknown = sorted(set(values) - {p.name for p in run.spec.params} - {"layout", "delegate"})
+    if unknown:
+        raise SetupError(f"unknown parameter(s) {', '.join(unknown)} of {run.title}; known: "
+                         f"{', '.join(p.name for p in run.spec.params)}", unknown[0])
+    config = make_config(run.spec, values)
+    if run.check is not None:
+        run.check(collection, source, config, extras)
+    return source, config, extras
+
+
+def measure_steps(run: MeasureRun, collection, run_key=None, **params):
+    """The run as a generator of ``(fraction, message)`` steps; returns the result. Nothing is
+    written before the last step."""
+    run_key = run_key or run.default_key
+    source, config, extras = check_run(run, collection, run_key=run_key, **params)
+    yield 0.0, "reading labels"
+    data = run.read(collection, source, config, extras) if run.read else MeasureData(read_dataset(collection, source))
+    result = yield from rescale(run.spec.steps(data, config), 0.05, 0.9)
+    yield 0.92, "writing the results"
+    store(run, collection, source, run_key, result, config, extras)
+    yield 1.0, "done"
+    return result
+
+
+def measure_run(run: MeasureRun, collection, progress=None, **params):
+    """:func:`measure_steps` run to the end; ``progress(fraction, message)`` optional."""
+    return run_steps(measure_steps(run, collection, **params), progress)
+
+
+def store(run: MeasureRun, collection, source: RaterSource, run_key: str, result, config, extras: dict) -> None:
+    """Replace a run under ``run_key``: its label attributes, then the run with every parameter."""
+    dataset = collection._dataset
+    if run_key in dataset.list_runs():
+        run_store.delete_run(dataset, run_key)
+    if run.write is not None:
+        run.write(collection, source, run_key, result)
+    summary = result.to_dict()
+    summary[run.config_key] = summary.pop("config")
+    run_store.save_run(collection, run_key, run.method, summary, fields=run.owned_paths(source, run_key),
+                       **source.run_config(), list_name=source.list_name, **config.to_dict(), **extras)
