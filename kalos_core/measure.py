@@ -23,6 +23,7 @@ from .progress import run_steps
 #: measure name -> the module (under kalos_core) whose ``MEASURE`` declares it, in workflow order.
 #: Imported on first use: a command never pays for another measure's imports.
 MEASURE_MODULES: dict[str, str] = {
+    "agreement": "agreement.measure",
     "variations": "variations.measure",
 }
 
@@ -67,7 +68,10 @@ class Measure:
     summary : ``summary(result, seconds) -> str``, the command line's text.
     cli_options : options of the command line that are not parameters.
     output : ``output(result, data, args) -> dict`` written by ``--output``; default ``result.to_dict()``.
-    read : ``read(args) -> MeasureData`` for a command whose inputs are not ``file`` (+ predictions).
+    read : ``read(args) -> MeasureData`` for a command that declares its own inputs in
+        ``cli_options`` (default: ``file``, ``--task``, ``--skip-invalid`` and ``--predictions``).
+    from_args : ``from_args(values, args) -> values``: the parameter values as command-line
+        options that are not parameters change them (``--no-diagnostics``).
     """
 
     name: str
@@ -81,6 +85,7 @@ class Measure:
     cli_options: tuple[CliOption, ...] = ()
     output: Callable[[Any, MeasureData, Any], dict] | None = None
     read: Callable[[Any], MeasureData | None] | None = None
+    from_args: Callable[[dict, Any], dict] | None = None
 
     def run(self, data: MeasureData, config: Config, progress: Callable[[float, str], None] | None = None):
         """The measure on ``data``: ``progress(fraction, message)`` per step (optional); returns the result."""

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from .cli_common import load_or_report, read_predictions, write_result
+from .cli_common import load_or_report, print_warnings, read_predictions, write_result
 from .measure import Measure, MeasureData
 from .params import Param, ParamError
 
@@ -42,7 +42,7 @@ def add_param_option(parser: argparse.ArgumentParser, p: Param) -> None:
     """One option for parameter ``p`` (nothing when it is not on the command line)."""
     if p.cli_flag == "" or p.name == "task":
         return
-    default_text = "" if p.default is None or p.kind == "bool" or "default" in p.help \
+    default_text = "" if p.default in (None, ()) or p.kind == "bool" or "default" in p.help \
         else f" (default {p.to_text(p.default)})"
     if p.kind == "bool":
         parser.add_argument(p.cli_flag, dest=p.name, action=argparse.BooleanOptionalAction, default=p.default,
@@ -76,6 +76,8 @@ def config_from_args(measure: Measure, args: argparse.Namespace):
     values = {p.name: getattr(args, p.name) for p in measure.params if hasattr(args, p.name)}
     if any(p.name == "task" for p in measure.params) and hasattr(args, "task"):
         values["task"] = args.task
+    if measure.from_args is not None:
+        values = measure.from_args(values, args)
     return measure.config(**values)
 
 
@@ -104,6 +106,8 @@ def run_command(measure: Measure, args: argparse.Namespace) -> int:
         return 2
     if measure.summary is not None:
         print(measure.summary(result, time.perf_counter() - start))
+    known = getattr(data.dataset, "warnings", None) or []
+    print_warnings([w for w in getattr(result, "warnings", None) or [] if w not in known])
     if args.output:
         write_result(args.output, measure.output(result, data, args) if measure.output else result.to_dict())
     return 0

@@ -125,6 +125,9 @@ def _float(p: Param, value: Any) -> float:
     v = float(value)
     if (p.lo is not None and (v < p.lo or (p.lo_open and v == p.lo))) or \
             (p.hi is not None and (v > p.hi or (p.hi_open and v == p.hi))):
+        if p.lo == 0 and p.lo_open and p.hi is None:
+            what = "positive numbers" if p.kind == "floats" else "a positive number"
+            raise ParamError(p.name, f"{p.name} must be {what}, got {value!r}")
         raise ParamError(p.name, f"{p.name} must lie in {p.range_text()}, got {value!r}")
     return v
 

@@ -277,6 +277,11 @@ def get_diagnostic(name: str) -> Diagnostic:
         raise ValueError(f"unknown diagnostic {name!r}; known: {', '.join(REGISTRY)}") from None
 
 
+def enabled_diagnostics(config) -> list:
+    """The registered diagnostics ``config`` switches on, in registration order."""
+    return [d for d in REGISTRY.values() if d.is_on(config)]
+
+
 def switches() -> tuple[str, ...]:
     """Names of the diagnostics with an on/off switch, in registration order."""
     return tuple(d.name for d in REGISTRY.values() if d.switch)

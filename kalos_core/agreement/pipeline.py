@@ -12,162 +12,28 @@ come from one registry (:mod:`kalos_core.agreement.diagnostics`): their switches
 
 from __future__ import annotations
 
-import inspect
-import math
 import os
-from dataclasses import asdict, field, fields, make_dataclass
-from typing import Any, Callable, Generator, Mapping
+from dataclasses import asdict
+from typing import Callable, Generator
 
 import numpy as np
 
-from . import diagnostic_defs  # noqa: F401  (registers the diagnostics before the config is built)
-from . import diagnostics as diag
-from ..checks import check_bool, check_fraction, check_int
 from ..coincidence import AlphaSums
 from ..data import MultiRaterDataset
-from ..geometry import get_distance
-from ..geometry.registry import DISTANCES
-from ..io import InputWarnings, check_measurable
-from ..jsonsafe import json_safe
+from ..io import InputWarnings
+from ..progress import run_steps
+from . import diagnostics as diag
+from .config import DIAGNOSTICS, MAX_DIAGNOSTIC_RATERS, AgreementConfig  # noqa: F401  (re-exported)
+from .executors import get_executor
 from .label_map import LabelMap
 from .model_rater import compare_models
-from ..matching import get_cost, get_solver
-from .executors import get_executor
 from .partial import ALPHA, Partial, chunk_bounds, enabled_diagnostics
-from ..progress import run_steps
-from ..reliability import interpret
+from .result import AgreementResult
 
-#: default of ``AgreementConfig.max_diagnostic_raters`` (one image with 100 raters: about 1 s per diagnostic)
-MAX_DIAGNOSTIC_RATERS = 100
 #: images per chunk of the map step (results do not depend on it)
 CHUNK_SIZE = 256
 
-#: the optional diagnostics: each is a boolean switch of :class:`AgreementConfig` (from the registry)
-DIAGNOSTICS = diag.switches()
 
-
-class _ConfigChecks:
-    """Validation of :class:`AgreementConfig` (its fields come from the registry below)."""
-
-    def __post_init__(self) -> None:
-        check_fraction("threshold", self.threshold)
-        if isinstance(self.lsa_thresholds, (str, bytes)) or not hasattr(self.lsa_thresholds, "__iter__"):
-            raise ValueError(f"lsa_thresholds must be a list of numbers in [0, 1], got {self.lsa_thresholds!r}")
-        object.__setattr__(self, "lsa_thresholds",
-                           tuple(check_fraction("LSA threshold", t) for t in self.lsa_thresholds))
-        if self.distance is not None and (not isinstance(self.distance, str)
-                                          or self.distance not in {n for _, n in DISTANCES}):
-            known = sorted({n for _, n in DISTANCES})
-            raise ValueError(f"unknown distance {self.distance!r}; known: {', '.join(known)}")
-        if not isinstance(self.solver, str) or not isinstance(self.cost, str):
-            raise ValueError(f"solver and cost must be names, got {self.solver!r} and {self.cost!r}")
-        get_solver(self.solver)
-        get_cost(self.cost)
-        for name in DIAGNOSTICS:
-            check_bool(name, getattr(self, name))
-        check_int("bootstrap", self.bootstrap)
-        check_fraction("confidence", self.confidence, open_low=True, open_high=True)
-        check_int("seed", self.seed)
-        if self.max_diagnostic_raters is not None:
-            check_int("max_diagnostic_raters", self.max_diagnostic_raters)
-        if self.keypoint_sigmas is not None:
-            sigmas = tuple(self.keypoint_sigmas) if hasattr(self.keypoint_sigmas, "__iter__") else ()
-            if not sigmas or not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in sigmas):
-                raise ValueError(f"keypoint_sigmas must be positive numbers, one per joint, got {self.keypoint_sigmas!r}")
-            object.__setattr__(self, "keypoint_sigmas", tuple(float(v) for v in sigmas))
-
-    def distance_spec(self, kind: str):
-        """The run's distance for geometry ``kind``, with its options bound (OKS: ``keypoint_sigmas``)."""
-        spec = get_distance(kind, self.distance)
-        if self.keypoint_sigmas is not None and kind == "keypoints":
-            if "sigmas" not in inspect.signature(spec.similarity).parameters:
-                raise ValueError(f"keypoint_sigmas are used by the oks distance only, not by {spec.name!r}")
-            return get_distance(kind, self.distance, sigmas=np.asarray(self.keypoint_sigmas))
-        return spec
-
-    def check_dataset(self, dataset: MultiRaterDataset) -> None:
-        """Refuse, before any work, what this config cannot measure on ``dataset``."""
-        check_measurable(dataset)
-        self.distance_spec(dataset.kind)
-        if self.keypoint_sigmas is not None and dataset.kind == "keypoints":
-            joints = {len(a.geometry) // 3 for im in dataset.images for a in im.annotations}
-            if joints - {len(self.keypoint_sigmas)}:
-                raise ValueError(f"{len(self.keypoint_sigmas)} keypoint_sigmas given, but the keypoint sets have "
-                                 f"{', '.join(map(str, sorted(joints)))} joints")
-        limit = self.max_diagnostic_raters
-        costly = [d.name for d in enabled_diagnostics(self) if d.rematches_per_rater]
-        if limit and costly and dataset.images:
-            worst = max(dataset.images, key=lambda im: len(im.raters))
-            if len(worst.raters) > limit:
-                raise ValueError(
-                    f"image {worst.id} has {len(worst.raters)} raters: {' and '.join(costly)} "
-                    f"re-match an image once per rater or per pair of raters (the cost grows with the cube "
-                    f"of the rater count) and are limited to {limit} raters per image. Turn them off "
-                    f"(--no-diagnostics / {', '.join(f'{n}=False' for n in costly)}) or raise the limit "
-                    f"(--max-diagnostic-raters N / max_diagnostic_raters=N, 0 = none).")
-
-
-#: Settings of an agreement run (METHOD.md §3-4, §6); one boolean per registered diagnostic switch.
-AgreementConfig = make_dataclass("AgreementConfig", [
-    ("threshold", float, field(default=0.5)),            # similarity threshold (inclusive), e.g. IoU >= 0.5
-    ("distance", "str | None", field(default=None)),     # registered distance name; None = the kind's default
-    ("solver", str, field(default="greedy")),            # greedy | shm | ahc
-    ("cost", str, field(default="soft")),                # soft (ψsoft) | neg (ψneg)
-    ("lsa_thresholds", "tuple[float, ...]", field(default=())),
-    *[(name, bool, field(default=True)) for name in DIAGNOSTICS],
-    ("bootstrap", int, field(default=1000)),             # resamples for the CI of the mean α (0 = none)
-    ("confidence", float, field(default=0.95)),
-    ("seed", int, field(default=0)),
-    # vitality and collaboration re-match an image once per rater / pair of raters (cost ~ raters³):
-    # refused when an image has more raters than this (None or 0 = no limit); docs/input.md
-    ("max_diagnostic_raters", "int | None", field(default=MAX_DIAGNOSTIC_RATERS)),
-    # OKS per-joint sigmas (keypoints); None = COCO's 17 person sigmas, or 0.05 per joint otherwise
-    ("keypoint_sigmas", "tuple[float, ...] | None", field(default=None)),
-], bases=(_ConfigChecks,), frozen=True)
-AgreementConfig.__module__ = __name__
-AgreementConfig.__doc__ = "Settings of an agreement run (METHOD.md §3-4, §6); diagnostics from the registry."
-
-
-class _ResultMethods:
-    @property
-    def interpretation(self) -> str:
-        return interpret(self.mean_alpha)
-
-    def to_dict(self, include_labels: bool = False) -> dict:
-        """The JSON contract (README "Command line")."""
-        # no asdict(): it deep-copies the per-label maps (300k entries: seconds)
-        skip = () if include_labels else ("unit_of", "status_of")
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
-        if include_labels:
-            d["unit_of"] = {str(k): v for k, v in self.unit_of.items()}
-            d["status_of"] = {str(k): v for k, v in self.status_of.items()}
-        d["interpretation"] = self.interpretation
-        d["mean_alpha_ci"] = list(self.mean_alpha_ci) if self.mean_alpha_ci else None
-        return json_safe(d)
-
-
-#: Everything one agreement run produces; ``to_dict()`` is the JSON contract. The
-#: diagnostics' fields (vitality, class_difficulty, ...) come from the registry.
-AgreementResult = make_dataclass("AgreementResult", [
-    ("mean_alpha", float), ("global_alpha", float), ("mean_alpha_ci", "tuple[float, float] | None"),
-    ("per_image_alpha", "dict[str, float]"), ("n_images", int), ("n_annotations", int), ("n_units", int),
-    ("config", dict),
-    # annotation id -> unit id / status: read-only mappings built on first read (label_map.LabelMap)
-    ("unit_of", Mapping, field(default_factory=dict)),
-    ("status_of", Mapping, field(default_factory=dict)),
-    *[(name, Any, field(default_factory=make)) for name, make in diag.result_fields()],
-    ("models", list, field(default_factory=list)),           # raters that are models (kalos_core.agreement.model_rater)
-    # per scope and model: α with each human, mean model-human vs mean human-human α, verdict
-    ("model_comparison", dict, field(default_factory=dict)),
-    ("rater_summary", dict, field(default_factory=dict)),
-    ("n_skipped", int, field(default=0)),
-    ("skipped", list, field(default_factory=list)),
-    ("n_single_rater_images", int, field(default=0)),
-    # coercions of the input and caveats of the result: [{"message", "count", "examples"}]
-    ("warnings", list, field(default_factory=list)),
-], bases=(_ResultMethods,))
-AgreementResult.__module__ = __name__
-AgreementResult.__doc__ = "Everything one agreement run produces; ``to_dict()`` is the JSON contract."
 def bootstrap_mean_ci(values: np.ndarray, n_resamples: int, confidence: float, seed: int):
     """Percentile bootstrap CI of the mean over images (resampled with replacement)."""
     values = np.asarray(values, dtype=float)

@@ -37,7 +37,8 @@ def test_unknown_diagnostic_is_named():
         raise AssertionError("no error")
 
 
-#: the one edit that adds a diagnostic: a registered definition appended to kalos_core/agreement/diagnostic_defs.py
+#: what adds a diagnostic: a registered definition appended to kalos_core/agreement/diagnostic_defs.py, its
+#: switch on AgreementConfig and its result field on AgreementResult (one line each, seen in the source)
 ADD_ONE = """
 
 register_diagnostic(Diagnostic(
@@ -48,15 +49,31 @@ register_diagnostic(Diagnostic(
 """
 
 
+def _insert_after(path: Path, anchor: str, text: str) -> None:
+    source = path.read_text()
+    assert anchor in source, anchor
+    path.write_text(source.replace(anchor, anchor + text, 1))
+
+
 def test_one_registered_definition_reaches_config_result_and_cli(tmp_path):
     from kalos_core.demo_data import build_demo
 
     path = build_demo(tmp_path / "d", n_images=6, seed=1, with_images=False)
     shutil.copytree(REPO / "kalos_core", tmp_path / "pkg" / "kalos_core",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    with open(tmp_path / "pkg" / "kalos_core" / "agreement" / "diagnostic_defs.py", "a") as f:
+    pkg = tmp_path / "pkg" / "kalos_core" / "agreement"
+    with open(pkg / "diagnostic_defs.py", "a") as f:
         f.write(ADD_ONE)
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "pkg")}
+    check = "import kalos_core.agreement"
+    run = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert "units_alpha: bool = _switch('units_alpha')" in run.stderr     # the definition alone is refused
+    _insert_after(pkg / "config.py", "    intra_rater: bool = _switch(\"intra_rater\")\n",
+                  "    units_alpha: bool = _switch(\"units_alpha\")\n")
+    run = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert "units_alpha are not declared on AgreementResult" in run.stderr
+    _insert_after(pkg / "result.py", "    intra_rater: dict = field(default_factory=dict)",
+                  "\n    units_alpha: dict = field(default_factory=dict)")
     out = tmp_path / "r.json"
     check = "from kalos_core.agreement import DIAGNOSTICS, AgreementConfig; print(DIAGNOSTICS, AgreementConfig().units_alpha)"
     run = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env, cwd=tmp_path)

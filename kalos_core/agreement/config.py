@@ -1,0 +1,115 @@
+"""The settings of an agreement run, declared once (:mod:`kalos_core.params`; docs/method.md §3-4, §6).
+
+Each optional diagnostic of :mod:`.diagnostic_defs` is switched by the boolean field of its
+name; :func:`check_diagnostic_switches` refuses, at import, a registered diagnostic without one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data import MultiRaterDataset
+from ..geometry import get_distance
+from ..geometry.registry import DISTANCES
+from ..io import check_measurable
+from ..matching import COSTS, SOLVERS
+from ..params import Config, param
+from . import diagnostic_defs  # noqa: F401  (registers the diagnostics the switches below name)
+from . import diagnostics as diag
+
+#: default of ``AgreementConfig.max_diagnostic_raters`` (one image with 100 raters: about 1 s per diagnostic)
+MAX_DIAGNOSTIC_RATERS = 100
+
+
+def _distance_names() -> list[str]:
+    return sorted({name for _, name in DISTANCES})
+
+
+def _switch(name: str):
+    return param(True, "bool", diag.get_diagnostic(name).help, label=name.replace("_", " ").capitalize())
+
+
+@dataclass(frozen=True)
+class AgreementConfig(Config):
+    """Settings of an agreement run: matching (threshold, distance, solver, cost), the diagnostics
+    to compute, the bootstrap of the mean α, and the limits of the costly diagnostics."""
+
+    threshold: float = param(0.5, "fraction", "similarity threshold in [0, 1] (inclusive), e.g. IoU >= 0.5",
+                             label="Similarity threshold")
+    distance: str | None = param(None, "choice", "distance name (default: iou, or mpjpe for keypoints)",
+                                 choices=_distance_names, optional=True)
+    solver: str = param("greedy", "choice", "how the raters' instances are matched into units",
+                        choices=lambda: SOLVERS)
+    cost: str = param("soft", "choice", "soft (ψsoft: same-class pairs first) or neg (ψneg: class-blind)",
+                      choices=lambda: COSTS)
+    lsa_thresholds: tuple[float, ...] = param((), "fractions", "thresholds for localisation sensitivity, "
+                                              "e.g. 0.1,0.3,0.5", flag="--lsa", label="LSA thresholds")
+    vitality: bool = _switch("vitality")
+    class_difficulty: bool = _switch("class_difficulty")
+    collaboration: bool = _switch("collaboration")
+    intra_rater: bool = _switch("intra_rater")
+    bootstrap: int = param(1000, "int", "resamples for the CI of the mean alpha (0 = none)", advanced=True)
+    confidence: float = param(0.95, "fraction", "confidence of the bootstrap CI", lo_open=True, hi_open=True,
+                              advanced=True)
+    seed: int = param(0, "int", "seed of the bootstrap: same seed, same interval", advanced=True)
+    # vitality and collaboration re-match an image once per rater / pair of raters (cost ~ raters³)
+    max_diagnostic_raters: int | None = param(
+        MAX_DIAGNOSTIC_RATERS, "int", f"refuse vitality/collaboration on an image with more raters (default "
+        f"{MAX_DIAGNOSTIC_RATERS}; 0 = no limit; their cost grows with the cube of the rater count)",
+        optional=True, none_as=0, advanced=True)
+    keypoint_sigmas: tuple[float, ...] | None = param(
+        None, "floats", "OKS per-joint sigmas, comma-separated (default: COCO's 17 person sigmas, else 0.05)",
+        lo=0.0, lo_open=True, optional=True, advanced=True)
+
+    def check(self) -> None:
+        if self.keypoint_sigmas is not None and not self.keypoint_sigmas:
+            raise ValueError("keypoint_sigmas must be positive numbers, one per joint, got ()")
+
+    def distance_spec(self, kind: str):
+        """The run's distance for geometry ``kind``, with its options bound (OKS: ``keypoint_sigmas``)."""
+        spec = get_distance(kind, self.distance)
+        if self.keypoint_sigmas is not None and kind == "keypoints":
+            if "sigmas" not in inspect.signature(spec.similarity).parameters:
+                raise ValueError(f"keypoint_sigmas are used by the oks distance only, not by {spec.name!r}")
+            return get_distance(kind, self.distance, sigmas=np.asarray(self.keypoint_sigmas))
+        return spec
+
+    def check_dataset(self, dataset: MultiRaterDataset) -> None:
+        """Refuse, before any work, what this config cannot measure on ``dataset``."""
+        check_measurable(dataset)
+        self.distance_spec(dataset.kind)
+        if self.keypoint_sigmas is not None and dataset.kind == "keypoints":
+            joints = {len(a.geometry) // 3 for im in dataset.images for a in im.annotations}
+            if joints - {len(self.keypoint_sigmas)}:
+                raise ValueError(f"{len(self.keypoint_sigmas)} keypoint_sigmas given, but the keypoint sets have "
+                                 f"{', '.join(map(str, sorted(joints)))} joints")
+        limit = self.max_diagnostic_raters
+        costly = [d.name for d in diag.enabled_diagnostics(self) if d.rematches_per_rater]
+        if limit and costly and dataset.images:
+            worst = max(dataset.images, key=lambda im: len(im.raters))
+            if len(worst.raters) > limit:
+                raise ValueError(
+                    f"image {worst.id} has {len(worst.raters)} raters: {' and '.join(costly)} "
+                    f"re-match an image once per rater or per pair of raters (the cost grows with the cube "
+                    f"of the rater count) and are limited to {limit} raters per image. Turn them off "
+                    f"(--no-diagnostics / {', '.join(f'{n}=False' for n in costly)}) or raise the limit "
+                    f"(--max-diagnostic-raters N / max_diagnostic_raters=N, 0 = none).")
+
+
+def check_diagnostic_switches() -> None:
+    """Every registered diagnostic with a switch has its boolean field on :class:`AgreementConfig`."""
+    names = {f.name for f in dataclasses.fields(AgreementConfig)}
+    missing = [name for name in diag.switches() if name not in names]
+    if missing:
+        raise TypeError(f"diagnostic(s) {', '.join(missing)} registered without a switch: add "
+                        f"`{missing[0]}: bool = _switch({missing[0]!r})` to AgreementConfig")
+
+
+check_diagnostic_switches()
+
+#: the optional diagnostics' switches (fields of :class:`AgreementConfig`), in registration order
+DIAGNOSTICS = diag.switches()
