@@ -40,7 +40,7 @@ def _module(name: str):
 
 def _add_agreement_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", type=fraction, default=0.5, help="similarity threshold in [0, 1] (inclusive), default 0.5")
-    p.add_argument("--distance", default=None, help="distance name (default: iou, or mpjpe for keypoints)")
+    p.add_argument("--distance", default=None, help="distance name (default: iou, mpjpe for keypoints, iou3d for cuboids)")
     p.add_argument("--solver", choices=sorted(SOLVERS), default="greedy")
     p.add_argument("--cost", choices=sorted(COSTS), default="soft")
     p.add_argument("--lsa", type=fractions, default=(), help="thresholds for localisation sensitivity, e.g. 0.1,0.3,0.5")
@@ -88,7 +88,8 @@ def build_parser(full: bool = True) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("agreement", help="compute agreement on a multi-rater COCO file")
     p.add_argument("file", type=Path)
-    p.add_argument("--task", choices=["bbox", "segm", "keypoints"], default="bbox")
+    p.add_argument("--task", choices=["bbox", "segm", "keypoints", "cuboids"], default="bbox",
+                   help="cuboids: 3D boxes, each annotation's \"cuboid\" = {location, dimensions, rotation}")
     _add_agreement_options(p)
     p.add_argument("--skip-invalid", action="store_true", help="drop invalid annotations, count them, go on")
     p.add_argument("--predictions", type=Path, action="append", default=[],
