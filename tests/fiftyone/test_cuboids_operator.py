@@ -74,3 +74,11 @@ def test_a_2d_detection_among_3d_ones_is_named(fo_isolated):
     with pytest.raises(Exception, match="no location / dimensions / rotation"):
         foo.get_operator(URI)(ds, rater_fields=["raters_a", "raters_b"], run_key="kalos", bootstrap=0)
     assert not ds.has_field("kalos_alpha")
+
+
+def test_calibration_operator_reads_cuboids(fo_isolated):
+    import fiftyone.operators as foo
+    ds = scenes(fo_isolated, "fo3d")
+    res = foo.get_operator("@kalos/agreement/calibrate")(ds, rater_fields=["raters_a", "raters_b"], bootstrap=0,
+                                                          stratify=True)
+    assert res.kind == "cuboids" and set(res.distances) == {"iou3d", "centroid_box"}
