@@ -13,14 +13,15 @@ Intersection volumes are exact up to round-off:
 
 * pairs whose axis-aligned bounds do not overlap, or whose bound
   ``min(V(bounds ∩ bounds), V_a, V_b) / max(V_a, V_b)`` is below ``floor``, are
-  never intersected; a separating-axis test (15 axes, vectorised) then drops the
-  pairs that are disjoint or only touch;
+  never intersected;
 * two boxes with a common axis direction (yaw-only driving boxes, equal
   rotations, quarter turns) intersect in a prism: the overlap of two rectangles
   times the overlap along that axis, all pairs at once;
-* any other pair: every edge of each box is clipped to the other box
-  (Liang-Barsky, vectorised); the clipped end points are all the vertices of the
-  intersection, whose volume is that of their convex hull (Qhull, once per pair).
+* any other pair: a separating-axis test (15 axes, vectorised) drops those that
+  are disjoint or only touch; for the rest every edge of each box is clipped to
+  the other box (Liang-Barsky, vectorised); the clipped end points are all the
+  vertices of the intersection, whose volume is that of their convex hull
+  (Qhull, once per pair).
 
 In both, the vertices of the intersection are the end points of the edges of
 each shape clipped to the other (in 2D their angular order gives the area).
@@ -138,6 +139,11 @@ def _clip(p0: np.ndarray, p1: np.ndarray, half: np.ndarray) -> np.ndarray:
     return out
 
 
+def _scale(A: Prepared, B: Prepared) -> np.ndarray:
+    """The largest absolute scene coordinate of each pair (the size of its round-off)."""
+    return np.maximum.reduce([np.abs(X[key]).max(axis=1) for X in (A, B) for key in ("lo", "hi")])
+
+
 def _grown(half: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """Half sides grown by :data:`SLACK` and the round-off of coordinates of size ``scale``."""
     return (half * (1 + SLACK) + 8 * np.finfo(float).eps * scale[:, None])[:, None, :]
@@ -182,7 +188,7 @@ def prism_volumes(A: Prepared, B: Prepared, ia: np.ndarray, jb: np.ndarray) -> n
     centre = np.einsum("pm,pmq->pq", d, plane)                          # B's centre in that plane
     axes_b = np.einsum("pmq,pmr->pqr", np.stack([rb[k, :, j1], rb[k, :, j2]], axis=2), plane)
     half_a, half_b = np.stack([ha[k, i1], ha[k, i2]], -1), np.stack([hb[k, j1], hb[k, j2]], -1)
-    scale = np.maximum(np.abs(A["corners"]).max(axis=(1, 2)), np.abs(B["corners"]).max(axis=(1, 2)))
+    scale = _scale(A, B)
     corners_a = SQUARE[None] * half_a[:, None, :]                       # A's frame is the plane's
     b_in_b = SQUARE[None] * half_b[:, None, :]
     corners_b = centre[:, None, :] + b_in_b @ axes_b                     # (rows of axes_b: B's axes)
@@ -197,7 +203,7 @@ def _clipped_edges(A: Prepared, B: Prepared) -> np.ndarray:
     """``(P, 24, 3)``: the end points of A's edges clipped to box B (NaN where an edge misses B)."""
     rb, cb = B["rot"], B["centre"]
     local = np.einsum("pkm,pmi->pki", A["corners"] - cb[:, None, :], rb)   # in B's frame
-    scale = np.maximum(np.abs(A["corners"]).max(axis=(1, 2)), np.abs(cb).max(axis=1))
+    scale = _scale(A, B)
     q = _clip(local[:, EDGES[:, 0]], local[:, EDGES[:, 1]], _grown(B["half"], scale))
     return cb[:, None, :] + np.einsum("pij,pkj->pki", rb, q)
 
@@ -225,19 +231,15 @@ def hull_volumes(A: Prepared, B: Prepared) -> np.ndarray:
 def intersection_volumes(A: Prepared, B: Prepared) -> np.ndarray:
     """Volumes of ``A[k] ∩ B[k]`` for two equal-length prepared sets of cuboids."""
     out = np.zeros(len(A))
-    live = np.flatnonzero(~_apart(A, B))
-    if len(live):
-        A, B = A.take(live), B.take(live)
-        shared, ia, jb = _common_axis(A, B)
-        vol = np.zeros(len(live))
-        if shared.any():
-            vol[shared] = prism_volumes(A.take(np.flatnonzero(shared)), B.take(np.flatnonzero(shared)),
-                                        ia[shared], jb[shared])
-        if not shared.all():
-            rest = np.flatnonzero(~shared)
-            vol[rest] = hull_volumes(A.take(rest), B.take(rest))
-        out[live] = np.clip(vol, 0.0, np.minimum(A["volume"], B["volume"]))
-    return out
+    shared, ia, jb = _common_axis(A, B)
+    prism = np.flatnonzero(shared)
+    if len(prism):
+        out[prism] = prism_volumes(A.take_on_use(prism), B.take_on_use(prism), ia[prism], jb[prism])
+    rest = np.flatnonzero(~shared)
+    if len(rest):                          # the separating-axis test spares the hull of disjoint pairs
+        rest = rest[~_apart(A.take_on_use(rest), B.take_on_use(rest))]
+        out[rest] = hull_volumes(A.take_on_use(rest), B.take_on_use(rest))
+    return np.clip(out, 0.0, np.minimum(A["volume"], B["volume"]))
 
 
 @register_distance("cuboids", "iou3d", prepare=prepare_cuboids)
@@ -246,7 +248,7 @@ def cuboid_iou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.nd
     out = np.zeros((len(a), len(b)))
     i, j = _candidates(a, b, need, floor)
     if len(i):
-        inter = intersection_volumes(a.take(i), b.take(j))
+        inter = intersection_volumes(a.take_on_use(i), b.take_on_use(j))
         out[i, j] = inter / (a["volume"][i] + b["volume"][j] - inter)
     return out
 
