@@ -102,7 +102,8 @@ def _apart(A: Prepared, B: Prepared) -> np.ndarray:
 
     The 15 candidate axes are the 3 + 3 face normals and the 9 cross products of
     edge directions; near-zero cross products (parallel edges) are left out,
-    which can only miss a separation, never invent one.
+    which can only miss a separation (the hull then finds no volume), never
+    invent one beyond an overlap of round-off depth.
     """
     ra, rb = A["rot"], B["rot"]
     ua, ub = ra.transpose(0, 2, 1), rb.transpose(0, 2, 1)            # rows: the axes
