@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 #: Geometry kinds understood by the engine.
-GEOMETRY_KINDS = ("box", "polygon", "rle", "keypoints", "voxels")
+GEOMETRY_KINDS = ("box", "polygon", "rle", "keypoints", "voxels", "cuboids")
 #: COCO task name (the CLI's ``--task``) -> the geometry kind it is read as
-TASK_KINDS = {"bbox": "box", "segm": "polygon", "keypoints": "keypoints"}
+TASK_KINDS = {"bbox": "box", "segm": "polygon", "keypoints": "keypoints", "cuboids": "cuboids"}
 #: geometry kind -> the task it belongs to (RLE masks are segmentations; voxels are their own task)
-KIND_TASKS = {"box": "bbox", "polygon": "segm", "rle": "segm", "keypoints": "keypoints", "voxels": "voxels"}
+KIND_TASKS = {"box": "bbox", "polygon": "segm", "rle": "segm", "keypoints": "keypoints", "voxels": "voxels",
+              "cuboids": "cuboids"}
 
 
 def session_row(rater: str, session: Any) -> str:
@@ -44,7 +45,10 @@ class Annotation:
         ``box`` -> ``(x, y, w, h)``; ``polygon`` -> list of flat rings
         ``[[x1, y1, x2, y2, ...], ...]``; ``rle`` -> COCO RLE dict;
         ``keypoints`` -> flat ``[x1, y1, v1, ...]``; ``voxels`` -> ``(N, 3)``
-        integer voxel coordinates.
+        integer voxel coordinates; ``cuboids`` -> ``(x, y, z, dx, dy, dz, rx,
+        ry, rz)``: FiftyOne's 3D ``location`` (centre), ``dimensions`` and
+        ``rotation`` (Euler angles in radians, scene units, see
+        :mod:`kalos_core.geometry.cuboids`).
     bbox : ``(x, y, w, h)`` in pixels (for polygons/masks/keypoints too, where
         known); used for size strata and fast pre-filtering.
     score : confidence of a model's prediction (None for human labels); used by

@@ -6,6 +6,10 @@ Two layouts are understood:
   the rater's name is the field name without the fields' common prefix;
 * **rater attribute** - one label field whose labels carry ``rater_id``.
 
+``Detections`` whose labels carry ``location`` / ``dimensions`` / ``rotation``
+(FiftyOne's 3D detections, e.g. on ``.pcd`` / ``.fo3d`` samples) are read as
+geometry kind ``cuboids`` (scene units, compared by 3D IoU) instead of 2D boxes.
+
 Which raters were assigned to a sample comes from its ``rater_list`` field.
 A sample without ``rater_list`` is read with a documented default: every
 rater whose field *exists* on the sample (is not None; an empty label list
@@ -27,6 +31,7 @@ import numpy as np
 
 from kalos_core.columns import AnnotationColumns
 from kalos_core.data import Annotation, ImageRecord, MultiRaterDataset
+from kalos_core.io.cuboids import CUBOID_FIELDS, cuboid_problem
 
 from .errors import SetupError  # noqa: F401  (re-exported: operators import it from here)
 from .rawdocs import LIST_NAMES
@@ -45,6 +50,7 @@ class RaterSource:
     label_cls: type
     rater_attribute: str | None = None     # set for the attribute layout
     raters: dict[str, str] = field(default_factory=dict)  # field -> rater (fields layout)
+    cuboids: bool = False                  # Detections with location/dimensions/rotation (3D)
 
     @property
     def list_name(self) -> str:
@@ -52,7 +58,7 @@ class RaterSource:
 
     @property
     def kind(self) -> str:
-        return KINDS[self.label_cls]
+        return "cuboids" if self.cuboids else KINDS[self.label_cls]
 
     def label_paths(self, attr: str) -> list[str]:
         return [f"{f}.{self.list_name}.{attr}" for f in self.fields]
@@ -95,11 +101,13 @@ def resolve_source(collection, rater_fields=None, label_field=None, rater_attrib
         names = rater_names(list(rater_fields))
         imported = (collection._dataset.info or {}).get("kalos_import", {}).get("rater_fields", {})
         names.update({f: str(imported[f]) for f in rater_fields if f in imported})  # unsanitised names
-        return RaterSource(list(rater_fields), available[rater_fields[0]], raters=names)
+        return RaterSource(list(rater_fields), available[rater_fields[0]], raters=names,
+                           cuboids=holds_cuboids(collection, rater_fields, available[rater_fields[0]]))
     if label_field:
         if label_field not in available:
             raise SetupError(f"{label_field!r} is not a Detections/Polylines/Keypoints field", "label_field")
-        src = RaterSource([label_field], available[label_field], rater_attribute=rater_attribute)
+        src = RaterSource([label_field], available[label_field], rater_attribute=rater_attribute,
+                          cuboids=holds_cuboids(collection, [label_field], available[label_field]))
         found = [r for r in collection.distinct(src.label_paths(rater_attribute)[0]) if r is not None]
         if len(found) < 2:
             raise SetupError(f"labels of {label_field!r} name {len(found)} rater(s) in attribute "
@@ -107,6 +115,12 @@ def resolve_source(collection, rater_fields=None, label_field=None, rater_attrib
         return src
     raise SetupError("choose the rater fields (one per rater), or a label field and its rater attribute",
                      "rater_fields")
+
+
+def holds_cuboids(collection, fields, label_cls) -> bool:
+    """Whether the Detections of ``fields`` are 3D (some label has ``dimensions``): then every
+    label must be a cuboid (``location``, ``dimensions``, ``rotation``)."""
+    return label_cls is fo.Detections and any(collection.count(f"{f}.detections.dimensions") for f in fields)
 
 
 def check_label_attributes(collection, source: RaterSource, run_key: str) -> None:
@@ -139,6 +153,8 @@ def _geometry(kind: str, value, width: float = 1.0, height: float = 1.0):
     """A FiftyOne label's geometry in the engine's convention, scaled from relative to ``width`` x ``height``."""
     if kind == "rle":
         return value
+    if kind == "cuboids":      # scene units: no image to be relative to
+        return tuple(float(v) for part in value for v in part)
     if kind == "box":
         x, y, w, h = (float(v) for v in value)
         return (x * width, y * height, w * width, h * height)
@@ -167,6 +183,13 @@ def _geometry_problem(kind: str, value) -> str | None:
         elif kind == "keypoints":
             if any(c is not None and math.isinf(float(c)) for pt in value for c in pt):
                 return "a keypoint has an infinite coordinate"
+        elif kind == "cuboids":
+            missing = [name for name, part in zip(CUBOID_FIELDS, value) if part is None]
+            if missing:
+                return f"no {' / '.join(missing)} (the field holds 3D detections: each needs all three)"
+            if any(len(part) != 3 for part in value):
+                return f"location, dimensions and rotation must be 3 numbers each, got {list(value)}"
+            return cuboid_problem(tuple(float(v) for part in value for v in part))
     except (TypeError, ValueError):
         return f"unreadable geometry {value!r}"
     return None
@@ -196,7 +219,8 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False, colum
     :class:`Annotation` per label, with every problem named.
     """
     kind = "rle" if use_masks else source.kind
-    geom_attr = {"box": "bounding_box", "polygon": "points", "keypoints": "points", "rle": "mask"}[kind]
+    geom_attr = {"box": "bounding_box", "polygon": "points", "keypoints": "points", "rle": "mask",
+                 "cuboids": "location"}[kind]
     sample_ids = collection.values("id")
     sizes = list(zip(*collection.values(["metadata.width", "metadata.height"])))
     missing = [sid for sid, (w, h) in zip(sample_ids, sizes) if not w or not h]
@@ -215,6 +239,10 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False, colum
             boxes = collection.values(f"{f}.{source.list_name}.bounding_box")
             geoms = [None if row is None else [_mask_rle(m, b, int(w), int(h)) for m, b in zip(row, brow)]
                      for row, brow, (w, h) in zip(geoms, boxes, sizes)]
+        if kind == "cuboids":  # [location, dimensions, rotation] per label
+            more = collection.values([f"{f}.{source.list_name}.{a}" for a in CUBOID_FIELDS[1:]])
+            geoms = [None if row is None else [list(parts) for parts in zip(row, *(m[k] for m in more))]
+                     for k, row in enumerate(geoms)]
         raters = (collection.values(f"{f}.{source.list_name}.{source.rater_attribute}")
                   if source.rater_attribute else None)
         per_field.append((f, ids, labels, geoms, raters))

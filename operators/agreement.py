@@ -12,7 +12,7 @@ from kalos_core.geometry import distances_for
 from kalos_core.matching import COSTS, SOLVERS
 
 from . import run_store, status_colors
-from .adapter import KINDS, SetupError, check_label_attributes, label_fields
+from .adapter import SetupError, check_label_attributes, label_fields
 from .calibration_runs import latest_calibration, matching_calibration
 from .common import (drive, form_error, number_input, report_errors, result_card, run_or_delegate, setup_inputs,
                      show_result, source_params)
@@ -68,7 +68,7 @@ class ComputeAgreement(foo.Operator):
                          "two labels of different raters can be matched when their similarity (1 - distance) is "
                          "at least this, within [0, 1]" + (f"; default from calibration run {cal.key!r}" if cal
                                                            else "; 'KaLOS: calibrate threshold' recommends one")))
-        kind = KINDS.get(source.label_cls) if source else None
+        kind = source.kind if source else None
         dist = types.Dropdown()
         for name in distances_for(kind) if kind else []:
             dist.add_choice(name, label=name)

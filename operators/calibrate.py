@@ -12,7 +12,6 @@ import fiftyone.operators.types as types
 from kalos_core.calibration import default_distances
 from kalos_core.geometry import distances_for
 
-from .adapter import KINDS
 from . import run_store
 from .calibration_runs import DEFAULT_KEY, METHOD, calibrate_run, calibrate_run_steps, validate_calibration_key
 from .common import (
@@ -44,7 +43,7 @@ class Calibrate(foo.Operator):
                                       existing=lambda key: (run_store.describe_run(ctx.dataset, key)
                                                             if run_store.run_method(ctx.dataset, key) == METHOD else None),
                                       description="the calibration is stored as a custom run under this key")
-        kind = KINDS.get(source.label_cls) if source else None
+        kind = source.kind if source else None
         if kind:
             names = distances_for(kind)
             choices = types.Dropdown(multiple=True)

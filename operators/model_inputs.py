@@ -32,6 +32,8 @@ def check_model_fields(collection, source: RaterSource, model_fields, score_thre
     fields = list(model_fields or [])
     if not fields:
         return []
+    if source.kind == "cuboids":
+        raise SetupError("models as raters are not supported for 3D detections (cuboids) yet", PARAM)
     try:
         t = float(score_threshold)
     except (TypeError, ValueError):

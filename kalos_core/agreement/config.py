@@ -40,7 +40,7 @@ class AgreementConfig(Config):
 
     threshold: float = param(0.5, "fraction", "similarity threshold in [0, 1] (inclusive), e.g. IoU >= 0.5",
                              label="Similarity threshold")
-    distance: str | None = param(None, "choice", "distance name (default: iou, or mpjpe for keypoints)",
+    distance: str | None = param(None, "choice", "distance name (default: iou, mpjpe for keypoints, iou3d for cuboids)",
                                  choices=_distance_names, optional=True)
     solver: str = param("greedy", "choice", "how the raters' instances are matched into units",
                         choices=lambda: SOLVERS)

@@ -78,7 +78,8 @@ MEASURE = Measure(
     read=read, from_args=no_diagnostics,
     cli_options=(
         _option("file", type=Path),
-        _option("--task", choices=list(TASK_GEOMETRY_KINDS), default="bbox"),
+        _option("--task", choices=list(TASK_GEOMETRY_KINDS), default="bbox",
+                help="cuboids: 3D boxes, each annotation's \"cuboid\" = {location, dimensions, rotation}"),
         _option("--no-diagnostics", action="store_true", help=f"skip {', '.join(DIAGNOSTICS)}"),
         _option("--workers", type=count, default=1, help="processes (0 = all cores); results do not depend on it"),
         _option("--executor", choices=sorted(EXECUTORS), default=None,

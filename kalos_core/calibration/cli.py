@@ -26,7 +26,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     """Add the ``calibrate`` sub-command to an ``add_subparsers()`` object."""
     p = sub.add_parser("calibrate", help="calibrate the distance function and the threshold tau* (METHOD.md §5)")
     p.add_argument("file", type=Path)
-    p.add_argument("--task", choices=["bbox", "segm", "keypoints"], default="bbox")
+    p.add_argument("--task", choices=["bbox", "segm", "keypoints", "cuboids"], default="bbox")
     p.add_argument("--distances", type=_names, default=None,
                    help="comma-separated distances to compare (default: all of the task's, e.g. iou,giou,centroid)")
     p.add_argument("--seed", type=count, default=0, help="seeds the cross-image draws and the bootstrap")

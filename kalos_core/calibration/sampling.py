@@ -166,9 +166,10 @@ def _nearest_per_row(plan: SamplePlan, i: int, prep: Prepared, spec: DistanceSpe
 
 
 def relative_areas(plan: SamplePlan, cache: PreparedCache) -> np.ndarray | None:
-    """Image-relative area of every annotation (global order), or None for voxels."""
+    """Image-relative area of every annotation (global order), or None for voxels and cuboids
+    (3D shapes in scene units: no image area to be relative to)."""
     kind = plan.dataset.kind
-    if kind == "voxels":
+    if kind in ("voxels", "cuboids"):
         return None
     _, prep = cache.get(get_distance(kind))
     if len(prep) == 0:

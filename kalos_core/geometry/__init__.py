@@ -1,6 +1,6 @@
 """Distances between annotations (METHOD.md §2), one registry for all kinds."""
 
-from . import boxes, keypoints, masks, polygons, voxels  # noqa: F401  (register)
+from . import boxes, cuboids, keypoints, masks, polygons, voxels  # noqa: F401  (register)
 from .registry import (
     DEFAULT_DISTANCE,
     DISTANCES,

@@ -100,6 +100,7 @@ DEFAULT_DISTANCE: dict[str, str] = {
     "rle": "iou",
     "keypoints": "mpjpe",
     "voxels": "iou",
+    "cuboids": "iou3d",
 }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..data import TASK_KINDS, Annotation, ImageRecord, MultiRaterDataset, session_row
 from .columnar import read_boxes
+from .cuboids import CUBOID_FIELDS, read_cuboid
 from ..gcpause import paused_gc
 from .jsonfile import load_json_file, settle
 from .records import box_problem, check_records
@@ -38,7 +39,9 @@ def load_coco(source: str | Path | dict, task: str = "bbox", skip_invalid: bool 
     ----------
     source : path to the json, or the parsed JSON (a dict).
     task : ``bbox`` (boxes), ``segm`` (polygons; RLE masks if any segmentation
-        is RLE) or ``keypoints``.
+        is RLE), ``keypoints`` or ``cuboids`` (3D boxes: each annotation's
+        ``cuboid`` = ``{"location", "dimensions", "rotation"}``, see
+        :mod:`kalos_core.io.cuboids`; images need no width/height).
     skip_invalid : drop invalid annotations (and invalid images with their
         annotations) instead of raising :class:`InvalidInputError`; the dropped
         items are listed in ``dataset.skipped``.
@@ -294,6 +297,11 @@ def _numeric_box(raw: Any, warn: InputWarnings, aid: Any) -> tuple[tuple | None,
 
 def _geometry(ann: dict, task: str, warn: InputWarnings) -> tuple[Any, tuple | None, str | None]:
     aid = ann["id"]
+    if task == "cuboids":
+        geometry, coerced, msg = read_cuboid(ann.get("cuboid"))
+        if coerced:
+            warn.add(STRING_NUMBERS, f"annotation {aid}")
+        return geometry, None, msg
     bbox, box_msg = _numeric_box(ann.get("bbox"), warn, aid) if "bbox" in ann else (None, "annotation has no 'bbox'")
     if task == "bbox":
         return bbox, bbox, box_msg
@@ -351,6 +359,8 @@ def _extent(anns: list[Annotation]) -> tuple[float, float]:
 def _image_record(im: dict, kind: str, problems: list[Problem], warn: InputWarnings) -> ImageRecord:
     anns = im["annotations"]
     width, height = im["width"], im["height"]
+    if kind == "cuboids":   # scene coordinates: the image size plays no part
+        width, height = width or 1.0, height or 1.0
     if width is None or height is None:
         ew, eh = _extent(anns)
         width, height = width or ew, height or eh
@@ -371,7 +381,7 @@ def _image_record(im: dict, kind: str, problems: list[Problem], warn: InputWarni
 
 
 def dataset_to_coco(ds: MultiRaterDataset) -> dict:
-    """Write a box/polygon/keypoint data set back to multi-rater COCO (sessions flattened to rows)."""
+    """Write a box/polygon/keypoint/cuboid data set back to multi-rater COCO (sessions flattened to rows)."""
     images, anns = [], []
     for im in ds.images:
         images.append({"id": im.id, "width": im.width, "height": im.height, "file_name": im.file_name,
@@ -386,6 +396,8 @@ def dataset_to_coco(ds: MultiRaterDataset) -> dict:
                     d["bbox"] = list(a.bbox)
             elif ds.kind == "keypoints":
                 d["keypoints"] = list(a.geometry)
+            elif ds.kind == "cuboids":
+                d["cuboid"] = {k: list(a.geometry[3 * n: 3 * n + 3]) for n, k in enumerate(CUBOID_FIELDS)}
             anns.append(d)
     cats = [{"id": k, "name": v} for k, v in sorted(ds.categories.items())]
     return {"images": images, "annotations": anns, "categories": cats}

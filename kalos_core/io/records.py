@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from ..data import Annotation, ImageRecord, MultiRaterDataset
+from .cuboids import cuboid_problem
 from .validation import InputWarnings, InvalidInputError, Problem, fatal
 from .values import MAX_MASK_PIXELS, coordinate, coordinates, identifier, integer, side
 
@@ -228,7 +229,7 @@ def mask_problem(geometry: Any, im: ImageRecord | None = None) -> str | None:
 
 
 _GEOMETRY_CHECKS = {"box": box_problem, "polygon": polygon_problem, "rle": mask_problem,
-                    "keypoints": keypoints_problem}
+                    "keypoints": keypoints_problem, "cuboids": cuboid_problem}
 
 
 def _drop(images: list[ImageRecord], bad: dict[Any, str], problems: list[Problem]) -> list[ImageRecord]:

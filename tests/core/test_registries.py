@@ -38,8 +38,14 @@ def _voxels(rng):
     return (c + rng.integers(0, 4, (rng.integers(3, 12), 3))).tolist()
 
 
+def _cuboids(rng):
+    c, d = rng.uniform(0, 6, 3), rng.uniform(1, 4, 3)
+    return (*c, *d, *rng.uniform(-0.4, 0.4, 2), rng.uniform(-3, 3))
+
+
 #: geometry kind -> (random geometry, optional bbox)
-GEOMETRY = {"box": _box, "polygon": _polygon, "rle": _polygon, "keypoints": _keypoints, "voxels": _voxels}
+GEOMETRY = {"box": _box, "polygon": _polygon, "rle": _polygon, "keypoints": _keypoints, "voxels": _voxels,
+            "cuboids": _cuboids}
 
 
 def _annotations(kind, n=7, seed=0):
