@@ -58,6 +58,7 @@ class Param:
     flag: str | None = None         #: command-line option; None = ``--name-with-dashes``; "" = not on the CLI
     label: str | None = None        #: form label; None = from the name
     none_as: Any = None             #: a value the CLI / form uses to say None (e.g. 0 = no limit); None = none
+    group: str | None = None        #: booleans of one group are one multi-select in the forms (its value: the names on)
     name: str = ""
     default: Any = None
 
@@ -207,6 +208,35 @@ class Config:
         return cls(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in (values or {}).items() if k in names})
 
 
+def groups_of(config_cls: type) -> dict[str, tuple[Param, ...]]:
+    """The groups of boolean parameters (``Param.group``): group name -> its members, in order."""
+    out: dict[str, list] = {}
+    for p in params_of(config_cls):
+        if p.group:
+            out.setdefault(p.group, []).append(p)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def expand_groups(config_cls: type, values: dict) -> dict:
+    """``values`` with each group's list of names (``{"diagnostics": ["vitality"]}``) turned into
+    its members' booleans; a name that is not a member raises :class:`ParamError` on the group."""
+    out = dict(values)
+    for group, members in groups_of(config_cls).items():
+        if group not in out:
+            continue
+        chosen = out.pop(group)
+        names = [m.name for m in members]
+        if chosen is None:
+            continue
+        if isinstance(chosen, str) or not hasattr(chosen, "__iter__"):
+            raise ParamError(group, f"{group} must be a list of names among {names}, got {chosen!r}")
+        unknown = [c for c in chosen if c not in names]
+        if unknown:
+            raise ParamError(group, f"unknown {group} {unknown}; choose among {names}")
+        out.update({name: name in chosen for name in names})
+    return out
+
+
 def stored_form_values(config_cls: type, stored: Any) -> dict:
     """A stored run config's parameter values as form values (the panels' Recompute): complete,
     every declared parameter; one the run predates takes its default. ``stored`` is a dict or an
@@ -215,4 +245,6 @@ def stored_form_values(config_cls: type, stored: Any) -> dict:
     for p in params_of(config_cls):
         value = stored.get(p.name) if isinstance(stored, dict) else getattr(stored, p.name, None)
         out[p.name] = p.form_value(p.default if value is None and not p.optional else value)
+    for group, members in groups_of(config_cls).items():
+        out[group] = [m.name for m in members if out[m.name]]
     return out

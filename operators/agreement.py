@@ -14,32 +14,27 @@ from kalos_core.matching import COSTS, SOLVERS
 from . import run_store, status_colors
 from .adapter import SetupError, check_label_attributes, label_fields
 from .calibration_runs import latest_calibration, matching_calibration
-from .common import (drive, form_error, number_input, report_errors, result_card, run_or_delegate, setup_inputs,
+from .common import (check_form, drive, form_error, report_errors, result_card, run_or_delegate, setup_inputs,
                      show_result, source_params)
+from .forms import form_values, param_inputs
 from .model_inputs import model_inputs, model_params
 from .saved_views import save_run_view, select_saved_view
 from .runs import (
-    DIAGNOSTICS, DISAGREEMENT, STATUSES, METHOD, agreement_runs, compute_agreement_run, compute_agreement_steps, delete_agreement_run,
-    describe_run, disagreement_view, disagreement_view_name, get_agreement_run, parse_thresholds, unused_run_key,
+    AGREEMENT, DISAGREEMENT, STATUSES, METHOD, agreement_runs, check_run, compute_agreement_run, compute_agreement_steps,
+    delete_agreement_run, describe_run, disagreement_view, disagreement_view_name, get_agreement_run, unused_run_key,
 )
 
 
 
-SOLVER_HELP = {
-    "greedy": "Greedy (reference): accept candidate pairs by ascending cost",
-    "shm": "Sequential Hungarian: optimal assignment, one rater after another",
-    "ahc": "Agglomerative clustering (complete linkage)",
-}
-COST_HELP = {
-    "soft": "ψsoft, category lenient: every same-class pair beats every cross-class pair",
-    "neg": "ψneg: similarity only, class-blind",
-}
-DIAGNOSTIC_HELP = {
-    "vitality": "α with and without each rater: consensus builders and sources of noise",
-    "class_difficulty": "per class: α of the units in which a rater used the class",
-    "collaboration": "α of every pair of raters, matched on the two alone",
-    "intra_rater": "α among the sessions of a rater who labelled an image more than once",
-}
+def _first_line(doc) -> str | None:
+    """A registered function's description: the first paragraph of its docstring."""
+    return " ".join(doc.strip().split("\n\n")[0].split()) if doc else None
+
+
+def _run_params(p) -> dict:
+    """The run key, overwrite and the measure's parameters of a form's values."""
+    return {"run_key": p.get("run_key") or "kalos", "overwrite": bool(p.get("overwrite")),
+            **form_values(AGREEMENT, p)}
 
 
 class ComputeAgreement(foo.Operator):
@@ -63,66 +58,36 @@ class ComputeAgreement(foo.Operator):
             existing=lambda key: describe_run(ds, key) if run_store.run_method(ds, key) == METHOD else None,
             required=True, description="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status")
         cal = _calibration(ctx, source)
-        number_input(ctx, inputs, "threshold", lo=0.0, hi=1.0, default=cal.similarity_threshold if cal else 0.5,
-                     label="Similarity threshold", description=(
-                         "two labels of different raters can be matched when their similarity (1 - distance) is "
-                         "at least this, within [0, 1]" + (f"; default from calibration run {cal.key!r}" if cal
-                                                           else "; 'KaLOS: calibrate threshold' recommends one")))
         kind = source.kind if source else None
-        dist = types.Dropdown()
-        for name in distances_for(kind) if kind else []:
-            dist.add_choice(name, label=name)
-        if kind == "box":
-            dist.add_choice("mask_iou", label="mask_iou (instance masks of the detections)")
-        if kind:
-            calibrated = cal.distance if cal and cal.distance in dist.values() else None
-            inputs.enum("distance", dist.values(), default=calibrated, label="Distance", view=dist,
-                        description=f"how two {kind} labels are compared; empty = the label type's default "
-                                    "(docs/method.md lists them)")
-        solvers = types.Dropdown()
-        for name in SOLVERS:  # the registry decides what is offered; a new solver shows up here
-            about = SOLVER_HELP.get(name, name)
-            solvers.add_choice(name, label=name, description=about)
-        inputs.enum("solver", solvers.values(), default="greedy", label="Solver", view=solvers,
-                    description="how labels of different raters are grouped into units (each unit holds at most "
-                                "one label per rater); greedy is the reference")
-        costs = types.Dropdown()
-        for name in COSTS:
-            about = COST_HELP.get(name, name)
-            costs.add_choice(name, label=name, description=about)
-        inputs.enum("cost", costs.values(), default="soft", label="Cost", view=costs,
-                    description="the cost the solver minimises: soft prefers same-class pairs, neg ignores the class")
-        lsa = inputs.str("lsa_thresholds", default="0.1,0.3,0.5,0.7,0.9", label="Localisation sensitivity thresholds",
-                         description="α is recomputed at each of these similarity thresholds (within [0, 1], "
-                                     "separated by commas; empty = none) for the sensitivity panel")
-        diag = types.Dropdown(multiple=True)
-        for d in DIAGNOSTICS:
-            diag.add_choice(d, label=d.replace("_", " "), description=DIAGNOSTIC_HELP.get(d))
-        inputs.list("diagnostics", types.String(), default=list(DIAGNOSTICS), label="Diagnostics", view=diag,
-                    description="extra analyses stored with the run for the panels: vitality (each rater's "
-                                "effect on α), class difficulty, collaboration (pairwise α), intra-rater "
-                                "(sessions of one rater)")
-        number_input(ctx, inputs, "seed", integer=True, lo=0, default=0, label="Seed (bootstrap)",
-                     description="seed of the bootstrap confidence interval of the mean α: same seed, same "
-                                 "interval (a whole number, at least 0)")
+        distances = list(distances_for(kind)) + (["mask_iou"] if kind == "box" else []) if kind else []
+        calibrated = cal.distance if cal and cal.distance in distances else None
+        props = dict(inputs.properties)
+        props.update(param_inputs(ctx, inputs, AGREEMENT, skip=() if kind else ("distance",), overrides={
+            "threshold": {"default": cal.similarity_threshold if cal else 0.5, "description": (
+                "two labels of different raters can be matched when their similarity (1 - distance) is at least "
+                "this, within [0, 1]" + (f"; default from calibration run {cal.key!r}" if cal
+                                         else "; 'KaLOS: calibrate threshold' recommends one"))},
+            "distance": {"choices": [(d, "instance masks of the detections" if d == "mask_iou" else None)
+                                     for d in distances], "default": calibrated,
+                         "description": f"how two {kind} labels are compared; empty = the label type's default "
+                                        "(docs/method.md lists them)"},
+            "solver": {"choices": [(n, _first_line(f.__doc__)) for n, f in SOLVERS.items()]},
+            "cost": {"choices": [(n, _first_line(f.__doc__)) for n, f in COSTS.items()]},
+            "lsa_thresholds": {"default": "0.1,0.3,0.5,0.7,0.9", "label": "Localisation sensitivity thresholds",
+                               "description": "α is recomputed at each of these similarity thresholds (within "
+                                              "[0, 1], separated by commas; empty = none) for the sensitivity panel"},
+            "seed": {"label": "Seed (bootstrap)"}}))
         model_inputs(ctx, inputs, source)
-        try:
-            parse_thresholds(p.get("lsa_thresholds", ""))
-        except SetupError as e:
-            form_error(lsa, str(e))
         if source is not None:
             _check_target(ctx, inputs, source)
+            check_form(props, lambda: check_run(ctx.target_view(), **source_params(p), **_run_params(p)))
         return types.Property(inputs, view=types.View(label="KaLOS: compute agreement"))
 
     def execute(self, ctx):
         p = ctx.params
         steps = compute_agreement_steps(
-            ctx.target_view(), **source_params(p), run_key=p.get("run_key") or "kalos",
-            threshold=p.get("threshold", 0.5), solver=p.get("solver", "greedy"), cost=p.get("cost", "soft"),
-            distance=p.get("distance"), lsa_thresholds=p.get("lsa_thresholds", ""),
-            diagnostics=p.get("diagnostics", DIAGNOSTICS), seed=p.get("seed", 0),
-            calibration_key=p.get("calibration_key") or _used_calibration(ctx.dataset, p),
-            overwrite=bool(p.get("overwrite")), **model_params(p))
+            ctx.target_view(), **source_params(p), **_run_params(p),
+            calibration_key=p.get("calibration_key") or _used_calibration(ctx.dataset, p), **model_params(p))
         res = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: compute agreement failed")
         ci = res.mean_alpha_ci
         ci_text = f" (95% CI {ci[0]:.3f} – {ci[1]:.3f})" if ci else ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fiftyone.operators.types as types
 
 from kalos_core.measure import Measure
-from kalos_core.params import Param, ParamError
+from kalos_core.params import Param, ParamError, expand_groups, groups_of
 
 from .common import form_error, number_input
 from .errors import SetupError
@@ -34,25 +34,38 @@ def param_input(ctx, inputs, p: Param, **overrides):
                             **({"default": default} if default is not None else {}), **options)
     elif p.kind == "choice":
         view = types.Dropdown()
-        for c in p.options():
-            view.add_choice(c, label=str(c))
+        for c in options.pop("choices", None) or p.options():
+            label, about = c if isinstance(c, tuple) else (str(c), None)
+            view.add_choice(c[0] if isinstance(c, tuple) else c, label=label, description=about)
         prop = inputs.enum(p.name, view.values(), default=default, view=view, **options)
     else:
         prop = inputs.str(p.name, **({"default": default} if default is not None else {}), **options)
-    if not prop.invalid and ctx.params.get(p.name) not in (None, ""):
-        try:
-            value_of(p, ctx.params.get(p.name))
-        except SetupError as e:
-            form_error(prop, str(e))
+    value = ctx.params.get(p.name)
+    if prop.invalid or value in (None, ""):
+        return prop
+    if "choices" in overrides:   # the form offers its own list (e.g. the distances of the source's kind)
+        offered = [c[0] if isinstance(c, tuple) else c for c in overrides["choices"]]
+        if value not in offered:
+            form_error(prop, f"unknown {p.name} {value!r}; choose among {offered}")
+        return prop
+    try:
+        value_of(p, value)
+    except SetupError as e:
+        form_error(prop, str(e))
     return prop
 
 
 def param_inputs(ctx, inputs, measure: Measure, skip=(), overrides: dict | None = None) -> dict:
     """Inputs for every parameter of ``measure`` but ``skip``; returns ``{name: property}``.
     ``overrides[name]`` replaces options of one input (label, description, default)."""
-    props, advanced = {}, []
+    props, advanced, grouped = {}, [], set()
     for p in measure.params:
-        if p.name in skip:
+        if p.name in skip or p.name in grouped:
+            continue
+        if p.group:
+            members = groups_of(measure.config)[p.group]
+            grouped.update(m.name for m in members)
+            props[p.group] = group_input(ctx, inputs, p.group, members, **(overrides or {}).get(p.group, {}))
             continue
         if p.advanced:
             advanced.append(p)
@@ -63,6 +76,22 @@ def param_inputs(ctx, inputs, measure: Measure, skip=(), overrides: dict | None 
         for p in advanced:
             props[p.name] = param_input(ctx, inputs, p, **(overrides or {}).get(p.name, {}))
     return props
+
+
+def group_input(ctx, inputs, group: str, members, **options):
+    """One multi-select for a group of boolean parameters; its value is the list of those switched on."""
+    view = types.Dropdown(multiple=True)
+    for m in members:
+        view.add_choice(m.name, label=m.name.replace("_", " "), description=m.help)
+    options = {"label": group.replace("_", " ").capitalize(),
+               "description": "; ".join(f"{m.name.replace('_', ' ')}: {m.help}" for m in members), **options}
+    prop = inputs.list(group, types.String(), default=[m.name for m in members if m.default], view=view, **options)
+    chosen = ctx.params.get(group)
+    if chosen is not None:
+        unknown = [c for c in chosen if c not in {m.name for m in members}] if isinstance(chosen, list) else [chosen]
+        if unknown:
+            form_error(prop, f"unknown {group} {unknown}; choose among {[m.name for m in members]}")
+    return prop
 
 
 def value_of(p: Param, value):
@@ -79,12 +108,19 @@ def value_of(p: Param, value):
         raise SetupError(f"{p.name}: {e}", p.name) from None
 
 
+def form_values(measure: Measure, params: dict) -> dict:
+    """The measure's parameter (and group) values a form or Python call gave (empty ones left out)."""
+    names = [p.name for p in measure.params] + list(groups_of(measure.config))
+    return {n: params[n] for n in names if params.get(n) is not None and params.get(n) != ""}
+
+
 def make_config(measure: Measure, values: dict):
     """The measure's config from form / Python values (missing ones take their defaults); a bad
     value or a rule between values is a :class:`SetupError` naming the parameter."""
-    given = {p.name: value_of(p, values[p.name]) for p in measure.params
-             if p.name in values and values[p.name] is not None}
     try:
+        values = expand_groups(measure.config, values)
+        given = {p.name: value_of(p, values[p.name]) for p in measure.params
+                 if p.name in values and values[p.name] is not None}
         return measure.config(**given)
     except ParamError as e:
         raise SetupError(str(e), e.param) from None

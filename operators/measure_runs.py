@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kalos_core.measure import Measure, MeasureData, get_measure
+from kalos_core.params import groups_of
 from kalos_core.progress import rescale, run_steps
 
 from . import run_store
 from .adapter import RaterSource, SetupError, read_dataset, resolve_source
-from .forms import make_config
+from .forms import form_values, make_config
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,19 @@ class MeasureRun:
 def run_params(run: MeasureRun, params: dict) -> dict:
     """The keyword arguments of :func:`check_run` / :func:`measure_steps` in a form's values
     (``ctx.params``): run key, overwrite, the extras and every parameter given."""
-    names = [p.name for p in run.spec.params] + list(run.extras)
     return {"run_key": params.get("run_key") or run.default_key, "overwrite": bool(params.get("overwrite")),
-            **{n: params[n] for n in names if params.get(n) not in (None, "")}}
+            **form_values(run.spec, params), **{n: params[n] for n in run.extras if params.get(n) not in (None, "")}}
+
+
+def checked_names(spec: Measure, values: dict, title: str) -> dict:
+    """``values`` without the form's own keys; :class:`SetupError` on a name that is no parameter."""
+    values = {k: v for k, v in values.items() if k not in ("layout", "delegate")}
+    known = {p.name for p in spec.params} | set(groups_of(spec.config))
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise SetupError(f"unknown parameter(s) {', '.join(unknown)} of {title}; known: "
+                         f"{', '.join(p.name for p in spec.params)}", unknown[0])
+    return values
 
 
 def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
@@ -81,11 +92,7 @@ def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, 
     if len(collection) == 0:
         raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
     extras = {k: values.pop(k, None) for k in run.extras}
-    unknown = sorted(set(values) - {p.name for p in run.spec.params} - {"layout", "delegate"})
-    if unknown:
-        raise SetupError(f"unknown parameter(s) {', '.join(unknown)} of {run.title}; known: "
-                         f"{', '.join(p.name for p in run.spec.params)}", unknown[0])
-    config = make_config(run.spec, values)
+    config = make_config(run.spec, checked_names(run.spec, values, run.title))
     if run.check is not None:
         run.check(collection, source, config, extras)
     return source, config, extras

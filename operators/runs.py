@@ -8,19 +8,19 @@ These are what the operators call, and what a notebook calls directly::
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import asdict, replace
 
 from fiftyone import ViewField as F
 
-from kalos_core.agreement import DIAGNOSTICS, AgreementConfig, AgreementResult, agreement_steps
+from kalos_core.agreement import DIAGNOSTICS, AgreementConfig, AgreementResult  # noqa: F401  (re-exported)
 from kalos_core.geometry import distances_for
-from kalos_core.matching import COSTS, SOLVERS
-from kalos_core.progress import run_steps
+from kalos_core.measure import MeasureData, get_measure
+from kalos_core.progress import rescale, run_steps
 
 from . import run_store, status_colors
 from .adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset, resolve_source
+from .forms import make_config
+from .measure_runs import checked_names
 from .model_inputs import add_models, check_model_fields, write_source
 from .model_inputs import run_config as model_run_config
 from .status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
@@ -34,26 +34,12 @@ def agreement_runs(dataset) -> list[str]:
     return run_store.runs_of(dataset, METHOD)
 
 
-def compute_agreement_run(
-    collection,
-    rater_fields=None,
-    label_field=None,
-    rater_attribute="rater_id",
-    run_key="kalos",
-    threshold=0.5,
-    solver="greedy",
-    cost="soft",
-    distance=None,
-    lsa_thresholds=(),
-    diagnostics=DIAGNOSTICS,
-    bootstrap=1000,
-    seed=0,
-    calibration_key=None,
-    overwrite=False,
-    progress=None,
-    model_fields=None,
-    score_threshold=0.5,
-) -> AgreementResult:
+AGREEMENT = get_measure("agreement")
+#: the Python entries' and the form's inputs that are not parameters of the measure
+EXTRAS = ("calibration_key", "model_fields", "score_threshold")
+
+
+def compute_agreement_run(collection, progress=None, **params) -> AgreementResult:
     """Compute agreement on ``collection`` and store it under ``run_key``.
 
     Writes ``<run_key>_alpha`` on every processed sample, ``<run_key>_unit`` and
@@ -61,19 +47,21 @@ def compute_agreement_run(
     holding the config, the summary and all diagnostics. An existing run
     ``run_key`` is replaced (exactly its fields) only with ``overwrite=True``.
     Every check happens before anything is written (:class:`SetupError`).
-    ``progress``: optional ``callable(fraction, message)``. ``model_fields``: prediction fields
-    (the raters' label type) that join as one more rater each, flagged as a model, keeping the
-    labels with ``confidence >= score_threshold`` (:mod:`.model_inputs`).
+
+    ``params``: the rater source (``rater_fields`` or ``label_field`` + ``rater_attribute``),
+    ``run_key`` (default ``"kalos"``), ``overwrite``, every parameter of
+    :class:`kalos_core.agreement.AgreementConfig` (``diagnostics=[...]`` names the diagnostics
+    switched on; ``distance="mask_iou"`` compares Detections' instance masks), ``model_fields``:
+    prediction fields (the raters' label type) that join as one more rater each, flagged as a
+    model, keeping the labels with ``confidence >= score_threshold`` (:mod:`.model_inputs`), and
+    ``calibration_key``: the calibration run whose threshold is used. ``progress``: optional
+    ``callable(fraction, message)``.
     """
-    return run_steps(compute_agreement_steps(
-        collection, rater_fields, label_field, rater_attribute, run_key, threshold, solver, cost, distance,
-        lsa_thresholds, diagnostics, bootstrap, seed, calibration_key, overwrite,
-        model_fields=model_fields, score_threshold=score_threshold), progress)
+    return run_steps(compute_agreement_steps(collection, **params), progress)
 
 
 def check_run(collection, rater_fields=None, label_field=None, rater_attribute="rater_id", run_key="kalos",
-              threshold=0.5, solver="greedy", cost="soft", distance=None, lsa_thresholds=(),
-              diagnostics=DIAGNOSTICS, bootstrap=1000, seed=0, overwrite=False):
+              overwrite=False, **values):
     """Every check a run needs before it writes anything; returns ``(source, config, use_masks)``.
 
     Raises :class:`SetupError` naming the parameter at fault."""
@@ -82,65 +70,22 @@ def check_run(collection, rater_fields=None, label_field=None, rater_attribute="
     check_label_attributes(collection, source, run_key)
     if len(collection) == 0:
         raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
-    unknown = [d for d in diagnostics or () if d not in DIAGNOSTICS]
-    if unknown:
-        raise SetupError(f"unknown diagnostic(s) {unknown}; choose among {list(DIAGNOSTICS)}", "diagnostics")
-    problems = [("solver", f"unknown solver {solver!r}; choose among {sorted(SOLVERS)}")
-                if solver not in SOLVERS else None,
-                ("cost", f"unknown cost {cost!r}; choose among {sorted(COSTS)}") if cost not in COSTS else None]
-    for param, message in filter(None, problems):
-        raise SetupError(message, param)
-    lsa = tuple(parse_thresholds(lsa_thresholds))
-    for param, value, low in (("threshold", threshold, None), ("seed", seed, 0), ("bootstrap", bootstrap, 0)):
-        number = _number(value)
-        if number is None or (low is None and not 0.0 <= number <= 1.0) or (low is not None and number < low):
-            rule = "a number within [0, 1]" if low is None else f"a whole number >= {low}"
-            raise SetupError(f"{param} must be {rule}, got {value!r}", param)
-    try:
-        config = AgreementConfig(
-            threshold=float(threshold), distance=distance or None, solver=solver, cost=cost, lsa_thresholds=lsa,
-            bootstrap=int(bootstrap), seed=int(seed), **{d: d in (diagnostics or ()) for d in DIAGNOSTICS})
-    except (TypeError, ValueError) as e:
-        raise SetupError(str(e), "threshold" if "threshold" in str(e) else "bootstrap") from None
-    use_masks = distance == "mask_iou" and source.kind == "box"
+    values = checked_names(AGREEMENT, values, "agreement")
+    if values.get("distance") == "":
+        values["distance"] = None
+    use_masks = values.get("distance") == "mask_iou" and source.kind == "box"
     if use_masks:  # Detections with instance masks: compare the masks
-        config = replace(config, distance="iou")
+        values["distance"] = "iou"
+    config = make_config(AGREEMENT, values)
     if config.distance is not None and config.distance not in distances_for(source.kind):
         raise SetupError(f"{config.distance!r} is not a {source.kind} distance; choose among "
                          f"{list(distances_for(source.kind))}", "distance")
     return source, config, use_masks
 
 
-def _number(value) -> float | None:
-    """``value`` as a finite float (None when it is not one; booleans are not numbers)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) and not isinstance(value, bool) else None
-
-
-def parse_thresholds(text) -> list[float]:
-    """LSA thresholds from ``"0.1, 0.3"`` or a list; each must be a number within [0, 1]."""
-    items = list(text) if isinstance(text, (list, tuple)) else [
-        v for v in str(text or "").replace(";", ",").split(",") if v.strip()]
-    out = []
-    for v in items:
-        try:
-            t = float(v)
-        except (TypeError, ValueError):
-            t = None
-        if t is None or not 0.0 <= t <= 1.0:
-            raise SetupError(f"localisation-sensitivity thresholds must be numbers within [0, 1] separated "
-                             f"by commas; {str(v).strip()!r} is not", "lsa_thresholds")
-        out.append(t)
-    return out
-
-
 def compute_agreement_steps(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
-                            run_key="kalos", threshold=0.5, solver="greedy", cost="soft", distance=None,
-                            lsa_thresholds=(), diagnostics=DIAGNOSTICS, bootstrap=1000, seed=0,
-                            calibration_key=None, overwrite=False, model_fields=None, score_threshold=0.5):
+                            run_key="kalos", overwrite=False, calibration_key=None, model_fields=None,
+                            score_threshold=0.5, **values):
     """:func:`compute_agreement_run` as a generator of ``(fraction, message)`` steps; returns the result.
 
     Nothing is written before the last step: a failing check, read or computation leaves the
@@ -148,8 +93,7 @@ def compute_agreement_steps(collection, rater_fields=None, label_field=None, rat
     timings = {}
     t0 = time.perf_counter()
     source, config, use_masks = check_run(collection, rater_fields, label_field, rater_attribute, run_key,
-                                          threshold, solver, cost, distance, lsa_thresholds, diagnostics,
-                                          bootstrap, seed, overwrite)
+                                          overwrite, **values)
     models = check_model_fields(collection, source, model_fields, score_threshold)
     check_label_attributes(collection, write_source(source, models), run_key)
     yield 0.0, "reading labels"
@@ -157,14 +101,7 @@ def compute_agreement_steps(collection, rater_fields=None, label_field=None, rat
                       models, score_threshold)
     timings["read_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    steps = agreement_steps(data, config)
-    while True:
-        try:
-            fraction, message = next(steps)
-        except StopIteration as stop:
-            result = stop.value
-            break
-        yield 0.05 + 0.85 * fraction, message
+    result = yield from rescale(AGREEMENT.steps(MeasureData(data), config), 0.05, 0.9)
     timings["compute_s"] = time.perf_counter() - t1
     yield 0.92, "writing the results"
     t2 = time.perf_counter()
@@ -192,7 +129,7 @@ def store_run(collection, source: RaterSource, run_key: str, config: AgreementCo
         collection, run_key, METHOD, summary, fields=paths,
         **source.run_config(), calibration_key=calibration_key, use_masks=bool(use_masks),
         **model_run_config(model_fields, score_threshold),
-        **{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(config).items()},
+        **config.to_dict(),
     )
 
 

@@ -13,7 +13,6 @@ import math
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
-from kalos_core.agreement import DIAGNOSTICS
 from kalos_core.jsonsafe import json_safe
 from kalos_core.measure import get_measure
 from kalos_core.params import stored_form_values
@@ -109,19 +108,18 @@ def label_source_params(cfg) -> dict:
 
 def agreement_rerun_params(dataset, run_key: str, diagnostic: str | None = None, lsa: str | None = None) -> dict:
     """Prefill for compute_agreement from a stored run: its raters, key and its whole stored
-    config (threshold, distance, solver, cost, LSA thresholds, diagnostics, seed, model fields) - never the
-    form's defaults. ``diagnostic`` / ``lsa`` add what a panel found missing. The key is the
-    run's own, so the form asks to confirm the overwrite."""
+    config (every declared parameter of the agreement measure, the model fields and the
+    calibration it used) - never the form's defaults. ``diagnostic`` / ``lsa`` add what a panel
+    found missing. The key is the run's own, so the form asks to confirm the overwrite."""
     cfg = dataset.get_run_info(run_key).config
-    params = label_source_params(cfg)
-    distance = "mask_iou" if getattr(cfg, "use_masks", False) else getattr(cfg, "distance", None)
-    diagnostics = [d for d in DIAGNOSTICS if getattr(cfg, d, True)]
-    stored_lsa = ",".join(f"{t:g}" for t in getattr(cfg, "lsa_thresholds", None) or [])
-    params.update({"run_key": run_key, "threshold": getattr(cfg, "threshold", 0.5), "distance": distance,
-                   "solver": getattr(cfg, "solver", None), "cost": getattr(cfg, "cost", None),
-                   "seed": getattr(cfg, "seed", None), "lsa_thresholds": stored_lsa or lsa or "",
-                   "diagnostics": diagnostics + ([diagnostic] if diagnostic and diagnostic not in diagnostics else []),
-                   "calibration_key": getattr(cfg, "calibration_key", None)})
+    params = {**label_source_params(cfg), "run_key": run_key,
+              **stored_form_values(get_measure("agreement").config, cfg)}
+    if getattr(cfg, "use_masks", False):
+        params["distance"] = "mask_iou"
+    if diagnostic and diagnostic not in params["diagnostics"]:
+        params["diagnostics"] = params["diagnostics"] + [diagnostic]
+    params["lsa_thresholds"] = params.get("lsa_thresholds") or lsa or ""
+    params["calibration_key"] = getattr(cfg, "calibration_key", None)
     if getattr(cfg, "model_fields", None):  # a model rater joins the recompute too
         params.update({"model_fields": list(cfg.model_fields),
                        "score_threshold": getattr(cfg, "score_threshold", None)})

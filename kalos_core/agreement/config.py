@@ -30,7 +30,8 @@ def _distance_names() -> list[str]:
 
 
 def _switch(name: str):
-    return param(True, "bool", diag.get_diagnostic(name).help, label=name.replace("_", " ").capitalize())
+    return param(True, "bool", diag.get_diagnostic(name).help, label=name.replace("_", " ").capitalize(),
+                 group="diagnostics")
 
 
 @dataclass(frozen=True)

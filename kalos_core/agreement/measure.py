@@ -95,4 +95,5 @@ MEASURE = Measure(
                 help="keep the model detections with score >= this (default 0.5)"),
         _option("--include-labels", action="store_true", help="also write the unit and status of every annotation"),
     ),
-    output=lambda result, data, args: result.to_dict(include_labels=args.include_labels))
+    output=lambda result, data, args: result.to_dict(include_labels=args.include_labels),
+    example_params={"bootstrap": 0, "lsa_thresholds": (0.3, 0.7)})

@@ -1,0 +1,120 @@
+"""Checks every registered measure passes (as scikit-learn's test_common loops over estimators).
+
+A new measure is covered by registering it (kalos_core.measure.MEASURE_MODULES): its declared
+parameters, its config's validation, its stored config, its command line, and its result's
+invariance to the order of the images and to the raters' names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+
+import pytest
+
+from kalos_core.data import MultiRaterDataset
+from kalos_core.measure import MEASURE_MODULES, MeasureData, get_measure
+from kalos_core.params import KINDS, ParamError, params_of
+
+NAMES = list(MEASURE_MODULES)
+
+
+@pytest.fixture(params=NAMES)
+def measure(request):
+    return get_measure(request.param)
+
+
+def test_the_registry_names_each_measure_once_with_its_own_run_kind():
+    measures = [get_measure(n) for n in NAMES]
+    assert [m.name for m in measures] == NAMES
+    assert len({m.method for m in measures}) == len(measures)
+
+
+def test_every_parameter_is_declared_with_kind_help_and_a_valid_default(measure):
+    assert measure.params, f"{measure.name} declares no parameter"
+    for p in measure.params:
+        assert p.kind in KINDS and p.help.strip(), p.name
+        assert p.check(p.default) == p.default or p.optional, p.name
+    cfg = measure.config()
+    assert dataclasses.is_dataclass(cfg) and type(cfg).__dataclass_params__.frozen
+
+
+def _bad_value(p):
+    """A value of the wrong type or out of bounds for ``p``."""
+    if p.kind == "bool":
+        return "yes"
+    if p.kind == "int":
+        return 1.5
+    if p.kind in ("float", "fraction"):
+        return math.nan
+    if p.kind in ("fractions", "floats"):
+        return (math.nan,)
+    if p.kind == "choice":
+        return "no-such-choice"
+    if p.kind == "names":
+        return "a, b"             # a string is not a list of names
+    return ""                     # str: empty names are refused
+
+
+def test_a_bad_value_of_any_parameter_is_refused_naming_it(measure):
+    for p in measure.params:
+        with pytest.raises(ParamError) as e:
+            measure.config(**{p.name: _bad_value(p)})
+        assert e.value.param == p.name and p.name in str(e.value), (measure.name, p.name, str(e.value))
+
+
+def test_the_stored_config_round_trips(measure):
+    cfg = measure.config(**measure.example_params)
+    stored = json.loads(json.dumps(cfg.to_dict()))
+    assert measure.make_config(stored) == cfg
+    assert list(stored) == [p.name for p in params_of(measure.config)]
+
+
+def test_every_parameter_is_an_option_of_the_command_line(measure):
+    from kalos_core.cli import build_parser
+
+    parser = build_parser(commands=[measure.name])
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[measure.name]
+    dests = {a.dest for a in sub._actions}
+    for p in measure.params:
+        if p.cli_flag:
+            assert p.name in dests or p.name == "task", (measure.name, p.name)
+
+
+def _renamed(ds: MultiRaterDataset, prefix: str) -> MultiRaterDataset:
+    """The same labels with every rater renamed (order kept) and the images in reverse order."""
+    images = [dataclasses.replace(
+        im, raters=tuple(prefix + r for r in im.raters),
+        annotations=[dataclasses.replace(a, rater=prefix + a.rater) for a in im.annotations],
+        rater_classes=None if im.rater_classes is None else {prefix + r: c for r, c in im.rater_classes.items()},
+        row_rater=None if im.row_rater is None else {prefix + r: prefix + b for r, b in im.row_rater.items()})
+        for im in reversed(ds.images)]
+    return dataclasses.replace(ds, images=images, warnings=list(ds.warnings))
+
+
+def _canonical(value):
+    """Dict keys sorted, lists of records sorted, floats rounded: what must not depend on order."""
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, list):
+        items = [_canonical(v) for v in value]
+        if items and all(isinstance(v, (dict, list)) for v in items):
+            items.sort(key=lambda v: json.dumps(v, sort_keys=True))
+        return items
+    if isinstance(value, float):
+        return round(value, 9)
+    return value
+
+
+def test_the_result_does_not_depend_on_image_order_or_rater_names(measure):
+    data = measure.example()
+    config = measure.config(**measure.example_params)
+    plain = measure.run(data, config).to_dict()
+    prefix = "zz_"
+    moved = MeasureData(_renamed(data.dataset, prefix), data.predictions, data.options)
+    text = json.dumps(measure.run(moved, config).to_dict())
+    assert prefix in text and [im.id for im in moved.dataset.images] != [im.id for im in data.dataset.images]
+    text = text.replace(prefix, "")
+    assert _canonical(json.loads(text)) == _canonical(json.loads(json.dumps(plain)))
