@@ -118,3 +118,12 @@ def test_the_result_does_not_depend_on_image_order_or_rater_names(measure):
     assert prefix in text and [im.id for im in moved.dataset.images] != [im.id for im in data.dataset.images]
     text = text.replace(prefix, "")
     assert _canonical(json.loads(text)) == _canonical(json.loads(json.dumps(plain)))
+
+
+def test_the_options_page_is_written_from_the_declarations():
+    from pathlib import Path
+
+    from kalos_core.measure_docs import options_markdown
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "options.md"
+    assert page.read_text() == options_markdown(), "run: python -m kalos_core.measure_docs > docs/options.md"
