@@ -31,9 +31,9 @@ def _first_line(doc) -> str | None:
     return " ".join(doc.strip().split("\n\n")[0].split()) if doc else None
 
 
-def _run_params(p) -> dict:
-    """The run key, overwrite and the measure's parameters of a form's values."""
-    return {"run_key": p.get("run_key") or "kalos", "overwrite": bool(p.get("overwrite")),
+def _run_params(p, default_key: str = "kalos") -> dict:
+    """The run key (``default_key`` when none is given), overwrite and the measure's parameters of a form's values."""
+    return {"run_key": p.get("run_key") or default_key, "overwrite": bool(p.get("overwrite")),
             **form_values(AGREEMENT, p)}
 
 
@@ -80,7 +80,8 @@ class ComputeAgreement(foo.Operator):
         model_inputs(ctx, inputs, source)
         if source is not None:
             _check_target(ctx, inputs, source)
-            check_form(props, lambda: check_run(ctx.target_view(), **source_params(p), **_run_params(p)))
+            check_form(props, lambda: check_run(ctx.target_view(), **source_params(p),
+                                                **_run_params(p, unused_run_key(ds))))
         return types.Property(inputs, view=types.View(label="KaLOS: compute agreement"))
 
     def execute(self, ctx):

@@ -28,7 +28,7 @@ def param_input(ctx, inputs, p: Param, **overrides):
     if p.kind == "bool":
         prop = inputs.bool(p.name, default=bool(default), **options)
     elif p.kind in ("int", "float", "fraction"):
-        lo = 0.0 if p.kind == "fraction" else p.lo
+        lo = 0.0 if p.kind == "fraction" else (p.lo if p.lo is not None or p.kind != "int" else 0)
         hi = 1.0 if p.kind == "fraction" else p.hi
         prop = number_input(ctx, inputs, p.name, integer=p.kind == "int", lo=lo, hi=hi,
                             **({"default": default} if default is not None else {}), **options)

@@ -59,10 +59,11 @@ class MeasureRun:
         return self.spec.method
 
 
-def run_params(run: MeasureRun, params: dict) -> dict:
+def run_params(run: MeasureRun, params: dict, default_key: str | None = None) -> dict:
     """The keyword arguments of :func:`check_run` / :func:`measure_steps` in a form's values
-    (``ctx.params``): run key, overwrite, the extras and every parameter given."""
-    return {"run_key": params.get("run_key") or run.default_key, "overwrite": bool(params.get("overwrite")),
+    (``ctx.params``): run key (``default_key`` or the measure's when none is given), overwrite,
+    the extras and every parameter given."""
+    return {"run_key": params.get("run_key") or default_key or run.default_key, "overwrite": bool(params.get("overwrite")),
             **form_values(run.spec, params), **{n: params[n] for n in run.extras if params.get(n) not in (None, "")}}
 
 

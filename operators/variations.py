@@ -48,7 +48,8 @@ class ComputeVariations(foo.Operator):
             "threshold": {"label": "IoU threshold", "default": 0.5},
             "thresholds": {"label": "Thresholds to count at"}, **choices}))
         if source is not None:
-            check_form(props, lambda: check_run(RUN, ctx.target_view(), **source_params(p), **run_params(RUN, p)))
+            key = run_store.unused_key(ds, DEFAULT_KEY, METHOD)
+            check_form(props, lambda: check_run(RUN, ctx.target_view(), **source_params(p), **run_params(RUN, p, key)))
         return types.Property(inputs, view=types.View(label="KaLOS: variation types"))
 
     def execute(self, ctx):
