@@ -43,16 +43,6 @@ class MeasureData:
     options: dict = field(default_factory=dict)
 
 
-def demo_example(task: str = "bbox", n_images: int = 8, seed: int = 1) -> MeasureData:
-    """A small seeded data set: procedurally drawn scenes and four raters with one habit each
-    (:mod:`kalos_core.demo_raters`), read for ``task`` (the registry-wide tests run every measure on it)."""
-    from .demo_data import make_scenes, reference_coco
-    from .demo_raters import generator_raters
-    from .io import load_coco
-
-    return MeasureData(load_coco(generator_raters(reference_coco(make_scenes(n_images, seed)), seed=seed), task))
-
-
 @dataclass(frozen=True)
 class CliOption:
     """A command-line option of one measure that is not a parameter (an input file, an output switch)."""
@@ -82,7 +72,8 @@ class Measure:
         ``cli_options`` (default: ``file``, ``--task``, ``--skip-invalid`` and ``--predictions``).
     from_args : ``from_args(values, args) -> values``: the parameter values as command-line
         options that are not parameters change them (``--no-diagnostics``).
-    example : ``example() -> MeasureData``, a small seeded input (default :func:`demo_example`).
+    example : ``example() -> MeasureData``, a small seeded input; None: the demo scenes
+        (:func:`kalos_core.demo_data.demo_example`).
     example_params : parameter values of a run on it whose result depends on the data alone: no
         resampling, so that a permutation of the images changes nothing (the registry-wide tests).
     """
@@ -99,7 +90,7 @@ class Measure:
     output: Callable[[Any, MeasureData, Any], dict] | None = None
     read: Callable[[Any], MeasureData | None] | None = None
     from_args: Callable[[dict, Any], dict] | None = None
-    example: Callable[[], MeasureData] = demo_example
+    example: Callable[[], MeasureData] | None = None
     example_params: dict = field(default_factory=dict)
 
     def run(self, data: MeasureData, config: Config, progress: Callable[[float, str], None] | None = None):

@@ -8,13 +8,17 @@ comma-separated text. Advanced parameters follow an "Advanced" header.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import fiftyone.operators.types as types
 
-from kalos_core.measure import Measure
 from kalos_core.params import Param, ParamError, expand_groups, groups_of
 
 from .common import form_error, number_input
 from .errors import SetupError
+
+if TYPE_CHECKING:
+    from kalos_core.measure import Measure
 
 def form_default(p: Param):
     """The default as the form shows it (lists as comma-separated text)."""

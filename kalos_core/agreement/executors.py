@@ -1,8 +1,8 @@
 """Where the map step of an agreement run runs: this process, local processes, or a Dask cluster.
 
-An executor takes the data set, the config, the chunk bounds and a worker count,
-and yields the :class:`~kalos_core.agreement.partial.Partial` of every chunk *in chunk
-order*; :func:`kalos_core.agreement.agreement_steps` merges them. Every executor
+An executor takes the map function (:func:`kalos_core.agreement.partial.analyse_chunk`),
+the data set, the config, the chunk bounds and a worker count, and yields the partial result
+of every chunk *in chunk order*; :func:`kalos_core.agreement.agreement_steps` merges them. Every executor
 gives the same result (``tests/core/test_executors.py``).
 
 ``dask`` needs the optional extra (``pip install .[dask]``); it uses the client
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-from typing import Callable, Iterator
-
-from .partial import Partial, analyse_chunk
+from typing import Any, Callable, Iterator
 
 Bounds = list[tuple[int, int]]
-ExecutorFn = Callable[..., Iterator[Partial]]
+#: ``analyse(images, first, kind, config, n_rows) -> partial``: the map step of one chunk
+AnalyseFn = Callable[..., Any]
+ExecutorFn = Callable[..., Iterator[Any]]
 EXECUTORS: dict[str, ExecutorFn] = {}
 
 
@@ -37,41 +37,37 @@ def get_executor(name: str) -> ExecutorFn:
         raise ValueError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}") from None
 
 
-def _chunk(dataset, config, bounds: tuple[int, int], n_rows: int) -> Partial:
+def _chunk(analyse: AnalyseFn, dataset, config, bounds: tuple[int, int], n_rows: int):
     start, stop = bounds
-    return analyse_chunk(dataset.images[start:stop], start, dataset.kind, config, n_rows)
+    return analyse(dataset.images[start:stop], start, dataset.kind, config, n_rows)
 
 
 @register_executor("local")
-def run_local(dataset, config, bounds: Bounds, workers: int = 1) -> Iterator[Partial]:
+def run_local(analyse: AnalyseFn, dataset, config, bounds: Bounds, workers: int = 1) -> Iterator[Any]:
     """Every chunk in this process, one after the other."""
     n_rows = len(dataset.raters)   # once: it walks every image
     for b in bounds:
-        yield _chunk(dataset, config, b, n_rows)
+        yield _chunk(analyse, dataset, config, b, n_rows)
 
 
-_POOL_DATA: tuple | None = None  # (dataset, config, n_rows), inherited by forked workers
+_POOL_DATA: tuple | None = None  # (analyse, dataset, config, n_rows), inherited by forked workers
 
 
-def _forked_chunk(bounds: tuple[int, int]) -> Partial:
-    dataset, config, n_rows = _POOL_DATA
-    return _chunk(dataset, config, bounds, n_rows)
-
-
-def _sliced_chunk(images: list, start: int, kind: str, config, n_rows: int) -> Partial:
-    return analyse_chunk(images, start, kind, config, n_rows)
+def _forked_chunk(bounds: tuple[int, int]):
+    analyse, dataset, config, n_rows = _POOL_DATA
+    return _chunk(analyse, dataset, config, bounds, n_rows)
 
 
 @register_executor("processes")
-def run_processes(dataset, config, bounds: Bounds, workers: int = 0) -> Iterator[Partial]:
+def run_processes(analyse: AnalyseFn, dataset, config, bounds: Bounds, workers: int = 0) -> Iterator[Any]:
     """Chunks spread over ``workers`` local processes (0 = all cores); forked where the OS can."""
     global _POOL_DATA
     workers = workers or os.cpu_count() or 1
     if workers <= 1 or len(bounds) < 2:
-        yield from run_local(dataset, config, bounds)
+        yield from run_local(analyse, dataset, config, bounds)
         return
     if "fork" in mp.get_all_start_methods():
-        _POOL_DATA = (dataset, config, len(dataset.raters))
+        _POOL_DATA = (analyse, dataset, config, len(dataset.raters))
         try:
             with mp.get_context("fork").Pool(workers) as pool:
                 yield from pool.imap(_forked_chunk, bounds)
@@ -82,14 +78,15 @@ def run_processes(dataset, config, bounds: Bounds, workers: int = 0) -> Iterator
 
     n_rows = len(dataset.raters)
     with ProcessPoolExecutor(workers) as pool:
-        futures = [pool.submit(_sliced_chunk, dataset.images[a:b], a, dataset.kind, config, n_rows)
+        futures = [pool.submit(analyse, dataset.images[a:b], a, dataset.kind, config, n_rows)
                    for a, b in bounds]
         for f in futures:
             yield f.result()
 
 
 @register_executor("dask")
-def run_dask(dataset, config, bounds: Bounds, workers: int = 0, address: str | None = None) -> Iterator[Partial]:
+def run_dask(analyse: AnalyseFn, dataset, config, bounds: Bounds, workers: int = 0,
+             address: str | None = None) -> Iterator[Any]:
     """Chunks as Dask tasks: on the active client, on ``address``, or on a new LocalCluster."""
     try:
         from dask.distributed import Client, LocalCluster, get_client
@@ -106,7 +103,7 @@ def run_dask(dataset, config, bounds: Bounds, workers: int = 0, address: str | N
         client = own = Client(cluster)
     n_rows = len(dataset.raters)
     try:
-        futures = [client.submit(_sliced_chunk, dataset.images[a:b], a, dataset.kind, config, n_rows,
+        futures = [client.submit(analyse, dataset.images[a:b], a, dataset.kind, config, n_rows,
                                  pure=False) for a, b in bounds]
         for f in futures:
             yield f.result()

@@ -27,7 +27,7 @@ from .config import DIAGNOSTICS, MAX_DIAGNOSTIC_RATERS, AgreementConfig  # noqa:
 from .executors import get_executor
 from .label_map import LabelMap
 from .model_rater import compare_models
-from .partial import ALPHA, Partial, chunk_bounds, enabled_diagnostics
+from .partial import ALPHA, Partial, analyse_chunk, chunk_bounds, enabled_diagnostics
 from .result import AgreementResult
 
 #: images per chunk of the map step (results do not depend on it)
@@ -97,7 +97,7 @@ def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = Agreem
         chunk_size = max(1, min(chunk_size, -(-total // (4 * workers))))
     bounds = chunk_bounds(total, chunk_size)
     merged = Partial()
-    for (_, done), part in zip(bounds, run(dataset, config, bounds, workers)):
+    for (_, done), part in zip(bounds, run(analyse_chunk, dataset, config, bounds, workers)):
         merged.merge(part)
         yield done / max(total, 1), f"{done}/{total} images"
     return finish(dataset, config, merged)

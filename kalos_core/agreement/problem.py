@@ -10,7 +10,7 @@ import numpy as np
 
 from ..columns import AnnotationColumns
 from ..data import Annotation, ImageRecord
-from ..geometry import DistanceSpec
+from ..geometry.registry import DistanceSpec
 from ..matching import MatchProblem
 from ..matching.costs import CostFn
 from ..matching.solvers import SORTED_PAIR_SOLVERS, SolverFn
