@@ -25,6 +25,7 @@ from .progress import run_steps
 MEASURE_MODULES: dict[str, str] = {
     "variations": "variations.measure",
     "consensus": "consensus.measure",
+    "bae": "bae.measure",
 }
 
 
