@@ -34,6 +34,7 @@ if not any(isinstance(f, _EngineFinder) for f in sys.meta_path):
 
 def register(p):
     from .operators.agreement import BrowseDisagreements, ComputeAgreement, DeleteAgreementRun
+    from .operators.bae import ComputeBAE
     from .operators.calibrate import Calibrate
     from .operators.followup import BuildConsensus, TagForReview
     from .operators.importing import ImportMultiraterCoco
@@ -43,7 +44,7 @@ def register(p):
 
     # workflow order, as in fiftyone.yml: import, calibrate, agree, browse, look closer, follow up, clean up
     for cls in (ImportMultiraterCoco, Calibrate, ComputeAgreement, BrowseDisagreements, ComputeVariations,
-                BuildConsensus, TagForReview, LabelConvergence, NoiseAwareEvaluation, SimulateRaters,
+                BuildConsensus, TagForReview, LabelConvergence, NoiseAwareEvaluation, ComputeBAE, SimulateRaters,
                 DeleteAgreementRun, DeleteKalosRun):
         p.register(cls)
 

@@ -23,7 +23,7 @@ from .measure import MEASURE_MODULES, get_measure
 #: commands not (yet) declared as measures: name -> (module, handler); imported only when needed
 LEGACY_COMMANDS = {
     "calibrate": ("calibration.cli", "run_calibrate"), "braylan": ("calibration.braylan_cli", "run_braylan"),
-    "consensus": ("consensus.cli", "run_consensus"), "convergence": ("convergence.cli", "run_convergence"),
+    "convergence": ("convergence.cli", "run_convergence"),
     "noise-aware": ("noise_aware.cli", "run_noise_aware"),
     "simulate": ("noise.cli", "run_noise_command"), "fit-noise": ("noise.cli", "run_noise_command"),
 }

@@ -25,6 +25,8 @@ from .progress import run_steps
 MEASURE_MODULES: dict[str, str] = {
     "agreement": "agreement.measure",
     "variations": "variations.measure",
+    "consensus": "consensus.measure",
+    "bae": "bae.measure",
 }
 
 

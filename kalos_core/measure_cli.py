@@ -89,7 +89,15 @@ def read_data(measure: Measure, args: argparse.Namespace) -> MeasureData | None:
     if dataset is None:
         return None
     path = getattr(args, "predictions", None)
-    return MeasureData(dataset, read_predictions(path) if isinstance(path, Path) else None)
+    predictions = read_predictions(path) if isinstance(path, Path) else None
+    return MeasureData(dataset, predictions, option_values(measure, args))
+
+
+def option_values(measure: Measure, args: argparse.Namespace) -> dict:
+    """The values of the measure's own options (:attr:`Measure.cli_options`) by name: its
+    ``MeasureData.options`` (e.g. BAE's ``embeddings``)."""
+    names = [o.kwargs.get("dest") or o.flags[0].lstrip("-").replace("-", "_") for o in measure.cli_options]
+    return {name: getattr(args, name) for name in names if hasattr(args, name)}
 
 
 def run_command(measure: Measure, args: argparse.Namespace) -> int:

@@ -172,6 +172,18 @@ def param(default: Any, kind: str, help: str, **options: Any) -> Any:
     return field(default=default, metadata={"param": Param(kind, help, **options)})
 
 
+def same_param(config_cls: type, name: str, **changes: Any) -> Any:
+    """A config field declaring parameter ``name`` of ``config_cls`` once more, for a measure that
+    takes the same setting (consensus matches with the agreement's threshold, distance, solver and
+    cost): kind, default, bounds, choices and help are that declaration's, written once;
+    ``changes`` replace some of them (``default``, ``advanced``, ``help``, ...)."""
+    p = next((p for p in params_of(config_cls) if p.name == name), None)
+    if p is None:
+        raise ValueError(f"{config_cls.__name__} declares no parameter {name!r}")
+    default = changes.pop("default", p.default)
+    return field(default=default, metadata={"param": dataclasses.replace(p, name="", default=None, **changes)})
+
+
 def params_of(config_cls: type) -> tuple[Param, ...]:
     """The declared parameters of a config class, in field order, with name and default filled in."""
     cached = config_cls.__dict__.get("_params_cache")

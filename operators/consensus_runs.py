@@ -12,7 +12,9 @@ assigned raters), ``unit``, ``support``, ``n_assigned``, ``raters`` (the agreein
 ``members`` (label ids of the unit) and ``tie`` (``tied_labels`` on a tie, whose ``label``
 is None: never guessed). Boxes keep FiftyOne's relative coordinates; polygons and masks
 become instance masks (image sizes needed). Units below the support level are the run's
-``review`` list. The raters' fields are only read.
+``review`` list. The raters' fields are only read. The run's config holds every parameter of
+:class:`kalos_core.consensus.ConsensusConfig`: the fusion's as given, the matching's
+(threshold, distance, solver, cost) as the agreement run used them.
 """
 
 from __future__ import annotations
@@ -22,14 +24,20 @@ from dataclasses import replace
 import fiftyone as fo
 import numpy as np
 
-from kalos_core.consensus import BOX_FUSIONS, ConsensusConfig, ConsensusResult, build_consensus
+from kalos_core.consensus import ConsensusResult, build_consensus
 from kalos_core.geometry.masks import mask_utils
+from kalos_core.matching.params import MATCHING_PARAMS
+from kalos_core.measure import get_measure
 
 from . import run_store
 from .adapter import SetupError, read_dataset, resolve_source
+from .forms import make_config
 
-METHOD = "kalos_consensus"
+MEASURE = get_measure("consensus")
+METHOD = MEASURE.method
 AGREEMENT = "kalos_agreement"
+#: the parameters a consensus run takes: the fusion's (the matching's are the agreement run's)
+FUSION = tuple(p.name for p in MEASURE.params if p.name not in MATCHING_PARAMS)
 
 
 def consensus_key(agreement_key: str) -> str:
@@ -48,9 +56,16 @@ def agreement_source(dataset, agreement_key: str):
     return view, source, cfg
 
 
-def check_consensus(dataset, agreement_key, support=0.5, box_fusion="median", pixel_share=0.5, overwrite=False):
+def fusion_params(params: dict) -> dict:
+    """The consensus parameters given in ``params`` (a form's values): the fusion's
+    (:data:`FUSION`), without the empty ones."""
+    return {n: params[n] for n in FUSION if params.get(n) not in (None, "")}
+
+
+def check_consensus(dataset, agreement_key, *, overwrite=False, **params):
     """Every check before anything is read or written; returns ``(view, source, agreement config,
-    ConsensusConfig, key)``."""
+    ConsensusConfig, key)``. ``params``: the fusion parameters of :class:`ConsensusConfig`
+    (:data:`FUSION`); its matching parameters are the agreement run's (stored in the run too)."""
     if not isinstance(agreement_key, str) or not agreement_key:
         raise SetupError("choose an agreement run", "agreement_key")
     try:
@@ -65,15 +80,16 @@ def check_consensus(dataset, agreement_key, support=0.5, box_fusion="median", pi
     if source.kind not in ("box", "polygon"):
         raise SetupError(f"consensus needs boxes, polygons or masks, not {source.label_cls.__name__}",
                          "agreement_key")
-    if box_fusion not in BOX_FUSIONS:
-        raise SetupError(f"box fusion must be one of {list(BOX_FUSIONS)}, got {box_fusion!r}", "box_fusion")
-    for name, value in (("support", support), ("pixel_share", pixel_share)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise SetupError(f"{name} must be a number within [0, 1], got {value!r}", name)
+    unknown = sorted(set(params) - set(FUSION))
+    if unknown:
+        raise SetupError(f"unknown parameter(s) {', '.join(unknown)} of a consensus run; known: {', '.join(FUSION)} "
+                         f"(the matching's {', '.join(MATCHING_PARAMS)} are the agreement run's)", unknown[0])
+    config = make_config(MEASURE, params)
+    matching = {n: getattr(acfg, n) for n in MATCHING_PARAMS if getattr(acfg, n, None) is not None}
     try:
-        config = ConsensusConfig(support=float(support), box_fusion=box_fusion, pixel_share=float(pixel_share))
+        config = replace(config, **matching)
     except ValueError as e:
-        raise SetupError(str(e), "pixel_share") from None
+        raise SetupError(f"agreement run {agreement_key!r}: {e}", "agreement_key") from None
     return view, source, acfg, config, key
 
 
@@ -89,10 +105,9 @@ def read_units(view, source, agreement_key: str) -> dict:
     return unit_of
 
 
-def consensus_steps(dataset, agreement_key, support=0.5, box_fusion="median", pixel_share=0.5, overwrite=False):
+def consensus_steps(dataset, agreement_key, *, overwrite=False, **params):
     """:func:`consensus_run` as a generator of ``(fraction, message)`` steps; returns the result."""
-    view, source, acfg, config, key = check_consensus(dataset, agreement_key, support, box_fusion, pixel_share,
-                                                      overwrite)
+    view, source, acfg, config, key = check_consensus(dataset, agreement_key, overwrite=overwrite, **params)
     yield 0.0, "reading labels"
     use_masks = bool(getattr(acfg, "use_masks", False))
     data = read_dataset(view, source, use_masks=use_masks)

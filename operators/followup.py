@@ -8,10 +8,14 @@ from __future__ import annotations
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
+from kalos_core.matching.params import MATCHING_PARAMS
+
 from . import run_store
 from .common import drive, report_errors, result_card, show_result
-from .consensus_runs import AGREEMENT, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
+from .consensus_runs import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
+from .consensus_runs import fusion_params
 from .common import check_form, finish_run, number_input
+from .forms import param_inputs
 from .review import check_review, review_view_name, tag_for_review
 from .saved_views import select_saved_view
 
@@ -49,16 +53,7 @@ class BuildConsensus(foo.Operator):
         props = {"agreement_key": agreement_choice(ctx, inputs, "agreement_key", "Agreement run")}
         if props["agreement_key"] is None:
             return types.Property(inputs, view=types.View(label="KaLOS: build consensus"))
-        props["support"] = number_input(
-            ctx, inputs, "support", lo=0.0, hi=1.0, default=0.5, label="Support level",
-            description="a unit needs more than this share of the image's assigned raters (0.5: a majority)")
-        fusion = types.RadioGroup(orientation="horizontal")
-        fusion.add_choice("median", label="median box")
-        fusion.add_choice("weighted", label="score-weighted mean box")
-        props["box_fusion"] = inputs.enum("box_fusion", fusion.values(), default="median", label="Box fusion",
-                                          view=fusion)
-        props["pixel_share"] = number_input(ctx, inputs, "pixel_share", lo=0.01, hi=1.0, default=0.5,
-                                            label="Polygons / masks: share of agreeing raters covering a pixel")
+        props.update(param_inputs(ctx, inputs, MEASURE, skip=MATCHING_PARAMS))
         key = p.get("agreement_key")
         runs = run_store.runs_of(ds, AGREEMENT)
         if key is None or key in runs:
@@ -71,16 +66,14 @@ class BuildConsensus(foo.Operator):
                     description=f"Replaces the run and its field {target}: {about}")
             inputs.view("writes", types.Notice(label=f"Writes the new field {target}; the raters' fields are "
                                                      "only read."))
-        check_form(props, lambda: check_consensus(ds, key or runs[-1], p.get("support", 0.5),
-                                              p.get("box_fusion", "median"), p.get("pixel_share", 0.5),
-                                              bool(p.get("overwrite"))))
+        check_form(props, lambda: check_consensus(ds, key or runs[-1], overwrite=bool(p.get("overwrite")),
+                                                  **fusion_params(p)))
         return types.Property(inputs, view=types.View(label="KaLOS: build consensus"))
 
     def execute(self, ctx):
         p = ctx.params
         key = p.get("agreement_key")
-        steps = consensus_steps(ctx.dataset, key, p.get("support", 0.5), p.get("box_fusion", "median"),
-                                p.get("pixel_share", 0.5), bool(p.get("overwrite")))
+        steps = consensus_steps(ctx.dataset, key, overwrite=bool(p.get("overwrite")), **fusion_params(p))
         res = yield from report_errors(ctx, drive(ctx, steps))
         field = consensus_key(key)
         n, r = len(res.labels), len(res.review)

@@ -49,6 +49,7 @@ KINDS = {k.method: k for k in (
     RunKind("kalos_noise_aware", "KaLOS noise-aware evaluation"),
     RunKind("kalos_consensus", "KaLOS consensus", marker=lambda key: key),
     RunKind("kalos_variations", "KaLOS variation types"),
+    RunKind("kalos_bae", "KaLOS behaviour alignment (BAE)"),
 )}
 
 

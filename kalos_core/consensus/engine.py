@@ -19,32 +19,37 @@ On a tie the geometry is fused over the tied classes' labels.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping
 
 import numpy as np
 
-from ..agreement.pipeline import AgreementConfig, compute_agreement
+from ..agreement.pipeline import AgreementConfig, agreement_steps
 from ..data import Annotation, ImageRecord, MultiRaterDataset
 from ..geometry.masks import mask_utils, to_rle
 from ..jsonsafe import json_safe
+from ..progress import rescale, run_steps
+from ..matching.params import MATCHING_PARAMS, MatchingConfig
+from ..params import Config, param, same_param
 
 BOX_FUSIONS = ("median", "weighted")
 
 
 @dataclass(frozen=True)
-class ConsensusConfig:
-    support: float = 0.5        #: a unit needs more than this share of the assigned raters
-    box_fusion: str = "median"  #: median | weighted (score-weighted mean)
-    pixel_share: float = 0.5    #: polygon/mask: share of the agreeing raters that must cover a pixel
+class ConsensusConfig(Config):
+    """Settings of a consensus run: the matching that makes the units (the agreement run's own
+    parameters, :mod:`kalos_core.matching.params`) and how a unit's labels are fused."""
 
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.support <= 1.0:
-            raise ValueError(f"support must lie in [0, 1], got {self.support}")
-        if self.box_fusion not in BOX_FUSIONS:
-            raise ValueError(f"box_fusion must be one of {BOX_FUSIONS}, got {self.box_fusion!r}")
-        if not 0.0 < self.pixel_share <= 1.0:
-            raise ValueError(f"pixel_share must lie in (0, 1], got {self.pixel_share}")
+    threshold: float = same_param(MatchingConfig, "threshold")
+    distance: str | None = same_param(MatchingConfig, "distance")
+    solver: str = same_param(MatchingConfig, "solver")
+    cost: str = same_param(MatchingConfig, "cost")
+    support: float = param(0.5, "fraction", "a unit needs more than this share of the image's assigned raters "
+                           "(0.5: a majority)", label="Support level")
+    box_fusion: str = param("median", "choice", "boxes: the agreeing raters' per-coordinate median, or their "
+                            "score-weighted mean", choices=BOX_FUSIONS)
+    pixel_share: float = param(0.5, "fraction", "polygons / masks: share of the agreeing raters that must cover a "
+                               "pixel", lo_open=True, label="Pixel share (polygons / masks)")
 
 
 @dataclass
@@ -158,7 +163,7 @@ def build_consensus(dataset: MultiRaterDataset, unit_of: Mapping[Any, str],
     """
     if dataset.kind not in ("box", "polygon", "rle"):
         raise ValueError(f"consensus supports box, polygon and rle geometry, not {dataset.kind!r}")
-    out = ConsensusResult(asdict(config), dataset.kind)
+    out = ConsensusResult(config.to_dict(), dataset.kind)
     for image in dataset.images:
         units: dict[str, list[Annotation]] = defaultdict(list)
         for a in image.annotations:
@@ -187,10 +192,30 @@ def build_consensus(dataset: MultiRaterDataset, unit_of: Mapping[Any, str],
     return out
 
 
-def compute_consensus(dataset: MultiRaterDataset, agreement: AgreementConfig = AgreementConfig(),
-                            config: ConsensusConfig = ConsensusConfig()) -> ConsensusResult:
-    """Run agreement (no diagnostics) to get the units, then :func:`build_consensus`."""
+def compute_consensus(dataset: MultiRaterDataset, agreement: AgreementConfig | None = None,
+                      config: ConsensusConfig = ConsensusConfig()) -> ConsensusResult:
+    """Run agreement (no diagnostics) to get the units, then :func:`build_consensus`.
+
+    Parameters
+    ----------
+    dataset : the raters' labels (boxes, polygons or masks).
+    agreement : the matching's settings; None: the matching parameters of ``config``. When
+        given, they replace those of ``config`` (the result's ``config`` records them).
+    config : matching, support level and fusion options.
+    """
+    return run_steps(consensus_steps(dataset, config, agreement))
+
+
+def consensus_steps(dataset: MultiRaterDataset, config: ConsensusConfig = ConsensusConfig(),
+                    agreement: AgreementConfig | None = None):
+    """:func:`compute_consensus` as a generator of ``(fraction, message)`` steps; returns the result."""
+    if agreement is None:
+        agreement = AgreementConfig(**{name: getattr(config, name) for name in MATCHING_PARAMS})
+    else:
+        config = replace(config, **{name: getattr(agreement, name) for name in MATCHING_PARAMS})
     quick = AgreementConfig(**{**asdict(agreement), "vitality": False, "class_difficulty": False,
                                "collaboration": False, "intra_rater": False, "bootstrap": 0,
                                "lsa_thresholds": ()})
-    return build_consensus(dataset, compute_agreement(dataset, quick).unit_of, config)
+    units = yield from rescale(agreement_steps(dataset, quick), 0.0, 0.8)
+    yield 0.8, "fusing the units"
+    return build_consensus(dataset, units.unit_of, config)

@@ -80,3 +80,23 @@ def test_polygon_consensus_is_the_pixel_majority():
     assert cols.min() == 2 and cols.max() == 21             # covered by at least 2 of the 3 squares
     d = json.loads(json.dumps(res.to_coco(ds(anns, "abc", kind="polygon"))))
     assert d["annotations"][0]["area"] == 20 * 20 and d["annotations"][0]["score"] == 1.0
+
+
+def test_matching_parameters_are_the_shared_declaration_and_recorded():
+    from kalos_core.matching.params import MatchingConfig
+    from kalos_core.params import ParamError, params_of
+
+    shared = {p.name: p for p in params_of(MatchingConfig)}
+    mine = {p.name: p for p in params_of(ConsensusConfig)}
+    assert all(mine[n] == p for n, p in shared.items())
+    assert set(mine) - set(shared) == {"support", "box_fusion", "pixel_share"}
+    with pytest.raises(ParamError) as e:
+        ConsensusConfig(box_fusion="mean")
+    assert e.value.param == "box_fusion"
+    # the config's own matching makes the units; an explicit AgreementConfig replaces it (and is recorded)
+    anns = [box(1, "a", 1, 0, 0), box(2, "b", 1, 3, 0)]           # IoU 7/13 = 0.54
+    assert len(compute_consensus(ds(anns, "ab")).labels) == 1
+    strict = compute_consensus(ds(anns, "ab"), config=ConsensusConfig(threshold=0.9))
+    assert not strict.labels and len(strict.review) == 2 and strict.config["threshold"] == 0.9
+    res = compute_consensus(ds(anns, "ab"), AgreementConfig(threshold=0.9, solver="shm"), ConsensusConfig())
+    assert not res.labels and res.config["threshold"] == 0.9 and res.config["solver"] == "shm"

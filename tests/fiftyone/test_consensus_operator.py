@@ -135,3 +135,16 @@ def test_tag_for_review(ds):
 def test_tag_for_review_needs_consensus_for_unsupported(ds):
     errs = errors(form("tag_for_review", ds, run_key="kalos", tag="x", unsupported=True))
     assert "unsupported" in errs and "build consensus" in errs["unsupported"]
+
+
+def test_consensus_stores_every_parameter_with_the_agreement_runs_matching(ds):
+    from operators.consensus_runs import consensus_run
+
+    execute("build_consensus", ds, agreement_key="kalos", pixel_share=0.7)
+    cfg, acfg = ds.get_run_info("kalos_consensus").config, ds.get_run_info("kalos").config
+    assert (cfg.threshold, cfg.distance, cfg.solver, cfg.cost) == (acfg.threshold, acfg.distance, acfg.solver, acfg.cost)
+    assert (cfg.support, cfg.box_fusion, cfg.pixel_share) == (0.5, "median", 0.7)
+    props = form("build_consensus", ds, agreement_key="kalos", overwrite=True)
+    assert {"support", "box_fusion", "pixel_share"} <= set(props) and not {"threshold", "solver"} & set(props)
+    with pytest.raises(Exception, match="agreement run's"):   # the matching is the agreement run's, not set here
+        consensus_run(ds, agreement_key="kalos", overwrite=True, threshold=0.9)

@@ -1,0 +1,33 @@
+"""The consensus measure, declared once (:mod:`kalos_core.measure`).
+
+``python -m kalos_core consensus FILE.json --task bbox --output OUT.json`` writes plain COCO
+(``ConsensusResult.to_coco``): each annotation with ``score`` = confidence, ``unit``,
+``support``, ``raters`` and ``tie``; units below the support level under ``review``.
+"""
+
+from __future__ import annotations
+
+from ..measure import Measure, MeasureData
+from .engine import ConsensusConfig, ConsensusResult, consensus_steps
+
+
+def steps(data: MeasureData, config: ConsensusConfig):
+    """Consensus of ``data.dataset`` as progress steps (:func:`kalos_core.consensus.consensus_steps`)."""
+    return consensus_steps(data.dataset, config)
+
+
+def summary(result: ConsensusResult, seconds: float | None = None) -> str:
+    """Plain text: labels, ties, review queue and the mean confidence."""
+    ties = sum(lab.tie for lab in result.labels)
+    lines = [f"consensus labels {len(result.labels)}   ties {ties}   review queue {len(result.review)} units"
+             + (f"   ({seconds:.2f} s)" if seconds is not None else "")]
+    if result.labels:
+        conf = sum(lab.confidence for lab in result.labels) / len(result.labels)
+        lines.append(f"mean confidence {conf:.4f}")
+    return "\n".join(lines)
+
+
+MEASURE = Measure(
+    name="consensus", help="one consensus label per supported unit, plus a review queue",
+    config=ConsensusConfig, steps=steps, result=ConsensusResult, method="kalos_consensus", summary=summary,
+    output=lambda result, data, args: result.to_coco(data.dataset))

@@ -1,0 +1,141 @@
+"""Operator compute_bae and its Python entries: Behaviour Alignment Explainability
+(:mod:`kalos_core.bae`) of a model's per-rater representations against the raters' pairwise α.
+
+::
+
+    from operators.bae import bae_run
+    result = bae_run(dataset, rater_fields=["raters_a", "raters_b"], embedding_attribute="embedding")
+
+The representations are vectors on the rater labels, in the label attribute
+``embedding_attribute`` (a model's representation of that rater's labelling, e.g. written by an
+annotator-aware model, or FiftyOne's ``compute_patch_embeddings(..., embeddings_field=...)``).
+A rater's representation on a sample is the mean of its labels' vectors there; the rater's
+``F_i`` the mean over its samples (the paper's Eq. 5). The run (``config.method ==
+"kalos_bae"``) stores ``BAEResult.to_dict()``; it writes nothing on the labels.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import fiftyone.operators as foo
+import fiftyone.operators.types as types
+import numpy as np
+
+from kalos_core.bae import BAEResult
+from kalos_core.geometry import distances_for
+from kalos_core.measure import MeasureData
+
+from . import run_store
+from .adapter import SetupError, read_dataset
+from .common import check_form, drive, finish_run, report_errors, result_card, run_or_delegate, setup_inputs
+from .common import show_result, source_params
+from .forms import param_inputs
+from .measure_runs import MeasureRun, check_run, measure_run, measure_steps, run_params
+
+DEFAULT_KEY = "bae"
+DEFAULT_ATTRIBUTE = "embedding"
+
+
+def attribute_of(extras: dict) -> str:
+    """The label attribute holding the vectors (default ``embedding``)."""
+    return extras.get("embedding_attribute") or DEFAULT_ATTRIBUTE
+
+
+def _check(collection, source, config, extras) -> None:
+    if config.distance is not None and config.distance not in distances_for(source.kind):
+        raise SetupError(f"{config.distance!r} is not a {source.kind} distance; choose among "
+                         f"{', '.join(distances_for(source.kind))}", "distance")
+    attr = attribute_of(extras)
+    if not isinstance(attr, str) or not sum(collection.count(p) for p in source.label_paths(attr)):
+        raise SetupError(f"no rater label carries a vector in the attribute {attr!r}", "embedding_attribute")
+
+
+def _read(collection, source, config, extras) -> MeasureData:
+    """The raters' labels, and each rater's per-sample mean vector (``options["embeddings"]``)."""
+    data = read_dataset(collection, source)
+    vectors, attr = {}, attribute_of(extras)
+    for f in source.fields:
+        ids, values = collection.values([f"{f}.{source.list_name}.id", f"{f}.{source.list_name}.{attr}"])
+        for row_ids, row_values in zip(ids, values):
+            vectors.update((str(i), v) for i, v in zip(row_ids or [], row_values or []) if v is not None)
+    embeddings = defaultdict(list)
+    try:
+        for image in data.images:
+            per_rater = defaultdict(list)
+            for a in image.annotations:
+                if str(a.id) in vectors:
+                    per_rater[image.base_rater(a.rater)].append(np.asarray(vectors[str(a.id)], dtype=float))
+            for rater, vs in per_rater.items():
+                embeddings[rater].append(np.mean(vs, axis=0))
+    except (TypeError, ValueError) as e:
+        raise SetupError(f"the label vectors in {attr!r} are not numbers of one length: {e}",
+                         "embedding_attribute") from None
+    return MeasureData(data, options={"embeddings": dict(embeddings)})
+
+
+RUN = MeasureRun("bae", "behaviour alignment (BAE)", DEFAULT_KEY, ("box", "polygon", "keypoints"),
+                 owned_paths=lambda source, run_key: [], read=_read, check=_check, extras=("embedding_attribute",),
+                 config_key="bae_config")
+
+
+def bae_steps(collection, **params):
+    """:func:`bae_run` as a generator of ``(fraction, message)`` steps; returns the result."""
+    return measure_steps(RUN, collection, **params)
+
+
+def bae_run(collection, progress=None, **params) -> BAEResult:
+    """BAE on ``collection`` stored under ``run_key``: the rater source (``rater_fields`` or
+    ``label_field`` + ``rater_attribute``), ``embedding_attribute``, ``run_key``, ``overwrite`` and
+    the parameters of :class:`kalos_core.bae.BAEConfig`."""
+    return measure_run(RUN, collection, progress, **params)
+
+
+class ComputeBAE(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="compute_bae", label="KaLOS: behaviour alignment (BAE)", dynamic=True, execute_as_generator=True,
+            allow_delegated_execution=True, icon="/assets/icon.svg",
+            description="How well a model's per-rater representations (vectors on the rater labels) reproduce the "
+                        "raters' pairwise α: BAE = 1 − ‖S_model − S_true‖ / ‖S_true‖")
+
+    def __call__(self, sample_collection, delegate=False, **params):
+        return run_or_delegate(self, bae_run, sample_collection, delegate, params)
+
+    def resolve_input(self, ctx):
+        ds, p = ctx.dataset, ctx.params
+        inputs, source = setup_inputs(
+            ctx, run_store.unused_key(ds, DEFAULT_KEY, RUN.method),
+            lambda key: run_store.validate_key(ds, key, RUN.method, overwrite=bool(p.get("overwrite"))),
+            existing=lambda key: run_store.describe_run(ds, key) if run_store.run_method(ds, key) == RUN.method
+            else None, required=True, description="stored as a custom run; nothing is written on the labels")
+        props = dict(inputs.properties)
+        props["embedding_attribute"] = inputs.str(
+            "embedding_attribute", default=DEFAULT_ATTRIBUTE, label="Embedding attribute",
+            description="the rater labels' attribute holding a model's vector for that label (averaged per rater)")
+        props.update(param_inputs(ctx, inputs, RUN.spec))
+        if source is not None:
+            check_form(props, lambda: check_run(RUN, ctx.target_view(), **source_params(p), **run_params(RUN, p)))
+        return types.Property(inputs, view=types.View(label="KaLOS: behaviour alignment (BAE)"))
+
+    def execute(self, ctx):
+        p = ctx.params
+        key = p.get("run_key") or DEFAULT_KEY
+        res = yield from report_errors(ctx, drive(ctx, bae_steps(ctx.target_view(), **source_params(p),
+                                                                 **run_params(RUN, p))))
+        yield from finish_run(ctx, f"KaLOS BAE {key!r}: {res.bae:.4f} over {len(res.raters)} raters")
+        yield show_result(ctx, self._outputs(), {
+            "run_key": key, "bae": res.bae, "raters": ", ".join(res.raters),
+            "left_out": ", ".join(res.only_labels + res.only_embeddings) or "none",
+            "next": "Open the panel 'KaLOS: Behaviour alignment'."})
+
+    @staticmethod
+    def _outputs():
+        return result_card(
+            ("str", "run_key", "Run key"),
+            ("float", "bae", "BAE (1 = the model reproduces the pairwise α)"),
+            ("str", "raters", "Raters compared"),
+            ("str", "left_out", "Left out (labels or vectors only)"),
+            ("str", "next", "Next"),
+            title="KaLOS: behaviour alignment (BAE)")
