@@ -30,8 +30,7 @@ from .measure import MEASURE_MODULES, get_measure
 
 #: the other sub-commands' modules, imported only when the command line may need them (several
 #: import scipy.stats / scipy.optimize: half a second that an ``agreement`` run need not pay)
-COMMAND_MODULES = ("calibration.cli", "calibration.braylan_cli", "consensus.cli", "noise.cli",
-                   "convergence.cli", "noise_aware.cli")
+COMMAND_MODULES = ("calibration.cli", "calibration.braylan_cli", "consensus.cli", "noise.cli")
 #: the commands this module defines itself
 OWN_COMMANDS = ("agreement", "demo")
 
@@ -189,8 +188,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     noise_cli = _module("noise.cli")
     handlers = {
         "calibrate": _module("calibration.cli").run_calibrate, "braylan": _module("calibration.braylan_cli").run_braylan,
-        "convergence": _module("convergence.cli").run_convergence,
-        "noise-aware": _module("noise_aware.cli").run_noise_aware, "consensus": _module("consensus.cli").run_consensus,
+        "consensus": _module("consensus.cli").run_consensus,
         **{name: noise_cli.run_noise_command for name in noise_cli.NOISE_COMMANDS},
     }
     return handlers[args.command](args)

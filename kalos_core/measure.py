@@ -24,6 +24,8 @@ from .progress import run_steps
 #: Imported on first use: a command never pays for another measure's imports.
 MEASURE_MODULES: dict[str, str] = {
     "variations": "variations.measure",
+    "convergence": "convergence.measure",
+    "noise-aware": "noise_aware.measure",
 }
 
 

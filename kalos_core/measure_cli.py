@@ -87,7 +87,12 @@ def read_data(measure: Measure, args: argparse.Namespace) -> MeasureData | None:
     if dataset is None:
         return None
     path = getattr(args, "predictions", None)
-    return MeasureData(dataset, read_predictions(path) if isinstance(path, Path) else None)
+    try:
+        predictions = read_predictions(path) if isinstance(path, Path) else None
+    except OSError as e:   # as an unreadable labels file: one error line, exit 2
+        print(f"error: {e}", file=sys.stderr)
+        return None
+    return MeasureData(dataset, predictions)
 
 
 def run_command(measure: Measure, args: argparse.Namespace) -> int:
