@@ -32,10 +32,12 @@ def param_input(ctx, inputs, p: Param, **overrides):
         hi = 1.0 if p.kind == "fraction" else p.hi
         prop = number_input(ctx, inputs, p.name, integer=p.kind == "int", lo=lo, hi=hi,
                             **({"default": default} if default is not None else {}), **options)
-    elif p.kind == "choice":
-        view = types.Dropdown()
-        for c in p.options():
-            view.add_choice(c, label=str(c))
+    elif p.kind == "choice":   # overrides may give the view (a RadioGroup; the choices the labels allow)
+        view = options.pop("view", None)
+        if view is None:
+            view = types.Dropdown()
+            for c in p.options():
+                view.add_choice(c, label=str(c))
         prop = inputs.enum(p.name, view.values(), default=default, view=view, **options)
     else:
         prop = inputs.str(p.name, **({"default": default} if default is not None else {}), **options)
