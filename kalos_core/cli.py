@@ -7,7 +7,6 @@ against; see README.md ("Command line") for its keys.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import json
 import sys
@@ -23,8 +22,6 @@ from .measure import MEASURE_MODULES, get_measure
 #: commands not (yet) declared as measures: name -> (module, handler); imported only when needed
 LEGACY_COMMANDS = {
     "calibrate": ("calibration.cli", "run_calibrate"), "braylan": ("calibration.braylan_cli", "run_braylan"),
-    "convergence": ("convergence.cli", "run_convergence"),
-    "noise-aware": ("noise_aware.cli", "run_noise_aware"),
     "simulate": ("noise.cli", "run_noise_command"), "fit-noise": ("noise.cli", "run_noise_command"),
 }
 

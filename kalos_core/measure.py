@@ -27,6 +27,8 @@ MEASURE_MODULES: dict[str, str] = {
     "variations": "variations.measure",
     "consensus": "consensus.measure",
     "bae": "bae.measure",
+    "convergence": "convergence.measure",
+    "noise-aware": "noise_aware.measure",
 }
 
 

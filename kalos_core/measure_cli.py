@@ -89,7 +89,11 @@ def read_data(measure: Measure, args: argparse.Namespace) -> MeasureData | None:
     if dataset is None:
         return None
     path = getattr(args, "predictions", None)
-    predictions = read_predictions(path) if isinstance(path, Path) else None
+    try:
+        predictions = read_predictions(path) if isinstance(path, Path) else None
+    except OSError as e:   # as an unreadable labels file: one error line, exit 2
+        print(f"error: {e}", file=sys.stderr)
+        return None
     return MeasureData(dataset, predictions, option_values(measure, args))
 
 

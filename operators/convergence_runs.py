@@ -1,4 +1,4 @@
-"""Python entries for label-convergence runs: compute, load, delete, and the views panels show.
+"""Python entries for label-convergence runs (:mod:`kalos_core.convergence`): compute, load, delete.
 
 What the ``label_convergence`` operator calls, and what a notebook calls directly::
 
@@ -8,25 +8,26 @@ What the ``label_convergence`` operator calls, and what a notebook calls directl
 The run (``config.method == "kalos_convergence"``) stores ``ConvergenceResult.to_dict()``
 (mAP in percent; its ``config`` as ``convergence_config``) and writes ``<run_key>_matched`` on
 every rater label: ten booleans, matched at IoU .50, .55, ..., .95 in every rater pair the
-label takes part in (a label unmatched in one pair is unmatched).
+label takes part in (a label unmatched in one pair is unmatched). A ``predictions_field`` (a
+model's labels with confidence) is placed against the interval.
 """
 
 from __future__ import annotations
 
-import math
-
 import fiftyone as fo
 
-from kalos_core.convergence import ConvergenceConfig, ConvergenceResult, compute_convergence
-from kalos_core.progress import rescale, run_steps, steps_of
+from kalos_core.convergence import ConvergenceResult
+from kalos_core.measure import MeasureData
 
 from . import run_store
-from .adapter import SetupError, read_dataset, resolve_source
+from .adapter import SetupError, label_fields, read_dataset
+from .measure_runs import MeasureRun, measure_run, measure_steps
 from .predictions import read_predictions
 from .writeback import write_label_values
 
 METHOD = "kalos_convergence"
 DEFAULT_KEY = "convergence"
+#: the tasks each rater label type allows, the default first
 TASKS = {"Detections": ("bbox", "segm"), "Polylines": ("segm",)}
 
 
@@ -34,67 +35,27 @@ def matched_attr(run_key: str) -> str:
     return f"{run_key}_matched"
 
 
-def check_convergence(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
-                      run_key=DEFAULT_KEY, task=None, predictions_field=None, bootstrap=1000, fraction=0.1,
-                      seed=0, alpha=None, overwrite=False):
-    """Every check before anything is read or written; returns ``(source, task, config)``."""
-    source = resolve_source(collection, rater_fields, label_field, rater_attribute)
-    run_store.validate_key(collection, run_key, METHOD, overwrite=overwrite)
-    tasks = TASKS.get(source.label_cls.__name__)
-    if not tasks:
-        raise SetupError(f"label convergence needs boxes or polygons, not {source.label_cls.__name__}",
-                         "rater_fields" if source.rater_attribute is None else "label_field")
-    task = task or tasks[0]
-    if task not in tasks:
-        raise SetupError(f"task {task!r} does not fit {source.label_cls.__name__} labels; choose {' or '.join(tasks)}",
-                         "task")
-    run_store.check_free_paths(collection, run_key, owned_paths(source, run_key), "run_key")
-    if len(collection) == 0:
-        raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
-    if predictions_field and predictions_field in source.fields:
-        raise SetupError("the predictions field is one of the rater fields", "predictions_field")
-    for name, value, ok in (("bootstrap", bootstrap, lambda v: v >= 0 and v == int(v)),
-                            ("fraction", fraction, lambda v: 0 < v <= 1), ("seed", seed, lambda v: v >= 0)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or not ok(value):
-            raise SetupError(f"{name} has a bad value {value!r}", name)
-    config = ConvergenceConfig(task=task, bootstrap=int(bootstrap), fraction=float(fraction), seed=int(seed),
-                               alpha=alpha)
-    return source, task, config
-
-
 def owned_paths(source, run_key: str) -> list[str]:
     return [f"{f}.{source.list_name}.{matched_attr(run_key)}" for f in source.fields]
 
 
-def convergence_steps(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
-                      run_key=DEFAULT_KEY, task=None, predictions_field=None, bootstrap=1000, fraction=0.1,
-                      seed=0, alpha=None, overwrite=False):
-    """:func:`convergence_run` as a generator of ``(fraction, message)`` steps; returns the result.
-    Nothing is written before the last step."""
-    source, task, config = check_convergence(collection, rater_fields, label_field, rater_attribute, run_key, task,
-                                             predictions_field, bootstrap, fraction, seed, alpha, overwrite)
-    yield 0.0, "reading labels"
-    use_masks = task == "segm" and source.label_cls is fo.Detections
+def _check(collection, source, config, extras) -> None:
+    tasks = TASKS[source.label_cls.__name__]
+    if config.task not in tasks:
+        raise SetupError(f"task {config.task!r} does not fit {source.label_cls.__name__} labels; choose "
+                         f"{' or '.join(tasks)}", "task")
+    if extras.get("predictions_field") and extras["predictions_field"] in source.fields:
+        raise SetupError("the predictions field is one of the rater fields", "predictions_field")
+
+
+def _read(collection, source, config, extras) -> MeasureData:
+    use_masks = config.task == "segm" and source.label_cls is fo.Detections
     data = read_dataset(collection, source, use_masks=use_masks)
-    if task == "segm" and not data.meta.get("pixel_geometry"):
+    if config.task == "segm" and not data.meta.get("pixel_geometry"):
         raise SetupError("segm needs image sizes: run dataset.compute_metadata()", "task")
-    predictions, unknown = (read_predictions(collection, predictions_field, data, task)
-                            if predictions_field else (None, 0))
-    try:
-        result: ConvergenceResult = yield from rescale(
-            steps_of(lambda progress: compute_convergence(data, config, predictions, progress)), 0.05, 0.9)
-    except ValueError as e:
-        raise SetupError(str(e), "rater_fields" if source.rater_attribute is None else "label_field") from None
-    yield 0.92, "writing the results"
-    store_convergence(collection, source, run_key, result, predictions_field, unknown)
-    yield 1.0, "done"
-    return result
-
-
-def convergence_run(collection, progress=None, **params) -> ConvergenceResult:
-    """Label convergence on ``collection`` stored under ``run_key`` (see :func:`check_convergence`
-    for the parameters); ``progress(fraction, message)`` optional."""
-    return run_steps(convergence_steps(collection, **params), progress)
+    field = extras.get("predictions_field")
+    predictions, unknown = read_predictions(collection, field, data, config.task) if field else (None, 0)
+    return MeasureData(data, predictions, {"unknown_prediction_classes": unknown})
 
 
 def matched_by_label(result: ConvergenceResult) -> dict:
@@ -107,22 +68,41 @@ def matched_by_label(result: ConvergenceResult) -> dict:
     return out
 
 
-def store_convergence(collection, source, run_key, result: ConvergenceResult, predictions_field=None,
-                      unknown_classes: int = 0) -> None:
-    dataset = collection._dataset
-    if run_key in dataset.list_runs():
-        run_store.delete_run(dataset, run_key)
+def _write(collection, source, run_key: str, result: ConvergenceResult) -> None:
     write_label_values(collection, source.fields, source.list_name, {matched_attr(run_key): matched_by_label(result)},
                        {matched_attr(run_key): fo.ListField(fo.BooleanField())})
-    summary = result.to_dict()
-    summary["convergence_config"] = summary.pop("config")
-    summary["unknown_prediction_classes"] = unknown_classes
-    cfg = result.config
-    run_store.save_run(
-        collection, run_key, METHOD, summary, fields=owned_paths(source, run_key),
-        **source.run_config(),
-        list_name=source.list_name, task=cfg.task, bootstrap=cfg.bootstrap, fraction=cfg.fraction, seed=cfg.seed,
-        alpha=cfg.alpha, predictions_field=predictions_field)
+
+
+RUN = MeasureRun("convergence", "label convergence runs", DEFAULT_KEY, ("box", "polygon"), owned_paths,
+                 write=_write, read=_read, check=_check, extras=("predictions_field",),
+                 config_key="convergence_config", hidden=("raters",),
+                 results=lambda result, data: {"unknown_prediction_classes": data.options["unknown_prediction_classes"]},
+                 error_param=lambda source: "rater_fields" if source.rater_attribute is None else "label_field")
+
+
+def with_task(collection, params: dict) -> dict:
+    """``params`` with ``task`` filled in where it is left out: the first the rater labels allow
+    (:data:`TASKS`: boxes bbox, polylines segm)."""
+    if params.get("task") is not None:
+        return params
+    field = (params.get("rater_fields") or [params.get("label_field")])[0]
+    cls = label_fields(collection).get(field)
+    return {**params, "task": TASKS.get(getattr(cls, "__name__", ""), ("bbox",))[0]}
+
+
+def convergence_steps(collection, **params):
+    """:func:`convergence_run` as a generator of ``(fraction, message)`` steps; returns the result.
+    Nothing is written before the last step."""
+    return measure_steps(RUN, collection, **with_task(collection, params))
+
+
+def convergence_run(collection, progress=None, **params) -> ConvergenceResult:
+    """Label convergence on ``collection`` stored under ``run_key``: the rater source
+    (``rater_fields`` or ``label_field`` + ``rater_attribute``), ``run_key``, ``overwrite``,
+    ``predictions_field`` (optional) and the parameters of
+    :class:`kalos_core.convergence.ConvergenceConfig` (``task`` left out: the labels' first of
+    :data:`TASKS`); ``progress(fraction, message)`` optional."""
+    return measure_run(RUN, collection, progress, **with_task(collection, params))
 
 
 def load_convergence(dataset, run_key: str = DEFAULT_KEY) -> dict:

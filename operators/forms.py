@@ -36,11 +36,13 @@ def param_input(ctx, inputs, p: Param, **overrides):
         hi = 1.0 if p.kind == "fraction" else p.hi
         prop = number_input(ctx, inputs, p.name, integer=p.kind == "int", lo=lo, hi=hi,
                             **({"default": default} if default is not None else {}), **options)
-    elif p.kind == "choice":
-        view = types.Dropdown()
-        for c in options.pop("choices", None) or p.options():
-            label, about = c if isinstance(c, tuple) else (str(c), None)
-            view.add_choice(c[0] if isinstance(c, tuple) else c, label=label, description=about)
+    elif p.kind == "choice":   # overrides may give the view (a RadioGroup) or the choices (with descriptions)
+        view = options.pop("view", None)
+        if view is None:
+            view = types.Dropdown()
+            for c in options.pop("choices", None) or p.options():
+                label, about = c if isinstance(c, tuple) else (str(c), None)
+                view.add_choice(c[0] if isinstance(c, tuple) else c, label=label, description=about)
         prop = inputs.enum(p.name, view.values(), default=default, view=view, **options)
     else:
         prop = inputs.str(p.name, **({"default": default} if default is not None else {}), **options)

@@ -20,7 +20,7 @@ from kalos_core.progress import rescale, run_steps
 
 from . import run_store
 from .adapter import RaterSource, SetupError, read_dataset, resolve_source
-from .forms import form_values, make_config
+from .forms import make_config
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,13 @@ class MeasureRun:
     check : ``check(collection, source, config, extras)``: refusals beyond the parameters'.
     extras : operator inputs that are not parameters (a predictions field), stored in the run config.
     config_key : the results key the result's own ``config`` is stored under.
+    source : ``source(collection, extras) -> RaterSource``: the raters' labels found from the extras
+        instead of the rater inputs (it may normalise ``extras``, which are stored); default: those inputs.
+    results : ``results(result, data) -> dict``: more keys of the stored results (e.g. what ``read`` left out).
+    error_param : ``error_param(source) -> str``: the input an engine ValueError is shown on (as a
+        :class:`SetupError`); None: it is raised as it is.
+    hidden : parameters this side does not offer (the rater inputs choose convergence's ``raters``):
+        no form input, refused as keywords, not stored (their defaults apply).
     """
 
     measure: str
@@ -49,6 +56,10 @@ class MeasureRun:
     check: Callable[[Any, RaterSource, Any, dict], None] | None = None
     extras: tuple[str, ...] = ()
     config_key: str = "config"
+    source: Callable[[Any, dict], RaterSource] | None = None
+    results: Callable[[Any, MeasureData], dict] | None = None
+    error_param: Callable[[RaterSource], str] | None = None
+    hidden: tuple[str, ...] = ()
 
     @property
     def spec(self) -> Measure:
@@ -58,23 +69,30 @@ class MeasureRun:
     def method(self) -> str:
         return self.spec.method
 
+    @property
+    def params(self) -> list[str]:
+        """The names of the parameters this side offers (all but ``hidden``)."""
+        return [p.name for p in self.spec.params if p.name not in self.hidden]
+
 
 def run_params(run: MeasureRun, params: dict, default_key: str | None = None) -> dict:
     """The keyword arguments of :func:`check_run` / :func:`measure_steps` in a form's values
     (``ctx.params``): run key (``default_key`` or the measure's when none is given), overwrite,
     the extras and every parameter given."""
+    names = run.params + list(groups_of(run.spec.config)) + list(run.extras)
     return {"run_key": params.get("run_key") or default_key or run.default_key, "overwrite": bool(params.get("overwrite")),
-            **form_values(run.spec, params), **{n: params[n] for n in run.extras if params.get(n) not in (None, "")}}
+            **{n: params[n] for n in names if params.get(n) not in (None, "")}}
 
 
-def checked_names(spec: Measure, values: dict, title: str) -> dict:
-    """``values`` without the form's own keys; :class:`SetupError` on a name that is no parameter."""
+def checked_names(spec: Measure, values: dict, title: str, allowed=None) -> dict:
+    """``values`` without the form's own keys; :class:`SetupError` on a name that is no parameter
+    (of ``allowed``, default every parameter of ``spec``)."""
     values = {k: v for k, v in values.items() if k not in ("layout", "delegate")}
-    known = {p.name for p in spec.params} | set(groups_of(spec.config))
-    unknown = sorted(set(values) - known)
+    names = list(allowed) if allowed is not None else [p.name for p in spec.params]
+    unknown = sorted(set(values) - set(names) - set(groups_of(spec.config)))
     if unknown:
-        raise SetupError(f"unknown parameter(s) {', '.join(unknown)} of {title}; known: "
-                         f"{', '.join(p.name for p in spec.params)}", unknown[0])
+        raise SetupError(f"unknown parameter(s) {', '.join(unknown)} of {title}; known: {', '.join(names)}",
+                         unknown[0])
     return values
 
 
@@ -82,7 +100,9 @@ def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, 
               run_key=None, overwrite=False, **values):
     """Every check before anything is read or written; returns ``(source, config, extras)``."""
     run_key = run_key or run.default_key
-    source = resolve_source(collection, rater_fields, label_field, rater_attribute)
+    extras = {k: values.pop(k, None) for k in run.extras}
+    source = run.source(collection, extras) if run.source else resolve_source(collection, rater_fields, label_field,
+                                                                              rater_attribute)
     run_store.validate_key(collection, run_key, run.method, overwrite=overwrite)
     if source.kind not in run.kinds:
         names = {"box": "boxes", "polygon": "polygons", "keypoints": "keypoints"}
@@ -92,8 +112,7 @@ def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, 
     run_store.check_free_paths(collection, run_key, run.owned_paths(source, run_key), "run_key")
     if len(collection) == 0:
         raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
-    extras = {k: values.pop(k, None) for k in run.extras}
-    config = make_config(run.spec, checked_names(run.spec, values, run.title))
+    config = make_config(run.spec, checked_names(run.spec, values, run.title, run.params))
     if run.check is not None:
         run.check(collection, source, config, extras)
     return source, config, extras
@@ -106,9 +125,14 @@ def measure_steps(run: MeasureRun, collection, run_key=None, **params):
     source, config, extras = check_run(run, collection, run_key=run_key, **params)
     yield 0.0, "reading labels"
     data = run.read(collection, source, config, extras) if run.read else MeasureData(read_dataset(collection, source))
-    result = yield from rescale(run.spec.steps(data, config), 0.05, 0.9)
+    try:
+        result = yield from rescale(run.spec.steps(data, config), 0.05, 0.9)
+    except ValueError as e:
+        if run.error_param is None or isinstance(e, SetupError):
+            raise
+        raise SetupError(str(e), run.error_param(source)) from None
     yield 0.92, "writing the results"
-    store(run, collection, source, run_key, result, config, extras)
+    store(run, collection, source, run_key, result, config, extras, run.results(result, data) if run.results else None)
     yield 1.0, "done"
     return result
 
@@ -118,8 +142,10 @@ def measure_run(run: MeasureRun, collection, progress=None, **params):
     return run_steps(measure_steps(run, collection, **params), progress)
 
 
-def store(run: MeasureRun, collection, source: RaterSource, run_key: str, result, config, extras: dict) -> None:
-    """Replace a run under ``run_key``: its label attributes, then the run with every parameter."""
+def store(run: MeasureRun, collection, source: RaterSource, run_key: str, result, config, extras: dict,
+          more: dict | None = None) -> None:
+    """Replace a run under ``run_key``: its label attributes, then the run with every parameter
+    (``more``: keys added to the stored results)."""
     dataset = collection._dataset
     if run_key in dataset.list_runs():
         run_store.delete_run(dataset, run_key)
@@ -127,5 +153,7 @@ def store(run: MeasureRun, collection, source: RaterSource, run_key: str, result
         run.write(collection, source, run_key, result)
     summary = result.to_dict()
     summary[run.config_key] = summary.pop("config")
+    summary.update(more or {})
     run_store.save_run(collection, run_key, run.method, summary, fields=run.owned_paths(source, run_key),
-                       **source.run_config(), list_name=source.list_name, **config.to_dict(), **extras)
+                       **source.run_config(), list_name=source.list_name,
+                       **{k: v for k, v in config.to_dict().items() if k not in run.hidden}, **extras)

@@ -1,7 +1,8 @@
 """Operators: label_convergence, noise_aware_evaluation, delete_kalos_run.
 
-Thin adapters: the forms are built here, the work is done by :mod:`.convergence_runs`,
-:mod:`.noise_aware_runs` and the run store (:mod:`.run_store`).
+Thin adapters: the forms are built here (the parameters' inputs from the engine's declarations,
+:func:`.forms.param_inputs`), the work is done by :mod:`.convergence_runs`, :mod:`.noise_aware_runs`
+and the run store (:mod:`.run_store`).
 """
 
 from __future__ import annotations
@@ -12,14 +13,18 @@ import fiftyone.operators.types as types
 
 from . import run_store, status_colors
 from .adapter import SetupError, label_fields
-from .common import (check_form, drive, finish_run, form_error, number_input, report_errors, result_card,
-                     run_or_delegate, setup_inputs, source_params)
-from .convergence_runs import TASKS, check_convergence, convergence_run, convergence_steps
+from .common import (check_form, drive, finish_run, form_error, report_errors, result_card, run_or_delegate,
+                     setup_inputs, source_params)
 from .convergence_runs import DEFAULT_KEY as CONVERGENCE_KEY
 from .convergence_runs import METHOD as CONVERGENCE
+from .convergence_runs import RUN as CONVERGENCE_RUN
+from .convergence_runs import TASKS, convergence_run, convergence_steps
+from .forms import param_inputs
+from .measure_runs import check_run, run_params
 from .noise_aware_runs import DEFAULT_KEY as NOISE_KEY
 from .noise_aware_runs import METHOD as NOISE_AWARE
-from .noise_aware_runs import check_noise_aware, noise_aware_run, noise_aware_steps
+from .noise_aware_runs import RUN as NOISE_RUN
+from .noise_aware_runs import noise_aware_run, noise_aware_steps
 from .predictions import prediction_fields
 
 
@@ -32,8 +37,6 @@ def _choices(names: dict, multiple: bool = False) -> types.Dropdown:
     for name, cls in names.items():
         choices.add_choice(name, label=f"{name} ({cls.__name__})")
     return choices
-
-
 
 
 class LabelConvergence(foo.Operator):
@@ -61,36 +64,28 @@ class LabelConvergence(foo.Operator):
         task_view = types.RadioGroup(orientation="horizontal")
         for t in tasks:
             task_view.add_choice(t, label={"bbox": "boxes (bbox)", "segm": "masks / polygons (segm)"}[t])
-        props["task"] = inputs.enum("task", task_view.values(), default=tasks[0], label="Task", view=task_view)
+        not_task = [q.name for q in CONVERGENCE_RUN.spec.params if q.name != "task"]
+        props.update(param_inputs(ctx, inputs, CONVERGENCE_RUN.spec, skip=not_task,
+                                  overrides={"task": {"view": task_view, "default": tasks[0]}}))
         task = p.get("task") if p.get("task") in tasks else tasks[0]
         preds = {k: v for k, v in prediction_fields(ds, task).items()
                  if not source or k not in source.fields}
         props["predictions_field"] = inputs.enum(
             "predictions_field", list(preds), label="Predictions field (optional)", view=_choices(preds),
             description="a model's labels with confidence: its mAP against each rater, placed against the interval")
-        props["bootstrap"] = number_input(ctx, inputs, "bootstrap", integer=True, lo=0, hi=10000, default=1000,
-                                          label="Bootstrap subsets", description="subsets of the images (the paper: 1,000; 0 = full set only)")
-        props["fraction"] = number_input(ctx, inputs, "fraction", lo=0.01, hi=1.0, default=0.1, label="Subset fraction",
-                                         description="share of the images in each subset (the paper: 0.1)")
-        props["seed"] = number_input(ctx, inputs, "seed", integer=True, lo=0, default=0, label="Seed",
-                                     description="seed of the bootstrap subsets: same seed, same result")
-        inputs.bool("alpha", default=False, label="Map α through Eq. 1 (and refit)",
-                    description="always done with more than two raters")
+        props.update(param_inputs(ctx, inputs, CONVERGENCE_RUN.spec, skip=("task", *CONVERGENCE_RUN.hidden)))
         if source is not None:
-            check_form(props, lambda: check_convergence(
-                ctx.target_view(), **source_params(p), run_key=p.get("run_key"), task=task,
-                predictions_field=p.get("predictions_field"), bootstrap=p.get("bootstrap", 1000),
-                fraction=p.get("fraction", 0.1), seed=p.get("seed", 0), overwrite=bool(p.get("overwrite"))))
+            check_form(props, lambda: check_run(CONVERGENCE_RUN, ctx.target_view(), **source_params(p),
+                                                **{**run_params(CONVERGENCE_RUN, p), "task": task}))
         return types.Property(inputs, view=types.View(label="KaLOS: label convergence"))
 
     def execute(self, ctx):
         p = ctx.params
         key = p.get("run_key") or CONVERGENCE_KEY
-        steps = convergence_steps(
-            ctx.target_view(), **source_params(p), run_key=key, task=p.get("task"),
-            predictions_field=p.get("predictions_field") or None, bootstrap=p.get("bootstrap", 1000),
-            fraction=p.get("fraction", 0.1), seed=p.get("seed", 0), alpha=True if p.get("alpha") else None,
-            overwrite=bool(p.get("overwrite")))
+        params = run_params(CONVERGENCE_RUN, p)
+        if not params.get("alpha"):   # the box left unticked: the default rule (alpha with > 2 raters)
+            params.pop("alpha", None)
+        steps = convergence_steps(ctx.target_view(), **source_params(p), **params)
         res = yield from report_errors(ctx, drive(ctx, steps))
         d = res.to_dict()
         boot = d["bootstrap"] or {}
@@ -146,10 +141,6 @@ class NoiseAwareEvaluation(foo.Operator):
         props["noise_fields"] = inputs.list("noise_fields", types.String(), required=True,
                                             label="Noise fit: other rater fields", view=_choices(others, True),
                                             description="the corner noise is fitted between the reference and these")
-        share = types.RadioGroup()
-        share.add_choice("split", label="both raters noisy (each carries the noise / √2)")
-        share.add_choice("reference", label="the reference is noise-free")
-        inputs.enum("share", share.values(), default="split", label="Noise sharing", view=share)
         default = run_store.unused_key(ds, NOISE_KEY, NOISE_AWARE)
         props["run_key"] = inputs.str("run_key", default=default, required=True, label="Run key",
                                       description="stored as a custom run; <run_key>_* attributes on the predictions")
@@ -158,10 +149,12 @@ class NoiseAwareEvaluation(foo.Operator):
         if about:
             props["overwrite"] = inputs.bool("overwrite", default=False, label=f"Overwrite the existing run {key!r}",
                                              description=f"Replaces it and the fields it wrote: {about}")
+        share = types.RadioGroup()
+        share.add_choice("split", label="both raters noisy (each carries the noise / √2)")
+        share.add_choice("reference", label="the reference is noise-free")
+        props.update(param_inputs(ctx, inputs, NOISE_RUN.spec, overrides={"share": {"view": share}}))
         if p.get("predictions_field") and p.get("reference_field") and p.get("noise_fields"):
-            check_form(props, lambda: check_noise_aware(
-                ctx.target_view(), p.get("predictions_field"), p.get("reference_field"), p.get("noise_fields"),
-                p.get("share", "split"), key, bool(p.get("overwrite"))))
+            check_form(props, lambda: check_run(NOISE_RUN, ctx.target_view(), **run_params(NOISE_RUN, p)))
         else:
             check_form(props, lambda: run_store.validate_key(ds, key, NOISE_AWARE, overwrite=bool(p.get("overwrite"))))
         return types.Property(inputs, view=types.View(label="KaLOS: noise-aware evaluation"))
@@ -169,8 +162,7 @@ class NoiseAwareEvaluation(foo.Operator):
     def execute(self, ctx):
         p = ctx.params
         key = p.get("run_key") or NOISE_KEY
-        steps = noise_aware_steps(ctx.target_view(), p.get("predictions_field"), p.get("reference_field"),
-                                  p.get("noise_fields"), p.get("share", "split"), key, bool(p.get("overwrite")))
+        steps = noise_aware_steps(ctx.target_view(), **run_params(NOISE_RUN, p))
         res = yield from report_errors(ctx, drive(ctx, steps))
         ap = res.to_dict()["ap"]["50:95"]
         fmt = lambda v: "—" if v is None else f"{v:.2f}"  # noqa: E731

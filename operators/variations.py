@@ -8,7 +8,7 @@ import fiftyone.operators.types as types
 
 from . import run_store
 from .common import drive, report_errors, result_card, run_or_delegate, setup_inputs, show_result, source_params
-from .common import check_form, finish_run, number_input
+from .common import check_form, finish_run
 from .forms import param_inputs
 from .measure_runs import check_run, run_params
 from .measures import _existing

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
-from .common import NEUTRAL, RunPanel, chart, clean, clicked, fmt, label_source_params, load_results, plot_layout
+from .common import NEUTRAL, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 from .views import CONVERGENCE_THRESHOLDS, convergence_class_view, convergence_unmatched_view
 
 METHOD = "kalos_convergence"
@@ -145,6 +145,7 @@ class LabelConvergencePanel(RunPanel):
              "raters on bootstrap subsets and places a model against it.")
     ACTION_LABEL = "Compute label convergence"
     ACTION_URI = URI
+    MEASURE = "convergence"
 
     @property
     def config(self):
@@ -153,9 +154,9 @@ class LabelConvergencePanel(RunPanel):
                                help_markdown="Bootstrap mAP between raters, its intervals, a model's mAP, AP per class.")
 
     def rerun_params(self, cfg) -> dict:
-        return {**label_source_params(cfg), "task": cfg.task,
-                "predictions_field": getattr(cfg, "predictions_field", None), "bootstrap": cfg.bootstrap, "fraction": cfg.fraction, "seed": cfg.seed,
-                "alpha": getattr(cfg, "alpha", None)}
+        """Beyond the parameters (``MEASURE``): the predictions field. ``raters`` is no input of the
+        form (the rater fields choose them): the stored ``raters`` (field -> rater) is not prefilled."""
+        return {"predictions_field": getattr(cfg, "predictions_field", None), "raters": None}
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -58,6 +58,7 @@ class NoiseAwarePanel(RunPanel):
              "with confidence and two rater fields.")
     ACTION_LABEL = "Noise-aware evaluation"
     ACTION_URI = URI
+    MEASURE = "noise-aware"
 
     @property
     def config(self):
@@ -66,8 +67,9 @@ class NoiseAwarePanel(RunPanel):
                                help_markdown="AP^l / AP / AP^u per size and threshold, and the ε̄(W, H) heatmap.")
 
     def rerun_params(self, cfg) -> dict:
+        """Beyond the parameters (``MEASURE``): the predictions, reference and noise fields."""
         return {"predictions_field": cfg.predictions_field, "reference_field": cfg.reference_field,
-                "noise_fields": list(cfg.noise_fields or []), "share": cfg.share}
+                "noise_fields": list(cfg.noise_fields or [])}
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
-from .common import RunPanel, chart, clean, clicked, fmt, label_source_params, load_results, plot_layout
+from .common import RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 
 METHOD = "kalos_variations"
 URI = "@kalos/agreement/compute_variations"

@@ -24,7 +24,7 @@ from .bulk_match import match_requests
 from ..coincidence import AlphaSums, group_sums
 from ..columns import ids_and_raters
 from .diagnostic_defs import chunk_cells  # (importing it registers the diagnostics)
-from .diagnostics import ALPHA, REGISTRY, ChunkCells, Emitter, ImageContext, enabled_diagnostics, rematch_key
+from .diagnostics import ALPHA, ChunkCells, Emitter, ImageContext, enabled_diagnostics, rematch_key
 from ..gcpause import paused_gc
 from ..matching import get_cost, get_solver
 from .problem import empty_image_cells, prepare_image

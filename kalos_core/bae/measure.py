@@ -54,9 +54,22 @@ def summary(result: BAEResult, seconds: float | None = None) -> str:
     return "\n".join(lines)
 
 
+def example() -> MeasureData:
+    """The demo scenes with a seeded random 4-vector per rater (the registry-wide tests)."""
+    import numpy as np
+
+    from ..demo_data import demo_example
+
+    data = demo_example()
+    rng = np.random.default_rng(0)
+    return MeasureData(data.dataset, options={"embeddings": {r: rng.normal(size=4).tolist()
+                                                             for r in data.dataset.raters}})
+
+
 MEASURE = Measure(
     name="bae", help="behaviour alignment (BAE): a model's per-rater representations against the pairwise alpha",
     config=BAEConfig, steps=steps, result=BAEResult, method="kalos_bae", summary=summary,
     tasks=("bbox", "segm", "keypoints"),
     cli_options=(CliOption(("--embeddings",), dict(type=read_embeddings, required=True, metavar="EMB.json",
-                                                   help="JSON {rater: vector} or {rater: [vector per sample]}")),))
+                                                   help="JSON {rater: vector} or {rater: [vector per sample]}")),),
+    example=example)

@@ -1,6 +1,6 @@
 """Label convergence (Tschirschwitz & Rodehorst, WACV 2025): modified mAP between raters.
 
-``compute_convergence`` evaluates every rater pair in both directions with pycocotools'
+``convergence_steps`` (``compute_convergence`` runs it) evaluates every rater pair in both directions with pycocotools'
 COCOeval (once per direction), re-accumulates AP on 1,000 seeded subsets of 10 % of the images
 from the per-image results, pools the pairs, and optionally maps α through Eq. 1 and places a
 model's predictions against the interval. See docs/convergence.md.
@@ -11,11 +11,12 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from itertools import combinations
-from typing import Callable, Sequence
+from typing import Callable, Generator, Sequence
 
 import numpy as np
 
 from ..data import MultiRaterDataset
+from ..progress import run_steps
 from .accumulate import subset_ap
 from .cocoeval import DirectionTable, _order_key, evaluate_direction, rater_labels
 from .stats import draw_subsets, interval_stats
@@ -59,10 +60,11 @@ def bootstrap_summary(per_subset: np.ndarray, confidence: float) -> BootstrapSum
                             {k: interval_stats(per_subset[:, t], confidence) for t, k in enumerate(THRESHOLD_KEYS)})
 
 
-def compute_convergence(dataset: MultiRaterDataset, config: ConvergenceConfig = ConvergenceConfig(),
-                        predictions: Sequence[dict] | None = None,
-                        progress: Progress | None = None) -> ConvergenceResult:
-    """Modified mAP between raters, its bootstrap interval, optionally Eq. 1 and a model.
+def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = ConvergenceConfig(),
+                      predictions: Sequence[dict] | None = None) -> Generator[tuple[float, str], None,
+                                                                               ConvergenceResult]:
+    """Modified mAP between raters, its bootstrap interval, optionally Eq. 1 and a model, as a
+    generator of ``(fraction, message)`` progress steps that returns the result.
 
     Parameters
     ----------
@@ -70,9 +72,7 @@ def compute_convergence(dataset: MultiRaterDataset, config: ConvergenceConfig = 
     config : see :class:`ConvergenceConfig`.
     predictions : optional COCO results (``image_id``, ``category_id``, ``bbox`` or
         ``segmentation``, ``score``) on the data set's images.
-    progress : optional ``progress(fraction, message)``.
     """
-    say = progress or (lambda f, m: None)
     raters = list(config.raters) if config.raters else dataset.raters
     missing = [r for r in raters if r not in dataset.raters]
     if missing or len(raters) < 2:
@@ -98,7 +98,7 @@ def compute_convergence(dataset: MultiRaterDataset, config: ConvergenceConfig = 
         pairs.append(PairResult((a, b), len(shared), average_summaries(list(directions.values())), directions,
                                 matched=matched))
         sides.append((ab, ba))
-        say(0.4 * (n + 1) / len(all_pairs), f"evaluated pair {a} / {b}")
+        yield 0.4 * (n + 1) / len(all_pairs), f"evaluated pair {a} / {b}"
     if not pairs:
         raise ValueError("no image was assigned to two of the chosen raters")
     seconds["evaluate"] = time.perf_counter() - start
@@ -114,7 +114,7 @@ def compute_convergence(dataset: MultiRaterDataset, config: ConvergenceConfig = 
             for p, (ab, ba) in enumerate(sides):
                 per_pair[p, s] = nanmean(np.stack([ab.per_threshold(mask), ba.per_threshold(mask)]), axis=0)
             if s % 100 == 99:
-                say(0.4 + 0.3 * (s + 1) / len(masks), f"bootstrap {s + 1}/{len(masks)}")
+                yield 0.4 + 0.3 * (s + 1) / len(masks), f"bootstrap {s + 1}/{len(masks)}"
         for p, pair in enumerate(pairs):
             pair.bootstrap = bootstrap_summary(per_pair[p], config.confidence)
         pooled = nanmean(per_pair, axis=0)
@@ -125,16 +125,23 @@ def compute_convergence(dataset: MultiRaterDataset, config: ConvergenceConfig = 
     if config.alpha or (config.alpha is None and len(raters) > 2):
         from .alpha_map import alpha_mapping
 
+        yield 0.75, "alpha per threshold"
         start = time.perf_counter()
-        say(0.75, "alpha per threshold")
         result.alpha = alpha_mapping(restrict_raters(dataset, raters), ids, masks, pooled, config.confidence)
         seconds["alpha"] = time.perf_counter() - start
     if predictions is not None:
-        from .model import compare_model
+        from .model import evaluate_model
 
+        yield 0.9, "model predictions"
         start = time.perf_counter()
-        say(0.9, "model predictions")
-        result.model = compare_model(dataset, raters, predictions, config, index_of, masks, result.bootstrap)
+        result.model = evaluate_model(dataset, raters, predictions, config, index_of, masks, result.bootstrap)
         seconds["model"] = time.perf_counter() - start
-    say(1.0, "done")
+    yield 1.0, "done"
     return result
+
+
+def compute_convergence(dataset: MultiRaterDataset, config: ConvergenceConfig = ConvergenceConfig(),
+                        predictions: Sequence[dict] | None = None,
+                        progress: Progress | None = None) -> ConvergenceResult:
+    """:func:`convergence_steps` run to the end; ``progress(fraction, message)`` per step (optional)."""
+    return run_steps(convergence_steps(dataset, config, predictions), progress)

@@ -39,9 +39,9 @@ def prepare_predictions(predictions: Sequence[dict], dataset: MultiRaterDataset,
     return out
 
 
-def compare_model(dataset: MultiRaterDataset, raters: list[str], predictions: Sequence[dict],
-                  config: ConvergenceConfig, index_of: dict, masks: np.ndarray | None,
-                  interval: BootstrapSummary | None) -> ModelResult:
+def evaluate_model(dataset: MultiRaterDataset, raters: list[str], predictions: Sequence[dict],
+                   config: ConvergenceConfig, index_of: dict, masks: np.ndarray | None,
+                   interval: BootstrapSummary | None) -> ModelResult:
     """The model's mAP with each rater as ground truth (on that rater's images), the rater average,
     the same on the bootstrap subsets, and ``below`` / ``inside`` / ``above`` for both intervals."""
     from .engine import Side

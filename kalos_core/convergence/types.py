@@ -12,42 +12,38 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..params import Config, ParamError, param
+
 #: the paper's Eq. 1 (mAP and α as fractions), fitted on LVIS / COCO / Open Images subsets
 EQ1_SLOPE, EQ1_INTERCEPT = 0.836, 0.197
 THRESHOLD_KEYS = tuple(f"{t:.2f}" for t in np.linspace(0.5, 0.95, 10))
 
 
 @dataclass(frozen=True)
-class ConvergenceConfig:
-    """Settings of a label-convergence run.
+class ConvergenceConfig(Config):
+    """Settings of a label-convergence run (each field a declared parameter, :mod:`kalos_core.params`).
 
-    task : ``bbox`` or ``segm``.
-    bootstrap : number of image subsets (the paper: 1,000); 0 = full set only.
-    fraction : share of the images in each subset, drawn without replacement (the paper: 0.1).
-    seed : seeds the subsets.
-    confidence : level of both intervals (normal: mean ± z·SD; percentile).
-    raters : raters to compare (None = all); every pair of them is evaluated.
-    alpha : also compute per-image α at .50:.05:.95, map it through Eq. 1 and refit the line on
-        these data; None = only when there are more than two raters.
+    ``raters``: every pair of them is evaluated (None = all). ``alpha``: also compute per-image α
+    at .50:.05:.95, map it through Eq. 1 and refit the line on these data; None = only when there
+    are more than two raters.
     """
 
-    task: str = "bbox"
-    bootstrap: int = 1000
-    fraction: float = 0.1
-    seed: int = 0
-    confidence: float = 0.95
-    raters: tuple[str, ...] | None = None
-    alpha: bool | None = None
+    task: str = param("bbox", "choice", "bbox (boxes) or segm (masks / polygons)", choices=("bbox", "segm"))
+    bootstrap: int = param(1000, "int", "image subsets (the paper: 1,000; 0 = full set only)",
+                           label="Bootstrap subsets")
+    fraction: float = param(0.1, "fraction", "share of the images in each subset, drawn without replacement "
+                            "(the paper: 0.1)", lo_open=True, label="Subset fraction")
+    seed: int = param(0, "int", "seed of the bootstrap subsets: same seed, same result")
+    confidence: float = param(0.95, "fraction", "level of both intervals (normal: mean ± z·SD; percentile)",
+                              lo_open=True, hi_open=True, advanced=True)
+    raters: tuple[str, ...] | None = param(None, "names", "comma-separated raters to compare (default: all)",
+                                           optional=True)
+    alpha: bool | None = param(None, "bool", "also map alpha through Eq. 1 and refit the line (default: only "
+                               "with > 2 raters)", optional=True, label="Map α through Eq. 1 (and refit)")
 
-    def __post_init__(self) -> None:
-        if self.task not in ("bbox", "segm"):
-            raise ValueError(f"task must be bbox or segm, got {self.task!r}")
-        if self.bootstrap < 0:
-            raise ValueError(f"bootstrap must be >= 0, got {self.bootstrap}")
-        if not 0.0 < self.fraction <= 1.0:
-            raise ValueError(f"fraction must lie in (0, 1], got {self.fraction}")
-        if not 0.0 < self.confidence < 1.0:
-            raise ValueError(f"confidence must lie in (0, 1), got {self.confidence}")
+    def check(self) -> None:
+        if self.raters is not None and len(self.raters) < 2:
+            raise ParamError("raters", f"raters must name at least two raters, got {', '.join(self.raters)}")
 
 
 def _pct(x: float) -> float | None:

@@ -13,7 +13,6 @@ give equal data sets wherever this one answers (``tests/core/test_columnar.py``)
 from __future__ import annotations
 
 from itertools import chain
-from typing import Any
 
 import numpy as np
 

@@ -4,28 +4,34 @@ bounds from the corner noise of the reference labels.
 1. fit the corner noise from two label sets on the same images (:mod:`.corner_noise`);
 2. tabulate ε̄(W, H) = 1 − E[IoU] (:mod:`.expected_iou`);
 3. evaluate the predictions against the reference rater with IoU − ε̄, IoU, IoU + ε̄ (:mod:`.bounds`).
+
+:func:`evaluation_steps` yields ``(fraction, message)`` progress steps and returns the result;
+:func:`noise_aware_evaluation` runs it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-from typing import Sequence
+from typing import Generator, Sequence
 
 from pycocotools.coco import COCO
 
 from ..convergence.cocoeval import _order_key, rater_labels
 from ..convergence.model import prepare_predictions
 from ..data import MultiRaterDataset
+from ..progress import run_steps
 from .bounds import bounded_ap
 from .corner_noise import fit_corner_noise
 from .expected_iou import EpsInterpolator, eps_grid
 from .types import NoiseAwareConfig, NoiseAwareResult, NoiseFit
 
 
-def fit_noise(dataset: MultiRaterDataset, reference: str, others: Sequence[str] | None = None,
-              config: NoiseAwareConfig = NoiseAwareConfig()) -> NoiseFit:
-    """Corner noise between ``reference`` and ``others`` (default: every other rater of the data set)."""
+def fit_reference_noise(dataset: MultiRaterDataset, reference: str, others: Sequence[str] | None = None,
+                        config: NoiseAwareConfig = NoiseAwareConfig()) -> NoiseFit:
+    """Corner noise between ``reference`` and ``others`` (default: every other rater of the data set).
+
+    (Not :func:`kalos_core.noise.fit_noise`, which fits the empirical noise generator's profile.)"""
     if dataset.kind != "box":
         raise ValueError("the corner-noise model needs boxes (task bbox)")
     others = [r for r in (others or dataset.raters) if r != reference]
@@ -34,11 +40,12 @@ def fit_noise(dataset: MultiRaterDataset, reference: str, others: Sequence[str] 
     return fit_corner_noise(dataset, reference, others, config.iou_min, config.fence_k, config.share)
 
 
-def noise_aware_evaluation(dataset: MultiRaterDataset, predictions: Sequence[dict], reference: str,
-                           noise: NoiseFit | None = None, config: NoiseAwareConfig = NoiseAwareConfig(),
-                           noise_raters: Sequence[str] | None = None,
-                           per_detection: bool = False) -> NoiseAwareResult:
-    """AP^l ≤ AP ≤ AP^u of ``predictions`` (COCO results with scores) against ``reference``.
+def evaluation_steps(dataset: MultiRaterDataset, predictions: Sequence[dict], reference: str,
+                     noise: NoiseFit | None = None, config: NoiseAwareConfig = NoiseAwareConfig(),
+                     noise_raters: Sequence[str] | None = None,
+                     per_detection: bool = False) -> Generator[tuple[float, str], None, NoiseAwareResult]:
+    """AP^l ≤ AP ≤ AP^u of ``predictions`` (COCO results with scores) against ``reference``, as a
+    generator of ``(fraction, message)`` progress steps that returns the result.
 
     Parameters
     ----------
@@ -48,16 +55,19 @@ def noise_aware_evaluation(dataset: MultiRaterDataset, predictions: Sequence[dic
     noise : a corner-noise fit; None = fit ``reference`` against ``noise_raters`` (default: the
         other raters) with ``config``.
     per_detection : also fill ``result.detections`` (per prediction, keyed by its ``id``: matched
-        under each bound at each threshold, status, IoU and its bounds; :mod:`.per_detection`).
+        under each bound at each threshold, status, IoU and its bounds, size; :mod:`.per_detection`).
     """
     if noise is None:
-        noise = fit_noise(dataset, reference, noise_raters, config)
+        yield 0.0, "fitting the corner noise"
+        noise = fit_reference_noise(dataset, reference, noise_raters, config)
     images = sorted((im.id for im in dataset.images if reference in im.raters), key=_order_key)
     gt_labels = rater_labels(dataset, reference, images)
     preds = [p for p in prepare_predictions(predictions, dataset, "bbox") if p["image_id"] in set(images)]
     sizes = [max(d["bbox"][2], d["bbox"][3]) for d in gt_labels]
+    yield 0.15, "the expected IoU grid"
     grid = eps_grid(noise, config.max_size or max([64.0, *sizes]), config.grid_points, config.quad_nodes)
     eps = EpsInterpolator(grid)
+    yield 0.3, "AP with IoU bounds"
     cats = sorted({d["category_id"] for d in gt_labels} | {d["category_id"] for d in preds})
     detections = {} if per_detection else None
     if not gt_labels or not preds:
@@ -83,8 +93,18 @@ def noise_aware_evaluation(dataset: MultiRaterDataset, predictions: Sequence[dic
         if per_detection:
             from .per_detection import detection_outcomes
 
+            yield 0.7, "per-prediction outcomes"
             detections = detection_outcomes(gt, dt, eps, images, cats, max(counts.values()) + 1,
                                             [p["source_id"] for p in preds])
+    yield 1.0, "done"
     return NoiseAwareResult(noise=noise, ap=table["all"], by_size={s: table[s] for s in ("small", "medium", "large")},
                             eps_grid=grid, reference=reference, n_predictions=len(preds),
                             n_reference=len(gt_labels), config=config, detections=detections)
+
+
+def noise_aware_evaluation(dataset: MultiRaterDataset, predictions: Sequence[dict], reference: str,
+                           noise: NoiseFit | None = None, config: NoiseAwareConfig = NoiseAwareConfig(),
+                           noise_raters: Sequence[str] | None = None,
+                           per_detection: bool = False) -> NoiseAwareResult:
+    """:func:`evaluation_steps` run to the end (same parameters)."""
+    return run_steps(evaluation_steps(dataset, predictions, reference, noise, config, noise_raters, per_detection))

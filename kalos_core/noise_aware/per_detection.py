@@ -5,7 +5,8 @@ One COCOeval ``evaluate()`` per shift (all areas, no ``maxDets`` truncation), re
 per-image results: ``dtMatches`` (COCOeval's greedy matching, as the AP uses it) and the IoU
 matrix of the unshifted run. A prediction's IoU is that of the ground truth it matches at .50,
 otherwise its best IoU with a ground truth of its class (0 when there is none); ε̄ is that of
-the same ground truth's size, so the bounds are clip(IoU ∓ ε̄, 0, 1).
+the same ground truth's size, so the bounds are clip(IoU ∓ ε̄, 0, 1). Its size is COCO's of its
+own box (area < 32², < 96², else large), as COCOeval ranges an unmatched detection.
 """
 
 from __future__ import annotations
@@ -37,9 +38,14 @@ def status(lower: bool, upper: bool) -> str:
     return "matched" if lower and upper else "unmatched" if not (lower or upper) else "uncertain"
 
 
+def size_of(area: float) -> str:
+    """COCO size of a box area in pixels²: ``small`` (< 32²), ``medium`` (< 96²), else ``large``."""
+    return "small" if area < 32 ** 2 else "medium" if area < 96 ** 2 else "large"
+
+
 def detection_outcomes(gt, dt, eps_fn, image_ids, cat_ids, max_dets: int, source_ids: list) -> dict:
     """``{source id: {"matched": {bound: [bool × 10]}, "status": [str × 10], "iou", "iou_lower",
-    "iou_upper", "uncertain"}}`` for every detection of ``dt`` (ids 1..n, ``source_ids[n - 1]``)."""
+    "iou_upper", "uncertain", "size"}}`` for every detection of ``dt`` (ids 1..n, ``source_ids[n - 1]``)."""
     matched = {}
     ev0 = None
     for name, shift in SHIFTS.items():
@@ -73,5 +79,6 @@ def detection_outcomes(gt, dt, eps_fn, image_ids, cat_ids, max_dets: int, source
         statuses = [status(lo, up) for lo, up in zip(by["lower"], by["upper"])]
         out[source_ids[did - 1]] = {
             "matched": by, "status": statuses, "uncertain": "uncertain" in statuses, "iou": value,
-            "iou_lower": float(np.clip(value - eps, 0, 1)), "iou_upper": float(np.clip(value + eps, 0, 1))}
+            "iou_lower": float(np.clip(value - eps, 0, 1)), "iou_upper": float(np.clip(value + eps, 0, 1)),
+            "size": size_of(dt.anns[did]["bbox"][2] * dt.anns[did]["bbox"][3])}
     return out

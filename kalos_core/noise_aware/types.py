@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..params import Config, param
+
 #: corner offsets: left, right, top, bottom edge (Eq. 5's x1, x2, y1, y2)
 COMPONENTS = ("x1", "x2", "y1", "y2")
 #: AP keys: IoU thresholds (index into .50:.05:.95) and the mean over all ten
@@ -19,30 +21,27 @@ SIZES = ("small", "medium", "large")
 
 
 @dataclass(frozen=True)
-class NoiseAwareConfig:
-    """Settings of a noise-aware evaluation.
+class NoiseAwareConfig(Config):
+    """Settings of a noise-aware evaluation (each field a declared parameter, :mod:`kalos_core.params`).
 
-    iou_min : pairs of the noise fit with a lower IoU are dropped (the paper: 0.1).
-    fence_k : Tukey fence factor (1.5).
-    share : ``split`` (two noisy raters: each carries the fitted noise scaled by 1/√2) or
-        ``reference`` (the reference is noise-free: all noise on the other side).
-    grid_points : ε̄ grid nodes per axis (log-spaced sizes, bilinear interpolation in log size).
-    max_size : largest box side on the grid in pixels (None = the largest in the data, at least 64).
-    quad_nodes : Gauss-Legendre nodes per half-axis for Eq. 7 (deterministic: no sampling, no seed).
+    ``share``: ``split`` (two noisy raters: each carries the fitted noise scaled by 1/√2) or
+    ``reference`` (the reference is noise-free: all noise on the other side). The ε̄ grid has
+    ``grid_points`` log-spaced sizes per axis (bilinear interpolation in log size); Eq. 7 is
+    integrated with ``quad_nodes`` Gauss-Legendre nodes per half-axis (no sampling, no seed).
     """
 
-    iou_min: float = 0.1
-    fence_k: float = 1.5
-    share: str = "split"
-    grid_points: int = 24
-    max_size: float | None = None
-    quad_nodes: int = 8
-
-    def __post_init__(self) -> None:
-        if self.share not in ("split", "reference"):
-            raise ValueError(f"share must be 'split' or 'reference', got {self.share!r}")
-        if not 0.0 <= self.iou_min < 1.0 or self.fence_k <= 0 or self.grid_points < 2 or self.quad_nodes < 2:
-            raise ValueError("need 0 <= iou_min < 1, fence_k > 0, grid_points >= 2, quad_nodes >= 2")
+    iou_min: float = param(0.1, "fraction", "noise-fit pairs with a lower IoU are dropped (the paper: 0.1)",
+                           hi_open=True, advanced=True, label="Minimum IoU of a noise-fit pair")
+    fence_k: float = param(1.5, "float", "Tukey fence factor of the corner offsets", lo=0.0, lo_open=True,
+                           advanced=True, label="Tukey fence factor")
+    share: str = param("split", "choice", "split: both raters noisy (scale / sqrt 2); reference: the reference "
+                       "is noise-free", choices=("split", "reference"), label="Noise sharing")
+    grid_points: int = param(24, "int", "ε̄ grid nodes per axis", lo=2, advanced=True, label="ε̄ grid points")
+    max_size: float | None = param(None, "float", "largest box side on the ε̄ grid in pixels (default: the "
+                                   "largest in the data, at least 64)", lo=0.0, lo_open=True, optional=True,
+                                   advanced=True, label="ε̄ grid: largest box side (px)")
+    quad_nodes: int = param(8, "int", "Gauss-Legendre nodes per half-axis for Eq. 7", lo=2, advanced=True,
+                            label="Quadrature nodes")
 
 
 def _num(x):

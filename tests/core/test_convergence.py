@@ -217,3 +217,25 @@ def test_cli_writes_the_contract(tmp_path):
     assert d["pairs"][0]["raters"] == ["r1", "r2"] and d["model"]["per_rater"]["r2"]["map"] == 100.0
     assert 1.0 < d["full_set"]["map"] <= 100.0                                   # percent
     assert main(["convergence", str(src), "--raters", "r1,zz"]) == 2
+
+
+def test_config_declares_its_rules_and_the_cli_its_alpha_switch(tmp_path):
+    from kalos_core.measure import get_measure
+    from kalos_core.params import ParamError
+
+    with pytest.raises(ParamError, match="at least two raters") as e:
+        ConvergenceConfig(raters=("r1",))
+    assert e.value.param == "raters"
+    with pytest.raises(ParamError, match=r"fraction must lie in \(0, 1\]"):
+        ConvergenceConfig(fraction=0.0)
+    assert get_measure("convergence").config is ConvergenceConfig
+    from kalos_core.io.coco import dataset_to_coco
+
+    src = tmp_path / "raters.json"
+    src.write_text(json.dumps(dataset_to_coco(synthetic(12, seed=1))))
+    for flag, want in (([], None), (["--alpha"], True), (["--no-alpha"], False)):
+        out = tmp_path / "out.json"
+        assert main(["convergence", str(src), "--bootstrap", "5", *flag, "--output", str(out)]) == 0
+        d = json.loads(out.read_text())
+        assert d["config"]["alpha"] is want and (d["alpha"] is not None) == bool(want)
+    assert main(["convergence", str(src), "--predictions", str(tmp_path / "none.json")]) == 2

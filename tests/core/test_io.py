@@ -1,6 +1,5 @@
 """Reading multi-rater COCO and YOLO; invalid input names the ids at fault."""
 
-import copy
 import json
 
 import pytest

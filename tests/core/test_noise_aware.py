@@ -11,7 +11,7 @@ from kalos_core import load_coco
 from kalos_core.cli import main
 from kalos_core.convergence.cocoeval import rater_labels
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
-from kalos_core.noise_aware import NoiseAwareConfig, NoiseFit, fit_noise, noise_aware_evaluation
+from kalos_core.noise_aware import NoiseAwareConfig, NoiseFit, fit_reference_noise, noise_aware_evaluation
 from kalos_core.noise_aware import laplace
 from kalos_core.noise_aware.corner_noise import box_iou, corner_offsets, fit_offsets, pair_boxes, tukey_fences
 from kalos_core.noise_aware.expected_iou import EpsInterpolator, corner_iou, eps_grid, expected_iou
@@ -124,7 +124,7 @@ def test_pairing_is_per_class_and_drops_iou_below_0_1():
 
 def test_fit_recovers_the_simulated_noise():
     ds = noisy_dataset(200, sigma=2.0, M=8.0, seed=4, outliers=0.05)
-    fit = fit_noise(ds, "r1", config=NoiseAwareConfig(share="reference"))
+    fit = fit_reference_noise(ds, "r1", config=NoiseAwareConfig(share="reference"))
     assert fit.n_inliers < fit.n_pairs
     # the observed offset is a difference of two rater errors: its mean |x| is above one rater's
     for c in COMPONENTS:
@@ -183,3 +183,23 @@ def test_cli_writes_the_contract(tmp_path):
     assert 1.0 < d["ap"]["50"]["ap"] <= 100.0                                      # percent
     assert main(["noise-aware", "--predictions", str(tmp_path / "p.json"), "--reference",
                  str(tmp_path / "ref.json"), "--rater", "nobody"]) == 2
+
+
+def test_config_parameters_are_command_line_options(tmp_path):
+    from kalos_core.io.coco import dataset_to_coco
+    from kalos_core.params import ParamError
+
+    with pytest.raises(ParamError, match="share") as e:
+        NoiseAwareConfig(share="both")
+    assert e.value.param == "share"
+    ds = noisy_dataset(20, seed=6)
+    (tmp_path / "ref.json").write_text(json.dumps(dataset_to_coco(ds)))
+    (tmp_path / "p.json").write_text(json.dumps(_predictions(ds, np.random.default_rng(6))))
+    out = tmp_path / "out.json"
+    assert main(["noise-aware", "--predictions", str(tmp_path / "p.json"), "--reference", str(tmp_path / "ref.json"),
+                 "--share", "reference", "--grid-points", "6", "--noise-raters", "r2", "--output", str(out)]) == 0
+    d = json.loads(out.read_text())
+    assert d["config"]["share"] == "reference" and d["config"]["grid_points"] == 6 and d["reference"] == "r1"
+    assert len(d["eps_grid"]["widths"]) == 6
+    assert main(["noise-aware", "--predictions", str(tmp_path / "none.json"), "--reference",
+                 str(tmp_path / "ref.json")]) == 2

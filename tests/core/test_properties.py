@@ -1,6 +1,5 @@
 """Property tests: α range, permutation invariance, deterministic Greedy."""
 
-import random
 
 import numpy as np
 from hypothesis import given, settings

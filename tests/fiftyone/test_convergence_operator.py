@@ -133,8 +133,8 @@ def test_convergence_bad_setups_are_form_errors(model_ds, params, param, message
     if param == "task":       # Detections offer segm (instance masks); without masks the check passes the form
         assert "segm" in [c.value for c in props["task"].view.choices]
         return
-    if param == "fraction":   # bounds the form enforces, worded inclusively
-        assert errors(props)["fraction"] == "must be at least 0.01 (and at most 1)"
+    if param == "fraction":   # the declared bounds, (0, 1]: the parameter's own message
+        assert errors(props)["fraction"] == "fraction must lie in (0, 1], got 0.0"
         return
     assert message in errors(props)[param]
 

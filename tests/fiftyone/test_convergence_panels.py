@@ -135,3 +135,35 @@ def test_clicking_the_pooled_map_column_changes_nothing_and_says_why(runs_ds):
     p = Panel(ds, "kalos_label_convergence").call("on_load").call("on_click_threshold", x="mAP")
     assert not p.ops("set_view") and "click a threshold's column" in p.state["selection"]
     assert "selection" in p.rendered()
+
+
+def test_recompute_reopens_each_form_with_the_stored_parameters_and_fields(runs_ds):
+    """Recompute: every declared parameter of the stored run, the predictions (and reference / noise)
+    fields; the convergence form, run from that prefill, stores the same result."""
+    ds, fields = runs_ds
+    (prompt,) = Panel(ds, "kalos_label_convergence").call("on_load").call("open_operator").ops(
+        "prompt_user_for_operation")
+    params = prompt["params"]
+    assert prompt["operator_uri"] == f"{PLUGIN}/label_convergence"
+    assert params["run_key"] == "conv" and params["rater_fields"] == fields and params["predictions_field"] == "model"
+    assert {k: params[k] for k in ("task", "bootstrap", "fraction", "seed", "confidence")} == {
+        "task": "bbox", "bootstrap": 40, "fraction": 0.1, "seed": 0, "confidence": 0.95}
+    assert "raters" not in params and "alpha" not in params       # no such input; alpha by the default rule
+    import fiftyone.operators as foo
+    from operators.convergence_runs import load_convergence
+
+    before = load_convergence(ds, "conv")
+    res = foo.execute_operator(f"{PLUGIN}/label_convergence", dataset=ds.name, params={**params, "overwrite": True})
+    assert res.error is None
+    after = load_convergence(ds, "conv")
+    assert after["full_set"] == before["full_set"] and after["bootstrap"] == before["bootstrap"]
+    assert after["model"]["per_rater"] == before["model"]["per_rater"]
+
+    (prompt,) = Panel(ds, "kalos_noise_aware").call("on_load").call("open_operator").ops("prompt_user_for_operation")
+    params = prompt["params"]
+    assert (params["predictions_field"], params["reference_field"], params["noise_fields"]) == (
+        "model", fields[1], [fields[2]])
+    assert {k: params[k] for k in ("share", "iou_min", "fence_k", "grid_points", "quad_nodes")} == {
+        "share": "split", "iou_min": 0.1, "fence_k": 1.5, "grid_points": 24, "quad_nodes": 8}
+    cfg = ds.get_run_info("na").config
+    assert cfg.noise_fields == [fields[2]] and cfg.rater_fields == [fields[1], fields[2]] and cfg.share == "split"
