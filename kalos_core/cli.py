@@ -30,8 +30,7 @@ from .measure import MEASURE_MODULES, get_measure
 
 #: the other sub-commands' modules, imported only when the command line may need them (several
 #: import scipy.stats / scipy.optimize: half a second that an ``agreement`` run need not pay)
-COMMAND_MODULES = ("calibration.cli", "calibration.braylan_cli", "consensus.cli", "noise.cli",
-                   "convergence.cli", "noise_aware.cli")
+COMMAND_MODULES = ("consensus.cli", "noise.cli", "convergence.cli", "noise_aware.cli")
 #: the commands this module defines itself
 OWN_COMMANDS = ("agreement", "demo")
 
@@ -67,6 +66,9 @@ def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     """Refuse option values that depend on each other (argparse's usage error, exit 2)."""
     option = "--distance" if getattr(args, "distance", None) else "--distances"
     names = [args.distance] if option == "--distance" else list(getattr(args, "distances", None) or ())
+    if args.command in MEASURE_MODULES and any(p.cli_flag == option and p.choices
+                                               for p in get_measure(args.command).params):
+        names = []   # a measure's own names (braylan's set distances): checked against their declared choices
     task = getattr(args, "task", None)
     for name in names:
         known = sorted({d for kind in TASK_GEOMETRY_KINDS.get(task, ()) for d in distances_for(kind)})
@@ -188,7 +190,6 @@ def _dispatch(args: argparse.Namespace) -> int:
         return measure_cli.run_command(get_measure(args.command), args)
     noise_cli = _module("noise.cli")
     handlers = {
-        "calibrate": _module("calibration.cli").run_calibrate, "braylan": _module("calibration.braylan_cli").run_braylan,
         "convergence": _module("convergence.cli").run_convergence,
         "noise-aware": _module("noise_aware.cli").run_noise_aware, "consensus": _module("consensus.cli").run_consensus,
         **{name: noise_cli.run_noise_command for name in noise_cli.NOISE_COMMANDS},

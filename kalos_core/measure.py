@@ -23,6 +23,8 @@ from .progress import run_steps
 #: measure name -> the module (under kalos_core) whose ``MEASURE`` declares it, in workflow order.
 #: Imported on first use: a command never pays for another measure's imports.
 MEASURE_MODULES: dict[str, str] = {
+    "calibrate": "calibration.measure",
+    "braylan": "calibration.braylan_measure",
     "variations": "variations.measure",
 }
 
