@@ -11,6 +11,7 @@ config, so that a panel's Recompute re-opens the form with every one of them.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -36,6 +37,10 @@ class MeasureRun:
     check : ``check(collection, source, config, extras)``: refusals beyond the parameters'.
     extras : operator inputs that are not parameters (a predictions field), stored in the run config.
     config_key : the results key the result's own ``config`` is stored under.
+    more_results : ``more_results(data, config, result) -> dict``: results stored beside ``result.to_dict()``
+        (calibration: Braylan's item-level measures).
+    more_config : ``more_config(result) -> dict``: run-config keys from the result (calibration: the
+        recommended distance and threshold, which compute_agreement's form offers).
     """
 
     measure: str
@@ -48,6 +53,8 @@ class MeasureRun:
     check: Callable[[Any, RaterSource, Any, dict], None] | None = None
     extras: tuple[str, ...] = ()
     config_key: str = "config"
+    more_results: Callable[[MeasureData, Any, Any], dict] | None = None
+    more_config: Callable[[Any], dict] | None = None
 
     @property
     def spec(self) -> Measure:
@@ -93,14 +100,22 @@ def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, 
 
 def measure_steps(run: MeasureRun, collection, run_key=None, **params):
     """The run as a generator of ``(fraction, message)`` steps; returns the result. Nothing is
-    written before the last step."""
+    written before the last step. A result with a ``timings`` dict gets ``read_s``, ``compute_s``
+    and ``write_s`` added."""
     run_key = run_key or run.default_key
+    t0 = time.perf_counter()
     source, config, extras = check_run(run, collection, run_key=run_key, **params)
     yield 0.0, "reading labels"
     data = run.read(collection, source, config, extras) if run.read else MeasureData(read_dataset(collection, source))
+    t1 = time.perf_counter()
     result = yield from rescale(run.spec.steps(data, config), 0.05, 0.9)
+    t2 = time.perf_counter()
+    more = run.more_results(data, config, result) if run.more_results else {}
     yield 0.92, "writing the results"
-    store(run, collection, source, run_key, result, config, extras)
+    t3 = time.perf_counter()
+    store(run, collection, source, run_key, result, config, extras, more)
+    if isinstance(getattr(result, "timings", None), dict):
+        result.timings.update(read_s=t1 - t0, compute_s=t2 - t1, write_s=time.perf_counter() - t3)
     yield 1.0, "done"
     return result
 
@@ -110,14 +125,19 @@ def measure_run(run: MeasureRun, collection, progress=None, **params):
     return run_steps(measure_steps(run, collection, **params), progress)
 
 
-def store(run: MeasureRun, collection, source: RaterSource, run_key: str, result, config, extras: dict) -> None:
-    """Replace a run under ``run_key``: its label attributes, then the run with every parameter."""
+def store(run: MeasureRun, collection, source: RaterSource, run_key: str, result, config, extras: dict,
+          more: dict | None = None) -> None:
+    """Replace a run under ``run_key``: its label attributes, then the run with every parameter
+    (and ``run.more_config``'s keys); ``more``: results stored beside ``result.to_dict()``."""
     dataset = collection._dataset
     if run_key in dataset.list_runs():
         run_store.delete_run(dataset, run_key)
     if run.write is not None:
         run.write(collection, source, run_key, result)
     summary = result.to_dict()
-    summary[run.config_key] = summary.pop("config")
+    if "config" in summary:
+        summary[run.config_key] = summary.pop("config")
+    summary.update(more or {})
+    stored = {**config.to_dict(), **extras, **(run.more_config(result) if run.more_config else {})}
     run_store.save_run(collection, run_key, run.method, summary, fields=run.owned_paths(source, run_key),
-                       **source.run_config(), list_name=source.list_name, **config.to_dict(), **extras)
+                       **source.run_config(), list_name=source.list_name, **stored)
