@@ -122,10 +122,14 @@ def calibrate_run_steps(collection, **params):
 def calibrate_run(collection, progress=None, **params) -> CalibrationResult:
     """Calibrate the distance and threshold on ``collection``; store the run under ``run_key``.
 
-    Parameters: the rater source (``rater_fields``, or ``label_field`` + ``rater_attribute``),
-    ``run_key`` (an existing calibration is replaced only with ``overwrite=True``) and those of
-    :class:`kalos_core.calibration.CalibrationConfig` (``distances``, ``seed``, ``bootstrap``,
-    ``stratify``, ...). ``progress(fraction, message)`` is called along the way (optional).
+    Parameters
+    ----------
+    collection : a FiftyOne dataset or view.
+    progress : optional ``progress(fraction, message)`` callback.
+    **params : the rater source (``rater_fields``, or ``label_field`` + ``rater_attribute``),
+        ``run_key`` (an existing calibration is replaced only with ``overwrite=True``) and the
+        parameters of :class:`kalos_core.calibration.CalibrationConfig` (``distances``, ``seed``,
+        ``bootstrap``, ``stratify``, ...); a bad one is a :class:`SetupError` naming it.
     """
     return measure_run(RUN, collection, progress, **params)
 

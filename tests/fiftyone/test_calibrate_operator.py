@@ -236,7 +236,8 @@ def test_recompute_reopens_the_form_with_every_stored_parameter(fo_isolated, dem
 
 @pytest.mark.parametrize("bad, field", [
     (dict(confidence=1.5), "confidence"), (dict(grid_points=3), "grid_points"), (dict(sigma_p=0.0), "sigma_p"),
-    (dict(histogram_bins=0), "histogram_bins"), (dict(seed=-2), "seed"), (dict(distances=["iou", "mpjpe"]), "distances"),
+    (dict(histogram_bins=0), "histogram_bins"), (dict(seed=-2), "seed"),
+    (dict(distances=["iou", "mpjpe"]), "distances"),
 ])
 def test_an_error_is_put_on_the_parameter_at_fault(fo_isolated, demo, bad, field):
     """A refused value is an error on its own input (not on bootstrap or distances whatever its cause)."""
