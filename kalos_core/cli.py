@@ -21,7 +21,6 @@ from .measure import MEASURE_MODULES, get_measure
 
 #: commands not (yet) declared as measures: name -> (module, handler); imported only when needed
 LEGACY_COMMANDS = {
-    "calibrate": ("calibration.cli", "run_calibrate"), "braylan": ("calibration.braylan_cli", "run_braylan"),
     "simulate": ("noise.cli", "run_noise_command"), "fit-noise": ("noise.cli", "run_noise_command"),
 }
 
@@ -34,6 +33,9 @@ def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     """Refuse option values that depend on each other (argparse's usage error, exit 2)."""
     option = "--distance" if getattr(args, "distance", None) else "--distances"
     names = [args.distance] if option == "--distance" else list(getattr(args, "distances", None) or ())
+    if args.command in MEASURE_MODULES and any(p.cli_flag == option and isinstance(p.choices, tuple)
+                                               for p in get_measure(args.command).params):
+        names = []   # a measure's own fixed set (braylan's set distances): checked against its declared choices
     task = getattr(args, "task", None)
     for name in names:
         known = sorted({d for kind in TASK_GEOMETRY_KINDS.get(task, ()) for d in distances_for(kind)})

@@ -24,6 +24,8 @@ from .progress import run_steps
 #: Imported on first use: a command never pays for another measure's imports.
 MEASURE_MODULES: dict[str, str] = {
     "agreement": "agreement.measure",
+    "calibrate": "calibration.measure",
+    "braylan": "calibration.braylan_measure",
     "variations": "variations.measure",
     "consensus": "consensus.measure",
     "bae": "bae.measure",
@@ -80,6 +82,9 @@ class Measure:
         (:func:`kalos_core.demo_data.demo_example`).
     example_params : parameter values of a run on it whose result depends on the data alone: no
         resampling, so that a permutation of the images changes nothing (the registry-wide tests).
+    order_invariant : False where seeded draws pick images by their position in the input
+        (calibration's cross-image De, Braylan's pairs): the same data in another order draws other
+        pairs. The registry-wide tests then permute only the raters' names.
     """
 
     name: str
@@ -96,6 +101,7 @@ class Measure:
     from_args: Callable[[dict, Any], dict] | None = None
     example: Callable[[], MeasureData] | None = None
     example_params: dict = field(default_factory=dict)
+    order_invariant: bool = True
 
     def run(self, data: MeasureData, config: Config, progress: Callable[[float, str], None] | None = None):
         """The measure on ``data``: ``progress(fraction, message)`` per step (optional); returns the result."""

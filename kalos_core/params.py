@@ -15,7 +15,7 @@ Recompute (:meth:`Config.from_dict`).
 Kinds: ``bool``, ``int`` (``lo`` = minimum), ``float`` (``lo``/``hi``, ends open where
 asked), ``fraction`` (a float in [0, 1]), ``fractions`` / ``floats`` (tuples of them),
 ``choice`` (one of ``choices``: a tuple or a callable giving the registry's names),
-``str`` and ``names`` (a non-empty tuple of strings).
+``str`` and ``names`` (a non-empty tuple of strings; each one of ``choices`` where given).
 """
 
 from __future__ import annotations
@@ -104,8 +104,12 @@ class Param:
         return "" if value is None else str(value)
 
     def form_value(self, value: Any) -> Any:
-        """The value as a form shows it: lists as comma-separated text, the rest as it is."""
-        return self.to_text(value) if self.kind in ("fractions", "floats", "names") and value is not None else value
+        """The value as a form shows it: numbers' lists as comma-separated text, names as a list
+        (a multiple choice), the rest as it is."""
+        if value is None:
+            return None
+        return self.to_text(value) if self.kind in ("fractions", "floats") else \
+            list(value) if self.kind == "names" else value
 
     def check(self, value: Any) -> Any:
         """``value`` checked and normalised (tuples for sequences, float for floats); raises
@@ -146,6 +150,15 @@ def _choice(p: Param, value: Any) -> str:
     return value
 
 
+def _names(p: Param, value: Any) -> tuple:
+    names = check_names(p.name, value)
+    allowed = p.options() if p.choices else names
+    unknown = [n for n in names if n not in allowed]
+    if unknown:
+        raise ParamError(p.name, f"unknown {p.name} {', '.join(map(repr, unknown))}; known: {', '.join(allowed)}")
+    return names
+
+
 def _str(p: Param, value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise ParamError(p.name, f"{p.name} must be a non-empty name, got {value!r}")
@@ -161,7 +174,7 @@ _CHECKS: dict[str, Callable[[Param, Any], Any]] = {
     "floats": lambda p, v: _sequence(p, v, _float),
     "choice": _choice,
     "str": _str,
-    "names": lambda p, v: check_names(p.name, v),
+    "names": _names,
 }
 
 

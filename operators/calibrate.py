@@ -1,7 +1,8 @@
 """Operator ``calibrate``: the distance function and the threshold τ* from the raters' data.
 
-Thin adapter: the form is built here, the work is done by
-:mod:`.calibration_runs` (and the engine, :mod:`kalos_core.calibration`).
+Thin adapter: the form is built here from the parameters of
+:class:`kalos_core.calibration.CalibrationConfig` (:func:`operators.forms.param_inputs`), the work
+is done by :mod:`.calibration_runs` (and the engine, :mod:`kalos_core.calibration`).
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from kalos_core.calibration import default_distances
 from kalos_core.geometry import distances_for
 
 from . import run_store
-from .calibration_runs import DEFAULT_KEY, METHOD, calibrate_run, calibrate_run_steps, validate_calibration_key
+from .calibration_runs import DEFAULT_KEY, METHOD, RUN, calibrate_run, calibrate_run_steps, validate_calibration_key
 from .common import (
-    drive, form_error, number_input, progress_op, report_errors, result_card, run_or_delegate, setup_inputs,
-    show_result, source_params,
+    check_form, drive, progress_op, report_errors, result_card, run_or_delegate, setup_inputs, show_result,
+    source_params,
 )
+from .forms import param_inputs
+from .measure_runs import check_run, run_params
 
 
 class Calibrate(foo.Operator):
@@ -37,38 +40,25 @@ class Calibrate(foo.Operator):
         return run_or_delegate(self, calibrate_run, sample_collection, delegate, params)
 
     def resolve_input(self, ctx):
-        overwrite = bool(ctx.params.get("overwrite"))
-        inputs, source = setup_inputs(ctx, run_store.unused_key(ctx.dataset, DEFAULT_KEY, METHOD),
-                                      lambda key: validate_calibration_key(ctx.dataset, key, overwrite),
-                                      existing=lambda key: (run_store.describe_run(ctx.dataset, key)
-                                                            if run_store.run_method(ctx.dataset, key) == METHOD else None),
+        ds, p = ctx.dataset, ctx.params
+        inputs, source = setup_inputs(ctx, run_store.unused_key(ds, DEFAULT_KEY, METHOD),
+                                      lambda key: validate_calibration_key(ds, key, bool(p.get("overwrite"))),
+                                      existing=lambda key: (run_store.describe_run(ds, key)
+                                                            if run_store.run_method(ds, key) == METHOD else None),
                                       description="the calibration is stored as a custom run under this key")
-        kind = source.kind if source else None
-        if kind:
-            names = distances_for(kind)
-            choices = types.Dropdown(multiple=True)
-            for name in names:
-                choices.add_choice(name, label=name)
-            prop = inputs.list("distances", types.String(), default=list(default_distances(kind)),
-                               label="Distances to compare", view=choices,
-                               description="the one with the highest KS separation is recommended")
-            unknown = [d for d in ctx.params.get("distances") or [] if d not in names]
-            if unknown:
-                form_error(prop, f"not a {kind} distance: {', '.join(unknown)}")
-        number_input(ctx, inputs, "bootstrap", integer=True, lo=0, hi=10000, default=100, label="Bootstrap resamples",
-                     description="percentile bootstrap over samples for the intervals of τ* and KS (0 = none)")
-        number_input(ctx, inputs, "seed", integer=True, lo=0, default=0, label="Seed",
-                     description="seed of the bootstrap: same seed, same result")
-        inputs.bool("stratify", default=False, label="Size strata",
-                    description="also calibrate small / medium / large objects separately")
+        props = dict(inputs.properties)
+        # the distances of the labels' kind to pick from (none to show before the labels are chosen)
+        kind = source.kind if source is not None else None
+        distances = {"distances": {"choices": list(distances_for(kind)), "default": list(default_distances(kind))}} \
+            if kind else {}
+        props.update(param_inputs(ctx, inputs, RUN.spec, skip=() if kind else ("distances",), overrides=distances))
+        if source is not None:
+            key = run_store.unused_key(ds, DEFAULT_KEY, METHOD)
+            check_form(props, lambda: check_run(RUN, ctx.target_view(), **source_params(p), **run_params(RUN, p, key)))
         return types.Property(inputs, view=types.View(label="KaLOS: calibrate threshold"))
 
     def execute(self, ctx):
-        p = ctx.params
-        steps = calibrate_run_steps(
-            ctx.target_view(), **source_params(p), run_key=p.get("run_key") or DEFAULT_KEY,
-            distances=p.get("distances") or None, seed=p.get("seed", 0), bootstrap=p.get("bootstrap", 100),
-            stratify=p.get("stratify", False), overwrite=bool(p.get("overwrite")))
+        steps = calibrate_run_steps(ctx.target_view(), **source_params(ctx.params), **run_params(RUN, ctx.params))
         result = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: calibration failed")
         done = progress_op(ctx, 1.0, "done")
         if done is not None:

@@ -7,13 +7,14 @@ What the ``calibrate`` operator calls, and what a notebook calls directly::
     load_calibration(dataset, "kalos_calibration")["recommended"]
 
 A calibration is stored as a FiftyOne custom run (``config.method ==
-"kalos_calibration"``) whose config carries the recommended
-``similarity_threshold`` and ``distance`` (what ``compute_agreement``'s form
-offers as defaults) and whose results hold ``CalibrationResult.to_dict()``
-plus ``braylan``: Braylan's item-level measures (``BraylanResult.to_dict()``) for
-boxes, or ``{"skipped": reason}`` (polygons and keypoints; boxes of samples
-without ``metadata`` width/height, since the measures need pixel coordinates).
-No sample field is written.
+"kalos_calibration"``) whose config carries every parameter of
+:class:`kalos_core.calibration.CalibrationConfig` (``distances``: the ones compared), the
+recommended ``similarity_threshold`` and ``distance`` (what ``compute_agreement``'s form
+offers as defaults), ``task``, ``tau_star`` and ``standard_threshold``, and whose results hold
+``CalibrationResult.to_dict()`` plus ``braylan``: Braylan's item-level measures
+(``BraylanResult.to_dict()``) for boxes, or ``{"skipped": reason}`` (polygons and keypoints;
+boxes of samples without ``metadata`` width/height, since the measures need pixel
+coordinates). No sample field is written.
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from kalos_core.calibration import CalibrationConfig, CalibrationResult, calibrate_steps
+from kalos_core.calibration import CalibrationConfig, CalibrationResult
 from kalos_core.calibration.braylan import BraylanConfig, braylan_agreement
 from kalos_core.data import MultiRaterDataset
+from kalos_core.geometry import distances_for
+from kalos_core.measure import MeasureData
 
 from . import run_store
-from .adapter import SetupError, read_dataset, resolve_source
-from .common import run_steps
+from .adapter import SetupError
+from .measure_runs import MeasureRun, measure_run, measure_steps
 
 METHOD = "kalos_calibration"
 DEFAULT_KEY = "kalos_calibration"
@@ -81,55 +84,54 @@ def validate_calibration_key(dataset, run_key: str, overwrite: bool = False) -> 
     run_store.validate_key(dataset, run_key, METHOD, overwrite=overwrite)
 
 
-def calibrate_run_steps(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
-                        run_key=DEFAULT_KEY, distances=None, seed=0, bootstrap=100, stratify=False,
-                        overwrite=False):
-    """:func:`calibrate_run` as a generator of ``(fraction, message)`` steps; returns the result."""
-    timings = {}
+def _check(collection, source, config: CalibrationConfig, extras: dict) -> None:
+    """The distances asked for must be distances of the labels' kind."""
+    known = distances_for(source.kind)
+    unknown = [d for d in config.distances or () if d not in known]
+    if unknown:
+        raise SetupError(f"not a {source.kind} distance: {', '.join(unknown)}", "distances")
+
+
+def _braylan(result: CalibrationResult, data: MeasureData, config: CalibrationConfig) -> dict:
+    """The run's ``braylan`` results (:func:`braylan_summary`), timed in ``result.timings``."""
     t0 = time.perf_counter()
-    source = resolve_source(collection, rater_fields, label_field, rater_attribute)
-    validate_calibration_key(collection._dataset, run_key, overwrite)
-    try:
-        config = CalibrationConfig(distances=tuple(distances) if distances else None, seed=int(seed),
-                                   bootstrap=int(bootstrap), stratify=bool(stratify))
-    except ValueError as e:
-        raise SetupError(str(e), "bootstrap") from None
-    yield 0.0, "reading labels"
-    data = read_dataset(collection, source)
-    timings["read_s"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    steps = calibrate_steps(data, config)
-    try:
-        while True:
-            fraction, message = next(steps)
-            yield 0.05 + 0.9 * fraction, message
-    except StopIteration as stop:
-        result: CalibrationResult = stop.value
-    except ValueError as e:      # unknown distance, too little data
-        raise SetupError(str(e), "distances") from None
-    timings["compute_s"] = time.perf_counter() - t1
-    yield 0.95, "item-level agreement (Braylan)"
-    t_b = time.perf_counter()
-    braylan = braylan_summary(data, config.seed)
-    timings["braylan_s"] = time.perf_counter() - t_b
-    yield 0.97, "storing the run"
-    t2 = time.perf_counter()
-    store_calibration(collection, source, run_key, config, result, braylan)
-    timings["write_s"] = time.perf_counter() - t2
-    result.timings.update(timings)
-    return result
+    braylan = braylan_summary(data.dataset, config.seed)
+    result.timings["braylan_s"] = time.perf_counter() - t0
+    return {"braylan": braylan}
 
 
-def calibrate_run(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
-                  run_key=DEFAULT_KEY, distances=None, seed=0, bootstrap=100, stratify=False,
-                  overwrite=False, progress=None) -> CalibrationResult:
+def _recommended(result: CalibrationResult) -> dict:
+    """Run-config keys from the result: the distances compared and the recommendation (what
+    compute_agreement's form offers as defaults)."""
+    summary = result.to_dict()
+    rec = summary["recommended"]
+    return {"task": summary["task"], "distances": list(summary["distances"]),
+            "similarity_threshold": summary["similarity_threshold"], "distance": rec["distance"],
+            "tau_star": rec["tau_star"], "standard_threshold": rec["standard_threshold"]}
+
+
+RUN = MeasureRun("calibrate", "calibration", DEFAULT_KEY, ("box", "polygon", "keypoints"), lambda source, key: [],
+                 check=_check, results=_braylan, more_config=_recommended)
+
+
+def calibrate_run_steps(collection, **params):
+    """:func:`calibrate_run` as a generator of ``(fraction, message)`` steps; returns the result."""
+    return measure_steps(RUN, collection, **params)
+
+
+def calibrate_run(collection, progress=None, **params) -> CalibrationResult:
     """Calibrate the distance and threshold on ``collection``; store the run under ``run_key``.
 
-    ``progress(fraction, message)`` is called along the way (optional).
-    An existing calibration ``run_key`` is replaced only with ``overwrite=True``.
+    Parameters
+    ----------
+    collection : a FiftyOne dataset or view.
+    progress : optional ``progress(fraction, message)`` callback.
+    **params : the rater source (``rater_fields``, or ``label_field`` + ``rater_attribute``),
+        ``run_key`` (an existing calibration is replaced only with ``overwrite=True``) and the
+        parameters of :class:`kalos_core.calibration.CalibrationConfig` (``distances``, ``seed``,
+        ``bootstrap``, ``stratify``, ...); a bad one is a :class:`SetupError` naming it.
     """
-    return run_steps(calibrate_run_steps(collection, rater_fields, label_field, rater_attribute, run_key,
-                                         distances, seed, bootstrap, stratify, overwrite), progress)
+    return measure_run(RUN, collection, progress, **params)
 
 
 def braylan_summary(data: MultiRaterDataset, seed: int = 0) -> dict:
@@ -149,22 +151,6 @@ def braylan_summary(data: MultiRaterDataset, seed: int = 0) -> dict:
         return braylan_agreement(data, BraylanConfig(seed=int(seed))).to_dict()
     except ValueError as e:          # no image with two raters, a single item
         return {"skipped": str(e)}
-
-
-def store_calibration(collection, source, run_key: str, config: CalibrationConfig,
-                      result: CalibrationResult, braylan: dict | None = None) -> None:
-    summary = result.to_dict()
-    if braylan is not None:
-        summary["braylan"] = braylan
-    rec = summary["recommended"]
-    run_store.save_run(
-        collection, run_key, METHOD, summary,
-        **source.run_config(),
-        task=summary["task"], distances=list(summary["distances"]), seed=config.seed,
-        bootstrap=config.bootstrap, confidence=config.confidence, stratify=config.stratify,
-        similarity_threshold=summary["similarity_threshold"], distance=rec["distance"],
-        tau_star=rec["tau_star"], standard_threshold=rec["standard_threshold"],
-    )
 
 
 def load_calibration(dataset, run_key: str = DEFAULT_KEY) -> dict:

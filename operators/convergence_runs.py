@@ -76,7 +76,8 @@ def _write(collection, source, run_key: str, result: ConvergenceResult) -> None:
 RUN = MeasureRun("convergence", "label convergence runs", DEFAULT_KEY, ("box", "polygon"), owned_paths,
                  write=_write, read=_read, check=_check, extras=("predictions_field",),
                  config_key="convergence_config", hidden=("raters",),
-                 results=lambda result, data: {"unknown_prediction_classes": data.options["unknown_prediction_classes"]},
+                 results=lambda result, data, config: {
+                     "unknown_prediction_classes": data.options["unknown_prediction_classes"]},
                  error_param=lambda source: "rater_fields" if source.rater_attribute is None else "label_field")
 
 

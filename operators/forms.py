@@ -2,8 +2,10 @@
 
 One input per parameter, with the declared default, help text and bounds; the value is
 checked by the same :meth:`kalos_core.params.Param.check` as the engine and the command line,
-and a bad value is a form error on that input. Lists (thresholds, names) are typed as
-comma-separated text. Advanced parameters follow an "Advanced" header.
+and a bad value is a form error on that input. Lists of numbers (thresholds) are typed as
+comma-separated text; names are a list, picked from their choices where known (declared, or
+given by the operator: ``overrides={name: {"choices": [...]}}``). Advanced parameters follow an
+"Advanced" header.
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ def param_input(ctx, inputs, p: Param, **overrides):
     """One input for ``p``, with a form error when the value in ``ctx.params`` is refused."""
     options = {"label": p.title, "description": p.help, **overrides}
     default = options.pop("default", form_default(p))
-    if p.kind == "bool":
+    if p.kind == "names":
+        choices = options.pop("choices", None) or (p.options() if p.choices else None)
+        view = types.Dropdown(multiple=True) if choices else None
+        for c in choices or ():
+            view.add_choice(c, label=str(c))
+        prop = inputs.list(p.name, types.String(), **({"default": default} if default is not None else {}),
+                           **({"view": view} if view is not None else {}), **options)
+    elif p.kind == "bool":
         prop = inputs.bool(p.name, default=bool(default), **options)
     elif p.kind in ("int", "float", "fraction"):
         lo = 0.0 if p.kind == "fraction" else (p.lo if p.lo is not None or p.kind != "int" else 0)
@@ -105,8 +114,8 @@ def value_of(p: Param, value):
     try:
         if isinstance(value, str) and p.kind not in ("str", "choice"):
             value = p.from_text(value)
-        if value == "" and p.optional:
-            value = None
+        if p.optional and (value == "" or (isinstance(value, (list, tuple)) and not value)):
+            value = None    # an empty input (no name picked): the default rule
         return p.check(value)
     except ParamError as e:
         raise SetupError(str(e), e.param) from None

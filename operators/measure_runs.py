@@ -11,6 +11,7 @@ config, so that a panel's Recompute re-opens the form with every one of them.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -39,11 +40,14 @@ class MeasureRun:
     config_key : the results key the result's own ``config`` is stored under.
     source : ``source(collection, extras) -> RaterSource``: the raters' labels found from the extras
         instead of the rater inputs (it may normalise ``extras``, which are stored); default: those inputs.
-    results : ``results(result, data) -> dict``: more keys of the stored results (e.g. what ``read`` left out).
+    results : ``results(result, data, config) -> dict``: more keys of the stored results (what ``read``
+        left out; calibration: Braylan's item-level measures).
     error_param : ``error_param(source) -> str``: the input an engine ValueError is shown on (as a
         :class:`SetupError`); None: it is raised as it is.
     hidden : parameters this side does not offer (the rater inputs choose convergence's ``raters``):
         no form input, refused as keywords, not stored (their defaults apply).
+    more_config : ``more_config(result) -> dict``: run-config keys from the result (calibration: the
+        recommended distance and threshold, which compute_agreement's form offers).
     """
 
     measure: str
@@ -57,9 +61,10 @@ class MeasureRun:
     extras: tuple[str, ...] = ()
     config_key: str = "config"
     source: Callable[[Any, dict], RaterSource] | None = None
-    results: Callable[[Any, MeasureData], dict] | None = None
+    results: Callable[[Any, MeasureData, Any], dict] | None = None
     error_param: Callable[[RaterSource], str] | None = None
     hidden: tuple[str, ...] = ()
+    more_config: Callable[[Any], dict] | None = None
 
     @property
     def spec(self) -> Measure:
@@ -120,19 +125,27 @@ def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, 
 
 def measure_steps(run: MeasureRun, collection, run_key=None, **params):
     """The run as a generator of ``(fraction, message)`` steps; returns the result. Nothing is
-    written before the last step."""
+    written before the last step. A result with a ``timings`` dict gets ``read_s``, ``compute_s``
+    and ``write_s`` added."""
     run_key = run_key or run.default_key
+    t0 = time.perf_counter()
     source, config, extras = check_run(run, collection, run_key=run_key, **params)
     yield 0.0, "reading labels"
     data = run.read(collection, source, config, extras) if run.read else MeasureData(read_dataset(collection, source))
+    t1 = time.perf_counter()
     try:
         result = yield from rescale(run.spec.steps(data, config), 0.05, 0.9)
     except ValueError as e:
         if run.error_param is None or isinstance(e, SetupError):
             raise
         raise SetupError(str(e), run.error_param(source)) from None
+    t2 = time.perf_counter()
+    more = run.results(result, data, config) if run.results else None
     yield 0.92, "writing the results"
-    store(run, collection, source, run_key, result, config, extras, run.results(result, data) if run.results else None)
+    t3 = time.perf_counter()
+    store(run, collection, source, run_key, result, config, extras, more)
+    if isinstance(getattr(result, "timings", None), dict):
+        result.timings.update(read_s=t1 - t0, compute_s=t2 - t1, write_s=time.perf_counter() - t3)
     yield 1.0, "done"
     return result
 
@@ -145,15 +158,17 @@ def measure_run(run: MeasureRun, collection, progress=None, **params):
 def store(run: MeasureRun, collection, source: RaterSource, run_key: str, result, config, extras: dict,
           more: dict | None = None) -> None:
     """Replace a run under ``run_key``: its label attributes, then the run with every parameter
-    (``more``: keys added to the stored results)."""
+    (and ``run.more_config``'s keys); ``more``: results stored beside ``result.to_dict()``."""
     dataset = collection._dataset
     if run_key in dataset.list_runs():
         run_store.delete_run(dataset, run_key)
     if run.write is not None:
         run.write(collection, source, run_key, result)
     summary = result.to_dict()
-    summary[run.config_key] = summary.pop("config")
+    if "config" in summary:
+        summary[run.config_key] = summary.pop("config")
     summary.update(more or {})
+    stored = {**{k: v for k, v in config.to_dict().items() if k not in run.hidden}, **extras,
+              **(run.more_config(result) if run.more_config else {})}
     run_store.save_run(collection, run_key, run.method, summary, fields=run.owned_paths(source, run_key),
-                       **source.run_config(), list_name=source.list_name,
-                       **{k: v for k, v in config.to_dict().items() if k not in run.hidden}, **extras)
+                       **source.run_config(), list_name=source.list_name, **stored)

@@ -99,7 +99,7 @@ def _write(collection, source: ReferenceSource, run_key: str, result: NoiseAware
                        {f"{run_key}_{a}": f for a, f in ATTRS.items()})
 
 
-def _results(result: NoiseAwareResult, data: MeasureData) -> dict:
+def _results(result: NoiseAwareResult, data: MeasureData, config) -> dict:
     return {"unknown_prediction_classes": data.options["unknown_prediction_classes"],
             "n_uncertain": sum(1 for d in result.detections.values() if d["uncertain"])}
 

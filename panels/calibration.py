@@ -3,7 +3,8 @@
 Reads a stored calibration run (``config.method == "kalos_calibration"``). The button opens
 ``compute_agreement`` prefilled with the selected distance and its similarity threshold
 t = 1 − τ* (τ* is always the calibrated *distance* threshold; runs name their similarity
-threshold t, see panels/sensitivity.py).
+threshold t, see panels/sensitivity.py). *Recompute* re-opens the calibrate form with every
+parameter the run stored (``MEASURE``).
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ class CalibrationPanel(RunPanel):
              "(and so the similarity threshold t = 1 − τ*) from the raters' own disagreement.")
     ACTION_LABEL = "Calibrate"
     ACTION_URI = CALIBRATE_URI
+    MEASURE = "calibrate"
 
     @property
     def config(self):
@@ -185,5 +187,6 @@ class CalibrationPanel(RunPanel):
         if ctx.panel.state.distance:
             panel.btn("run_at_tau", label=f"Run agreement at t = {fmt(ctx.panel.state.similarity)} (from τ*)",
                       icon="play_arrow", variant="contained", on_click=self.run_at_tau)
+        panel.btn("open_operator", label="Recompute", icon="play_arrow", on_click=self.open_operator)
         if ctx.panel.state.braylan:
             panel.md(ctx.panel.state.braylan, name="braylan")

@@ -7,7 +7,8 @@
 
 Modules: ``sampling`` (Do / De pairs), ``density`` (KDE, τ*), ``separation``
 (KS, σ, summaries), ``bootstrap``, ``analysis`` (one pair of samples),
-``recommend``, ``engine`` (the entry point), ``cli`` (the ``calibrate`` command).
+``recommend``, ``engine`` (the entry point), ``measure`` (the ``calibrate`` command's declaration),
+``braylan`` and ``braylan_measure`` (Braylan's item-level measures, the ``braylan`` command).
 """
 
 from .engine import calibrate, calibrate_steps, default_distances

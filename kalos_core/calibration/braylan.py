@@ -44,25 +44,20 @@ from scipy.stats import rankdata
 from ..data import MultiRaterDataset
 from .separation import ks_statistic
 from ..jsonsafe import json_safe
+from ..params import Config, param
 from .types import DIGITS
 
 BRAYLAN_DISTANCES = ("iou", "giou", "l2", "count")
 
 
 @dataclass(frozen=True)
-class BraylanConfig:
+class BraylanConfig(Config):
     """Distances to compute, seed of the De draws, significance level of σ."""
 
-    distances: tuple[str, ...] = BRAYLAN_DISTANCES
-    seed: int = 0
-    p: float = 0.05
-
-    def __post_init__(self) -> None:
-        unknown = [d for d in self.distances if d not in BRAYLAN_DISTANCES]
-        if unknown or not self.distances:
-            raise ValueError(f"unknown Braylan distance(s) {unknown}; choose from {', '.join(BRAYLAN_DISTANCES)}")
-        if not 0.0 < self.p < 1.0:
-            raise ValueError(f"p must lie in (0, 1), got {self.p}")
+    distances: tuple[str, ...] = param(BRAYLAN_DISTANCES, "names", "set distances to compute (default: "
+                                       f"{','.join(BRAYLAN_DISTANCES)})", choices=BRAYLAN_DISTANCES)
+    seed: int = param(0, "int", "seeds the random different-item (De) pairs", lo=0)
+    p: float = param(0.05, "fraction", "significance level of σ", lo_open=True, hi_open=True, flag="--sigma-p")
 
 
 @dataclass

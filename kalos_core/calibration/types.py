@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 
 from ..data import KIND_TASKS
 from ..jsonsafe import json_safe
-
-from ..checks import check_bool, check_fraction, check_int, check_names
+from ..params import Config, param
 
 #: COCO size cut-offs (32² and 96² pixels) scaled to a 640 x 480 image: relative areas
 COCO_REFERENCE_AREA = 640.0 * 480.0
@@ -25,42 +24,27 @@ TASK_OF_KIND = KIND_TASKS
 
 
 @dataclass(frozen=True)
-class CalibrationConfig:
-    """Settings of a calibration (METHOD.md §5).
+class CalibrationConfig(Config):
+    """Settings of a calibration (METHOD.md §5); ``distances`` None = every distance registered
+    for the geometry kind except ``mask_iou`` on polygons (a rasterised duplicate of the exact
+    polygon IoU), the kind's default first (:func:`kalos_core.calibration.default_distances`)."""
 
-    distances : registered distance names to compare; ``None`` = every distance
-        registered for the geometry kind except ``mask_iou`` on polygons (a
-        rasterised duplicate of the exact polygon IoU).
-    seed : seeds both the cross-image draws (De) and the bootstrap.
-    bootstrap : percentile-bootstrap resamples over images (0 = no intervals).
-    stratify : also calibrate per size stratum (small / medium / large).
-    grid_points : resolution of the KDE grid.
-    histogram_bins : bins of the stored Do / De histograms.
-    sigma_p : significance level of Braylan's σ.
-    alpha_preview : also compute mean and global α (no diagnostics) at the
-        recommended threshold, and at the alternative's when there is one.
-    """
-
-    distances: tuple[str, ...] | None = None
-    seed: int = 0
-    bootstrap: int = 100
-    confidence: float = 0.95
-    stratify: bool = False
-    grid_points: int = 1024
-    histogram_bins: int = 50
-    sigma_p: float = 0.05
-    alpha_preview: bool = True
-
-    def __post_init__(self) -> None:
-        if self.distances is not None:
-            object.__setattr__(self, "distances", check_names("distances", self.distances))
-        check_int("seed", self.seed)
-        check_int("bootstrap", self.bootstrap)
-        check_fraction("confidence", self.confidence, open_low=True, open_high=True)
-        check_bool("stratify", self.stratify)
-        check_int("grid_points", self.grid_points, minimum=16)
-        check_int("histogram_bins", self.histogram_bins, minimum=1)
-        check_fraction("sigma_p", self.sigma_p, open_low=True, open_high=True)
+    distances: tuple[str, ...] | None = param(
+        None, "names", "distances to compare (default: all of the task's, e.g. iou,giou,centroid); the one "
+        "with the highest KS separation is recommended", optional=True, label="Distances to compare")
+    seed: int = param(0, "int", "seeds the cross-image draws and the bootstrap: same seed, same result", lo=0)
+    bootstrap: int = param(100, "int", "percentile bootstrap resamples over images for the intervals of "
+                           "τ* and KS (0 = no intervals)", lo=0, label="Bootstrap resamples")
+    confidence: float = param(0.95, "fraction", "confidence level of the bootstrap intervals", lo_open=True,
+                              hi_open=True, advanced=True)
+    stratify: bool = param(False, "bool", "also calibrate per size stratum (small/medium/large)",
+                           label="Size strata")
+    grid_points: int = param(1024, "int", "resolution of the KDE grid", lo=16, advanced=True)
+    histogram_bins: int = param(50, "int", "bins of the stored Do / De histograms", lo=1, advanced=True)
+    sigma_p: float = param(0.05, "fraction", "significance level of Braylan's σ", lo_open=True, hi_open=True,
+                           advanced=True)
+    alpha_preview: bool = param(True, "bool", "also compute mean and global α (no diagnostics) at the "
+                                "recommended threshold, and at the alternative's when there is one", advanced=True)
 
 
 @dataclass

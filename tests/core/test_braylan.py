@@ -201,7 +201,7 @@ def test_perfect_agreement():
 
 
 def test_config_and_input_errors():
-    with pytest.raises(ValueError, match="unknown Braylan distance"):
+    with pytest.raises(ValueError, match="unknown distances .centroid."):
         BraylanConfig(distances=("centroid",))
     with pytest.raises(ValueError, match="need boxes"):
         annotation_sets(MultiRaterDataset([], {}, "polygon"))

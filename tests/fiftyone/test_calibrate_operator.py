@@ -204,3 +204,50 @@ def test_an_existing_calibration_is_replaced_only_after_a_described_confirmation
     assert load_calibration(ds) == before                                 # nothing replaced
     execute(URI, ds, rater_fields=fields, bootstrap=0, seed=2, run_key="kalos_calibration", overwrite=True)
     assert load_calibration(ds)["seed"] == 2
+
+
+# -- every parameter in the form, the Recompute and the errors -------------------------------------
+
+def test_recompute_reopens_the_form_with_every_stored_parameter(fo_isolated, demo):
+    """The Calibration panel's Recompute prefills every parameter the run stored (none falls back to
+    its default, as parameters in no form did), and running that form stores the same parameters."""
+    from kalos_core.calibration import CalibrationConfig
+    from kalos_core.params import params_of
+    from tests.fiftyone.test_panels import Panel
+
+    ds, fields = make_dataset(fo_isolated, demo)
+    chosen = dict(distances=["giou", "iou"], seed=5, bootstrap=7, confidence=0.9, stratify=True, grid_points=256,
+                  histogram_bins=20, sigma_p=0.1, alpha_preview=False)
+    assert {p.name for p in params_of(CalibrationConfig)} == set(chosen)
+    assert all(chosen[p.name] != p.default for p in params_of(CalibrationConfig))     # each one off its default
+    execute(URI, ds, rater_fields=fields, run_key="cal", **chosen)
+    p = Panel(ds, "kalos_calibration").call("on_load")
+    assert "open_operator" in p.rendered()
+    (prompt,) = p.call("open_operator").ops("prompt_user_for_operation")
+    params = prompt["params"]
+    assert prompt["operator_uri"] == URI and params["run_key"] == "cal" and params["rater_fields"] == fields
+    assert {k: params[k] for k in chosen} == chosen
+    props = form(URI, ds, **params)
+    assert set(chosen) <= set(props) and not any(props[k].invalid for k in chosen)
+    execute(URI, ds, **params, overwrite=True)
+    cfg = ds.get_run_info("cal").config
+    assert {k: getattr(cfg, k) for k in chosen} == chosen
+
+
+@pytest.mark.parametrize("bad, field", [
+    (dict(confidence=1.5), "confidence"), (dict(grid_points=3), "grid_points"), (dict(sigma_p=0.0), "sigma_p"),
+    (dict(histogram_bins=0), "histogram_bins"), (dict(seed=-2), "seed"),
+    (dict(distances=["iou", "mpjpe"]), "distances"),
+])
+def test_an_error_is_put_on_the_parameter_at_fault(fo_isolated, demo, bad, field):
+    """A refused value is an error on its own input (not on bootstrap or distances whatever its cause)."""
+    from operators.adapter import SetupError
+    from operators.calibration_runs import calibrate_run
+
+    ds, fields = make_dataset(fo_isolated, demo)
+    props = form(URI, ds, rater_fields=fields, **bad)
+    assert [name for name, prop in props.items() if getattr(prop, "invalid", False)] == [field]
+    with pytest.raises(SetupError) as error:
+        calibrate_run(ds, rater_fields=fields, **bad)
+    assert error.value.param == field
+    assert "kalos_calibration" not in ds.list_runs()
