@@ -111,7 +111,7 @@ class _ConfigChecks:
 AgreementConfig = make_dataclass("AgreementConfig", [
     ("threshold", float, field(default=0.5)),            # similarity threshold (inclusive), e.g. IoU >= 0.5
     ("distance", "str | None", field(default=None)),     # registered distance name; None = the kind's default
-    ("solver", str, field(default="greedy")),            # greedy | shm | ahc
+    ("solver", str, field(default="greedy")),            # greedy | shm | ahc | mgm
     ("cost", str, field(default="soft")),                # soft (ψsoft) | neg (ψneg)
     ("lsa_thresholds", "tuple[float, ...]", field(default=())),
     *[(name, bool, field(default=True)) for name in DIAGNOSTICS],

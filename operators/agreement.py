@@ -29,6 +29,7 @@ SOLVER_HELP = {
     "greedy": "Greedy (reference): accept candidate pairs by ascending cost",
     "shm": "Sequential Hungarian: optimal assignment, one rater after another",
     "ahc": "Agglomerative clustering (complete linkage)",
+    "mgm": "Multi-graph matching: units of least total cost, every pair in a unit a candidate",
 }
 COST_HELP = {
     "soft": "ψsoft, category lenient: every same-class pair beats every cross-class pair",
