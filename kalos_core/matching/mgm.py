@@ -62,7 +62,7 @@ from .solvers import register_solver
 #: largest component (annotations) that the branch and bound takes on
 EXACT_MAX_SIZE = 40
 #: search nodes per component before the branch and bound stops with its best partition
-NODE_BUDGET = 20_000
+NODE_BUDGET = 10_000
 #: costs closer than this are tied
 TOL = 1e-9
 
@@ -255,18 +255,20 @@ def branch_and_bound(w: np.ndarray, rater: np.ndarray, start: np.ndarray,
     Annotations are placed in index order; each may join an earlier unit whose members
     are all allowed partners (in the order the units were opened) or open a new unit,
     so the labellings are visited in lexicographic order. A branch is cut when its cost
-    plus a lower bound for the annotations still to place cannot beat the incumbent:
-    annotation ``t`` adds at most one pair per rater among the annotations before it,
-    so its cost is at least the sum over raters of the most negative such pair. The
-    incumbent's cost is first raised by ``2 * TOL``, so that an optimum tied with it
-    is still visited and the lexicographically first optimum wins.
+    plus a lower bound for the annotations still to place cannot beat the incumbent.
+    An unplaced annotation ``t`` joins at most one of the open units, so its pairs with
+    placed annotations cost at least ``min(0, cheapest open unit it may join)``; its
+    pairs with unplaced annotations before it hold at most one per rater, so they cost
+    at least the sum over raters of the most negative such pair (:func:`_unplaced_bounds`).
+    The incumbent's cost is first raised by ``2 * TOL``, so that an optimum tied with
+    it is still visited and the lexicographically first optimum wins.
     """
     m = len(w)
     budget = NODE_BUDGET if budget is None else budget
-    wl = w.tolist()
     best = [partition_cost(w, start) + 2 * TOL, canonical_units(start)]
-    bound = _suffix_bounds(w, rater)
-    units: list[list[int]] = []
+    later = _unplaced_bounds(w, rater)
+    joined = np.empty((m, m))       # row u: sum of the w rows of unit u's members (inf: may not join)
+    size = [0]                      # open units
     label = [0] * m
     nodes = [0]
 
@@ -276,36 +278,45 @@ def branch_and_bound(w: np.ndarray, rater: np.ndarray, start: np.ndarray,
                 best[0], best[1] = cost, np.array(label)
             return
         nodes[0] += 1
-        if nodes[0] > budget or cost + bound[k] >= best[0] - TOL:
+        if nodes[0] > budget:
             return
-        row = wl[k]
-        for u, members in enumerate(units):
-            add = sum(row[x] for x in members)
-            if add != np.inf:
-                members.append(k)
+        units = size[0]
+        add = joined[:units, k:]
+        bound = cost + later[k] + (np.minimum(add.min(0), 0.0).sum() if units else 0.0)
+        if bound >= best[0] - TOL:
+            return
+        for u, cheaper in enumerate(joined[:units, k].tolist()):
+            if cheaper != np.inf:
+                old = joined[u].copy()
+                joined[u] += w[k]
                 label[k] = u
-                place(k + 1, cost + add)
-                members.pop()
-        units.append([k])
-        label[k] = len(units) - 1
+                place(k + 1, cost + cheaper)
+                joined[u] = old
+        joined[units] = w[k]
+        size[0], label[k] = units + 1, units
         place(k + 1, cost)
-        units.pop()
+        size[0] = units
 
     place(0, 0.0)
     return canonical_units(best[1]), nodes[0] <= budget
 
 
-def _suffix_bounds(w: np.ndarray, rater: np.ndarray) -> np.ndarray:
-    """``bound[k]``: a lower bound on the cost that annotations ``k..m-1`` add when placed."""
+def _unplaced_bounds(w: np.ndarray, rater: np.ndarray) -> np.ndarray:
+    """``bound[k]``: a lower bound on the cost of the pairs among annotations ``k..m-1``
+    (each ``t`` pairs with at most one annotation per rater among ``k..t-1``)."""
     m = len(w)
-    low = np.where(np.isfinite(w), np.minimum(w, 0.0), 0.0)
-    rows = np.unique(rater, return_inverse=True)[1]
-    each = np.zeros(m + 1)
-    for t in range(1, m):
-        per_rater = np.zeros(rows.max() + 1)
-        np.minimum.at(per_rater, rows[:t], low[t, :t])
-        each[t] = per_rater.sum()
-    return np.cumsum(each[::-1])[::-1]
+    low = np.where(np.isfinite(w), np.minimum(w, 0.0), 0.0).tolist()
+    rows = np.unique(rater, return_inverse=True)[1].tolist()
+    pairs = np.zeros((m + 1, m + 1))   # pairs[k, t]: bound for t's partners among k..t-1
+    for t in range(m):
+        per_rater, total = [0.0] * (max(rows) + 1), 0.0
+        for k in range(t - 1, -1, -1):
+            r = rows[k]
+            if low[t][k] < per_rater[r]:
+                total += low[t][k] - per_rater[r]
+                per_rater[r] = low[t][k]
+            pairs[k, t] = total
+    return pairs.sum(1)
 
 
 def _first_member(sub: np.ndarray) -> np.ndarray:
