@@ -36,7 +36,7 @@ LAMBDAS = (0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0)  # beyond ~8 α saturates (a
 RATERS = (2, 3, 4, 5, 6, 8, 10)
 TABLE3 = {0.25: 0.002, 0.5: 0.013, 1.0: 0.042, 2.0: 0.101, 5.0: 0.283}  # paper Table 3 (LVIS)
 COMPOSITIONS = ((3, 1), (2, 2), (5, 1), (4, 2), (3, 3))
-SOLVERS = ("greedy", "shm", "ahc")
+SOLVERS = ("greedy", "shm", "ahc", "mgm")
 
 
 def fast(solver: str = "greedy") -> AgreementConfig:
@@ -132,10 +132,11 @@ def plots(img: Path, grid, ratio, comp, solvers) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     keys = sorted({(n, lam) for n, lam, _ in solvers})
     labels = [f"{n}r λ{lam:g}" for n, lam in keys]
+    width = 0.8 / len(SOLVERS)
     for ax, metric in zip(axes, ("rand", "f1")):
         for k, solver in enumerate(SOLVERS):
-            ax.bar(np.arange(len(keys)) + (k - 1) * 0.27, [solvers[(n, lam, solver)][metric] for n, lam in keys],
-                   0.27, label=solver)
+            ax.bar(np.arange(len(keys)) + (k - (len(SOLVERS) - 1) / 2) * width,
+                   [solvers[(n, lam, solver)][metric] for n, lam in keys], width, label=solver)
         ax.set_xticks(np.arange(len(keys)), labels, rotation=60, fontsize=7)
         ax.set(ylabel=metric, ylim=(0.5 if metric == "f1" else 0.9, 1.0), title=f"{metric} of recovered units")
     axes[0].legend(fontsize=8)

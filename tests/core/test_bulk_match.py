@@ -80,7 +80,7 @@ def test_other_solvers_go_one_by_one():
     spec = AgreementConfig().distance_spec("box")
     ips = [prepare_image(_image(k, rng, 3, 5), spec, 0.5) for k in range(3)]
     reqs = _requests(ips, (0.5,), rng)
-    for name in ("shm", "ahc"):
+    for name in ("shm", "ahc", "mgm"):
         solver, cost = get_solver(name), get_cost("soft")
         for (k, t, keep, rows), g in zip(reqs, match_requests(ips, reqs, solver, cost)):
             _same(g, ips[k].match(t, solver, cost, keep=keep, rows=rows))
@@ -117,7 +117,7 @@ def mixed_datasets(draw):
 
 
 @settings(max_examples=40, deadline=None)
-@given(mixed_datasets(), st.sampled_from(["greedy", "shm", "ahc"]), st.integers(1, 3))
+@given(mixed_datasets(), st.sampled_from(["greedy", "shm", "ahc", "mgm"]), st.integers(1, 3))
 def test_pipeline_equals_reference_with_assignments_sessions_and_solvers(ds, solver, chunk):
     cfg = AgreementConfig(solver=solver, lsa_thresholds=(0.3, 0.7), bootstrap=20)
     ref = reference_agreement(ds, cfg).to_dict(include_labels=True)

@@ -5,7 +5,7 @@ import pytest
 
 from kalos_core.matching import MatchProblem, canonical_units, get_cost, get_solver
 
-SOLVER_NAMES = ["greedy", "shm", "ahc"]
+SOLVER_NAMES = ["greedy", "shm", "ahc", "mgm"]
 
 
 def problem(sim, rater, category):
