@@ -7,7 +7,6 @@ STAMP  := $(VENV)/.installed
 # Keep FiftyOne quiet and offline-friendly everywhere (tests, demo, bench).
 export FIFTYONE_DO_NOT_TRACK := true
 export FIFTYONE_DATABASE_VALIDATION := false
-export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
 .PHONY: setup demo test test-unit bench app clean e2e-setup test-e2e screenshots validate
 
@@ -24,7 +23,7 @@ $(STAMP): requirements-lock.txt requirements.txt requirements-dev.txt pyproject.
 	touch $@
 
 demo: setup
-	$(VPY) -m operators.demo run
+	$(VPY) operators/demo.py run
 
 # Fresh, throw-away MongoDB data dir per run; tests/conftest.py runs a private mongod on it
 # (FIFTYONE_DATABASE_URI) and stops it before pytest exits.
@@ -73,7 +72,7 @@ validate: setup
 	$(VPY) benchmarks/validate.py
 
 app: setup
-	$(VPY) -m operators.demo app
+	$(VPY) operators/demo.py app
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

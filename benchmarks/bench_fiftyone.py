@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,10 +28,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2, help="runs per case; the fastest is reported")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="kalos-bench-"))
-    sys.path.insert(0, str(REPO))
     proc = None
     if not os.environ.get("FIFTYONE_DATABASE_URI"):  # a private mongod, as the tests do
         proc = private_mongod(tmp / "db")
+    plugin_modules()
     try:
         rows = run(args.images, tmp, args.repeat)
     finally:
@@ -44,12 +43,22 @@ def main() -> None:
         write_doc(rows, args.images, args.repeat)
 
 
-def private_mongod(db_dir: Path):
-    """Start the bundled mongod on a free port (the tests' helper) and point FiftyOne at it."""
+def _conftest():
     import importlib.util
     spec = importlib.util.spec_from_file_location("kalos_conftest", REPO / "tests" / "conftest.py")
     conftest = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(conftest)
+    return conftest
+
+
+def plugin_modules() -> None:
+    """The plugin's modules importable under FiftyOne's name for them (as the tests do)."""
+    _conftest().pytest_sessionstart(None)
+
+
+def private_mongod(db_dir: Path):
+    """Start the bundled mongod on a free port (the tests' helper) and point FiftyOne at it."""
+    conftest = _conftest()
     proc, port = conftest._start_private_mongod(str(db_dir))
     os.environ["FIFTYONE_DATABASE_URI"] = f"mongodb://127.0.0.1:{port}"
     os.environ["FIFTYONE_DATABASE_DIR"] = str(db_dir)
@@ -59,8 +68,8 @@ def private_mongod(db_dir: Path):
 def run(n_images: int, tmp: Path, repeat: int = 1) -> list[tuple[str, float]]:
 
     from kalos_core.demo_data import make_synthetic_boxes
-    from operators.importing import import_multirater_coco
-    from operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
 
     path = tmp / "synthetic.json"
     coco = make_synthetic_boxes(n_images=n_images, n_raters=3, objects_per_image=20, seed=0)

@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -41,7 +40,9 @@ def main() -> None:
     (tmp / "plugins" / "kalos-agreement").symlink_to(REPO, target_is_directory=True)
     os.environ["FIFTYONE_PLUGINS_DIR"] = str(tmp / "plugins")
     os.environ.setdefault("FIFTYONE_DATABASE_VALIDATION", "false")
-    sys.path.insert(0, str(REPO))
+    from bench_fiftyone import plugin_modules   # (this script's folder is on sys.path)
+
+    plugin_modules()
     # registered before fiftyone is imported, so it runs after fiftyone's exit handler stops its mongod
     atexit.register(shutil.rmtree, tmp, True)
     setup, rows = run(args, tmp)
@@ -114,8 +115,8 @@ def store_calibration(ds, fields) -> None:
 
 def run(args, tmp: Path):
     from kalos_core.demo_data import make_synthetic_boxes
-    from operators.importing import import_multirater_coco
-    from operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
 
     path = tmp / "synthetic.json"
     coco = make_synthetic_boxes(n_images=args.images, n_raters=3, objects_per_image=args.objects, seed=0)

@@ -11,14 +11,15 @@ import fiftyone.operators.types as types
 from kalos_core.geometry import distances_for
 from kalos_core.matching import COSTS, SOLVERS
 
-from . import run_store, status_colors
-from .adapter import SetupError, check_label_attributes, label_fields
+from ..fiftyone_layer import run_store, status_colors
+from ..fiftyone_layer.adapter import SetupError, check_label_attributes, label_fields
 from .calibration_runs import latest_calibration, matching_calibration
 from .common import (check_form, drive, form_error, report_errors, result_card, run_or_delegate, setup_inputs,
                      show_result, source_params)
-from .forms import form_values, param_inputs
+from .forms import param_inputs
+from ..fiftyone_layer.values import form_values
 from .model_inputs import model_inputs, model_params
-from .saved_views import save_run_view, select_saved_view
+from ..fiftyone_layer.saved_views import save_run_view, select_saved_view
 from .runs import (
     AGREEMENT, DISAGREEMENT, STATUSES, METHOD, agreement_runs, check_run, compute_agreement_run, compute_agreement_steps,
     delete_agreement_run, describe_run, disagreement_view, disagreement_view_name, get_agreement_run, unused_run_key,
@@ -55,7 +56,7 @@ class ComputeAgreement(foo.Operator):
         ds, p = ctx.dataset, ctx.params
         inputs, source = setup_inputs(
             ctx, unused_run_key(ds), lambda key: run_store.validate_key(ds, key, METHOD, overwrite=bool(p.get("overwrite"))),
-            existing=lambda key: describe_run(ds, key) if run_store.run_method(ds, key) == METHOD else None,
+            existing=run_store.described(ds, METHOD),
             required=True, description="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status")
         cal = _calibration(ctx, source)
         kind = source.kind if source else None

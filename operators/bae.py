@@ -26,12 +26,12 @@ from kalos_core.bae import BAEResult
 from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData
 
-from . import run_store
-from .adapter import SetupError, read_dataset
+from ..fiftyone_layer import run_store
+from ..fiftyone_layer.adapter import SetupError, read_dataset
 from .common import check_form, drive, finish_run, report_errors, result_card, run_or_delegate, setup_inputs
 from .common import show_result, source_params
 from .forms import param_inputs
-from .measure_runs import MeasureRun, check_run, measure_run, measure_steps, run_params
+from ..fiftyone_layer.measure_runs import MeasureRun, check_run, measure_run, measure_steps, run_params
 
 DEFAULT_KEY = "bae"
 DEFAULT_ATTRIBUTE = "embedding"
@@ -108,8 +108,7 @@ class ComputeBAE(foo.Operator):
         inputs, source = setup_inputs(
             ctx, run_store.unused_key(ds, DEFAULT_KEY, RUN.method),
             lambda key: run_store.validate_key(ds, key, RUN.method, overwrite=bool(p.get("overwrite"))),
-            existing=lambda key: run_store.describe_run(ds, key) if run_store.run_method(ds, key) == RUN.method
-            else None, required=True, description="stored as a custom run; nothing is written on the labels")
+            existing=run_store.described(ds, RUN.method), required=True, description="stored as a custom run; nothing is written on the labels")
         props = dict(inputs.properties)
         props["embedding_attribute"] = inputs.str(
             "embedding_attribute", default=DEFAULT_ATTRIBUTE, label="Embedding attribute",

@@ -13,14 +13,14 @@ import fiftyone.operators.types as types
 from kalos_core.calibration import default_distances
 from kalos_core.geometry import distances_for
 
-from . import run_store
+from ..fiftyone_layer import run_store
 from .calibration_runs import DEFAULT_KEY, METHOD, RUN, calibrate_run, calibrate_run_steps, validate_calibration_key
 from .common import (
     check_form, drive, progress_op, report_errors, result_card, run_or_delegate, setup_inputs, show_result,
     source_params,
 )
 from .forms import param_inputs
-from .measure_runs import check_run, run_params
+from ..fiftyone_layer.measure_runs import check_run, run_params
 
 
 class Calibrate(foo.Operator):
@@ -43,8 +43,7 @@ class Calibrate(foo.Operator):
         ds, p = ctx.dataset, ctx.params
         inputs, source = setup_inputs(ctx, run_store.unused_key(ds, DEFAULT_KEY, METHOD),
                                       lambda key: validate_calibration_key(ds, key, bool(p.get("overwrite"))),
-                                      existing=lambda key: (run_store.describe_run(ds, key)
-                                                            if run_store.run_method(ds, key) == METHOD else None),
+                                      existing=run_store.described(ds, METHOD),
                                       description="the calibration is stored as a custom run under this key")
         props = dict(inputs.properties)
         # the distances of the labels' kind to pick from (none to show before the labels are chosen)

@@ -28,9 +28,9 @@ from kalos_core.data import MultiRaterDataset
 from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData
 
-from . import run_store
-from .adapter import SetupError
-from .measure_runs import MeasureRun, measure_run, measure_steps
+from ..fiftyone_layer import run_store
+from ..fiftyone_layer.adapter import SetupError
+from ..fiftyone_layer.measure_runs import MeasureRun, measure_run, measure_steps
 
 METHOD = "kalos_calibration"
 DEFAULT_KEY = "kalos_calibration"

@@ -11,7 +11,7 @@ import fiftyone.operators.types as types
 from kalos_core.jsonsafe import json_safe
 from kalos_core.progress import run_steps  # noqa: F401  (re-exported: the same outside the App)
 
-from .adapter import RaterSource, SetupError, label_fields, resolve_source
+from ..fiftyone_layer.adapter import RaterSource, SetupError, label_fields, resolve_source
 
 #: a plain FiftyOne field / attribute name (no dots, no leading underscore or digit)
 FIELD_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")

@@ -29,9 +29,9 @@ from kalos_core.geometry.masks import mask_utils
 from kalos_core.matching.params import MATCHING_PARAMS
 from kalos_core.measure import get_measure
 
-from . import run_store
-from .adapter import SetupError, read_dataset, resolve_source
-from .forms import make_config
+from ..fiftyone_layer import run_store
+from ..fiftyone_layer.adapter import SetupError, read_dataset, resolve_source
+from ..fiftyone_layer.values import make_config
 
 MEASURE = get_measure("consensus")
 METHOD = MEASURE.method

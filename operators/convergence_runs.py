@@ -19,11 +19,11 @@ import fiftyone as fo
 from kalos_core.convergence import ConvergenceResult
 from kalos_core.measure import MeasureData
 
-from . import run_store
-from .adapter import SetupError, label_fields, read_dataset
-from .measure_runs import MeasureRun, measure_run, measure_steps
-from .predictions import read_predictions
-from .writeback import write_label_values
+from ..fiftyone_layer import run_store
+from ..fiftyone_layer.adapter import SetupError, label_fields, read_dataset
+from ..fiftyone_layer.measure_runs import MeasureRun, measure_run, measure_steps
+from ..fiftyone_layer.predictions import read_predictions
+from ..fiftyone_layer.writeback import write_label_values
 
 METHOD = "kalos_convergence"
 DEFAULT_KEY = "convergence"

@@ -1,11 +1,11 @@
 """``make demo`` and ``make app``: the embedded demo data set in FiftyOne.
 
-``python -m operators.demo run`` draws the seeded demo scenes (kalos_core.demo_data),
+``python operators/demo.py run`` draws the seeded demo scenes (kalos_core.demo_data),
 imports them with the import operator's Python entry (one Detections and one
 Polylines field per rater), runs agreement on the polygons, calibrates the box
 threshold and runs agreement on the boxes at it (with a simulated model as one more
 rater in run ``kalos_model``, and without it in run ``kalos``), prints the summary and how to
-open the App. ``python -m operators.demo app`` serves the App on
+open the App. ``python operators/demo.py app`` serves the App on
 127.0.0.1 with this plugin loaded and a delegated-operation worker beside it.
 """
 
@@ -36,7 +36,7 @@ def plugins_dir() -> str:
 def run(args) -> None:
     import fiftyone as fo
 
-    from kalos_core.cli import format_summary
+    from kalos_core.agreement.measure import summary as format_summary
     from kalos_core.demo_data import build_demo
 
     from .calibration_runs import calibrate_run
@@ -159,7 +159,7 @@ def app(args) -> None:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m operators.demo")
+    ap = argparse.ArgumentParser(prog="python operators/demo.py")
     sub = ap.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run")
     r.add_argument("--folder", default=str(REPO / "data" / "demo"))
@@ -175,5 +175,19 @@ def main(argv=None) -> None:
     run(args) if args.command == "run" else app(args)
 
 
+def _as_plugin_module() -> None:
+    """Run this file as the plugin's own module, under the name FiftyOne gives it
+    (``fiftyone.plugins.orgs.kalos.operators.demo``): its imports then reach the other operators
+    and the FiftyOne layer as inside the App, with one copy of each module."""
+    import runpy
+
+    os.environ.setdefault("FIFTYONE_PLUGINS_DIR", plugins_dir())
+    from fiftyone.plugins.context import _ensure_parent_modules, _get_plugin_module_name
+
+    name = _get_plugin_module_name("@kalos/agreement", REPO.name)
+    _ensure_parent_modules(name, str(REPO))
+    runpy.run_module(f"{name.rsplit('.', 1)[0]}.operators.demo", run_name="__main__", alter_sys=True)
+
+
 if __name__ == "__main__":
-    main()
+    main() if __package__ else _as_plugin_module()   # `python operators/demo.py run|app`

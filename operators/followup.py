@@ -10,14 +10,14 @@ import fiftyone.operators.types as types
 
 from kalos_core.matching.params import MATCHING_PARAMS
 
-from . import run_store
+from ..fiftyone_layer import run_store
 from .common import drive, report_errors, result_card, show_result
 from .consensus_runs import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
 from .consensus_runs import fusion_params
 from .common import check_form, finish_run, number_input
 from .forms import param_inputs
 from .review import check_review, review_view_name, tag_for_review
-from .saved_views import select_saved_view
+from ..fiftyone_layer.saved_views import select_saved_view
 
 
 def agreement_choice(ctx, inputs, name: str, label: str):

@@ -36,8 +36,8 @@ from pycocotools import mask as mask_utils
 
 from kalos_core.io import InvalidInputError, load_coco, load_yolo
 
-from . import rawdocs
-from .placeholders import Placeholders, default_folder
+from ..fiftyone_layer import rawdocs
+from ..fiftyone_layer.placeholders import Placeholders, default_folder
 from .common import (
     FIELD_NAME_RE, drive, form_error, progress_op, report_errors, result_card, run_steps, safe_name, show_result,
 )

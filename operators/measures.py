@@ -11,8 +11,8 @@ import fiftyone as fo
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
-from . import run_store, status_colors
-from .adapter import SetupError, label_fields
+from ..fiftyone_layer import run_store, status_colors
+from ..fiftyone_layer.adapter import SetupError, label_fields
 from .common import (check_form, drive, finish_run, form_error, report_errors, result_card, run_or_delegate,
                      setup_inputs, source_params)
 from .convergence_runs import DEFAULT_KEY as CONVERGENCE_KEY
@@ -20,16 +20,12 @@ from .convergence_runs import METHOD as CONVERGENCE
 from .convergence_runs import RUN as CONVERGENCE_RUN
 from .convergence_runs import TASKS, convergence_run, convergence_steps
 from .forms import param_inputs
-from .measure_runs import check_run, run_params
+from ..fiftyone_layer.measure_runs import check_run, run_params
 from .noise_aware_runs import DEFAULT_KEY as NOISE_KEY
 from .noise_aware_runs import METHOD as NOISE_AWARE
 from .noise_aware_runs import RUN as NOISE_RUN
 from .noise_aware_runs import noise_aware_run, noise_aware_steps
-from .predictions import prediction_fields
-
-
-def _existing(ds, method):
-    return lambda key: run_store.describe_run(ds, key) if run_store.run_method(ds, key) == method else None
+from ..fiftyone_layer.predictions import prediction_fields
 
 
 def _choices(names: dict, multiple: bool = False) -> types.Dropdown:
@@ -57,7 +53,7 @@ class LabelConvergence(foo.Operator):
         inputs, source = setup_inputs(
             ctx, run_store.unused_key(ds, CONVERGENCE_KEY, CONVERGENCE),
             lambda key: run_store.validate_key(ds, key, CONVERGENCE, overwrite=bool(p.get("overwrite"))),
-            existing=_existing(ds, CONVERGENCE), required=True,
+            existing=run_store.described(ds, CONVERGENCE), required=True,
             description="stored as a custom run; <run_key>_matched goes on every rater label")
         props = dict(inputs.properties)
         tasks = TASKS.get(source.label_cls.__name__, ("bbox",)) if source else ("bbox", "segm")
@@ -145,7 +141,7 @@ class NoiseAwareEvaluation(foo.Operator):
         props["run_key"] = inputs.str("run_key", default=default, required=True, label="Run key",
                                       description="stored as a custom run; <run_key>_* attributes on the predictions")
         key = p.get("run_key", default)
-        about = _existing(ds, NOISE_AWARE)(key) if isinstance(key, str) else None
+        about = run_store.described(ds, NOISE_AWARE)(key) if isinstance(key, str) else None
         if about:
             props["overwrite"] = inputs.bool("overwrite", default=False, label=f"Overwrite the existing run {key!r}",
                                              description=f"Replaces it and the fields it wrote: {about}")

@@ -20,9 +20,9 @@ import fiftyone.operators.types as types
 from kalos_core.data import MultiRaterDataset
 from kalos_core.agreement.model_rater import add_model_rater
 
-from .adapter import RaterSource, _geometry, _mask_rle, label_fields
+from ..fiftyone_layer.adapter import RaterSource, _geometry, _mask_rle, label_fields
+from ..fiftyone_layer.errors import SetupError
 from .common import form_error, number_input
-from .errors import SetupError
 
 PARAM = "model_fields"
 

@@ -25,11 +25,11 @@ import fiftyone as fo
 from kalos_core.measure import MeasureData
 from kalos_core.noise_aware import NoiseAwareResult
 
-from . import run_store
-from .adapter import RaterSource, SetupError, read_dataset, resolve_source
-from .measure_runs import MeasureRun, measure_run, measure_steps
-from .predictions import read_predictions
-from .writeback import write_label_values
+from ..fiftyone_layer import run_store
+from ..fiftyone_layer.adapter import RaterSource, SetupError, read_dataset, resolve_source
+from ..fiftyone_layer.measure_runs import MeasureRun, measure_run, measure_steps
+from ..fiftyone_layer.predictions import read_predictions
+from ..fiftyone_layer.writeback import write_label_values
 
 METHOD = "kalos_noise_aware"
 DEFAULT_KEY = "noise_aware"

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from fiftyone import ViewField as F
 
-from . import run_store
-from .saved_views import save_run_view
-from .adapter import SetupError
+from ..fiftyone_layer import run_store
+from ..fiftyone_layer.saved_views import save_run_view
+from ..fiftyone_layer.adapter import SetupError
 from .common import FIELD_NAME_RE
 from .consensus_runs import agreement_source, consensus_key, review_label_ids
 from .consensus_runs import METHOD as CONSENSUS

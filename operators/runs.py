@@ -17,14 +17,14 @@ from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData, get_measure
 from kalos_core.progress import rescale, run_steps
 
-from . import run_store, status_colors
-from .adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset, resolve_source
-from .forms import make_config
-from .measure_runs import checked_names
+from ..fiftyone_layer import run_store, status_colors
+from ..fiftyone_layer.adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset, resolve_source
+from ..fiftyone_layer.values import make_config
+from ..fiftyone_layer.measure_runs import checked_names
 from .model_inputs import add_models, check_model_fields, write_source
 from .model_inputs import run_config as model_run_config
-from .status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
-from .writeback import write_results
+from ..fiftyone_layer.status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
+from ..fiftyone_layer.writeback import write_results
 
 METHOD = "kalos_agreement"
 

@@ -28,8 +28,8 @@ from kalos_core.noise.generator import RefImage, Reference
 
 from kalos_core.data import KIND_TASKS
 
-from .adapter import KINDS, SetupError, label_fields
-from .rawdocs import LIST_NAMES
+from ..fiftyone_layer.adapter import KINDS, SetupError, label_fields
+from ..fiftyone_layer.rawdocs import LIST_NAMES
 from .common import FIELD_NAME_RE, form_error, number_input
 
 #: label-list class -> (task, list attribute), from the shared maps

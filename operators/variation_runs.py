@@ -14,16 +14,14 @@ type), ``<run_key>_partner`` (the partner label's id) and ``<run_key>_iou``.
 from __future__ import annotations
 
 import fiftyone as fo
-from fiftyone import ViewField as F
 
 from kalos_core.measure import MeasureData
-from kalos_core.variations import TYPES, VariationResult
+from kalos_core.variations import VariationResult
 
-from . import run_store
-from .adapter import SetupError, read_dataset
-from .measure_runs import MeasureRun, measure_run, measure_steps
-from .view_rules import finish
-from .writeback import write_label_values
+from ..fiftyone_layer import run_store
+from ..fiftyone_layer.adapter import SetupError, read_dataset
+from ..fiftyone_layer.measure_runs import MeasureRun, measure_run, measure_steps
+from ..fiftyone_layer.writeback import write_label_values
 
 METHOD = "kalos_variations"
 DEFAULT_KEY = "variations"
@@ -73,61 +71,3 @@ def variations_run(collection, progress=None, **params) -> VariationResult:
 
 def load_variations(dataset, run_key: str = DEFAULT_KEY) -> dict:
     return run_store.load_results(dataset, run_key, METHOD)
-
-
-def _fields(dataset, run_key):
-    cfg = run_store.get_run(dataset, run_key, METHOD).config
-    return cfg.rater_fields or [cfg.label_field], cfg.list_name
-
-
-def _finish(view, dataset, run_key, current):
-    """The one click rule (:func:`operators.view_rules.finish`): the user's sort in ``current``
-    is kept (a variation run has no per-sample α, so without one the order is the dataset's),
-    only the run's rater fields and ``rater_list`` are shown."""
-    fields, _ = _fields(dataset, run_key)
-    return finish(view, dataset, list(fields) + ["rater_list"], current=current)
-
-
-def label_count(view, dataset, run_key: str) -> int:
-    """The rater labels ``view`` keeps (over the run's rater fields)."""
-    fields, list_name = _fields(dataset, run_key)
-    return sum(view.count(f"{f}.{list_name}") for f in fields)
-
-
-def type_view(dataset, run_key: str, vtype: str, rater: str | None = None, current=None):
-    """Samples with labels of type ``vtype`` at the run's threshold (only those labels; one
-    rater's when ``rater`` is given); the click rule of :func:`_finish` with the App's ``current``."""
-    if vtype not in TYPES:
-        raise SetupError(f"unknown variation type {vtype!r}; choose among {list(TYPES)}", "type")
-    fields, _ = _fields(dataset, run_key)
-    cfg = dataset.get_run_info(run_key).config
-    view = dataset.load_run_view(run_key)
-    for f in fields:
-        cond = F(attr(run_key, "variation")) == vtype
-        if rater is not None and cfg.rater_attribute:
-            cond = cond & (F(cfg.rater_attribute) == rater)
-        elif rater is not None and (cfg.raters or {}).get(f) != rater:
-            cond = F("_id") == None  # noqa: E711 - another rater's field: no label
-        view = view.filter_labels(f, cond, only_matches=False)
-    return _finish(view.match(_any_labels(fields, cfg.list_name)), dataset, run_key, current)
-
-
-def iou_bin_view(dataset, run_key: str, low: float, high: float, current=None):
-    """Samples with agreed labels whose IoU lies in ``[low, high)`` (``high`` = 1 included); the
-    click rule of :func:`_finish` with the App's ``current``."""
-    fields, list_name = _fields(dataset, run_key)
-    view = dataset.load_run_view(run_key)
-    iou = F(attr(run_key, "iou"))
-    upper = iou <= high if high >= 1 else iou < high
-    for f in fields:
-        view = view.filter_labels(f, (F(attr(run_key, "variation")) == "agreed") & (iou >= low) & upper,
-                                  only_matches=False)
-    return _finish(view.match(_any_labels(fields, list_name)), dataset, run_key, current)
-
-
-def _any_labels(fields, list_name):
-    expr = None
-    for f in fields:
-        e = F(f"{f}.{list_name}").length() > 0
-        expr = e if expr is None else expr | e
-    return expr

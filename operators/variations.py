@@ -6,12 +6,11 @@ from __future__ import annotations
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
-from . import run_store
+from ..fiftyone_layer import run_store
 from .common import drive, report_errors, result_card, run_or_delegate, setup_inputs, show_result, source_params
 from .common import check_form, finish_run
 from .forms import param_inputs
-from .measure_runs import check_run, run_params
-from .measures import _existing
+from ..fiftyone_layer.measure_runs import check_run, run_params
 from .variation_runs import DEFAULT_KEY, METHOD, RUN, variations_run, variations_steps
 
 
@@ -39,7 +38,7 @@ class ComputeVariations(foo.Operator):
         inputs, source = setup_inputs(
             ctx, run_store.unused_key(ds, DEFAULT_KEY, METHOD),
             lambda key: run_store.validate_key(ds, key, METHOD, overwrite=bool(p.get("overwrite"))),
-            existing=_existing(ds, METHOD), required=True,
+            existing=run_store.described(ds, METHOD), required=True,
             description="stored as a custom run; <run_key>_variation, _partner, _iou go on every rater label")
         props = dict(inputs.properties)
         raters = sorted(source.raters.values()) if source is not None and source.rater_attribute is None else []

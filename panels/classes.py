@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import fiftyone.operators as foo
 
 from .common import ScopedRunPanel, band_color, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
-from .views import RunLayout, class_view
+from ..fiftyone_layer.views import RunLayout, class_view
 
 SCOPES = {"per_image": "mean over samples", "global": "whole dataset at once"}
 SORTS = {"hardest": "hardest first (lowest α)", "easiest": "easiest first (highest α)",

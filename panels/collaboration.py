@@ -22,7 +22,7 @@ from kalos_core.dic import DICConfig, compare_runs
 from .common import (NEUTRAL, POSITIVE, ScopedRunPanel, chart, clean, clicked, dropdown, fmt, load_results,
                      plot_layout, runs_of)
 from .ordering import alpha_matrix, classical_mds, cluster_order, distances
-from .views import pair_disagreement_view
+from ..fiftyone_layer.views import pair_disagreement_view
 from .vitality import MODEL_LINE, layout_with_models, model_verdicts, tick_label
 
 #: the second-run dropdown's "no comparison" entry

@@ -311,7 +311,7 @@ class RunPanel(foo.Panel):
     @staticmethod
     def layout(ctx):
         """The selected agreement run's layout (fields, rater attribute) for view builders."""
-        from .views import RunLayout
+        from ..fiftyone_layer.views import RunLayout
 
         return RunLayout.from_run(ctx.dataset, ctx.panel.state.run_key)
 
@@ -340,7 +340,7 @@ class RunPanel(foo.Panel):
 
     def show_rater(self, ctx, rater: str) -> None:
         """Show the samples where ``rater`` has unmatched or disagreeing labels."""
-        from .views import rater_disagreement_view
+        from ..fiftyone_layer.views import rater_disagreement_view
 
         self.show(ctx, rater_disagreement_view(ctx.dataset, self.layout(ctx), rater, current=ctx.view),
                   f"Showing samples where **{rater}** has unmatched or disagreeing labels")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fiftyone.operators as foo
 
 from .common import NEUTRAL, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
-from .views import CONVERGENCE_THRESHOLDS, convergence_class_view, convergence_unmatched_view
+from ..fiftyone_layer.views import CONVERGENCE_THRESHOLDS, convergence_class_view, convergence_unmatched_view
 
 METHOD = "kalos_convergence"
 URI = "@kalos/agreement/label_convergence"

@@ -11,7 +11,7 @@ import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
 from .common import RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
-from .views import NOISE_THRESHOLDS, uncertain_view
+from ..fiftyone_layer.views import NOISE_THRESHOLDS, uncertain_view
 
 METHOD = "kalos_noise_aware"
 URI = "@kalos/agreement/noise_aware_evaluation"

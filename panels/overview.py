@@ -16,7 +16,7 @@ from fiftyone import ViewField as F
 from .common import (AGREEMENT_METHOD, BANDS, RunPanel, band_color, band_of, chart, clean, dropdown, fmt,
                      load_results, plot_layout, runs_of, vline)
 from .sensitivity import threshold_md
-from .views import RunLayout, alpha_range_view
+from ..fiftyone_layer.views import RunLayout, alpha_range_view
 
 BIN_WIDTH = 0.05
 #: the two runs' colours when compared (the single histogram is coloured by band)

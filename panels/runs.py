@@ -1,18 +1,9 @@
-"""The panels' way to the run store (``operators/run_store.py``): the one implementation of
-listing and loading runs, imported from wherever the panels live; and the run selector's
-labels (:func:`run_label`).
-
-Inside the plugin both folders are subpackages of the plugin's package, so the relative import
-works; in tests and notebooks (the repository root on ``sys.path``) ``panels`` and ``operators``
-are top-level packages and the store is ``operators.run_store``.
-"""
+"""The panels' way to the run store (``fiftyone_layer/run_store.py``, the one implementation of
+listing and loading runs), and the run selector's labels (:func:`run_label`)."""
 
 from __future__ import annotations
 
-try:
-    from ..operators import run_store as store
-except ImportError:          # panels imported as a top-level package
-    from operators import run_store as store
+from ..fiftyone_layer import run_store as store
 
 runs_of = store.runs_of
 load_results = store.load_results

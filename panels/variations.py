@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
+from ..fiftyone_layer import views
 from .common import RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 
 METHOD = "kalos_variations"
@@ -20,15 +21,6 @@ URI = "@kalos/agreement/compute_variations"
 COLORS = {"agreed": "#2ca02c", "merged": "#17becf", "wrong_class": "#d62728", "merged_wrong_class": "#9467bd",
           "missed": "#ff7f0e", "additional": "#8c564b"}
 TYPES = tuple(COLORS)
-
-
-def _views():
-    """The view builders of :mod:`operators.variation_runs` (relative inside the plugin package)."""
-    try:
-        from ..operators import variation_runs
-    except ImportError:      # panels imported as a top-level package
-        from operators import variation_runs
-    return variation_runs
 
 
 def stacked(categories: list, counts: dict, types=TYPES) -> list[dict]:
@@ -115,7 +107,7 @@ class VariationTypesPanel(RunPanel):
 
     def _show_labels(self, ctx, view, what: str) -> None:
         """Show ``view`` and say how many rater labels it keeps, on how many samples."""
-        n = _views().label_count(view, ctx.dataset, ctx.panel.state.run_key)
+        n = views.label_count(view, ctx.dataset, ctx.panel.state.run_key)
         self.show(ctx, view, f"Showing only the **{n} {what}**, on {len(view)} samples")
 
     def on_click_threshold(self, ctx):
@@ -129,14 +121,14 @@ class VariationTypesPanel(RunPanel):
                 f"Labels carry their type only at the run's IoU {t}: the bar at IoU {x} is a count only; "
                 f"click the bar at IoU {t} for the *{name}* labels (the view is unchanged)")
             return
-        view = _views().type_view(ctx.dataset, ctx.panel.state.run_key, vtype, current=ctx.view)
+        view = views.type_view(ctx.dataset, ctx.panel.state.run_key, vtype, current=ctx.view)
         self._show_labels(ctx, view, f"{name} labels at IoU {t}")
 
     def on_click_rater(self, ctx):
         vtype, rater = self._type_of(ctx), clicked(ctx, "x")
         if vtype is None or rater is None:
             return
-        view = _views().type_view(ctx.dataset, ctx.panel.state.run_key, vtype, rater=str(rater), current=ctx.view)
+        view = views.type_view(ctx.dataset, ctx.panel.state.run_key, vtype, rater=str(rater), current=ctx.view)
         self._show_labels(ctx, view, f"{vtype.replace('_', ' ')} labels of {rater} at IoU {ctx.panel.state.threshold}")
 
     def on_click_iou(self, ctx):
@@ -146,7 +138,7 @@ class VariationTypesPanel(RunPanel):
         if not match:
             return
         low, high = match[0]
-        view = _views().iou_bin_view(ctx.dataset, ctx.panel.state.run_key, low, high, current=ctx.view)
+        view = views.iou_bin_view(ctx.dataset, ctx.panel.state.run_key, low, high, current=ctx.view)
         self._show_labels(ctx, view, f"agreed labels with IoU in [{low:.2f}, {high:.2f}{']' if high >= 1 else ')'}")
 
     def render_run(self, panel, ctx):

@@ -86,6 +86,23 @@ def pytest_configure(config):
     atexit.register(_stop_private_mongod)
 
 
+#: the plugin's modules under the one name FiftyOne gives them (@kalos/agreement ->
+#: fiftyone.plugins.orgs.kalos.<operators|panels|fiftyone_layer>.*): tests import them so, never as
+#: top-level ``operators`` / ``panels`` (which would be second copies of every module)
+PLUGIN = "fiftyone.plugins.orgs.kalos"
+
+
+def pytest_sessionstart(session):
+    """Make the plugin's package importable under FiftyOne's name before test modules import it."""
+    if importlib.util.find_spec("fiftyone") is None:
+        return
+    from fiftyone.plugins.context import _ensure_parent_modules, _get_plugin_module_name
+
+    name = _get_plugin_module_name("@kalos/agreement", REPO_ROOT.name)
+    assert name.rsplit(".", 1)[0] == PLUGIN, name
+    _ensure_parent_modules(name, str(REPO_ROOT))
+
+
 def _stop_private_mongod():
     proc, own_dir = _mongod
     proc.terminate()

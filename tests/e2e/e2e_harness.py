@@ -44,9 +44,9 @@ def free_port() -> int:
 
 
 def build_demo(folder: Path, log: Path, name: str = DATASET) -> str:
-    """``python -m operators.demo run`` into ``folder``; returns its stdout (also in ``log``)."""
-    cmd = [sys.executable, "-m", "operators.demo", "run", "--folder", str(folder), "--name", name]
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    """``python operators/demo.py run`` into ``folder``; returns its stdout (also in ``log``)."""
+    cmd = [sys.executable, str(REPO / "operators" / "demo.py"), "run", "--folder", str(folder), "--name", name]
+    env = dict(os.environ)
     proc = subprocess.run(cmd, cwd=REPO, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False,
                           text=True, timeout=600)
     log.write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
@@ -56,7 +56,7 @@ def build_demo(folder: Path, log: Path, name: str = DATASET) -> str:
 
 
 class AppServer:
-    """``python -m operators.demo app`` (what ``make app`` runs) on a free loopback port.
+    """``python operators/demo.py app`` (what ``make app`` runs) on a free loopback port.
 
     Runs in its own process group so that stop() ends the Session process *and* the server
     subprocess it spawns, and nothing else.
@@ -70,11 +70,11 @@ class AppServer:
         self.proc = None
 
     def start(self, timeout: float = 180) -> AppServer:
-        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        env = dict(os.environ,
                    PYTHONUNBUFFERED="1", FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS="true")
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "operators.demo", "app", "--name", self.name, "--port", str(self.port)],
+            [sys.executable, str(REPO / "operators" / "demo.py"), "app", "--name", self.name, "--port", str(self.port)],
             cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )

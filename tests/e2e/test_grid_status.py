@@ -8,7 +8,7 @@ class disagreement orange, unmatched red): pixels of those colours appear on the
 and none before the run (they are far from every colour of FiftyOne's default pool).
 
 This module serves its own data set: ``demo_app`` is overridden (the App is started by
-``python -m operators.demo app``, as ``make app`` does), so the shared ``page`` fixture and
+``python operators/demo.py app``, as ``make app`` does), so the shared ``page`` fixture and
 the failure report work unchanged.
 """
 
@@ -45,10 +45,10 @@ GREY = np.array([58, 58, 58])   # operators/placeholders.py FILL
 
 @pytest.fixture(scope="module")
 def demo_app(chromium, lvis_subset_path, artifacts_dir):
-    """The LVIS subset imported without images, served by ``operators.demo app``."""
+    """The LVIS subset imported without images, served by ``operators/demo.py app``."""
     import fiftyone as fo
 
-    from operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.operators.importing import import_multirater_coco
 
     if fo.dataset_exists(NAME):
         fo.delete_dataset(NAME)
@@ -82,7 +82,7 @@ def _coloured_share(png: bytes) -> float:
 
 def _status_pixels(png: bytes) -> dict:
     """Pixels within a small distance of each status colour."""
-    from operators.status_colors import STATUS_COLORS
+    from fiftyone.plugins.orgs.kalos.fiftyone_layer.status_colors import STATUS_COLORS
 
     img = _rgb(png)
     out = {}
@@ -133,7 +133,7 @@ def test_agreement_form_preselects_raters_and_the_run_colours_labels_by_status(p
     """Through the App: the compute-agreement form preselects the rater fields that rater_list
     names; picking fields answers at once; after the run the grid draws the status colours;
     browse_disagreements shows the disagreeing samples as the selected saved view."""
-    from operators.runs import delete_agreement_run, disagreement_view
+    from fiftyone.plugins.orgs.kalos.operators.runs import delete_agreement_run, disagreement_view
 
     ds = demo_app.dataset
     missing: list = []

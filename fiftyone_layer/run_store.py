@@ -156,6 +156,12 @@ def describe_run(dataset, run_key) -> str | None:
     return f"{kind} run on {getattr(cfg, 'label_type', '?')} labels, {where}{thr}, computed {when}"
 
 
+def described(dataset, method: str):
+    """``key -> description`` of the stored ``method`` run under a key (None when there is none):
+    what a form's overwrite checkbox says it replaces."""
+    return lambda key: describe_run(dataset, key) if run_method(dataset, key) == method else None
+
+
 def owned(dataset, run_key: str) -> tuple[list[str], list[str]]:
     """``(field paths, saved views)`` the stored run ``run_key`` owns: those its config recorded
     (views: those that still exist). A saved view that merely has a name a run could give is

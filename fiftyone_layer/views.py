@@ -23,12 +23,15 @@ from dataclasses import dataclass, field
 
 from fiftyone import ViewField as F
 
-try:  # the click rule lives with the operators, which build views for the panels too
-    from ..operators.view_rules import SORT_STAGES, finish, user_sort  # noqa: F401
-except ImportError:  # panels imported as a top-level package (tests, scripts)
-    from operators.view_rules import SORT_STAGES, finish, user_sort  # noqa: F401
+from kalos_core.measure import get_measure
+from kalos_core.variations.types import TYPES
 
-#: label statuses that mean "this label does not agree" (see operators/adapter.STATUSES)
+from . import run_store
+from .errors import SetupError
+
+from .view_rules import SORT_STAGES, finish, user_sort  # noqa: F401  (the one click rule; re-exported)
+
+#: label statuses that mean "this label does not agree" (see .adapter.STATUSES)
 DISAGREEING = ("class_disagreement", "unmatched")
 _LIST_NAMES = {"Detections": "detections", "Polylines": "polylines", "Keypoints": "keypoints"}
 
@@ -213,3 +216,59 @@ def uncertain_view(dataset, run_key: str, threshold: str = "50:95", size: str | 
         cond = cond & (F(f"{run_key}_size") == size)
     fields = [cfg.predictions_field, getattr(cfg, "reference_field", None), *(getattr(cfg, "noise_fields", None) or [])]
     return finish(dataset.filter_labels(cfg.predictions_field, cond), dataset, [f for f in fields if f], current)
+
+
+# -- variation types (operators/variation_runs.py writes <run_key>_variation / _partner / _iou) -------------
+
+def _variation_attr(run_key: str, name: str) -> str:
+    return f"{run_key}_{name}"
+
+
+def _variation_fields(dataset, run_key):
+    cfg = run_store.get_run(dataset, run_key, get_measure("variations").method).config
+    return _rater_fields(cfg), cfg.list_name
+
+
+def _variation_finish(view, dataset, run_key, current):
+    """The one click rule (:func:`.view_rules.finish`): the user's sort in ``current``
+    is kept (a variation run has no per-sample α, so without one the order is the dataset's),
+    only the run's rater fields and ``rater_list`` are shown."""
+    fields, _ = _variation_fields(dataset, run_key)
+    return finish(view, dataset, list(fields) + ["rater_list"], current=current)
+
+
+def label_count(view, dataset, run_key: str) -> int:
+    """The rater labels ``view`` keeps (over the run's rater fields)."""
+    fields, list_name = _variation_fields(dataset, run_key)
+    return sum(view.count(f"{f}.{list_name}") for f in fields)
+
+
+def type_view(dataset, run_key: str, vtype: str, rater: str | None = None, current=None):
+    """Samples with labels of type ``vtype`` at the run's threshold (only those labels; one
+    rater's when ``rater`` is given); the click rule of :func:`_variation_finish` with the App's ``current``."""
+    if vtype not in TYPES:
+        raise SetupError(f"unknown variation type {vtype!r}; choose among {list(TYPES)}", "type")
+    fields, _ = _variation_fields(dataset, run_key)
+    cfg = dataset.get_run_info(run_key).config
+    view = dataset.load_run_view(run_key)
+    for f in fields:
+        cond = F(_variation_attr(run_key, "variation")) == vtype
+        if rater is not None and cfg.rater_attribute:
+            cond = cond & (F(cfg.rater_attribute) == rater)
+        elif rater is not None and (cfg.raters or {}).get(f) != rater:
+            cond = F("_id") == None  # noqa: E711 - another rater's field: no label
+        view = view.filter_labels(f, cond, only_matches=False)
+    return _variation_finish(_any_label(view, fields, cfg.list_name), dataset, run_key, current)
+
+
+def iou_bin_view(dataset, run_key: str, low: float, high: float, current=None):
+    """Samples with agreed labels whose IoU lies in ``[low, high)`` (``high`` = 1 included); the
+    click rule of :func:`_finish` with the App's ``current``."""
+    fields, list_name = _variation_fields(dataset, run_key)
+    view = dataset.load_run_view(run_key)
+    iou = F(_variation_attr(run_key, "iou"))
+    upper = iou <= high if high >= 1 else iou < high
+    for f in fields:
+        view = view.filter_labels(f, (F(_variation_attr(run_key, "variation")) == "agreed") & (iou >= low) & upper,
+                                  only_matches=False)
+    return _variation_finish(_any_label(view, fields, list_name), dataset, run_key, current)

@@ -21,7 +21,7 @@ from kalos_core.progress import rescale, run_steps
 
 from . import run_store
 from .adapter import RaterSource, SetupError, read_dataset, resolve_source
-from .forms import make_config
+from .values import make_config
 
 
 @dataclass(frozen=True)
