@@ -3,15 +3,48 @@
 >>> from kalos_core import load_coco, compute_agreement, AgreementConfig
 >>> result = compute_agreement(load_coco("labels.json", task="bbox"), AgreementConfig(threshold=0.5))
 >>> result.mean_alpha, result.global_alpha
+
+Every measure is exported here (its entry function, config and result), and every measure is
+also reachable the same way through the registry: ``get_measure(name).run(MeasureData(ds), config)``
+(:mod:`kalos_core.measure`). Measures other than agreement are imported on first use, so that
+``import kalos_core`` (and every command line run) pays only for what it uses.
 """
+
+from importlib import import_module
 
 from .agreement import AgreementConfig, AgreementResult, compute_agreement
 from .data import Annotation, ImageRecord, MultiRaterDataset, make_image
 from .io import InvalidInputError, load_coco, load_yolo
+from .measure import MEASURE_MODULES, Measure, MeasureData, get_measure, measures
+from .params import Config, Param, ParamError, param
 from .reliability import NO_OBJECT, alpha
 
+#: name -> the package it is imported from on first use (PEP 562)
+_LAZY = {
+    **dict.fromkeys(("calibrate", "CalibrationConfig", "CalibrationResult"), "calibration"),
+    **dict.fromkeys(("braylan_agreement", "BraylanConfig", "BraylanResult"), "calibration.braylan"),
+    **dict.fromkeys(("compute_variations", "VariationConfig", "VariationResult"), "variations"),
+    **dict.fromkeys(("compute_consensus", "ConsensusConfig", "ConsensusResult"), "consensus"),
+    **dict.fromkeys(("compute_convergence", "ConvergenceConfig", "ConvergenceResult"), "convergence"),
+    **dict.fromkeys(("noise_aware_evaluation", "NoiseAwareConfig", "NoiseAwareResult"), "noise_aware"),
+    **dict.fromkeys(("compute_bae", "BAEConfig", "BAEResult"), "bae"),
+    **dict.fromkeys(("compare_runs", "DICConfig", "DICResult"), "dic"),
+    **dict.fromkeys(("simulate", "reference_from_coco", "NoiseProfile", "load_profile"), "noise"),
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
-    "AgreementConfig", "AgreementResult", "Annotation", "ImageRecord", "InvalidInputError",
-    "MultiRaterDataset", "NO_OBJECT", "alpha", "compute_agreement", "load_coco", "load_yolo", "make_image",
+    "AgreementConfig", "AgreementResult", "Annotation", "Config", "ImageRecord", "InvalidInputError",
+    "MEASURE_MODULES", "Measure", "MeasureData", "MultiRaterDataset", "NO_OBJECT", "Param", "ParamError",
+    "alpha", "compute_agreement", "get_measure", "load_coco", "load_yolo", "make_image", "measures", "param",
+    *_LAZY,
 ]
 __version__ = "0.1.0"

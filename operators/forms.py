@@ -61,8 +61,10 @@ def param_input(ctx, inputs, p: Param, **overrides):
         return prop
     if "choices" in overrides:   # the form offers its own list (e.g. the distances of the source's kind)
         offered = [c[0] if isinstance(c, tuple) else c for c in overrides["choices"]]
-        if value not in offered:
-            form_error(prop, f"unknown {p.name} {value!r}; choose among {offered}")
+        unknown = [v for v in (value if isinstance(value, (list, tuple)) else [value]) if v not in offered]
+        if unknown:
+            form_error(prop, f"unknown {p.name} {unknown if isinstance(value, (list, tuple)) else value!r}; "
+                             f"choose among {offered}")
         return prop
     try:
         value_of(p, value)

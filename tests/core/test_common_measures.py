@@ -149,3 +149,10 @@ def test_the_options_page_is_written_from_the_declarations():
 
     page = Path(__file__).resolve().parents[2] / "docs" / "options.md"
     assert page.read_text() == options_markdown(), "run: python -m kalos_core.measure_docs > docs/options.md"
+
+
+def test_every_measure_is_exported_from_the_package(measure):
+    import kalos_core
+
+    assert getattr(kalos_core, measure.config.__name__) is measure.config
+    assert getattr(kalos_core, measure.result.__name__) is measure.result
