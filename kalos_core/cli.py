@@ -30,8 +30,8 @@ from .measure import MEASURE_MODULES, get_measure
 
 #: the other sub-commands' modules, imported only when the command line may need them (several
 #: import scipy.stats / scipy.optimize: half a second that an ``agreement`` run need not pay)
-COMMAND_MODULES = ("calibration.cli", "calibration.braylan_cli", "consensus.cli", "noise.cli",
-                   "convergence.cli", "noise_aware.cli")
+COMMAND_MODULES = ("calibration.cli", "calibration.braylan_cli", "consensus.cli", "convergence.cli",
+                   "noise_aware.cli")
 #: the commands this module defines itself
 OWN_COMMANDS = ("agreement", "demo")
 
@@ -111,8 +111,7 @@ def build_parser(full: bool = True) -> argparse.ArgumentParser:
         measure_cli.add_parser(sub, get_measure(name))
     if full:
         for name in COMMAND_MODULES:
-            m = _module(name)
-            (m.add_noise_parsers if name == "noise.cli" else m.add_parser)(sub)
+            _module(name).add_parser(sub)
     return parser
 
 
@@ -186,12 +185,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return {"agreement": run_agreement, "demo": run_demo}[args.command](args)
     if args.command in MEASURE_MODULES:
         return measure_cli.run_command(get_measure(args.command), args)
-    noise_cli = _module("noise.cli")
     handlers = {
         "calibrate": _module("calibration.cli").run_calibrate, "braylan": _module("calibration.braylan_cli").run_braylan,
         "convergence": _module("convergence.cli").run_convergence,
         "noise-aware": _module("noise_aware.cli").run_noise_aware, "consensus": _module("consensus.cli").run_consensus,
-        **{name: noise_cli.run_noise_command for name in noise_cli.NOISE_COMMANDS},
     }
     return handlers[args.command](args)
 

@@ -24,6 +24,8 @@ from .progress import run_steps
 #: Imported on first use: a command never pays for another measure's imports.
 MEASURE_MODULES: dict[str, str] = {
     "variations": "variations.measure",
+    "simulate": "noise.simulate_measure",
+    "fit-noise": "noise.fit_measure",
 }
 
 
@@ -66,8 +68,10 @@ class Measure:
     tasks : the label files' tasks it reads (``--task``; the first is the default).
     summary : ``summary(result, seconds) -> str``, the command line's text.
     cli_options : options of the command line that are not parameters.
-    output : ``output(result, data, args) -> dict`` written by ``--output``; default ``result.to_dict()``.
+    output : ``output(result, data, args) -> dict | str`` written by ``--output`` (a dict as indented
+        JSON, a str as it is); default ``result.to_dict()``.
     read : ``read(args) -> MeasureData`` for a command whose inputs are not ``file`` (+ predictions).
+    output_required : ``--output`` must be given (a command whose result is the file it writes).
     """
 
     name: str
@@ -79,8 +83,9 @@ class Measure:
     tasks: tuple[str, ...] = ("bbox", "segm")
     summary: Callable[[Any, float | None], str] | None = None
     cli_options: tuple[CliOption, ...] = ()
-    output: Callable[[Any, MeasureData, Any], dict] | None = None
+    output: Callable[[Any, MeasureData, Any], dict | str] | None = None
     read: Callable[[Any], MeasureData | None] | None = None
+    output_required: bool = False
 
     def run(self, data: MeasureData, config: Config, progress: Callable[[float, str], None] | None = None):
         """The measure on ``data``: ``progress(fraction, message)`` per step (optional); returns the result."""
