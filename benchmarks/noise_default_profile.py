@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kalos_core import load_coco  # noqa: E402
-from kalos_core.noise.fit import fit_noise  # noqa: E402
+from kalos_core.noise.fit import fit_noise_profile  # noqa: E402
 from kalos_core.noise.lambda_check import lambda_one_check  # noqa: E402
 
 DATA = (REPO / ".." / "shared" / "data" / "lvis_v1_val_double_annotations_subset200.json").resolve()
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     sha = hashlib.sha256(raw).hexdigest()
     for task, name in OUTPUTS.items():
         ds = load_coco(args.data, task)
-        fit = fit_noise(ds, seed=0, source=f"fit-noise {args.data.name} --task {task}")
+        fit = fit_noise_profile(ds, seed=0, source=f"fit-noise {args.data.name} --task {task}")
         prof = fit.profile
         check = lambda_one_check(args.data, prof, task=task, seeds=range(5))
         prof.meta.update({

@@ -61,6 +61,9 @@ def commands(tmp: Path, quick: bool) -> list[tuple[str, list[str]]]:
         ("convergence", ["convergence", f, "--bootstrap", "50", "--predictions", str(preds)]),
         ("noise-aware", ["noise-aware", "--reference", f, "--predictions", str(preds), "--rater", raters[0]]),
         ("fit-noise", ["fit-noise", f]),
+        ("simulate bbox", ["simulate", f, "--raters", "3", "--seed", "1"]),
+        ("simulate segm schools", ["simulate", f, "--task", "segm", "--schools", "2,1", "--defiant",
+                                   "--magnitude", "0.5", "--reference-rater", raters[0]]),
     ]
     if not quick:
         from kalos_core.demo_data import make_synthetic_boxes

@@ -14,7 +14,7 @@ import numpy as np
 
 from kalos_core import load_coco
 from kalos_core.noise import load_profile
-from kalos_core.noise.fit import fit_noise
+from kalos_core.noise.fit import fit_noise_profile
 from kalos_core.noise.lambda_check import lambda_one_check, subset_coco
 
 DATA = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -31,7 +31,7 @@ def lambda_checks(data: Path = DATA) -> dict:
     out = {}
     for task in TASKS:
         out[(task, "all")] = lambda_one_check(coco, load_profile(task=task), task=task, seeds=range(5))
-        fitted = fit_noise(load_coco(subset_coco(coco, ids[:100]), task)).profile
+        fitted = fit_noise_profile(load_coco(subset_coco(coco, ids[:100]), task)).profile
         out[(task, "held-out")] = lambda_one_check(coco, fitted, task=task, seeds=range(5), image_ids=ids[100:])
     return out
 

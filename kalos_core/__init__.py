@@ -29,7 +29,9 @@ _LAZY = {
     **dict.fromkeys(("noise_aware_evaluation", "NoiseAwareConfig", "NoiseAwareResult"), "noise_aware"),
     **dict.fromkeys(("compute_bae", "BAEConfig", "BAEResult"), "bae"),
     **dict.fromkeys(("compare_runs", "DICConfig", "DICResult"), "dic"),
-    **dict.fromkeys(("simulate", "reference_from_coco", "NoiseProfile", "load_profile"), "noise"),
+    **dict.fromkeys(("simulate", "reference_from_coco", "NoiseProfile", "load_profile", "Simulation"), "noise"),
+    **dict.fromkeys(("SimulateConfig",), "noise.simulate_measure"),
+    **dict.fromkeys(("fit_noise_profile", "FitNoiseConfig", "FitResult"), "noise.fit_measure"),
 }
 
 

@@ -7,7 +7,6 @@ against; see README.md ("Command line") for its keys.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import time
@@ -19,14 +18,6 @@ from .geometry import distances_for
 from .io.coco import TASK_GEOMETRY_KINDS
 from .measure import MEASURE_MODULES, get_measure
 
-#: commands not (yet) declared as measures: name -> (module, handler); imported only when needed
-LEGACY_COMMANDS = {
-    "simulate": ("noise.cli", "run_noise_command"), "fit-noise": ("noise.cli", "run_noise_command"),
-}
-
-
-def _module(name: str):
-    return importlib.import_module(f"{__package__}.{name}")
 
 
 def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -53,8 +44,8 @@ def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 def build_parser(commands=None) -> argparse.ArgumentParser:
-    """The command line's parser: ``demo``, every registered measure (:mod:`kalos_core.measure`)
-    and the noise commands; ``commands`` limits it to those (what :func:`main` builds when the
+    """The command line's parser: every registered measure (:mod:`kalos_core.measure`) and
+    ``demo``; ``commands`` limits it to those (what :func:`main` builds when the
     first argument names a command, so that one command never imports another's modules)."""
     parser = argparse.ArgumentParser(prog="python -m kalos_core", description="KaLOS inter-rater agreement")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -68,12 +59,6 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
         d.add_argument("--images", type=positive, default=40)
         d.add_argument("--seed", type=count, default=0)
         d.add_argument("--task", choices=["bbox", "segm"], default="bbox")
-    added = set()
-    for name, (module, _) in LEGACY_COMMANDS.items():
-        if wanted(name) and module not in added:
-            added.add(module)
-            m = _module(module)
-            (m.add_noise_parsers if module == "noise.cli" else m.add_parser)(sub)
     return parser
 
 
@@ -98,10 +83,7 @@ def run_demo(args: argparse.Namespace) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return run_demo(args)
-    if args.command in MEASURE_MODULES:
-        return measure_cli.run_command(get_measure(args.command), args)
-    module, handler = LEGACY_COMMANDS[args.command]
-    return getattr(_module(module), handler)(args)
+    return measure_cli.run_command(get_measure(args.command), args)
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
@@ -113,7 +95,7 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    known = {*MEASURE_MODULES, "demo", *LEGACY_COMMANDS}   # one command: only its modules are imported
+    known = {*MEASURE_MODULES, "demo"}   # one command: only its modules are imported
     parser = build_parser(commands=[argv[0]] if argv and argv[0] in known else None)
     args = parser.parse_args(argv)
     check_options(_subparser(parser, args.command), args)

@@ -1,6 +1,6 @@
 """What the command-line handlers share: option types, reading the input, writing the result.
 
-Used by :mod:`kalos_core.cli`, :mod:`kalos_core.calibration.cli` and :mod:`kalos_core.noise.cli`.
+Used by :mod:`kalos_core.cli`, :mod:`kalos_core.measure_cli` and the commands' own modules.
 Every bad option value ends in argparse's usage error (exit 2); every bad input
 in one ``error: ...`` naming the ids at fault (exit 2); never a traceback.
 """
@@ -123,10 +123,10 @@ def load_or_report(path: Path, task: str, skip_invalid: bool = False) -> MultiRa
     return ds
 
 
-def write_result(path: Path, data: dict) -> None:
-    """Write ``data`` as indented JSON to ``path`` (creating its folder) and say so."""
+def write_result(path: Path, data: dict | str) -> None:
+    """Write ``data`` as indented JSON (a str: as it is) to ``path`` (creating its folder) and say so."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1))
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=1))
     print(f"\nwrote {path}")
 
 

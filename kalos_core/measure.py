@@ -31,6 +31,8 @@ MEASURE_MODULES: dict[str, str] = {
     "bae": "bae.measure",
     "convergence": "convergence.measure",
     "noise-aware": "noise_aware.measure",
+    "simulate": "noise.simulate_measure",
+    "fit-noise": "noise.fit_measure",
 }
 
 
@@ -73,7 +75,8 @@ class Measure:
     tasks : the label files' tasks it reads (``--task``; the first is the default).
     summary : ``summary(result, seconds) -> str``, the command line's text.
     cli_options : options of the command line that are not parameters.
-    output : ``output(result, data, args) -> dict`` written by ``--output``; default ``result.to_dict()``.
+    output : ``output(result, data, args) -> dict | str`` written by ``--output`` (a dict as indented
+        JSON, a str as it is); default ``result.to_dict()``.
     read : ``read(args) -> MeasureData`` for a command that declares its own inputs in
         ``cli_options`` (default: ``file``, ``--task``, ``--skip-invalid`` and ``--predictions``).
     from_args : ``from_args(values, args) -> values``: the parameter values as command-line
@@ -85,6 +88,7 @@ class Measure:
     order_invariant : False where seeded draws pick images by their position in the input
         (calibration's cross-image De, Braylan's pairs): the same data in another order draws other
         pairs. The registry-wide tests then permute only the raters' names.
+    output_required : ``--output`` must be given (a command whose result is the file it writes).
     """
 
     name: str
@@ -96,12 +100,13 @@ class Measure:
     tasks: tuple[str, ...] = ("bbox", "segm")
     summary: Callable[[Any, float | None], str] | None = None
     cli_options: tuple[CliOption, ...] = ()
-    output: Callable[[Any, MeasureData, Any], dict] | None = None
+    output: Callable[[Any, MeasureData, Any], dict | str] | None = None
     read: Callable[[Any], MeasureData | None] | None = None
     from_args: Callable[[dict, Any], dict] | None = None
     example: Callable[[], MeasureData] | None = None
     example_params: dict = field(default_factory=dict)
     order_invariant: bool = True
+    output_required: bool = False
 
     def run(self, data: MeasureData, config: Config, progress: Callable[[float, str], None] | None = None):
         """The measure on ``data``: ``progress(fraction, message)`` per step (optional); returns the result."""

@@ -67,7 +67,7 @@ def add_parser(sub, measure: Measure) -> argparse.ArgumentParser:
         p.add_argument(*option.flags, **option.kwargs)
     if measure.read is None:
         p.add_argument("--skip-invalid", action="store_true", help="drop invalid annotations, count them, go on")
-    p.add_argument("--output", type=Path, help="write the result JSON here")
+    p.add_argument("--output", type=Path, required=measure.output_required, help="write the result JSON here")
     return p
 
 

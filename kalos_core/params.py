@@ -14,8 +14,9 @@ Recompute (:meth:`Config.from_dict`).
 
 Kinds: ``bool``, ``int`` (``lo`` = minimum), ``float`` (``lo``/``hi``, ends open where
 asked), ``fraction`` (a float in [0, 1]), ``fractions`` / ``floats`` (tuples of them),
-``choice`` (one of ``choices``: a tuple or a callable giving the registry's names),
-``str`` and ``names`` (a non-empty tuple of strings; each one of ``choices`` where given).
+``ints`` (a tuple of integers >= ``lo``), ``choice`` (one of ``choices``: a tuple or a
+callable giving the registry's names), ``str`` and ``names`` (a non-empty tuple of strings; each
+one of ``choices`` where given).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from typing import Any, Callable, Iterable
 
 from .checks import check_bool, check_fraction, check_int, check_names
 
-KINDS = ("bool", "int", "float", "fraction", "fractions", "floats", "choice", "str", "names")
+KINDS = ("bool", "int", "float", "fraction", "fractions", "floats", "ints", "choice", "str", "names")
+#: the kinds whose value is a tuple (typed as comma-separated text)
+LIST_KINDS = ("fractions", "floats", "ints", "names")
 
 
 class ParamError(ValueError):
@@ -88,11 +91,12 @@ class Param:
             if low not in ("true", "false", "1", "0", "yes", "no"):
                 raise ValueError(f"expected true or false, got {text!r}")
             value: Any = low in ("true", "1", "yes")
-        elif self.kind in ("fractions", "floats", "names"):
+        elif self.kind in LIST_KINDS:
             parts = [v.strip() for v in str(text).replace(";", ",").split(",") if v.strip()]
             if not parts:
                 raise ValueError(f"expected comma-separated values, got {text!r}")
-            value = tuple(parts) if self.kind == "names" else tuple(float(v) for v in parts)
+            number = int if self.kind == "ints" else float
+            value = tuple(parts) if self.kind == "names" else tuple(number(v) for v in parts)
         else:
             value = {"int": int, "float": float, "fraction": float}.get(self.kind, str)(text)
         return None if self.none_as is not None and value == self.none_as else value
@@ -108,7 +112,7 @@ class Param:
         (a multiple choice), the rest as it is."""
         if value is None:
             return None
-        return self.to_text(value) if self.kind in ("fractions", "floats") else \
+        return self.to_text(value) if self.kind in ("fractions", "floats", "ints") else \
             list(value) if self.kind == "names" else value
 
     def check(self, value: Any) -> Any:
@@ -172,6 +176,7 @@ _CHECKS: dict[str, Callable[[Param, Any], Any]] = {
     "fraction": lambda p, v: check_fraction(p.name, v, p.lo_open, p.hi_open),
     "fractions": lambda p, v: _sequence(p, v, lambda q, x: check_fraction(q.name, x, q.lo_open, q.hi_open)),
     "floats": lambda p, v: _sequence(p, v, _float),
+    "ints": lambda p, v: _sequence(p, v, lambda q, x: check_int(q.name, x, int(q.lo or 0))),
     "choice": _choice,
     "str": _str,
     "names": _names,

@@ -1,8 +1,10 @@
 """Operator ``@kalos/agreement/simulate_raters``: synthetic raters from a reference label field.
 
 Python entry: :func:`simulate_rater_fields`. From a reference Detections / Polylines /
-Keypoints field, the noise generator (:mod:`kalos_core.noise`) draws ``n_raters``
-synthetic raters; each becomes a field ``<prefix>_<rater>`` of the same label type.
+Keypoints field, the noise generator (the ``simulate`` measure,
+:mod:`kalos_core.noise.simulate_measure`, whose :class:`SimulateConfig` declares the
+parameters and so the form) draws ``n_raters`` synthetic raters (or schools of them, and a
+defiant rater); each becomes a field ``<prefix>_<rater>`` of the same label type.
 Every synthetic label keeps its truth: ``truth_ref_ids`` (ids of the reference labels it
 came from; empty for a false positive), ``truth_errors`` (applied errors, in order) and
 ``truth_label`` (the reference class). An existing ``rater_list`` gets the synthetic raters
@@ -14,7 +16,6 @@ the reference field is never written.
 
 from __future__ import annotations
 
-import math
 import os
 
 import fiftyone as fo
@@ -22,33 +23,49 @@ import fiftyone.operators as foo
 import numpy as np
 from fiftyone.operators import types
 
-from kalos_core.noise import load_profile, plain_raters, simulate
+from kalos_core.data import KIND_TASKS
+from kalos_core.measure import MeasureData, get_measure
+from kalos_core.noise import load_profile
 from kalos_core.noise.channels import RefObject
 from kalos_core.noise.generator import RefImage, Reference
 
-from kalos_core.data import KIND_TASKS
 
 from ..fiftyone_layer.adapter import KINDS, SetupError, label_fields
 from ..fiftyone_layer.rawdocs import LIST_NAMES
-from .common import FIELD_NAME_RE, form_error, number_input
+from ..fiftyone_layer.values import make_config
+from .common import FIELD_NAME_RE, form_error
+from .forms import param_inputs
 
 #: label-list class -> (task, list attribute), from the shared maps
 TASKS = {cls: (KIND_TASKS[KINDS[cls]], LIST_NAMES[cls]) for cls in LIST_NAMES}
 SCALE = 1000.0  # virtual image size: the generator works in image-relative units anyway
+MAX_RATERS = 100  # one new field per synthetic rater
 
 
-def check_params(dataset, reference_field, n_raters=5, magnitude=1.0, prefix="synthetic", profile=None):
-    """Validate a set-up; raises :class:`SetupError` naming the parameter at fault."""
+def measure():
+    """The ``simulate`` measure (its parameters are the form's)."""
+    return get_measure("simulate")
+
+
+def check_params(dataset, reference_field, prefix="synthetic", **params):
+    """Validate a set-up (the parameters of :class:`kalos_core.noise.simulate_measure.SimulateConfig`);
+    returns ``(label class, config)``. Raises :class:`SetupError` naming the parameter at fault."""
     available = label_fields(dataset)
     if reference_field not in available:
         raise SetupError("choose a Detections, Polylines or Keypoints field as the reference", "reference_field")
-    if not isinstance(n_raters, int) or not 1 <= n_raters <= 100:
-        raise SetupError("number of raters must be an integer from 1 to 100", "n_raters")
-    if magnitude is None or not math.isfinite(float(magnitude)) or float(magnitude) < 0:
-        raise SetupError("magnitude must be a number >= 0 (0 = exact copies of the reference)", "magnitude")
+    known = [p.name for p in measure().params]
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise SetupError(f"unknown parameter(s) {', '.join(unknown)} of simulate_raters; known: "
+                         f"{', '.join(known)}", unknown[0])
+    config = make_config(measure(), params)
+    raters = config.raters()
+    if len(raters) > MAX_RATERS:
+        raise SetupError(f"number of raters must be at most {MAX_RATERS} (one field each), got {len(raters)}",
+                         "schools" if config.schools else "n_raters")
     if not prefix or not FIELD_NAME_RE.match(prefix):
         raise SetupError("prefix: start with a letter; letters, digits and _ only", "prefix")
-    names = [f"{prefix}_{r.name}" for r in plain_raters(n_raters)]
+    names = [f"{prefix}_{r.name}" for r in raters]
     if reference_field in names or reference_field.startswith(f"{prefix}_rater_"):
         raise SetupError("the prefix would overwrite the reference field; choose another prefix", "prefix")
     schema = dataset.get_field_schema()
@@ -61,14 +78,14 @@ def check_params(dataset, reference_field, n_raters=5, magnitude=1.0, prefix="sy
                                        and isinstance(rater_list.field, (fo.StringField, type(None)))):
         raise SetupError(f"field rater_list holds {type(rater_list).__name__}, not a list of rater names; "
                          "rename it before simulating raters", "reference_field")
-    if profile:
-        if not os.path.isfile(profile):
-            raise SetupError(f"no profile file at {profile}", "profile")
+    if config.profile:
+        if not os.path.isfile(config.profile):
+            raise SetupError(f"no profile file at {config.profile}", "profile")
         try:
-            load_profile(profile)
+            load_profile(config.profile)
         except ValueError as e:
             raise SetupError(str(e), "profile") from None
-    return available[reference_field]
+    return available[reference_field], config
 
 
 def unused_prefix(dataset, base: str = "synthetic") -> str:
@@ -156,19 +173,28 @@ def _label(ann: dict, task: str, names: dict[int, str]):
     return fo.Keypoint(label=label, points=pts, **truth)
 
 
-def simulate_rater_fields(dataset, reference_field, n_raters=5, magnitude=1.0, seed=0, profile=None,
-                          prefix="synthetic", set_rater_list=True) -> dict:
-    """Create ``n_raters`` synthetic rater fields from ``reference_field`` (see the module docstring).
+def simulate_rater_fields(dataset, reference_field, prefix="synthetic", set_rater_list=True, **params) -> dict:
+    """Create synthetic rater fields from ``reference_field`` (see the module docstring).
 
-    Returns a summary: the new fields, their raters, label counts, the cannibalisation ratio.
+    Parameters
+    ----------
+    dataset : the dataset (or a view of it: the whole dataset is used).
+    reference_field : a Detections, Polylines or Keypoints field; never written.
+    prefix : the new fields are ``<prefix>_<rater>``; none of them may exist.
+    set_rater_list : add the synthetic raters to an existing ``rater_list`` field.
+    **params : the parameters of :class:`kalos_core.noise.simulate_measure.SimulateConfig`
+        (``n_raters``, ``magnitude``, ``seed``, ``profile``, ``schools``, ``defiant``).
+
+    Returns
+    -------
+    dict : the new fields and their raters, the label counts, the cannibalisation ratio.
     """
     dataset = dataset._dataset if hasattr(dataset, "_dataset") else dataset
-    label_cls = check_params(dataset, reference_field, n_raters, magnitude, prefix, profile)
+    label_cls, config = check_params(dataset, reference_field, prefix, **params)
     reference, sample_ids, cat = _reference(dataset, reference_field, label_cls)
     names = {v: n for n, v in cat.items()}
     task, list_name = TASKS[label_cls]
-    sim = simulate(reference, n_raters=n_raters, magnitude=float(magnitude), seed=int(seed),
-                   profile=load_profile(profile) if profile else None)
+    sim = measure().run(MeasureData(reference), config)
     per_rater = {r.name: [[] for _ in sample_ids] for r in sim.raters}
     for ann in sim.coco["annotations"]:
         per_rater[ann["rater_id"]][ann["image_id"]].append(_label(ann, task, names))
@@ -186,15 +212,20 @@ def simulate_rater_fields(dataset, reference_field, n_raters=5, magnitude=1.0, s
     info = dict(dataset.info or {})
     imported = dict(info.get("kalos_import") or {})
     imported["rater_fields"] = {**(imported.get("rater_fields") or {}), **fields}
-    summary = {"reference_field": reference_field, "fields": fields, "n_raters": n_raters,
-               "magnitude": float(magnitude), "seed": int(seed), "profile": profile or "default",
+    summary = {"reference_field": reference_field, "fields": fields, "n_raters": len(sim.raters),
+               "magnitude": config.magnitude, "seed": config.seed, "profile": config.profile or "default",
                "n_labels": len(sim.coco["annotations"]), "n_reference": reference.n_objects,
-               "cannibalisation": sim.stats.ratio}
+               "cannibalisation": sim.stats.ratio, "schools": list(config.schools), "defiant": config.defiant}
     info["kalos_import"] = imported
     info["kalos_simulation"] = {**(info.get("kalos_simulation") or {}), prefix: summary}
     dataset.info = info
     dataset.save()
     return summary
+
+
+def form_params(params: dict) -> dict:
+    """The simulation's parameters in a form's values (``ctx.params``); empty ones take their defaults."""
+    return {p.name: params[p.name] for p in measure().params if params.get(p.name) not in (None, "")}
 
 
 class SimulateRaters(foo.Operator):
@@ -224,32 +255,25 @@ class SimulateRaters(foo.Operator):
         props = {
             "reference_field": inputs.enum("reference_field", choices.values(), required=True,
                                            label="Reference field", view=choices),
-            "n_raters": number_input(ctx, inputs, "n_raters", integer=True, lo=1, hi=100, default=5,
-                                     label="Number of synthetic raters"),
-            "magnitude": number_input(ctx, inputs, "magnitude", lo=0.0, default=1.0, label="Noise magnitude λ",
-                                      description="0 = exact copies; 1 = the fitted (empirical) noise level"),
-            "seed": number_input(ctx, inputs, "seed", integer=True, lo=0, default=0, label="Seed",
-                                 description="same seed, same synthetic raters"),
-            "profile": inputs.str("profile", label="Noise profile json (optional)",
-                                  description="from `python -m kalos_core fit-noise`; empty = shipped default"),
             "prefix": inputs.str("prefix", default=unused_prefix(ctx.dataset), label="Field prefix",
                                  description="new fields <prefix>_rater_1 ... are created (an existing field is "
                                              "never replaced)"),
         }
+        props.update(param_inputs(ctx, inputs, measure()))
         if p.get("reference_field"):
             try:
-                check_params(ctx.dataset, p["reference_field"], p.get("n_raters", 5), p.get("magnitude", 1.0),
-                             p.get("prefix") or unused_prefix(ctx.dataset), p.get("profile") or None)
+                check_params(ctx.dataset, p["reference_field"], p.get("prefix") or unused_prefix(ctx.dataset),
+                             **form_params(p))
             except (SetupError, TypeError, ValueError) as e:
-                form_error(props[getattr(e, "param", None) or "reference_field"], str(e))
+                prop = props.get(getattr(e, "param", None)) or props["reference_field"]
+                if not prop.invalid:
+                    form_error(prop, str(e))
         return types.Property(inputs, view=types.View(label="KaLOS: simulate raters"))
 
     def execute(self, ctx):
         p = ctx.params
-        summary = simulate_rater_fields(ctx.dataset, p["reference_field"], n_raters=p.get("n_raters", 5),
-                                        magnitude=p.get("magnitude", 1.0), seed=p.get("seed", 0),
-                                        profile=p.get("profile") or None,
-                                        prefix=p.get("prefix") or unused_prefix(ctx.dataset))
+        summary = simulate_rater_fields(ctx.dataset, p["reference_field"],
+                                        prefix=p.get("prefix") or unused_prefix(ctx.dataset), **form_params(p))
         if not ctx.delegated:
             ctx.ops.reload_dataset()
             ctx.ops.notify(f"KaLOS: {summary['n_raters']} synthetic raters, {summary['n_labels']} labels",

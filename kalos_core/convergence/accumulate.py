@@ -46,7 +46,7 @@ def subset_ap(table: DirectionTable, image_mask: np.ndarray | None = None) -> np
     (T, K) float: AP in [0, 1], NaN where the category has no ground truth on the subset
     (COCOeval's -1).
     """
-    T, K = table.matched.shape[0], len(table.cat_ids)
+    T = table.matched.shape[0]
     if image_mask is None:
         image_mask = np.ones(len(table.image_ids), dtype=bool)
     npig = table.npig[:, image_mask].sum(axis=1)

@@ -1,4 +1,4 @@
-"""Maximum-likelihood estimators used by :func:`kalos_core.noise.fit.fit_noise`.
+"""Maximum-likelihood estimators used by :func:`kalos_core.noise.fit.fit_noise_profile`.
 
 Each returns fitted parameters and a small report dict: ``n``, the fitted values,
 ``aic`` (and the AIC of the simpler alternative), ``ks``/``ks_p`` where a continuous

@@ -260,11 +260,28 @@ def _fit_loc(rows: list, default: LocalisationModel, report: dict, key: str, see
     return LocalisationModel(trans, direction, lw, lh, default.keypoint_jitter, copula)
 
 
-def fit_noise(ds: MultiRaterDataset, threshold: float = 0.5, reference_rater: str | None = None,
-              seed: int = 0, source: str = "") -> "FitResult":
+def fit_noise_profile(ds: MultiRaterDataset, threshold: float = 0.5, reference_rater: str | None = None,
+                      seed: int = 0, source: str = "") -> "FitResult":
     """Estimate a :class:`NoiseProfile` from a multi-rater data set (boxes; polygons and
     keypoints through their boxes). Components with fewer than :data:`MIN_OBS` observations
-    keep the built-in value, and the report says so."""
+    keep the built-in value, and the report says so.
+
+    (Not :func:`kalos_core.noise_aware.fit_reference_noise`, which fits the noise of a model's
+    predictions against a reference rater for the noise-aware evaluation.)
+
+    Parameters
+    ----------
+    ds : the multi-rater data set.
+    threshold : IoU at which two raters' labels are matched.
+    reference_rater : a gold-standard rater (the others are its noisy copies); None = every
+        pair in both directions.
+    seed : seed of the estimators' subsampling.
+    source : where the data came from, for ``profile.meta["source"]`` (default ``"fit_noise"``).
+
+    Returns
+    -------
+    FitResult : the profile, the goodness-of-fit report and the extracted pairs.
+    """
     d = extract_pairs(ds, threshold, reference_rater)
     base = builtin_profile()
     rep: dict = {"threshold": threshold, "reference_rater": reference_rater, "n_matched": d.n_matched,
@@ -318,9 +335,15 @@ def fit_noise(ds: MultiRaterDataset, threshold: float = 0.5, reference_rater: st
 
 @dataclass
 class FitResult:
+    """The fitted profile, the goodness-of-fit report (also ``profile.fit_report``) and the pairs."""
+
     profile: NoiseProfile
     report: dict
     data: PairData
+
+    def to_dict(self) -> dict:
+        """The profile as plain JSON values (the JSON contract of ``fit-noise --output``)."""
+        return self.profile.to_dict()
 
 
 @dataclass

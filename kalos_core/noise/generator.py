@@ -32,7 +32,6 @@ from .profile import NoiseProfile, load_profile
 from .schools import RaterSpec, plain_raters
 
 
-
 @dataclass
 class RefImage:
     id: Any
@@ -203,9 +202,14 @@ class Simulation:
     stats: ChannelStats
     raters: list[RaterSpec]
     task: str
+    n_reference: int = 0    #: objects in the reference
 
     def dataset(self) -> MultiRaterDataset:
         return load_coco(self.coco, self.task)
+
+    def to_dict(self) -> dict:
+        """The multi-rater COCO dict (the JSON contract of ``simulate --output``)."""
+        return self.coco
 
 
 def _polygon_area(rings) -> float:
@@ -307,7 +311,7 @@ def simulate(reference: Reference, n_raters: int = 5, magnitude: float = 1.0, se
         "profile": profile.meta.get("source", "custom"), "cannibalisation": stats.to_dict()}}
     cats = [{"id": k, "name": v} for k, v in sorted(reference.categories.items())]
     coco = {"info": info, "images": images, "annotations": annotations, "categories": cats}
-    return Simulation(coco, stats, specs, reference.task)
+    return Simulation(coco, stats, specs, reference.task, reference.n_objects)
 
 
 def _spec_dict(spec: RaterSpec) -> dict:

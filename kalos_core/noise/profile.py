@@ -222,10 +222,14 @@ class NoiseProfile:
     def from_dict(cls, data: dict) -> "NoiseProfile":
         return _build(cls, data)
 
+    def to_json(self) -> str:
+        """The profile as the JSON text :meth:`save` writes (and :func:`load_profile` reads)."""
+        return json.dumps(self.to_dict(), indent=1) + "\n"
+
     def save(self, path: str | Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        path.write_text(self.to_json())
         return path
 
 
@@ -267,7 +271,7 @@ def builtin_profile() -> NoiseProfile:
     """The hand-set profile of the paper's published values (class rate 0.026, Poisson slope
     0.021, child-to-child angle Beta(4.53, 0.53), child area ratio median 0.088) and assumptions.
 
-    Still used where data are missing: ``fit_noise`` keeps these values for components with too
+    Still used where data are missing: ``fit_noise_profile`` keeps these values for components with too
     few observations (and says so in its report), and the tests use it as a known truth for
     parameter recovery. The shipped defaults are fitted on real data (see ``load_profile``).
     """

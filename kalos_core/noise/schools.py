@@ -65,3 +65,11 @@ def school_raters(sizes: Sequence[int], strength: float = 0.4, defiant: bool = F
         raters.append(RaterSpec("defiant", magnitude=defiant_magnitude, school="defiant",
                                 edge_offsets=(strength, 0.0, 0.0, 0.0)))
     return raters
+
+
+def rater_specs(n_raters: int, schools: Sequence[int] = (), defiant: bool = False) -> list[RaterSpec]:
+    """The raters of one simulation: schools of the given sizes (``n_raters`` ignored), else
+    ``n_raters`` plain raters; ``defiant`` adds the defiant rater of :func:`school_raters`."""
+    if schools:
+        return school_raters(list(schools), defiant=defiant)
+    return plain_raters(n_raters) + (school_raters([1], defiant=True)[1:] if defiant else [])

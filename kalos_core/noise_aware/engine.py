@@ -31,7 +31,7 @@ def fit_reference_noise(dataset: MultiRaterDataset, reference: str, others: Sequ
                         config: NoiseAwareConfig = NoiseAwareConfig()) -> NoiseFit:
     """Corner noise between ``reference`` and ``others`` (default: every other rater of the data set).
 
-    (Not :func:`kalos_core.noise.fit_noise`, which fits the empirical noise generator's profile.)"""
+    (Not :func:`kalos_core.noise.fit_noise_profile`, which fits the empirical noise generator's profile.)"""
     if dataset.kind != "box":
         raise ValueError("the corner-noise model needs boxes (task bbox)")
     others = [r for r in (others or dataset.raters) if r != reference]

@@ -1,4 +1,4 @@
-"""fit_noise: parameter recovery on data generated with known parameters; generated-vs-reference check."""
+"""fit_noise_profile: parameter recovery on data generated with known parameters; generated-vs-reference check."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ from scipy import stats
 from kalos_core.noise import builtin_profile, load_profile, simulate
 from kalos_core.noise.check import TOLERANCES, check_profile
 from kalos_core.noise.estimators import fit_copula, fit_counts, fit_direction, fit_folded_t, fit_logistic, fit_poisson
-from kalos_core.noise.fit import fit_noise
+from kalos_core.noise.fit import fit_noise_profile
 from kalos_core.noise.profile import DirectionModel, LinearT
 from kalos_core.noise.testbed import lvis_like_reference
 
@@ -17,7 +17,7 @@ def recovered():
     truth = builtin_profile()
     ref = lvis_like_reference(250, seed=1)
     ds = simulate(ref, n_raters=3, magnitude=1.0, seed=0, profile=truth, include_reference=True).dataset()
-    return truth, fit_noise(ds, reference_rater="reference")
+    return truth, fit_noise_profile(ds, reference_rater="reference")
 
 
 def test_localisation_parameters_are_recovered(recovered):
@@ -106,7 +106,7 @@ def test_generated_matches_reference_data_after_fitting():
     """The same check the realdata test runs on LVIS, on data produced here."""
     ref = lvis_like_reference(150, seed=5)
     real = simulate(ref, n_raters=1, magnitude=1.0, seed=3, profile=load_profile(), include_reference=True).dataset()
-    check = check_profile(real, fit_noise(real).profile, seed=1)
+    check = check_profile(real, fit_noise_profile(real).profile, seed=1)
     assert check.passed(TOLERANCES), check.to_dict()
     wrong = builtin_profile()
     wrong.unmatched.rate_a += 1.5  # far too many misses and ghosts
@@ -116,7 +116,7 @@ def test_generated_matches_reference_data_after_fitting():
 def test_too_little_data_keeps_defaults_and_says_so():
     ref = lvis_like_reference(3, seed=9)
     ds = simulate(ref, n_raters=1, magnitude=0.5, seed=0, include_reference=True).dataset()
-    fit = fit_noise(ds)
+    fit = fit_noise_profile(ds)
     assert fit.report["class_localisation"]["source"].startswith("default")
     assert fit.profile.class_localisation == builtin_profile().class_localisation
 

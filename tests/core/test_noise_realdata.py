@@ -7,7 +7,7 @@ import pytest
 from kalos_core import load_coco
 from kalos_core.noise import load_profile
 from kalos_core.noise.check import TOLERANCES, check_profile
-from kalos_core.noise.fit import fit_noise
+from kalos_core.noise.fit import fit_noise_profile
 from kalos_core.noise.lambda_check import lambda_one_check, subset_coco
 
 pytestmark = pytest.mark.realdata
@@ -25,7 +25,7 @@ def halves(lvis_subset_path):
 
 def test_profile_fitted_on_lvis_reproduces_match_rate_flips_and_iou(lvis_subset_path):
     ds = load_coco(lvis_subset_path, "bbox")
-    fit = fit_noise(ds, source="LVIS subset 200")
+    fit = fit_noise_profile(ds, source="LVIS subset 200")
     assert fit.report["n_matched"] > 500
     check = check_profile(ds, fit.profile, seed=0)
     dev = check.deviations()
@@ -36,7 +36,7 @@ def test_profile_fitted_on_lvis_reproduces_match_rate_flips_and_iou(lvis_subset_
 
 def test_check_profile_passes_on_the_held_out_half_with_per_image_alpha(halves):
     coco, fit_ids, test_ids = halves
-    profile = fit_noise(load_coco(subset_coco(coco, fit_ids), "bbox")).profile
+    profile = fit_noise_profile(load_coco(subset_coco(coco, fit_ids), "bbox")).profile
     check = check_profile(load_coco(subset_coco(coco, test_ids), "bbox"), profile, seed=0)
     assert check.passed(TOLERANCES), check.to_dict()
     assert len(check.real_alpha) == 100 and len(check.synthetic_alpha) == 100
@@ -47,7 +47,7 @@ def test_lambda_one_reproduces_real_alpha_on_held_out_images(halves, task):
     """Paper Sec. 9.4: at lambda = 1 one synthetic rater simulated from r1 agrees with r1 as
     much as r2 does (mean and global alpha, 5 seeds), on images the profile has not seen."""
     coco, fit_ids, test_ids = halves
-    profile = fit_noise(load_coco(subset_coco(coco, fit_ids), task)).profile
+    profile = fit_noise_profile(load_coco(subset_coco(coco, fit_ids), task)).profile
     check = lambda_one_check(coco, profile, task=task, seeds=range(5), image_ids=test_ids)
     assert check.n_images == 100
     assert abs(check.synthetic_mean - check.real_mean) <= LAMBDA_ONE_TOLERANCE, check.to_dict()

@@ -101,7 +101,7 @@ def test_delegated_run_equals_the_direct_one(fo_isolated):
     (dict(reference_field="nope"), "reference"),
     (dict(reference_field="ground_truth", prefix="bad prefix"), "prefix"),
     (dict(reference_field="ground_truth", magnitude=-1.0), "magnitude"),
-    (dict(reference_field="ground_truth", n_raters=0), "number of raters"),
+    (dict(reference_field="ground_truth", n_raters=0), "n_raters"),
     (dict(reference_field="ground_truth", profile="/nonexistent/profile.json"), "no profile file"),
 ])
 def test_bad_setups_are_form_errors(fo_isolated, params, message):
@@ -111,3 +111,39 @@ def test_bad_setups_are_form_errors(fo_isolated, params, message):
     with pytest.raises(ExecutionError, match=message):
         foo.execute_operator(URI, dataset=ds.name, params=params)
     assert not ds.has_field("synthetic_rater_1")
+
+
+def form(ds, **params):
+    import fiftyone.operators as foo
+    from fiftyone.operators.executor import ExecutionContext
+    ctx = ExecutionContext({"dataset_name": ds.name, "params": params})
+    return foo.get_operator(URI).resolve_input(ctx).type.properties
+
+
+def test_the_form_is_the_declared_parameters(fo_isolated):
+    from kalos_core.measure import get_measure
+    ds = make_reference(fo_isolated, n=2)
+    props = form(ds)
+    for p in get_measure("simulate").params:
+        assert props[p.name].view.label == p.title
+    assert props["n_raters"].default == 5 and props["magnitude"].default == 1.0 and props["schools"].default == ""
+    bad = form(ds, reference_field="ground_truth", schools="2,x")
+    assert bad["schools"].invalid
+    many = form(ds, reference_field="ground_truth", n_raters=101)
+    assert many["n_raters"].invalid and "at most 100" in many["n_raters"].error_message
+
+
+def test_schools_and_a_defiant_rater_from_the_form_and_the_python_entry(fo_isolated):
+    import fiftyone.operators as foo
+    ds = make_reference(fo_isolated, n=3)
+    result = execute(ds, reference_field="ground_truth", schools="2,1", defiant=True, prefix="sch")
+    assert result["fields"] == ["sch_rater_1", "sch_rater_2", "sch_rater_3", "sch_defiant"]
+    info = ds.info["kalos_simulation"]["sch"]
+    assert info["schools"] == [2, 1] and info["defiant"] and info["n_raters"] == 4
+    op = foo.get_operator(URI)
+    with pytest.raises(ValueError) as e:   # SetupError (of the plugin's copy of operators/)
+        op(ds, "ground_truth", seed=-1, prefix="x")
+    assert e.value.param == "seed"
+    with pytest.raises(ValueError, match="unknown parameter"):
+        op(ds, "ground_truth", raters=3, prefix="x")
+    assert not ds.has_field("x_rater_1")
