@@ -1,0 +1,45 @@
+"""fiftyone.yml lists exactly what the plugin registers (FiftyOne silently drops an operator or
+panel that is registered but not listed, and lists nothing for a name it cannot find)."""
+
+import importlib.util
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class Recorder:
+    """Stands in for FiftyOne's plugin context: records what ``register(p)`` registers."""
+
+    def __init__(self):
+        self.operators, self.panels = [], []
+
+    def register(self, cls):
+        import fiftyone.operators as foo
+
+        (self.panels if issubclass(cls, foo.Panel) else self.operators).append(cls().config.name)
+
+
+def registered() -> Recorder:
+    spec = importlib.util.spec_from_file_location("fiftyone.plugins.orgs.kalos.agreement", REPO / "__init__.py")
+    plugin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plugin)
+    rec = Recorder()
+    plugin.register(rec)
+    return rec
+
+
+def test_fiftyone_yml_lists_exactly_the_registered_operators_and_panels():
+    manifest = yaml.safe_load((REPO / "fiftyone.yml").read_text())
+    rec = registered()
+    assert rec.operators == manifest["operators"]          # same names, same (workflow) order
+    assert sorted(rec.panels) == sorted(manifest["panels"])
+    assert len(set(rec.operators)) == len(rec.operators) and len(set(rec.panels)) == len(rec.panels)
+
+
+def test_every_registered_panel_reaches_the_app(fo_isolated):
+    import fiftyone.operators as foo
+
+    listed = {o.uri for o in foo.list_operators(type="panel")}
+    assert {f"@kalos/agreement/{name}" for name in registered().panels} <= listed
