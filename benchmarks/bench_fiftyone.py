@@ -53,7 +53,7 @@ def _conftest():
 
 def plugin_modules() -> None:
     """The plugin's modules importable under FiftyOne's name for them (as the tests do)."""
-    _conftest().pytest_sessionstart(None)
+    _conftest().load_plugin_package()
 
 
 def private_mongod(db_dir: Path):
@@ -68,8 +68,8 @@ def private_mongod(db_dir: Path):
 def run(n_images: int, tmp: Path, repeat: int = 1) -> list[tuple[str, float]]:
 
     from kalos_core.demo_data import make_synthetic_boxes
-    from fiftyone.plugins.orgs.kalos.operators.importing import import_multirater_coco
-    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     path = tmp / "synthetic.json"
     coco = make_synthetic_boxes(n_images=n_images, n_raters=3, objects_per_image=20, seed=0)

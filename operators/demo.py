@@ -177,8 +177,9 @@ def main(argv=None) -> None:
 
 def _as_plugin_module() -> None:
     """Run this file as the plugin's own module, under the name FiftyOne gives it
-    (``fiftyone.plugins.orgs.kalos.operators.demo``): its imports then reach the other operators
-    and the FiftyOne layer as inside the App, with one copy of each module."""
+    (``fiftyone.plugins.orgs.kalos.agreement.operators.demo``): its imports then reach the other
+    operators and the FiftyOne layer as inside the App, with one copy of each module."""
+    import importlib.util
     import runpy
 
     os.environ.setdefault("FIFTYONE_PLUGINS_DIR", plugins_dir())
@@ -186,7 +187,10 @@ def _as_plugin_module() -> None:
 
     name = _get_plugin_module_name("@kalos/agreement", REPO.name)
     _ensure_parent_modules(name, str(REPO))
-    runpy.run_module(f"{name.rsplit('.', 1)[0]}.operators.demo", run_name="__main__", alter_sys=True)
+    spec = importlib.util.spec_from_file_location(name, REPO / "__init__.py")   # the plugin's package
+    sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules[name])
+    runpy.run_module(f"{name}.operators.demo", run_name="__main__", alter_sys=True)
 
 
 if __name__ == "__main__":

@@ -86,21 +86,31 @@ def pytest_configure(config):
     atexit.register(_stop_private_mongod)
 
 
-#: the plugin's modules under the one name FiftyOne gives them (@kalos/agreement ->
-#: fiftyone.plugins.orgs.kalos.<operators|panels|fiftyone_layer>.*): tests import them so, never as
-#: top-level ``operators`` / ``panels`` (which would be second copies of every module)
-PLUGIN = "fiftyone.plugins.orgs.kalos"
+#: the plugin's package under the one name FiftyOne gives it (@kalos/agreement): tests import its
+#: modules as ``fiftyone.plugins.orgs.kalos.agreement.<operators|panels|fiftyone_layer>.*``, never
+#: as top-level ``operators`` / ``panels`` (which would be second copies of every module)
+PLUGIN = "fiftyone.plugins.orgs.kalos.agreement"
 
 
-def pytest_sessionstart(session):
-    """Make the plugin's package importable under FiftyOne's name before test modules import it."""
-    if importlib.util.find_spec("fiftyone") is None:
+def load_plugin_package() -> None:
+    """Import the checkout's ``__init__.py`` as the plugin's package, exactly as FiftyOne's plugin
+    loader does (same module name, same search path), so that FiftyOne finds it already loaded."""
+    if PLUGIN in sys.modules:
         return
     from fiftyone.plugins.context import _ensure_parent_modules, _get_plugin_module_name
 
-    name = _get_plugin_module_name("@kalos/agreement", REPO_ROOT.name)
-    assert name.rsplit(".", 1)[0] == PLUGIN, name
-    _ensure_parent_modules(name, str(REPO_ROOT))
+    assert _get_plugin_module_name("@kalos/agreement", REPO_ROOT.name) == PLUGIN
+    _ensure_parent_modules(PLUGIN, str(REPO_ROOT))
+    spec = importlib.util.spec_from_file_location(PLUGIN, REPO_ROOT / "__init__.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[PLUGIN] = module
+    spec.loader.exec_module(module)
+
+
+def pytest_sessionstart(session):
+    """The plugin's package importable under FiftyOne's name before test modules import it."""
+    if importlib.util.find_spec("fiftyone") is not None:
+        load_plugin_package()
 
 
 def _stop_private_mongod():

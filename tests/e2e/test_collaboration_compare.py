@@ -25,7 +25,7 @@ def _expected_dic() -> float:
     import fiftyone as fo
 
     from kalos_core.dic import compare_runs
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.run_store import load_results
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.run_store import load_results
 
     ds = fo.load_dataset(DATASET)
     a, b = load_results(ds, "kalos"), load_results(ds, SECOND)

@@ -48,7 +48,7 @@ def demo_app(chromium, lvis_subset_path, artifacts_dir):
     """The LVIS subset imported without images, served by ``operators/demo.py app``."""
     import fiftyone as fo
 
-    from fiftyone.plugins.orgs.kalos.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
 
     if fo.dataset_exists(NAME):
         fo.delete_dataset(NAME)
@@ -82,7 +82,7 @@ def _coloured_share(png: bytes) -> float:
 
 def _status_pixels(png: bytes) -> dict:
     """Pixels within a small distance of each status colour."""
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.status_colors import STATUS_COLORS
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.status_colors import STATUS_COLORS
 
     img = _rgb(png)
     out = {}
@@ -133,7 +133,7 @@ def test_agreement_form_preselects_raters_and_the_run_colours_labels_by_status(p
     """Through the App: the compute-agreement form preselects the rater fields that rater_list
     names; picking fields answers at once; after the run the grid draws the status colours;
     browse_disagreements shows the disagreeing samples as the selected saved view."""
-    from fiftyone.plugins.orgs.kalos.operators.runs import delete_agreement_run, disagreement_view
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import delete_agreement_run, disagreement_view
 
     ds = demo_app.dataset
     missing: list = []

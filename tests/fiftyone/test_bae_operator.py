@@ -35,7 +35,7 @@ def ds(fo_isolated):
 
 
 def engine_data(ds, **source):
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.adapter import read_dataset, resolve_source
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import read_dataset, resolve_source
 
     fields = None if source.get("label_field") else source.get("rater_fields", FIELDS)
     return read_dataset(ds, resolve_source(ds, fields, source.get("label_field"), "rater_id"))

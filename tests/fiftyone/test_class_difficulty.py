@@ -14,7 +14,7 @@ UNITS = {"cat": 12, "dog": 1, "hot_dog": 7, "Dogfish": 30, "bee": 5}
 # -- the pure selection ------------------------------------------------------------------------
 
 def test_select_classes_sorts_filters_and_cuts_with_known_answers():
-    from fiftyone.plugins.orgs.kalos.panels.classes import ClassFilter, select_classes
+    from fiftyone.plugins.orgs.kalos.agreement.panels.classes import ClassFilter, select_classes
 
     every = ClassFilter(min_units=0, top_n=0)
     hardest = select_classes(ALPHAS, UNITS, every)
@@ -41,7 +41,7 @@ def test_select_classes_sorts_filters_and_cuts_with_known_answers():
 
 
 def test_unit_counts_count_distinct_units_of_each_sample():
-    from fiftyone.plugins.orgs.kalos.panels.classes import unit_counts
+    from fiftyone.plugins.orgs.kalos.agreement.panels.classes import unit_counts
 
     rows = [("s1", 0, "cat"), ("s1", 0, "cat"), ("s1", 1, "cat"), ("s1", 1, "dog"),
             ("s2", 0, "cat"), ("s2", None, "cat"), ("s2", 2, None)]
@@ -49,7 +49,7 @@ def test_unit_counts_count_distinct_units_of_each_sample():
 
 
 def test_chart_height_is_bounded_and_the_hover_names_the_units():
-    from fiftyone.plugins.orgs.kalos.panels.classes import MAX_HEIGHT, MIN_HEIGHT, chart_height, class_bars, class_table
+    from fiftyone.plugins.orgs.kalos.agreement.panels.classes import MAX_HEIGHT, MIN_HEIGHT, chart_height, class_bars, class_table
 
     assert chart_height(0) == MIN_HEIGHT and chart_height(274) == MAX_HEIGHT <= 700
     assert chart_height(10) == 22 * 10 + 90
@@ -62,8 +62,8 @@ def test_chart_height_is_bounded_and_the_hover_names_the_units():
 
 @pytest.fixture(scope="module")
 def lvis(fo_isolated, lvis_subset_path):
-    from fiftyone.plugins.orgs.kalos.operators.importing import import_multirater_coco
-    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     ds = import_multirater_coco("kalos-lvis-classes", str(lvis_subset_path), layout="rater_fields",
                                 label_field="raters")
@@ -89,8 +89,8 @@ def engine_units(lvis_subset_path):
 
 @pytest.mark.realdata
 def test_lvis_unit_counts_match_the_engine_and_the_minimum_hides_151_of_274(lvis, engine_units):
-    from fiftyone.plugins.orgs.kalos.panels.classes import ClassFilter, class_unit_counts, select_classes
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.views import RunLayout
+    from fiftyone.plugins.orgs.kalos.agreement.panels.classes import ClassFilter, class_unit_counts, select_classes
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.views import RunLayout
 
     units, alphas = engine_units
     got = class_unit_counts(lvis, RunLayout.from_run(lvis, "kalos"))

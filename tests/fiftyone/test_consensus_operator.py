@@ -138,7 +138,7 @@ def test_tag_for_review_needs_consensus_for_unsupported(ds):
 
 
 def test_consensus_stores_every_parameter_with_the_agreement_runs_matching(ds):
-    from fiftyone.plugins.orgs.kalos.operators.consensus_runs import consensus_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
 
     execute("build_consensus", ds, agreement_key="kalos", pixel_share=0.7)
     cfg, acfg = ds.get_run_info("kalos_consensus").config, ds.get_run_info("kalos").config

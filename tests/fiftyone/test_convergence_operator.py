@@ -61,9 +61,9 @@ def errors(props):
 
 def test_convergence_operator_stores_what_the_engine_computes(model_ds):
     from kalos_core.convergence import ConvergenceConfig, compute_convergence
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.adapter import read_dataset, resolve_source
-    from fiftyone.plugins.orgs.kalos.operators.convergence_runs import load_convergence, matched_by_label
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.predictions import read_predictions
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import read_dataset, resolve_source
+    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import load_convergence, matched_by_label
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.predictions import read_predictions
 
     ds, fields = model_ds
     execute("label_convergence", ds, rater_fields=fields, run_key="conv", bootstrap=60, seed=1,
@@ -90,7 +90,7 @@ def test_convergence_operator_stores_what_the_engine_computes(model_ds):
 
 
 def test_identical_raters_converge_at_100_and_every_label_matches(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
 
     ds, fields = model_dataset(fo_isolated, demo)
     ds.clone_sample_field(fields[0], "copy_a")
@@ -124,7 +124,7 @@ def test_rerun_needs_the_overwrite_confirmation(model_ds):
     (dict(fraction=0.0), "fraction", None),
 ])
 def test_convergence_bad_setups_are_form_errors(model_ds, params, param, message):
-    from fiftyone.plugins.orgs.kalos.operators.calibration_runs import calibrate_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
 
     ds, fields = model_ds
     if "kalos_cal" not in ds.list_runs():
@@ -140,8 +140,8 @@ def test_convergence_bad_setups_are_form_errors(model_ds, params, param, message
 
 
 def test_predictions_without_confidence_are_refused_before_writing(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.operators.convergence_runs import convergence_run
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.errors import SetupError
+    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
 
     ds, fields = model_dataset(fo_isolated, demo)
     ds.set_values("model.detections.confidence", [[None] * len(r or []) for r in ds.values("model.detections")])
@@ -168,9 +168,9 @@ def test_delete_removes_the_run_and_exactly_its_fields(model_ds):
 
 def test_noise_aware_operator_stores_what_the_engine_computes(model_ds):
     from kalos_core.noise_aware import noise_aware_evaluation
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.adapter import read_dataset, resolve_source
-    from fiftyone.plugins.orgs.kalos.operators.noise_aware_runs import load_noise_aware
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.predictions import read_predictions
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import read_dataset, resolve_source
+    from fiftyone.plugins.orgs.kalos.agreement.operators.noise_aware_runs import load_noise_aware
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.predictions import read_predictions
 
     ds, fields = model_ds
     execute("noise_aware_evaluation", ds, predictions_field="model", reference_field=fields[1],
@@ -210,8 +210,8 @@ def test_noise_aware_form_errors(model_ds):
 
 
 def test_noise_aware_needs_image_sizes(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.errors import SetupError
-    from fiftyone.plugins.orgs.kalos.operators.noise_aware_runs import noise_aware_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
+    from fiftyone.plugins.orgs.kalos.agreement.operators.noise_aware_runs import noise_aware_run
 
     ds, fields = model_dataset(fo_isolated, demo)
     ds.set_values("metadata", [None] * len(ds))
@@ -223,8 +223,8 @@ def test_noise_aware_needs_image_sizes(fo_isolated, demo):
 # -- the run store -----------------------------------------------------------------------------
 
 def test_the_store_lists_every_kind_oldest_first_and_describes_them(model_ds):
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer import run_store
-    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import run_store
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     ds, fields = model_ds
     compute_agreement_run(ds, rater_fields=fields[:2], run_key="agree_store", bootstrap=0)
@@ -241,9 +241,9 @@ def test_the_store_lists_every_kind_oldest_first_and_describes_them(model_ds):
 
 
 def test_panels_read_runs_through_the_same_store():
-    import fiftyone.plugins.orgs.kalos.fiftyone_layer.run_store as store
-    import fiftyone.plugins.orgs.kalos.panels.common as common
-    import fiftyone.plugins.orgs.kalos.panels.runs as runs
+    import fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.run_store as store
+    import fiftyone.plugins.orgs.kalos.agreement.panels.common as common
+    import fiftyone.plugins.orgs.kalos.agreement.panels.runs as runs
 
     assert runs.store is store
     assert common.runs_of is store.runs_of and common.load_results is store.load_results

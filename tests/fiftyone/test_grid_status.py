@@ -22,7 +22,7 @@ def demo_path(tmp_path_factory):
 def imported(fo_isolated, demo_path):
     """The demo file imported as the importer does it: one Detections and one Polylines field per
     rater, rater_list and the importer's dataset.info."""
-    from fiftyone.plugins.orgs.kalos.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
 
     return import_multirater_coco(f"kalos-grid-{uuid.uuid4().hex[:8]}", str(demo_path),
                                   label_types=("detections", "segmentations"), use_polylines=True)
@@ -124,7 +124,7 @@ def test_statuses_field_lists_each_samples_label_statuses(fo_isolated, imported)
 def test_status_view_filters_every_rater_field_at_once(fo_isolated, imported, statuses):
     import fiftyone.operators as foo
 
-    from fiftyone.plugins.orgs.kalos.operators.runs import disagreement_view_name
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import disagreement_view_name
 
     ds = imported
     fields = box_fields(ds)
@@ -177,7 +177,7 @@ def test_browse_disagreements_view_holds_the_disagreeing_samples_and_run_fields_
 def test_status_views_go_with_the_run(fo_isolated, imported):
     import fiftyone.operators as foo
 
-    from fiftyone.plugins.orgs.kalos.operators.runs import delete_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import delete_agreement_run
 
     ds = imported
     run(ds, rater_fields=box_fields(ds))
@@ -194,7 +194,7 @@ def test_status_views_go_with_the_run(fo_isolated, imported):
 def test_imported_polygons_are_outlines(fo_isolated, imported, tmp_path):
     from pycocotools import mask as mask_utils
 
-    from fiftyone.plugins.orgs.kalos.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
 
     polys = imported.values("raters_segmentations_careful.polylines", unwind=True)
     assert polys and not any(p.filled for p in polys) and all(p.closed for p in polys)

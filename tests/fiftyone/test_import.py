@@ -18,7 +18,7 @@ URI = "@kalos/agreement/import_multirater_coco"
 @pytest.fixture(scope="module")
 def imp(fo_isolated):
     """The module under test (imported after the database is isolated)."""
-    from fiftyone.plugins.orgs.kalos.operators import importing
+    from fiftyone.plugins.orgs.kalos.agreement.operators import importing
 
     return importing
 
@@ -279,7 +279,7 @@ def test_imported_fields_feed_compute_agreement(imp, layout):
     prefix ``raters_rater_``) come back unsanitised, and alpha equals the engine's on the json."""
     from kalos_core import AgreementConfig, compute_agreement, load_coco
     from kalos_core.demo_data import make_synthetic_boxes
-    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     data = make_synthetic_boxes(n_images=20, objects_per_image=6)
     ds = imp.import_multirater_coco(name(), data, layout=layout)

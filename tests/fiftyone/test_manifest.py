@@ -1,7 +1,7 @@
 """fiftyone.yml lists exactly what the plugin registers (FiftyOne silently drops an operator or
 panel that is registered but not listed, and lists nothing for a name it cannot find)."""
 
-import importlib.util
+import importlib
 from pathlib import Path
 
 import yaml
@@ -22,9 +22,7 @@ class Recorder:
 
 
 def registered() -> Recorder:
-    spec = importlib.util.spec_from_file_location("fiftyone.plugins.orgs.kalos.agreement", REPO / "__init__.py")
-    plugin = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(plugin)
+    plugin = importlib.import_module("fiftyone.plugins.orgs.kalos.agreement")   # loaded by tests/conftest.py
     rec = Recorder()
     plugin.register(rec)
     return rec

@@ -6,9 +6,9 @@ import uuid
 import numpy as np
 import pytest
 
-from fiftyone.plugins.orgs.kalos.fiftyone_layer.errors import SetupError
-from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
-from fiftyone.plugins.orgs.kalos.panels.common import load_results
+from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
+from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+from fiftyone.plugins.orgs.kalos.agreement.panels.common import load_results
 
 URI = "@kalos/agreement/compute_agreement"
 
@@ -66,7 +66,7 @@ def test_a_model_field_equal_to_a_rater_gets_that_raters_pairwise_alpha(fo_isola
     assert all(st is None for c, st in statuses if c < 0.5) and any(c < 0.5 for c, _ in statuses)
     assert "model.detections.with_model_status" in ds.get_run_info("with_model").config.fields
     # a panel's Recompute keeps the model rater and its score threshold
-    from fiftyone.plugins.orgs.kalos.panels.common import agreement_rerun_params
+    from fiftyone.plugins.orgs.kalos.agreement.panels.common import agreement_rerun_params
 
     params = agreement_rerun_params(ds, "with_model")
     assert params["model_fields"] == ["model"] and params["score_threshold"] == 0.5

@@ -10,7 +10,7 @@ from tests.fiftyone.test_panels import Panel, _dataset, demo, rater_fields, stor
 
 @pytest.fixture(scope="module")
 def two_runs(fo_isolated, demo):  # noqa: F811
-    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")   # run "kalos" at t = 0.5
     compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="strict", threshold=0.9, bootstrap=0)
@@ -69,7 +69,7 @@ def test_a_run_compared_with_itself_is_shown_alone(two_runs):
 
 
 def test_a_runs_threshold_is_t_and_only_a_calibration_says_tau(two_runs):
-    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     ds = two_runs
     sens = Panel(ds, "kalos_localisation_sensitivity")

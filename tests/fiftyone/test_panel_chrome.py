@@ -10,7 +10,7 @@ from tests.fiftyone.test_panels import Panel, _dataset, demo  # noqa: F401  (dem
 @pytest.fixture(scope="module")
 def two_runs(fo_isolated, demo):  # noqa: F811
     """The demo with runs "kalos" (4 raters, threshold 0.5, LSA) and, newer, "pair" (two raters, 0.7)."""
-    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")
     fields = ds.get_run_info("kalos").config.rater_fields
@@ -59,7 +59,7 @@ def header(p) -> set:
 # -- run selector labels -----------------------------------------------------------------------
 
 def test_run_labels_name_label_type_raters_threshold_and_date(two_runs):
-    from fiftyone.plugins.orgs.kalos.panels.runs import run_label
+    from fiftyone.plugins.orgs.kalos.agreement.panels.runs import run_label
 
     stamp = two_runs.get_run_info("pair").timestamp.strftime("%Y-%m-%d")
     assert run_label(two_runs, "pair") == f"pair · detections · careful, confuser · threshold 0.7 · {stamp}"
@@ -69,7 +69,7 @@ def test_run_labels_name_label_type_raters_threshold_and_date(two_runs):
 
 
 def test_run_label_of_the_one_field_layout_names_the_rater_attribute(fo_isolated, demo):  # noqa: F811
-    from fiftyone.plugins.orgs.kalos.panels.runs import run_label
+    from fiftyone.plugins.orgs.kalos.agreement.panels.runs import run_label
 
     ds = _dataset(fo_isolated, demo, "rater_attribute")
     assert run_label(ds, "kalos").split(" · ")[:4] == ["kalos", "detections", "raters by rater_id", "threshold 0.5"]
@@ -88,7 +88,7 @@ def test_the_selector_shows_labels_and_keeps_keys_as_values(two_runs):
 # -- remembered state --------------------------------------------------------------------------
 
 def test_chosen_run_and_scope_survive_reopening_and_a_deleted_run_falls_back(fo_isolated, demo):  # noqa: F811
-    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")
     fields = ds.get_run_info("kalos").config.rater_fields
@@ -108,7 +108,7 @@ def test_chosen_run_and_scope_survive_reopening_and_a_deleted_run_falls_back(fo_
 
 
 def test_remembered_state_is_per_dataset(fo_isolated, two_runs):
-    from fiftyone.plugins.orgs.kalos.panels.chrome import remember, remembered
+    from fiftyone.plugins.orgs.kalos.agreement.panels.chrome import remember, remembered
 
     class Ctx:
         def __init__(self, ds):
@@ -175,7 +175,7 @@ def test_a_heatmap_click_draws_a_rectangle_around_the_cell(two_runs):
 # -- pure helpers ------------------------------------------------------------------------------
 
 def test_click_events_become_highlights():
-    from fiftyone.plugins.orgs.kalos.panels.chrome import clicked_highlight
+    from fiftyone.plugins.orgs.kalos.agreement.panels.chrome import clicked_highlight
 
     assert clicked_highlight({"path": "bars", "idx": 3, "trace_idx": 1}) == {"path": "bars", "trace": 1, "idx": 3}
     assert clicked_highlight({"path": "h", "idx": [1, 2], "x": "a", "y": "b", "z": 0.3}) == \
@@ -184,7 +184,7 @@ def test_click_events_become_highlights():
 
 
 def test_with_cell_replaces_the_previous_rectangle_and_keeps_other_shapes():
-    from fiftyone.plugins.orgs.kalos.panels.chrome import cell, with_cell
+    from fiftyone.plugins.orgs.kalos.agreement.panels.chrome import cell, with_cell
 
     line = {"type": "line", "x0": 0}
     one = with_cell({"shapes": [line]}, cell("h", "a", "b", 0, 0))
@@ -194,7 +194,7 @@ def test_with_cell_replaces_the_previous_rectangle_and_keeps_other_shapes():
 
 
 def test_help_url_and_intro_line():
-    from fiftyone.plugins.orgs.kalos.panels.chrome import REPO, first_sentence, help_url
+    from fiftyone.plugins.orgs.kalos.agreement.panels.chrome import REPO, first_sentence, help_url
 
     import os
 
@@ -213,7 +213,7 @@ def test_charts_are_at_most_340_px(two_runs):
 
 
 def test_a_click_on_stacked_bars_dims_the_other_traces_too():
-    from fiftyone.plugins.orgs.kalos.panels.chrome import point, selected_points_patch, trace_counts
+    from fiftyone.plugins.orgs.kalos.agreement.panels.chrome import point, selected_points_patch, trace_counts
 
     class Sent:  # what ctx.panel.data keeps locally of what a handler set
         _data = {"thresholds": [{"type": "bar"}, {"type": "bar"}, {"type": "bar"}], "other": {"iou": [{"x": [1]}]},

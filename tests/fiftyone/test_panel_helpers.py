@@ -5,7 +5,7 @@ import pytest
 
 
 def test_alpha_range_view_is_half_open_and_skips_undefined(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.views import RunLayout, alpha_range_view
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.views import RunLayout, alpha_range_view
 
     ds = fo_isolated.Dataset()
     values = [-0.5, 0.0, 0.25, 0.5, 0.5, 1.0, float("nan"), None]
@@ -18,7 +18,7 @@ def test_alpha_range_view_is_half_open_and_skips_undefined(fo_isolated):
 
 
 def test_alpha_bins_cover_low_values_and_end_at_one():
-    from fiftyone.plugins.orgs.kalos.panels.overview import alpha_bin_edges
+    from fiftyone.plugins.orgs.kalos.agreement.panels.overview import alpha_bin_edges
 
     assert alpha_bin_edges(0.73) == pytest.approx([0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0])
     assert alpha_bin_edges(None)[0] == 0.0 and alpha_bin_edges(-0.31)[:2] == pytest.approx([-0.35, -0.3])
@@ -27,7 +27,7 @@ def test_alpha_bins_cover_low_values_and_end_at_one():
 
 def test_bands_match_the_engine_interpretation():
     from kalos_core.reliability import interpret
-    from fiftyone.plugins.orgs.kalos.panels.common import BANDS, band_of
+    from fiftyone.plugins.orgs.kalos.agreement.panels.common import BANDS, band_of
 
     for a in (-0.7, -1e-9, 0.0, 0.39, 0.4, 0.59, 0.6, 0.79, 0.8, 1.0):
         assert band_of(a) == interpret(a)
@@ -35,7 +35,7 @@ def test_bands_match_the_engine_interpretation():
 
 
 def test_cluster_order_puts_schools_of_thought_together():
-    from fiftyone.plugins.orgs.kalos.panels.ordering import cluster_order
+    from fiftyone.plugins.orgs.kalos.agreement.panels.ordering import cluster_order
 
     # raters a, c agree (0.9); b, d agree (0.85); across the schools α ~ 0.1
     names = ["a", "b", "c", "d"]
@@ -50,7 +50,7 @@ def test_cluster_order_puts_schools_of_thought_together():
 
 
 def test_cluster_order_tolerates_unknown_pairs():
-    from fiftyone.plugins.orgs.kalos.panels.ordering import alpha_matrix, cluster_order
+    from fiftyone.plugins.orgs.kalos.agreement.panels.ordering import alpha_matrix, cluster_order
 
     nested = {"a": {"b": 0.9}, "b": {"a": 0.9, "c": None}, "c": {"d": 0.8}, "d": {}}
     m = alpha_matrix(nested, ["a", "b", "c", "d"])
@@ -60,7 +60,7 @@ def test_cluster_order_tolerates_unknown_pairs():
 
 
 def test_classical_mds_recovers_points_on_a_line():
-    from fiftyone.plugins.orgs.kalos.panels.ordering import classical_mds
+    from fiftyone.plugins.orgs.kalos.agreement.panels.ordering import classical_mds
 
     x = np.array([0.0, 0.1, 0.5, 0.9])  # raters on a line: 1 - α = |x_i - x_j|
     d = np.abs(x[:, None] - x[None, :])
@@ -75,7 +75,7 @@ def test_classical_mds_recovers_points_on_a_line():
 
 
 def test_classical_mds_of_a_square():
-    from fiftyone.plugins.orgs.kalos.panels.ordering import classical_mds
+    from fiftyone.plugins.orgs.kalos.agreement.panels.ordering import classical_mds
 
     pts = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=float)
     d = np.linalg.norm(pts[:, None] - pts[None], axis=-1)

@@ -19,7 +19,7 @@ def ds(fields_ds):  # noqa: F811
 
 def _builders(ds):
     """Every agreement-run view builder, as ``name -> (callable(current) -> view)``."""
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.views import RunLayout, alpha_range_view, class_view, pair_disagreement_view, rater_disagreement_view
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.views import RunLayout, alpha_range_view, class_view, pair_disagreement_view, rater_disagreement_view
 
     lay = RunLayout.from_run(ds, "kalos")
     raters = sorted(lay.raters.values())
@@ -63,7 +63,7 @@ def test_the_users_sort_is_kept_else_alpha_ascending(ds):
 
 
 def test_the_last_sort_stage_wins_and_a_view_without_sort_changes_nothing(ds):
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.views import user_sort
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.views import user_sort
 
     assert user_sort(None) == [] and user_sort(ds.view()) == [] and user_sort(ds.match({})) == []
     (stage,) = user_sort(ds.sort_by("kalos_alpha").match({}).sort_by("extra", reverse=True))
@@ -71,7 +71,7 @@ def test_the_last_sort_stage_wins_and_a_view_without_sort_changes_nothing(ds):
 
 
 def test_a_class_click_leaves_out_samples_where_that_class_agrees(ds):
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.views import RunLayout, class_view
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.views import RunLayout, class_view
 
     lay = RunLayout.from_run(ds, "kalos")
     ids = ds.values("id")

@@ -27,7 +27,7 @@ def demo(tmp_path_factory):
 
 def _dataset(fo, demo, layout):
     from tests.fiftyone.test_agreement_operator import make_dataset
-    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     ds, fields = make_dataset(fo, demo, layout)
     kw = {"rater_fields": fields} if layout == "rater_fields" else {"label_field": "raters"}
@@ -172,7 +172,7 @@ def test_every_bin_holds_exactly_its_count_and_bins_cover_all_defined_alphas(fie
 
 
 def test_run_selector_switches_run(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")
     compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="strict", threshold=0.9, bootstrap=0)
@@ -220,7 +220,7 @@ def test_vitality_scope_switches_to_global(fields_ds):
 
 @pytest.mark.parametrize("layout", ["rater_fields", "rater_attribute"])
 def test_heatmap_cell_click_shows_samples_where_the_pair_disagrees(layout, fields_ds, attr_ds):
-    from fiftyone.plugins.orgs.kalos.panels.ordering import alpha_matrix, cluster_order
+    from fiftyone.plugins.orgs.kalos.agreement.panels.ordering import alpha_matrix, cluster_order
 
     ds = fields_ds if layout == "rater_fields" else attr_ds
     res = ds.load_run_results("kalos")
@@ -264,7 +264,7 @@ def test_sensitivity_curve_has_lsa_points_and_tau_marker(fields_ds):
 
 
 def test_sensitivity_without_lsa_offers_a_prefilled_recompute(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")
     compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="kalos", threshold=0.6, bootstrap=0,
@@ -380,7 +380,7 @@ BRAYLAN = {"distances": {"iou": {"alpha": 0.8031, "auc": 0.9817, "sigma": 0.99, 
 
 
 def test_calibration_panel_shows_the_braylan_table(fields_ds):
-    from fiftyone.plugins.orgs.kalos.panels.calibration import braylan_markdown
+    from fiftyone.plugins.orgs.kalos.agreement.panels.calibration import braylan_markdown
 
     store_calibration(fields_ds, rater_fields=rater_fields(fields_ds))
     p = Panel(fields_ds, "kalos_calibration").call("on_load")

@@ -29,7 +29,7 @@ def test_variations_match_the_engine(fo_isolated, demo):
 
 
 def test_variations_known_answer_and_views(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.views import iou_bin_view, type_view
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.views import iou_bin_view, type_view
 
     ds = three_raters(fo_isolated)
     execute("compute_variations", ds, rater_fields=FIELDS, run_key="var", thresholds="0.5")
@@ -107,7 +107,7 @@ def test_panel_without_a_run_offers_the_operator(fo_isolated):
 
 def test_variation_views_follow_the_click_rule(fo_isolated):
     """Fields: only the raters' (and FiftyOne's own); the user's sort is kept; counts exact."""
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer.views import iou_bin_view, label_count, type_view
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.views import iou_bin_view, label_count, type_view
 
     ds = three_raters(fo_isolated)
     execute("compute_variations", ds, rater_fields=FIELDS, run_key="var", thresholds="0.5")

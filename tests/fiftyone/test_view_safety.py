@@ -125,7 +125,7 @@ def test_tag_for_review_is_recorded_and_deleting_the_run_undoes_it(ds):
 def test_select_saved_view_reloads_waits_then_selects_by_name(fo_isolated, monkeypatch):
     from fiftyone.operators.executor import ExecutionContext, Executor
 
-    from fiftyone.plugins.orgs.kalos.fiftyone_layer import saved_views
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import saved_views
 
     ds = fo_isolated.Dataset()
     monkeypatch.setattr(saved_views, "APP_RELOAD_S", 0.3)
