@@ -35,7 +35,7 @@ from kalos_core.io.cuboids import CUBOID_FIELDS, cuboid_problem
 
 from .errors import SetupError  # noqa: F401  (re-exported: operators import it from here)
 from .rawdocs import LIST_NAMES
-from .run_store import run_method
+from .run_store import AGREEMENT, run_method
 
 LIST_FIELDS = LIST_NAMES
 KINDS = {fo.Detections: "box", fo.Polylines: "polygon", fo.Keypoints: "keypoints"}
@@ -129,7 +129,7 @@ def check_label_attributes(collection, source: RaterSource, run_key: str) -> Non
     and later deleted with the run)."""
     dataset = collection._dataset
     owned = set()
-    if run_method(dataset, run_key) == "kalos_agreement":
+    if run_method(dataset, run_key) == AGREEMENT:
         owned = set(getattr(dataset.get_run_info(run_key).config, "fields", None) or [])
     statuses = f"{run_key}_statuses"
     if statuses not in owned and dataset.has_sample_field(statuses):

@@ -110,7 +110,7 @@ def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, 
                                                                               rater_attribute)
     run_store.validate_key(collection, run_key, run.method, overwrite=overwrite)
     if source.kind not in run.kinds:
-        names = {"box": "boxes", "polygon": "polygons", "keypoints": "keypoints"}
+        names = {"box": "boxes", "polygon": "polygons", "keypoints": "keypoints", "cuboids": "cuboids"}
         raise SetupError(f"{run.title} need {', '.join(names[k] for k in run.kinds)}, not "
                          f"{source.label_cls.__name__}", "rater_fields" if source.rater_attribute is None
                          else "label_field")

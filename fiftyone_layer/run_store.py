@@ -17,8 +17,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kalos_core.measure import get_measure
+
 from . import status_colors
 from .errors import SetupError
+
+#: the run kind of agreement runs, as the engine's declaration names it
+AGREEMENT = get_measure("agreement").method
 
 RUN_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_KEY_LENGTH = 64
@@ -42,7 +47,7 @@ class RunKind:
 
 
 KINDS = {k.method: k for k in (
-    RunKind("kalos_agreement", "KaLOS agreement", marker=lambda key: f"{key}_alpha",
+    RunKind(AGREEMENT, "KaLOS agreement", marker=lambda key: f"{key}_alpha",
             views=status_colors.status_view_names),
     RunKind("kalos_calibration", "KaLOS calibration"),
     RunKind("kalos_convergence", "KaLOS label convergence"),
@@ -149,7 +154,7 @@ def describe_run(dataset, run_key) -> str | None:
     where = (f"field {cfg.label_field} (rater attribute {cfg.rater_attribute})"
              if getattr(cfg, "rater_attribute", None) else f"raters {', '.join(map(str, raters)) or '?'}")
     when = info.timestamp.strftime("%Y-%m-%d %H:%M UTC") if getattr(info, "timestamp", None) else "unknown date"
-    kind = "agreement" if cfg.method == "kalos_agreement" else KINDS[cfg.method].name.removeprefix(
+    kind = "agreement" if cfg.method == AGREEMENT else KINDS[cfg.method].name.removeprefix(
         "KaLOS ") if cfg.method in KINDS else cfg.method
     threshold = getattr(cfg, "threshold", None)
     thr = f", threshold {threshold:g}" if isinstance(threshold, (int, float)) else ""
@@ -247,14 +252,14 @@ def delete_run(dataset, run_key: str, method: str | None = None) -> list[str]:
         get_run(dataset, run_key, method)
     paths, views = owned(dataset, run_key)
     _untag(dataset, run_key)
-    agreement = run_method(dataset, run_key) == "kalos_agreement"
+    agreement = run_method(dataset, run_key) == AGREEMENT
     clear_fields(dataset, paths)
     for v in views:
         dataset.delete_saved_view(v)
     dataset.delete_run(run_key)
     if agreement:  # its status colours go to the newest agreement run left on each field, or go
         remaining = {}
-        for key in runs_of(dataset, "kalos_agreement"):
+        for key in runs_of(dataset, AGREEMENT):
             cfg = dataset.get_run_info(key).config
             remaining.update(dict.fromkeys(getattr(cfg, "rater_fields", None) or [cfg.label_field], key))
         status_colors.forget_run(dataset, run_key, remaining)

@@ -31,7 +31,7 @@ _SIZE_PROBS = (0.35, 0.40, 0.25)
 
 
 @dataclass(eq=False)
-class RefObject:
+class SceneObject:
     """One reference object: class, exact outline ``(N, 2)`` and bbox ``(x, y, w, h)``."""
 
     category_id: int
@@ -51,7 +51,7 @@ class Scene:
     file_name: str
     width: int
     height: int
-    objects: list[RefObject] = field(default_factory=list)
+    objects: list[SceneObject] = field(default_factory=list)
 
     def coco_image(self) -> dict[str, Any]:
         return {"id": self.image_id, "file_name": self.file_name, "width": self.width, "height": self.height}
@@ -108,7 +108,7 @@ def _place(outline: np.ndarray, width: int, height: int, placed: list, rng: np.r
 def _make_scene(image_id: int, seed: int, width: int, height: int) -> Scene:
     rng = _rng(seed, image_id, 0)
     placed: list = []
-    objects: list[RefObject] = []
+    objects: list[SceneObject] = []
     for _ in range(int(rng.integers(3, 13))):
         cat = int(rng.integers(1, len(CATEGORIES) + 1))
         lo, hi = _AREA_RANGES[rng.choice(3, p=_SIZE_PROBS)]
@@ -117,7 +117,7 @@ def _make_scene(image_id: int, seed: int, width: int, height: int) -> Scene:
             pts = _place(shape_outline(cat, area, rng.uniform(0, 2 * math.pi), rng), width, height, placed, rng)
             area /= 2
         if pts is not None:
-            objects.append(RefObject(cat, np.round(pts, 2), polygon_bbox(np.round(pts, 2))))
+            objects.append(SceneObject(cat, np.round(pts, 2), polygon_bbox(np.round(pts, 2))))
     objects.sort(key=lambda o: -o.area)
     return Scene(image_id, f"scene_{image_id:04d}.jpg", width, height, objects)
 
@@ -158,7 +158,7 @@ def _soft_mask(points: np.ndarray, size: tuple[int, int], blur: float = 0.0, ss:
     return np.asarray(mask, dtype=np.float32) / 255.0
 
 
-def _paint_object(canvas: np.ndarray, obj: RefObject, rng: np.random.Generator) -> None:
+def _paint_object(canvas: np.ndarray, obj: SceneObject, rng: np.random.Generator) -> None:
     """Paint one object (drop shadow, shaded noisy fill, dark rim) into ``canvas`` in place."""
     x, y, w, h = obj.bbox
     x0, y0 = max(int(x) - 8, 0), max(int(y) - 8, 0)

@@ -110,7 +110,7 @@ def _recommended(result: CalibrationResult) -> dict:
             "tau_star": rec["tau_star"], "standard_threshold": rec["standard_threshold"]}
 
 
-RUN = MeasureRun("calibrate", "calibration", DEFAULT_KEY, ("box", "polygon", "keypoints"), lambda source, key: [],
+RUN = MeasureRun("calibrate", "calibration", DEFAULT_KEY, ("box", "polygon", "keypoints", "cuboids"), lambda source, key: [],
                  check=_check, results=_braylan, more_config=_recommended)
 
 

@@ -35,7 +35,7 @@ from ..fiftyone_layer.values import make_config
 
 MEASURE = get_measure("consensus")
 METHOD = MEASURE.method
-AGREEMENT = "kalos_agreement"
+AGREEMENT = run_store.AGREEMENT
 #: the parameters a consensus run takes: the fusion's (the matching's are the agreement run's)
 FUSION = tuple(p.name for p in MEASURE.params if p.name not in MATCHING_PARAMS)
 

@@ -26,7 +26,7 @@ from .model_inputs import run_config as model_run_config
 from ..fiftyone_layer.status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
 from ..fiftyone_layer.writeback import write_results
 
-METHOD = "kalos_agreement"
+METHOD = run_store.AGREEMENT
 
 
 def agreement_runs(dataset) -> list[str]:

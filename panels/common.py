@@ -17,10 +17,11 @@ from kalos_core.jsonsafe import json_safe
 from kalos_core.measure import get_measure
 from kalos_core.params import stored_form_values
 
+from ..fiftyone_layer import run_store
 from . import chrome
 from .runs import load_results, run_labels, runs_of  # noqa: F401  (the run store; panels import them from here)
 
-AGREEMENT_METHOD = "kalos_agreement"
+AGREEMENT_METHOD = run_store.AGREEMENT
 CALIBRATION_METHOD = "kalos_calibration"
 COMPUTE_URI = "@kalos/agreement/compute_agreement"
 CALIBRATE_URI = "@kalos/agreement/calibrate"
