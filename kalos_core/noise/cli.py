@@ -13,8 +13,6 @@ from pathlib import Path
 
 from ..cli_common import count, fraction, non_negative, positive
 
-NOISE_COMMANDS = ("simulate", "fit-noise")
-
 
 def _sizes(text: str) -> tuple[int, ...]:
     """argparse type: school sizes, e.g. ``3,3`` (each >= 1)."""
