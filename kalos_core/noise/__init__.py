@@ -1,4 +1,4 @@
-"""The empirical noise generator and its fitting routine (METHOD.md §7, paper Sec. 9).
+"""The empirical noise generator and its fitting routine (docs/method.md §7, paper Sec. 9).
 
 >>> from kalos_core.noise import reference_from_coco, simulate, fit_noise, load_profile
 >>> sim = simulate(reference_from_coco("clean.json"), n_raters=5, magnitude=1.0, seed=0)
