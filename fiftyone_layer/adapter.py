@@ -17,7 +17,7 @@ means "assigned, drew nothing") is assigned; in the attribute layout, every
 rater of the collection is assigned when the label field exists.
 
 Everything is read with one ``values()`` call per field (no per-sample round
-trips); results are written by :mod:`operators.writeback`.
+trips); results are written by :mod:`fiftyone_layer.writeback`.
 """
 
 from __future__ import annotations

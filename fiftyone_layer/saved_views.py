@@ -1,7 +1,7 @@
 """Saved views a run makes: save one (never over a view the run did not make), and show it in the App.
 
 Used by ``browse_disagreements`` and ``tag_for_review``; the view is recorded in the run's
-config (``views``) so that deleting the run deletes it (operators/run_store.py).
+config (``views``) so that deleting the run deletes it (fiftyone_layer/run_store.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Agreement statuses in the App: label colours (FiftyOne's own colour scheme) and status view names.
 
 An agreement run writes ``<run_key>_status`` on every rater label (``agreed``,
-``class_disagreement``, ``unmatched``; operators/writeback.py). :func:`show_statuses` adds
+``class_disagreement``, ``unmatched``; fiftyone_layer/writeback.py). :func:`show_statuses` adds
 one entry per rater field to ``dataset.app_config.color_scheme.fields``::
 
     {"path": field, "colorByAttribute": "<run_key>_status",

@@ -1,6 +1,7 @@
 """What the command-line handlers share: option types, reading the input, writing the result.
 
-Used by :mod:`kalos_core.cli`, :mod:`kalos_core.measure_cli` and the commands' own modules.
+Used by :mod:`kalos_core.cli`, :mod:`kalos_core.measure_cli` and the measures' declarations
+(``kalos_core/*/measure.py``).
 Every bad option value ends in argparse's usage error (exit 2); every bad input
 in one ``error: ...`` naming the ids at fault (exit 2); never a traceback.
 """
@@ -12,7 +13,6 @@ import json
 import math
 import os
 import sys
-import time
 from pathlib import Path
 
 from .data import MultiRaterDataset
@@ -48,17 +48,6 @@ def count(text: str) -> int:
     if v < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
     return v
-
-
-def positive_floats(text: str) -> tuple[float, ...]:
-    """argparse type: comma-separated numbers > 0, e.g. ``0.026,0.025``."""
-    try:
-        values = tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        values = ()
-    if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers > 0, got {text!r}")
-    return values
 
 
 def positive(text: str) -> int:
@@ -128,27 +117,6 @@ def write_result(path: Path, data: dict | str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(data if isinstance(data, str) else json.dumps(data, indent=1))
     print(f"\nwrote {path}")
-
-
-def run_measure(args: argparse.Namespace, compute, summarise, output=None, path: Path | None = None,
-                errors: tuple = (ValueError,)) -> int:
-    """The shape of every measure command: read the labels file (``path``, default ``args.file``),
-    ``compute(dataset)``, print ``summarise(result, seconds)``, write ``output(result, dataset)``
-    (default ``result.to_dict()``) to ``args.output``. ``errors`` raised by ``compute`` become one
-    ``error:`` line and exit status 2."""
-    dataset = load_or_report(path or args.file, args.task, skip_invalid=args.skip_invalid)
-    if dataset is None:
-        return 2
-    start = time.perf_counter()
-    try:
-        result = compute(dataset)
-    except errors as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(summarise(result, time.perf_counter() - start))
-    if args.output:
-        write_result(args.output, output(result, dataset) if output else result.to_dict())
-    return 0
 
 
 def read_predictions(path: Path) -> list:

@@ -1,6 +1,6 @@
 """Nominal α of many reliability matrices at once, from additive coincidence sums.
 
-Nominal α (METHOD.md §4) depends on a matrix only through three sums over its
+Nominal α (docs/method.md §4) depends on a matrix only through three sums over its
 pairable units: ``n`` (pairable values), ``Σ o_cc`` (the coincidence matrix's
 diagonal) and ``n_c`` per value. All three add over units, so
 

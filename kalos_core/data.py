@@ -4,8 +4,8 @@ Everything that crosses a module boundary is a small dataclass. Geometry is
 kept in the form the input gave it (pixel coordinates); the distance
 functions in :mod:`kalos_core.geometry` turn it into vectorised arrays.
 
-Conventions (METHOD.md §1)
---------------------------
+Conventions (docs/method.md §1)
+-------------------------------
 * An image's ``raters`` are the *rows* of its reliability matrix: the assigned
   raters, or rater-sessions such as ``"alice (S1)"`` when a rater labelled the
   image more than once. An assigned rater who drew nothing still takes part.

@@ -134,8 +134,3 @@ def get_measure(name: str) -> Measure:
 def measures() -> list[Measure]:
     """Every registered measure, in workflow order."""
     return [get_measure(name) for name in MEASURE_MODULES]
-
-
-def by_method(method: str) -> Measure | None:
-    """The measure stored under FiftyOne run kind ``method``, or None."""
-    return next((m for m in measures() if m.method == method), None)

@@ -1,4 +1,4 @@
-"""Reliability data and nominal Krippendorff's α (METHOD.md §4).
+"""Reliability data and nominal Krippendorff's α (docs/method.md §4).
 
 A reliability matrix has one row per rater (or rater-session) and one column
 per unit. A cell holds the category the rater gave the unit, ``NO_OBJECT`` if
@@ -129,7 +129,7 @@ def alpha(cells: Cells | np.ndarray) -> float:
     Accepts :class:`Cells` or a dense matrix (rows x units, NaN = missing).
     Units with fewer than two values are not pairable. When every present
     value is identical, or nothing is pairable, the data show no disagreement
-    and α = 1.0 (METHOD.md §4).
+    and α = 1.0 (docs/method.md §4).
     """
     if not isinstance(cells, Cells):
         cells = Cells.from_matrix(cells)

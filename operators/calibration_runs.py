@@ -136,7 +136,7 @@ def calibrate_run(collection, progress=None, **params) -> CalibrationResult:
 
 def braylan_summary(data: MultiRaterDataset, seed: int = 0) -> dict:
     """Braylan's item-level measures (``BraylanResult.to_dict()``) of the boxes read by
-    :func:`operators.adapter.read_dataset`, or ``{"skipped": reason}``.
+    :func:`fiftyone_layer.adapter.read_dataset`, or ``{"skipped": reason}``.
 
     Boxes only: the measures follow the paper's box conventions (inclusive pixel areas, corner
     L2 in pixels), so they need the pixel geometry the adapter reads when every sample has

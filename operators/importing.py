@@ -157,7 +157,7 @@ def _mask_label(ann, w, h, attrs, use_polylines):
 
 
 def _to_doc(ltype, ann, w, h, label, attrs, use_polylines):
-    """One engine Annotation -> the label document FiftyOne would store (see operators/rawdocs.py)."""
+    """One engine Annotation -> the label document FiftyOne would store (see fiftyone_layer/rawdocs.py)."""
     if ltype == "detections":
         x, y, bw, bh = ann.geometry
         return rawdocs.detection(label, (x / w, y / h, bw / w, bh / h), attrs)

@@ -1,5 +1,5 @@
 """The agreement measure: match the raters' instances into units, build the reliability
-matrix, compute Krippendorff's α and the diagnostics (METHOD: docs/method.md).
+matrix, compute Krippendorff's α and the diagnostics (docs/method.md).
 
 The pipeline, from the entry down:
 

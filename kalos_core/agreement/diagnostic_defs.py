@@ -1,4 +1,4 @@
-"""The registered diagnostics (METHOD.md §6). One :func:`register_diagnostic` call each.
+"""The registered diagnostics (docs/method.md §6). One :func:`register_diagnostic` call each.
 
 Each ``_emit_*`` says which reliability matrices an image contributes; each
 ``_reduce_*`` turns their α (per image) and summed coincidences (over images)

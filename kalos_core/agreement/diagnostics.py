@@ -1,4 +1,4 @@
-"""The diagnostics of an agreement run (METHOD.md §6): one registry, one entry each.
+"""The diagnostics of an agreement run (docs/method.md §6): one registry, one entry each.
 
 A :class:`Diagnostic` is everything the engine, the CLI and the operators need
 to know about one diagnostic: its switch (an ``AgreementConfig`` field of the

@@ -1,4 +1,4 @@
-"""Principled configuration (METHOD.md §5): calibrate the distance function and τ*.
+"""Principled configuration (docs/method.md §5): calibrate the distance function and τ*.
 
 >>> from kalos_core import load_coco
 >>> from kalos_core.calibration import CalibrationConfig, calibrate

@@ -10,7 +10,7 @@ The bandwidth is Scott's rule, ``h = std * n**(-1/5)`` (scipy's default), with
 ``n`` the (weighted) number of values; it never goes below two grid steps, so a
 sample of identical values still has a density.
 
-τ* (METHOD.md §5) is the first point right of the Do mode where the Do density
+τ* (docs/method.md §5) is the first point right of the Do mode where the Do density
 stops exceeding the De density. Choices the method leaves open:
 
 * the *Do mode* is the highest point of the Do density **where it exceeds the De

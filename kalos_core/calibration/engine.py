@@ -1,6 +1,6 @@
 """``calibrate(dataset, CalibrationConfig(...)) -> CalibrationResult``: the entry point.
 
-Steps (METHOD.md §5): draw the Do / De pairs once (seeded), then for each
+Steps (docs/method.md §5): draw the Do / De pairs once (seeded), then for each
 distance compute both samples, the KS separation, τ* with its bootstrap
 interval, Braylan's σ, summaries and histograms, optionally per size stratum;
 finally recommend the distance with the highest KS (flagging a scale-dependent

@@ -57,7 +57,7 @@ def _recommendation_line(title: str, rec: Recommendation) -> str:
 
 
 MEASURE = Measure(
-    name="calibrate", help="calibrate the distance function and the threshold tau* (METHOD.md §5)",
+    name="calibrate", help="calibrate the distance function and the threshold tau* (docs/method.md §5)",
     config=CalibrationConfig, steps=steps, result=CalibrationResult, method="kalos_calibration",
     tasks=tuple(TASK_GEOMETRY_KINDS), summary=summary,
     example_params={"bootstrap": 0},

@@ -1,4 +1,4 @@
-"""Do and De distance samples (METHOD.md §5), for any registered distance.
+"""Do and De distance samples (docs/method.md §5), for any registered distance.
 
 * **Do** - for every annotation ``a`` and every *other* rater row ``q`` assigned
   to the same image (rows of the same base rater, i.e. sessions of one rater,

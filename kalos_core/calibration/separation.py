@@ -1,6 +1,6 @@
 """How far apart Do and De are: KS statistic, Braylan's σ, summaries, histograms.
 
-* ``KS = max_x (F_Do(x) - F_De(x))`` on the empirical CDFs (one-sided, METHOD.md
+* ``KS = max_x (F_Do(x) - F_De(x))`` on the empirical CDFs (one-sided, docs/method.md
   §5: Do is expected to be stochastically smaller), never below 0. It is exact,
   also for weighted (bootstrap) samples: the CDFs are evaluated at every
   distinct value of the pooled sample.

@@ -25,7 +25,7 @@ TASK_OF_KIND = KIND_TASKS
 
 @dataclass(frozen=True)
 class CalibrationConfig(Config):
-    """Settings of a calibration (METHOD.md §5); ``distances`` None = every distance registered
+    """Settings of a calibration (docs/method.md §5); ``distances`` None = every distance registered
     for the geometry kind except ``mask_iou`` on polygons (a rasterised duplicate of the exact
     polygon IoU), the kind's default first (:func:`kalos_core.calibration.default_distances`)."""
 

@@ -82,11 +82,3 @@ def subset_ap(table: DirectionTable, image_mask: np.ndarray | None = None) -> np
         out[t] = np.where(valid, env[t][np.minimum(idx, len(seg) - 1)], 0.0)
     ap[:, cats] = np.where(n_seg > 0, out.mean(axis=2), ap[:, cats])
     return ap
-
-
-def mean_ap(ap: np.ndarray) -> dict[str, float]:
-    """mAP@[.5:.95], AP50 and AP75 (fractions) from a (T, K) AP array with NaN for absent classes."""
-    if not np.isfinite(ap).any():
-        return {"map": float("nan"), "ap50": float("nan"), "ap75": float("nan")}
-    with np.errstate(invalid="ignore"):
-        return {"map": float(np.nanmean(ap)), "ap50": float(np.nanmean(ap[0])), "ap75": float(np.nanmean(ap[5]))}

@@ -2,7 +2,7 @@
 
 The paper's step (Sec. 4.2): per bootstrap subset, α at IoU thresholds .50:.05:.95 and their mean;
 Eq. 1 maps the mean to an mAP; the interval is taken empirically over the mapped values. Here α is
-KaLOS' mean per-image α (METHOD.md §4), computed once per threshold and averaged over each
+KaLOS' mean per-image α (docs/method.md §4), computed once per threshold and averaged over each
 subset's images, so the subsets cost nothing extra.
 """
 

@@ -1,4 +1,4 @@
-"""Distances between annotations (METHOD.md §2), one registry for all kinds."""
+"""Distances between annotations (docs/method.md §2), one registry for all kinds."""
 
 from . import boxes, cuboids, keypoints, masks, polygons, voxels  # noqa: F401  (register)
 from .registry import (

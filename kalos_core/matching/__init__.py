@@ -1,4 +1,4 @@
-"""Correspondence: costs and solvers, each in a registry (METHOD.md §3)."""
+"""Correspondence: costs and solvers, each in a registry (docs/method.md §3)."""
 
 from .costs import COSTS, get_cost
 from .problem import MatchProblem, canonical_units

@@ -1,4 +1,4 @@
-"""Cost functions ψ (METHOD.md §3): lower cost = better match."""
+"""Cost functions ψ (docs/method.md §3): lower cost = better match."""
 
 from __future__ import annotations
 

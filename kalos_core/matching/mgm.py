@@ -1,4 +1,4 @@
-"""MGM: cycle-consistent multi-graph matching (METHOD.md §3, paper Eq. 7).
+"""MGM: cycle-consistent multi-graph matching (docs/method.md §3, paper Eq. 7).
 
 MGM partitions an image's annotations into units so that every unit holds at most
 one annotation per rater, every pair inside a unit is a candidate pair, and the total

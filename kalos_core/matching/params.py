@@ -1,5 +1,5 @@
 """The matching's parameters, declared once (:mod:`kalos_core.params`): threshold, distance,
-solver and cost of the instance matching (METHOD.md §3).
+solver and cost of the instance matching (docs/method.md §3).
 
 Every measure that matches labels the way an agreement run does takes them from here with
 :func:`kalos_core.params.same_param`, so that their kind, default, choices and help are written

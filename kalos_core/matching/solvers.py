@@ -1,4 +1,4 @@
-"""Correspondence solvers (METHOD.md §3): annotations -> disjoint units.
+"""Correspondence solvers (docs/method.md §3): annotations -> disjoint units.
 
 Every solver takes a :class:`MatchProblem`, the similarity threshold and a
 cost function, and returns one unit label per annotation (``0..U-1``, in

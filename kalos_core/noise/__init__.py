@@ -1,4 +1,4 @@
-"""The empirical noise generator and its fitting routine (METHOD.md §7, paper Sec. 9).
+"""The empirical noise generator and its fitting routine (docs/method.md §7, paper Sec. 9).
 
 >>> from kalos_core.noise import reference_from_coco, simulate, load_profile
 >>> from kalos_core.noise.fit import fit_noise_profile

@@ -21,7 +21,6 @@ import shapely
 from .profile import ClassModel, LocalisationModel, NoiseProfile
 
 MIN_SIDE = 1e-4  # smallest relative side a generated box may have
-CHANNELS = ("unmatched", "topology", "class")
 
 
 @dataclass(eq=False)

@@ -25,7 +25,7 @@ from ..io import load_coco
 from .generator import reference_from_coco, simulate
 from .profile import NoiseProfile
 
-#: agreement settings of the check (METHOD.md §9: IoU 0.5, Greedy, ψsoft)
+#: agreement settings of the check (docs/method.md §9: IoU 0.5, Greedy, ψsoft)
 CHECK_CONFIG = AgreementConfig(threshold=0.5, bootstrap=0, vitality=False, class_difficulty=False,
                                collaboration=False, intra_rater=False)
 

@@ -1,4 +1,4 @@
-"""The parameters of the empirical noise generator (METHOD.md §7, paper Sec. 9.3).
+"""The parameters of the empirical noise generator (docs/method.md §7, paper Sec. 9.3).
 
 A :class:`NoiseProfile` is a tree of small dataclasses, one per channel, and is
 stored as JSON (``NoiseProfile.save`` / ``load_profile``). All geometry is in

@@ -29,10 +29,6 @@ class RaterSpec:
     edge_offsets: Offsets = (0.0, 0.0, 0.0, 0.0)
     profile: NoiseProfile | None = None
 
-    @property
-    def has_convention(self) -> bool:
-        return any(v != 0.0 for v in self.edge_offsets)
-
 
 def plain_raters(n_raters: int, prefix: str = "rater") -> list[RaterSpec]:
     """``n_raters`` interchangeable raters ``rater_1 .. rater_n`` (no conventions)."""

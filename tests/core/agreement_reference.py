@@ -1,7 +1,7 @@
 """The reference path of :func:`kalos_core.agreement.compute_agreement` (tests only).
 
 One ``alpha`` call per image and per diagnostic subset, exactly as the method reads
-(METHOD.md §4, §6). :mod:`kalos_core.agreement` computes the same numbers in batches;
+(docs/method.md §4, §6). :mod:`kalos_core.agreement` computes the same numbers in batches;
 ``tests/core/test_fast_path.py`` holds the two to each other.
 """
 

@@ -1,4 +1,4 @@
-"""Calibration (METHOD.md §5): known answers for the estimator, the samplers and the whole pipeline."""
+"""Calibration (docs/method.md §5): known answers for the estimator, the samplers and the whole pipeline."""
 
 import json
 import math

@@ -1,4 +1,4 @@
-"""Distances against hand-computed values (METHOD.md §2)."""
+"""Distances against hand-computed values (docs/method.md §2)."""
 
 import numpy as np
 import pytest

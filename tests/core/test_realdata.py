@@ -1,4 +1,4 @@
-"""Reference values on the public LVIS double-annotation subset (METHOD.md §9).
+"""Reference values on the public LVIS double-annotation subset (docs/method.md §9).
 
 Skipped when ../shared/data is absent (a user's fresh clone).
 """

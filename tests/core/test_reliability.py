@@ -1,4 +1,4 @@
-"""Nominal α: published example, METHOD.md §4 edge cases, cell form == dense form."""
+"""Nominal α: published example, docs/method.md §4 edge cases, cell form == dense form."""
 
 import numpy as np
 import pytest

@@ -40,7 +40,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.realdata]
 
 NAME = "kalos-lvis-imageless"
 FIELDS = ("raters_detections_r1", "raters_detections_r2")
-GREY = np.array([58, 58, 58])   # operators/placeholders.py FILL
+GREY = np.array([58, 58, 58])   # fiftyone_layer/placeholders.py FILL
 
 
 @pytest.fixture(scope="module")

@@ -275,7 +275,7 @@ def test_operator_raises_the_engine_message_for_big_files(tmp_path, fo_isolated,
 
 @pytest.mark.parametrize("layout", ["rater_fields", "rater_attribute"])
 def test_imported_fields_feed_compute_agreement(imp, layout):
-    """Contract with operators/adapter.py: rater names like ``rater_1`` (whose fields share the
+    """Contract with fiftyone_layer/adapter.py: rater names like ``rater_1`` (whose fields share the
     prefix ``raters_rater_``) come back unsanitised, and alpha equals the engine's on the json."""
     from kalos_core import AgreementConfig, compute_agreement, load_coco
     from kalos_core.demo_data import make_synthetic_boxes

@@ -1,4 +1,4 @@
-"""One rule for every click (panels/views.py): the user's sort is kept, only the run's fields
+"""One rule for every click (fiftyone_layer/views.py): the user's sort is kept, only the run's fields
 are shown, a click about disagreement leaves agreeing samples out."""
 
 import json

@@ -1,4 +1,4 @@
-"""Bulk write-back (operators/writeback.py): right labels, declared schema, views that filter labels."""
+"""Bulk write-back (fiftyone_layer/writeback.py): right labels, declared schema, views that filter labels."""
 
 import pytest
 
