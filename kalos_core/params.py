@@ -96,7 +96,7 @@ class Param:
             if not parts:
                 raise ValueError(f"expected comma-separated values, got {text!r}")
             number = int if self.kind == "ints" else float
-            value = tuple(parts) if self.kind == "names" else tuple(number(v) for v in parts)
+            value = tuple(parts) if self.kind == "names" else tuple(_number(number, v) for v in parts)
         else:
             value = {"int": int, "float": float, "fraction": float}.get(self.kind, str)(text)
         return None if self.none_as is not None and value == self.none_as else value
@@ -126,6 +126,15 @@ class Param:
             raise
         except ValueError as e:
             raise ParamError(self.name, str(e)) from None
+
+
+def _number(number: type, text: str):
+    """One item of a comma-separated list read as ``number``; a ValueError that names the item."""
+    try:
+        return number(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not {'a whole number' if number is int else 'a number'} "
+                         f"(expected numbers separated by commas)") from None
 
 
 def _float(p: Param, value: Any) -> float:

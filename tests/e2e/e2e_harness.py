@@ -142,6 +142,23 @@ def _session_pids(sid: int) -> list[int]:
     return pids
 
 
+def panels_needing_a_run() -> dict[str, str]:
+    """Registered panel -> the run kind it shows, for every panel not of agreement runs (the
+    plugin's own registry: a new panel is covered without editing the tests)."""
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.run_store import AGREEMENT
+    from fiftyone.plugins.orgs.kalos.agreement.panels import PANELS
+
+    return {cls().config.name: cls.METHOD for cls in PANELS if cls.METHOD != AGREEMENT}
+
+
+def has_run(method: str) -> bool:
+    """Does the demo data set hold a run of kind ``method``?"""
+    import fiftyone as fo
+
+    ds = fo.load_dataset(DATASET)
+    return any(getattr(ds.get_run_info(k).config, "method", None) == method for k in ds.list_runs())
+
+
 def panel_names(yml: Path = REPO / "fiftyone.yml") -> list[str]:
     """The ``panels:`` entries of fiftyone.yml (a plain list; no YAML dependency needed)."""
     names, inside = [], False

@@ -13,7 +13,7 @@ import os
 import re
 
 import pytest
-from e2e_harness import DATASET, REPO, VIEWPORT, panel_names, save_png
+from e2e_harness import DATASET, REPO, VIEWPORT, has_run, panel_names, panels_needing_a_run, save_png
 from e2e_pages import (
     chart_marks,
     click_mark,
@@ -47,8 +47,8 @@ CLICKS = {
     "kalos_noise_aware": "bars",
 }
 # Panels that read a run the demo may not make: without one they must show their empty state.
-NEEDS_RUN = {"kalos_calibration": "kalos_calibration", "kalos_label_convergence": "kalos_convergence",
-             "kalos_noise_aware": "kalos_noise_aware"}
+#: panel -> the run kind it shows, for every registered panel not of agreement runs (the demo may lack it)
+NEEDS_RUN = panels_needing_a_run()
 
 
 def _screenshot(page, name: str) -> None:
@@ -59,13 +59,6 @@ def _screenshot(page, name: str) -> None:
         page.mouse.move(5, VIEWPORT["height"] - 5)  # no hover label over the chart
         page.wait_for_timeout(800)  # let plotly finish its transition
         save_png(page.screenshot(), SHOTS / f"{name}.png")
-
-
-def _has_run(method: str) -> bool:
-    import fiftyone as fo
-
-    ds = fo.load_dataset(DATASET)
-    return any(getattr(ds.get_run_info(k).config, "method", None) == method for k in ds.list_runs())
 
 
 def test_app_shows_the_demo_dataset(page, demo_app):
@@ -118,7 +111,7 @@ def test_panel_renders_and_click_filters_grid(page, demo_app, panel):
     open_app(page, demo_app)
     content = open_panel(page, panel)
     method = NEEDS_RUN.get(panel)
-    if method and not _has_run(method):
+    if method and not has_run(method):
         empty = content.get_by_text("No KaLOS")
         empty.first.wait_for(timeout=30_000)
         assert content.get_by_role("button").count() >= 1  # the button that opens the operator
