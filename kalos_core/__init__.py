@@ -5,9 +5,11 @@
 >>> result.mean_alpha, result.global_alpha
 """
 
-from .agreement import AgreementConfig, AgreementResult, compute_agreement
+from .agreement.pipeline import AgreementConfig, AgreementResult, compute_agreement
 from .data import Annotation, ImageRecord, MultiRaterDataset, make_image
-from .io import InvalidInputError, load_coco, load_yolo
+from .io.coco import load_coco
+from .io.validation import InvalidInputError
+from .io.yolo import load_yolo
 from .reliability import NO_OBJECT, alpha
 
 __all__ = [

@@ -12,12 +12,9 @@ import json
 import math
 import os
 import sys
-import time
 from pathlib import Path
 
-from .data import MultiRaterDataset
-from .io import InvalidInputError, load_coco
-from .io.validation import describe_warning
+from .io.validation import InvalidInputError, describe_warning
 
 
 def fraction(text: str) -> float:
@@ -105,50 +102,11 @@ def print_warnings(warnings: list[dict]) -> None:
         print(f"warning: {describe_warning(w)}", file=sys.stderr)
 
 
-def load_or_report(path: Path, task: str, skip_invalid: bool = False) -> MultiRaterDataset | None:
-    """``load_coco(path, task)``, or None after printing why it cannot be read (the handler
-    then exits with status 2). Coercions are printed as warnings."""
-    try:
-        ds = load_coco(path, task, skip_invalid=skip_invalid)
-    except InvalidInputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return None
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"error: cannot read {path}: {e.strerror if isinstance(e, OSError) and e.strerror else e}",
-              file=sys.stderr)
-        return None
-    print_warnings(ds.warnings)
-    if ds.skipped:
-        print(f"warning: skipped {len(ds.skipped)} invalid item(s) (--skip-invalid)", file=sys.stderr)
-    return ds
-
-
 def write_result(path: Path, data: dict) -> None:
     """Write ``data`` as indented JSON to ``path`` (creating its folder) and say so."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1))
     print(f"\nwrote {path}")
-
-
-def run_measure(args: argparse.Namespace, compute, summarise, output=None, path: Path | None = None,
-                errors: tuple = (ValueError,)) -> int:
-    """The shape of every measure command: read the labels file (``path``, default ``args.file``),
-    ``compute(dataset)``, print ``summarise(result, seconds)``, write ``output(result, dataset)``
-    (default ``result.to_dict()``) to ``args.output``. ``errors`` raised by ``compute`` become one
-    ``error:`` line and exit status 2."""
-    dataset = load_or_report(path or args.file, args.task, skip_invalid=args.skip_invalid)
-    if dataset is None:
-        return 2
-    start = time.perf_counter()
-    try:
-        result = compute(dataset)
-    except errors as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(summarise(result, time.perf_counter() - start))
-    if args.output:
-        write_result(args.output, output(result, dataset) if output else result.to_dict())
-    return 0
 
 
 def read_predictions(path: Path) -> list:

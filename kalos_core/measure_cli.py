@@ -10,11 +10,15 @@ usage error naming the option (exit 2). ``file`` and ``--task`` read the labels,
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
-from .cli_common import load_or_report, print_warnings, read_predictions, write_result
+from .cli_common import print_warnings, read_predictions, write_result
+from .data import MultiRaterDataset
+from .io.coco import load_coco
+from .io.validation import InvalidInputError
 from .measure import Measure, MeasureData
 from .params import Param, ParamError
 
@@ -81,6 +85,24 @@ def config_from_args(measure: Measure, args: argparse.Namespace):
     return measure.config(**values)
 
 
+def load_or_report(path: Path, task: str, skip_invalid: bool = False) -> MultiRaterDataset | None:
+    """``load_coco(path, task)``, or None after printing why it cannot be read (the handler
+    then exits with status 2). Coercions are printed as warnings."""
+    try:
+        ds = load_coco(path, task, skip_invalid=skip_invalid)
+    except InvalidInputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"error: cannot read {path}: {e.strerror if isinstance(e, OSError) and e.strerror else e}",
+              file=sys.stderr)
+        return None
+    print_warnings(ds.warnings)
+    if ds.skipped:
+        print(f"warning: skipped {len(ds.skipped)} invalid item(s) (--skip-invalid)", file=sys.stderr)
+    return ds
+
+
 def read_data(measure: Measure, args: argparse.Namespace) -> MeasureData | None:
     """The labels file (``file``, ``--task``, ``--skip-invalid``) and ``--predictions`` if the measure takes it."""
     if measure.read is not None:
@@ -122,4 +144,25 @@ def run_command(measure: Measure, args: argparse.Namespace) -> int:
     print_warnings([w for w in getattr(result, "warnings", None) or [] if w not in known])
     if args.output:
         write_result(args.output, measure.output(result, data, args) if measure.output else result.to_dict())
+    return 0
+
+
+def run_measure(args: argparse.Namespace, compute, summarise, output=None, path: Path | None = None,
+                errors: tuple = (ValueError,)) -> int:
+    """The shape of every measure command: read the labels file (``path``, default ``args.file``),
+    ``compute(dataset)``, print ``summarise(result, seconds)``, write ``output(result, dataset)``
+    (default ``result.to_dict()``) to ``args.output``. ``errors`` raised by ``compute`` become one
+    ``error:`` line and exit status 2."""
+    dataset = load_or_report(path or args.file, args.task, skip_invalid=args.skip_invalid)
+    if dataset is None:
+        return 2
+    start = time.perf_counter()
+    try:
+        result = compute(dataset)
+    except errors as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(summarise(result, time.perf_counter() - start))
+    if args.output:
+        write_result(args.output, output(result, dataset) if output else result.to_dict())
     return 0

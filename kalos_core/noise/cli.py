@@ -80,7 +80,7 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def run_fit_noise(args: argparse.Namespace) -> int:
-    from ..cli_common import load_or_report
+    from ..measure_cli import load_or_report
     from .fit import fit_noise
 
     ds = load_or_report(args.file, args.task)
