@@ -12,9 +12,11 @@ also reachable the same way through the registry: ``get_measure(name).run(Measur
 
 from importlib import import_module
 
-from .agreement import AgreementConfig, AgreementResult, compute_agreement
+from .agreement.pipeline import AgreementConfig, AgreementResult, compute_agreement
 from .data import Annotation, ImageRecord, MultiRaterDataset, make_image
-from .io import InvalidInputError, load_coco, load_yolo
+from .io.coco import load_coco
+from .io.validation import InvalidInputError
+from .io.yolo import load_yolo
 from .measure import MEASURE_MODULES, Measure, MeasureData, get_measure, measures
 from .params import Config, Param, ParamError, param
 from .reliability import NO_OBJECT, alpha

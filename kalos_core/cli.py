@@ -7,16 +7,18 @@ against; see README.md ("Command line") for its keys.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import time
 from pathlib import Path
 
-from . import measure_cli
 from .cli_common import count, output_problem, positive, run_guarded
 from .geometry import distances_for
-from .io.coco import TASK_GEOMETRY_KINDS
-from .measure import MEASURE_MODULES, get_measure
+from .io.coco import TASK_GEOMETRY_KINDS, load_coco
+from .measure import MEASURE_MODULES, MeasureData, get_measure
+from .measure_cli import add_parser as add_measure_parser
+from .measure_cli import run_command as run_measure_command
 
 
 
@@ -52,7 +54,7 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     wanted = (lambda name: True) if commands is None else (lambda name: name in commands)
     for name in MEASURE_MODULES:
         if wanted(name):
-            measure_cli.add_parser(sub, get_measure(name))
+            add_measure_parser(sub, get_measure(name))
     if wanted("demo"):
         d = sub.add_parser("demo", help="build the embedded demo data set and compute agreement on it")
         d.add_argument("--folder", type=Path, default=Path("data/demo"))
@@ -63,17 +65,14 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from .agreement import AgreementConfig, compute_agreement
-    from .agreement.measure import summary
-    from .demo_data import build_demo
-    from .io import load_coco
-
-    path = build_demo(args.folder, n_images=args.images, seed=args.seed)
+    agreement = get_measure("agreement")   # the demo's modules are imported when it runs, as a command's
+    path = importlib.import_module(f"{__package__}.demo_data").build_demo(args.folder, n_images=args.images, seed=args.seed)
     print(f"demo data set: {path} ({args.images} procedurally drawn scenes, seed {args.seed})")
     dataset = load_coco(path, args.task)
     start = time.perf_counter()
-    result = compute_agreement(dataset, AgreementConfig(lsa_thresholds=(0.3, 0.5, 0.7, 0.9), seed=args.seed))
-    print(summary(result, time.perf_counter() - start))
+    config = agreement.config(lsa_thresholds=(0.3, 0.5, 0.7, 0.9), seed=args.seed)
+    result = agreement.run(MeasureData(dataset), config)
+    print(agreement.summary(result, time.perf_counter() - start))
     out = args.folder / f"agreement_{args.task}.json"
     out.write_text(json.dumps(result.to_dict(), indent=1))
     print(f"\nwrote {out}")
@@ -83,7 +82,7 @@ def run_demo(args: argparse.Namespace) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return run_demo(args)
-    return measure_cli.run_command(get_measure(args.command), args)
+    return run_measure_command(get_measure(args.command), args)
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

@@ -15,9 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from .data import MultiRaterDataset
-from .io import InvalidInputError, load_coco
-from .io.validation import describe_warning
+from .io.validation import InvalidInputError, describe_warning
 
 
 def fraction(text: str) -> float:
@@ -92,24 +90,6 @@ def print_warnings(warnings: list[dict]) -> None:
     """One ``warning:`` line per kind of coercion, on stderr."""
     for w in warnings:
         print(f"warning: {describe_warning(w)}", file=sys.stderr)
-
-
-def load_or_report(path: Path, task: str, skip_invalid: bool = False) -> MultiRaterDataset | None:
-    """``load_coco(path, task)``, or None after printing why it cannot be read (the handler
-    then exits with status 2). Coercions are printed as warnings."""
-    try:
-        ds = load_coco(path, task, skip_invalid=skip_invalid)
-    except InvalidInputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return None
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"error: cannot read {path}: {e.strerror if isinstance(e, OSError) and e.strerror else e}",
-              file=sys.stderr)
-        return None
-    print_warnings(ds.warnings)
-    if ds.skipped:
-        print(f"warning: skipped {len(ds.skipped)} invalid item(s) (--skip-invalid)", file=sys.stderr)
-    return ds
 
 
 def write_result(path: Path, data: dict | str) -> None:

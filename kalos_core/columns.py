@@ -132,11 +132,4 @@ def ids_and_raters(anns: Sequence[Annotation]) -> tuple[list, list[str]]:
     return [a.id for a in anns], [a.rater for a in anns]
 
 
-def box_array(anns: Sequence[Annotation]) -> np.ndarray:
-    """``(n, 4)`` float ``(x, y, w, h)`` of box annotations (columns: no copy of objects)."""
-    if isinstance(anns, AnnotationColumns):
-        return anns.boxes
-    return np.array([a.geometry for a in anns], dtype=float).reshape(-1, 4)
-
-
-__all__ = ["AnnotationColumns", "box_array", "canonical_order", "ids_and_raters"]
+__all__ = ["AnnotationColumns", "canonical_order", "ids_and_raters"]

@@ -297,7 +297,7 @@ def demo_example(task: str = "bbox", n_images: int = 8, seed: int = 1):
     """A small seeded :class:`kalos_core.measure.MeasureData`: procedurally drawn scenes and four
     raters with one habit each, read for ``task`` (the registry-wide tests run every measure on it)."""
     from .demo_raters import generator_raters
-    from .io import load_coco
+    from .io.coco import load_coco
     from .measure import MeasureData
 
     return MeasureData(load_coco(generator_raters(reference_coco(make_scenes(n_images, seed)), seed=seed), task))

@@ -22,7 +22,9 @@ import math
 from dataclasses import replace
 from typing import Any, Sequence
 
-from .noise import NoiseProfile, RaterSpec, load_profile, reference_from_coco, simulate
+from .noise.generator import reference_from_coco, simulate
+from .noise.profile import NoiseProfile, load_profile
+from .noise.schools import RaterSpec
 
 #: relative area of the COCO small/medium cut (32^2 px) in the demo's 640 x 480 images
 SMALL_RELATIVE_AREA = 32.0**2 / (640 * 480)

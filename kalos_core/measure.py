@@ -81,8 +81,9 @@ class Measure:
         ``cli_options`` (default: ``file``, ``--task``, ``--skip-invalid`` and ``--predictions``).
     from_args : ``from_args(values, args) -> values``: the parameter values as command-line
         options that are not parameters change them (``--no-diagnostics``).
-    example : ``example() -> MeasureData``, a small seeded input; None: the demo scenes
-        (:func:`kalos_core.demo_data.demo_example`).
+    example : ``example(demo) -> MeasureData``, a small seeded input made from ``demo``, the demo scenes
+        (:func:`kalos_core.demo_data.demo_example`), e.g. with the measure's own inputs added; None:
+        the demo scenes as they are.
     example_params : parameter values of a run on it whose result depends on the data alone: no
         resampling, so that a permutation of the images changes nothing (the registry-wide tests).
     order_invariant : False where seeded draws pick images by their position in the input
@@ -103,7 +104,7 @@ class Measure:
     output: Callable[[Any, MeasureData, Any], dict | str] | None = None
     read: Callable[[Any], MeasureData | None] | None = None
     from_args: Callable[[dict, Any], dict] | None = None
-    example: Callable[[], MeasureData] | None = None
+    example: Callable[[MeasureData], MeasureData] | None = None
     example_params: dict = field(default_factory=dict)
     order_invariant: bool = True
     output_required: bool = False

@@ -10,11 +10,15 @@ usage error naming the option (exit 2). ``file`` and ``--task`` read the labels,
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
-from .cli_common import load_or_report, print_warnings, read_predictions, write_result
+from .cli_common import print_warnings, read_predictions, write_result
+from .data import MultiRaterDataset
+from .io.coco import load_coco
+from .io.validation import InvalidInputError
 from .measure import Measure, MeasureData
 from .params import Param, ParamError
 
@@ -79,6 +83,24 @@ def config_from_args(measure: Measure, args: argparse.Namespace):
     if measure.from_args is not None:
         values = measure.from_args(values, args)
     return measure.config(**values)
+
+
+def load_or_report(path: Path, task: str, skip_invalid: bool = False) -> MultiRaterDataset | None:
+    """``load_coco(path, task)``, or None after printing why it cannot be read (the handler
+    then exits with status 2). Coercions are printed as warnings."""
+    try:
+        ds = load_coco(path, task, skip_invalid=skip_invalid)
+    except InvalidInputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"error: cannot read {path}: {e.strerror if isinstance(e, OSError) and e.strerror else e}",
+              file=sys.stderr)
+        return None
+    print_warnings(ds.warnings)
+    if ds.skipped:
+        print(f"warning: skipped {len(ds.skipped)} invalid item(s) (--skip-invalid)", file=sys.stderr)
+    return ds
 
 
 def read_data(measure: Measure, args: argparse.Namespace) -> MeasureData | None:

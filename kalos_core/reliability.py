@@ -110,6 +110,12 @@ def build_cells(
     return Cells(r, u, value[r, u], n_units)
 
 
+def empty_image_cells(n_rows: int) -> Cells:
+    """The virtual unit of an image without units: every assigned row says NO_OBJECT."""
+    r = np.arange(n_rows)
+    return Cells(r, np.zeros(n_rows, np.int64), np.full(n_rows, -1, np.int64), 1 if n_rows else 0)
+
+
 def integer_codes(values: np.ndarray) -> np.ndarray:
     """Category codes as int64; a non-integer or infinite code is an error, not truncated."""
     v = np.asarray(values)

@@ -17,12 +17,16 @@ assignments) go through ``ImageProblem.match`` one by one.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..matching.costs import CostFn
 from ..matching.solvers import SORTED_PAIR_SOLVERS, SolverFn
-from .problem import ImageProblem
 from ..reliability import NO_OBJECT, Cells
+
+if TYPE_CHECKING:
+    from .problem import ImageProblem
 
 #: (image index, threshold, keep mask or None, sorted rows or None)
 Request = tuple

@@ -209,7 +209,7 @@ def analyse(images: list, first: int, config: Any, spec, cost, diagnostics: list
             out, emit: Emitter) -> None:
     """Fill ``out`` (a :class:`~kalos_core.agreement.partial.Partial`) and ``emit`` for ``images``, the
     data set's images ``first, first + 1, ...`` - as the per-image path does."""
-    from ..matching import get_solver
+    from ..matching.solvers import get_solver
 
     union = SORTED_PAIR_SOLVERS[get_solver(config.solver)]
     floor = min((float(config.threshold), *map(float, config.lsa_thresholds)))

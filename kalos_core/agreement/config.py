@@ -13,13 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import MultiRaterDataset
-from ..geometry import get_distance
-from ..geometry.registry import DISTANCES
-from ..io import check_measurable
-from ..matching import COSTS, SOLVERS
+from ..geometry.registry import DISTANCES, get_distance  # its package registers all kinds
+from ..io.records import check_measurable
+from ..matching.costs import COSTS
+from ..matching.solvers import SOLVERS
 from ..params import Config, param
-from . import diagnostic_defs  # noqa: F401  (registers the diagnostics the switches below name)
-from . import diagnostics as diag
+from .diagnostic_defs import chunk_cells  # noqa: F401  (registers the diagnostics the switches below name)
+from .diagnostics import enabled_diagnostics, get_diagnostic, switches
 
 #: default of ``AgreementConfig.max_diagnostic_raters`` (one image with 100 raters: about 1 s per diagnostic)
 MAX_DIAGNOSTIC_RATERS = 100
@@ -30,7 +30,7 @@ def _distance_names() -> list[str]:
 
 
 def _switch(name: str):
-    return param(True, "bool", diag.get_diagnostic(name).help, label=name.replace("_", " ").capitalize(),
+    return param(True, "bool", get_diagnostic(name).help, label=name.replace("_", " ").capitalize(),
                  group="diagnostics")
 
 
@@ -89,7 +89,7 @@ class AgreementConfig(Config):
                 raise ValueError(f"{len(self.keypoint_sigmas)} keypoint_sigmas given, but the keypoint sets have "
                                  f"{', '.join(map(str, sorted(joints)))} joints")
         limit = self.max_diagnostic_raters
-        costly = [d.name for d in diag.enabled_diagnostics(self) if d.rematches_per_rater]
+        costly = [d.name for d in enabled_diagnostics(self) if d.rematches_per_rater]
         if limit and costly and dataset.images:
             worst = max(dataset.images, key=lambda im: len(im.raters))
             if len(worst.raters) > limit:
@@ -104,7 +104,7 @@ class AgreementConfig(Config):
 def check_diagnostic_switches() -> None:
     """Every registered diagnostic with a switch has its boolean field on :class:`AgreementConfig`."""
     names = {f.name for f in dataclasses.fields(AgreementConfig)}
-    missing = [name for name in diag.switches() if name not in names]
+    missing = [name for name in switches() if name not in names]
     if missing:
         raise TypeError(f"diagnostic(s) {', '.join(missing)} registered without a switch: add "
                         f"`{missing[0]}: bool = _switch({missing[0]!r})` to AgreementConfig")
@@ -113,4 +113,4 @@ def check_diagnostic_switches() -> None:
 check_diagnostic_switches()
 
 #: the optional diagnostics' switches (fields of :class:`AgreementConfig`), in registration order
-DIAGNOSTICS = diag.switches()
+DIAGNOSTICS = switches()

@@ -20,15 +20,17 @@ per-image one (:mod:`kalos_core.agreement.partial`) and the whole-chunk kernel
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Hashable, NamedTuple
 
 import numpy as np
 
 from ..coincidence import AlphaSums
 from ..matching.costs import CostFn
 from ..matching.solvers import SolverFn
-from .problem import ImageProblem
-from ..reliability import Cells
+from ..reliability import Cells, empty_image_cells
+
+if TYPE_CHECKING:
+    from .problem import ImageProblem
 
 
 @dataclass
@@ -83,8 +85,6 @@ class RowRequest(NamedTuple):
 
 def emit_requests(ctx: "ImageContext", requests: list[RowRequest], out: "Emitter") -> None:
     """The matrices of ``requests`` for one matched image (the per-image map step)."""
-    from .problem import empty_image_cells
-
     rater = ctx.ip.problem.rater
     for t, rows, value, sums, empty in requests:
         if rows is None:

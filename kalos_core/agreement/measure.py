@@ -11,9 +11,10 @@ import argparse
 import gc
 from pathlib import Path
 
-from ..cli_common import count, fraction, load_or_report, read_predictions
+from ..cli_common import count, fraction, read_predictions
 from ..io.coco import TASK_GEOMETRY_KINDS
 from ..measure import CliOption, Measure, MeasureData
+from ..measure_cli import load_or_report
 from .config import DIAGNOSTICS, AgreementConfig
 from .diagnostics import REGISTRY
 from .executors import EXECUTORS

@@ -19,17 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from . import chunk_kernel
 from .bulk_match import match_requests
+from .chunk_kernel import analyse as analyse_columns, applies as columns_apply
 from ..coincidence import AlphaSums, group_sums
 from ..columns import ids_and_raters
 from .diagnostic_defs import chunk_cells  # (importing it registers the diagnostics)
 from .diagnostics import ALPHA, ChunkCells, Emitter, ImageContext, enabled_diagnostics, rematch_key
 from ..gcpause import paused_gc
-from ..matching import get_cost, get_solver
-from .problem import empty_image_cells, prepare_image
+from ..matching.costs import get_cost
+from ..matching.solvers import get_solver
+from .problem import prepare_image
 from .label_map import STATUS, LabelBlock
-from ..reliability import status_codes
+from ..reliability import empty_image_cells, status_codes
 
 
 
@@ -78,8 +79,8 @@ def analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_ro
         solver, cost = get_solver(config.solver), get_cost(config.cost)
         diagnostics = enabled_diagnostics(config)
         out, emit = Partial(), Emitter()
-        if kernel and images and chunk_kernel.applies(images, spec, solver, diagnostics):
-            chunk_kernel.analyse(images, first, config, spec, cost, diagnostics, n_dataset_rows, out, emit)
+        if kernel and images and columns_apply(images, spec, solver, diagnostics):
+            analyse_columns(images, first, config, spec, cost, diagnostics, n_dataset_rows, out, emit)
         else:
             _per_image(images, first, config, spec, solver, cost, diagnostics, n_dataset_rows, out, emit)
         _batch_alpha(emit, out)

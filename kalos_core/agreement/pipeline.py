@@ -20,10 +20,10 @@ import numpy as np
 
 from ..coincidence import AlphaSums
 from ..data import MultiRaterDataset
-from ..io import InputWarnings
+from ..io.validation import InputWarnings
 from ..progress import run_steps
-from . import diagnostics as diag
 from .config import DIAGNOSTICS, MAX_DIAGNOSTIC_RATERS, AgreementConfig  # noqa: F401  (re-exported)
+from .diagnostics import Reduction
 from .executors import get_executor
 from .label_map import LabelMap
 from .model_rater import compare_models
@@ -131,7 +131,7 @@ def finish(dataset: MultiRaterDataset, config, merged: Partial) -> AgreementResu
     rows = list(dataset.raters)
     for d in enabled_diagnostics(config):
         own = lambda table: {k[1]: v for k, v in table.items() if k[0] == d.name}
-        red = diag.Reduction(own(merged.values), own(merged.sums), alphas, global_sums, g, mean,
+        red = Reduction(own(merged.values), own(merged.sums), alphas, global_sums, g, mean,
                              rows, dataset.categories, config)
         for name, value in d.reduce(red).items():
             setattr(result, name, value)

@@ -11,10 +11,10 @@ import numpy as np
 from ..columns import AnnotationColumns
 from ..data import Annotation, ImageRecord
 from ..geometry.registry import DistanceSpec
-from ..matching import MatchProblem
 from ..matching.costs import CostFn
+from ..matching.problem import MatchProblem
 from ..matching.solvers import SORTED_PAIR_SOLVERS, SolverFn
-from ..reliability import Cells, build_cells
+from ..reliability import build_cells, empty_image_cells  # noqa: F401  (empty_image_cells re-exported)
 
 
 def _plain(value: Any) -> Any:
@@ -132,9 +132,3 @@ def _canonical_columns(cols: AnnotationColumns, row_index: dict) -> tuple[Annota
     row = row_of_code[cols.rater] if len(cols) else np.zeros(0, np.int64)
     order = cols.canonical_order(row)
     return cols.take(order), row[order]
-
-
-def empty_image_cells(n_rows: int) -> Cells:
-    """The virtual unit of an image without units: every assigned row says NO_OBJECT."""
-    r = np.arange(n_rows)
-    return Cells(r, np.zeros(n_rows, np.int64), np.full(n_rows, -1, np.int64), 1 if n_rows else 0)

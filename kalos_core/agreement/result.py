@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from ..jsonsafe import json_safe
 from ..reliability import interpret
-from . import diagnostics as diag
+from .diagnostics import result_fields
 
 
 @dataclass
@@ -75,7 +75,7 @@ class AgreementResult:
 def check_diagnostic_fields() -> None:
     """Every result field a registered diagnostic fills is declared on :class:`AgreementResult`."""
     names = {f.name for f in dataclasses.fields(AgreementResult)}
-    missing = [name for name, _ in diag.result_fields() if name not in names]
+    missing = [name for name, _ in result_fields() if name not in names]
     if missing:
         raise TypeError(f"diagnostic result field(s) {', '.join(missing)} are not declared on AgreementResult")
 

@@ -24,10 +24,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..agreement import DIAGNOSTICS, AgreementConfig
+from ..agreement.config import DIAGNOSTICS, AgreementConfig
 from ..agreement.pipeline import agreement_steps
 from ..data import MultiRaterDataset
-from ..dic import alpha_matrix, bae, classical_mds, distances, procrustes_align
+from ..dic.engine import bae, procrustes_align
+from ..dic.rater_map import alpha_matrix, classical_mds, distances
 from ..jsonsafe import json_safe
 from ..matching.params import MATCHING_PARAMS, MatchingConfig
 from ..params import Config, param, same_param

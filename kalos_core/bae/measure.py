@@ -54,13 +54,10 @@ def summary(result: BAEResult, seconds: float | None = None) -> str:
     return "\n".join(lines)
 
 
-def example() -> MeasureData:
+def example(data: MeasureData) -> MeasureData:
     """The demo scenes with a seeded random 4-vector per rater (the registry-wide tests)."""
     import numpy as np
 
-    from ..demo_data import demo_example
-
-    data = demo_example()
     rng = np.random.default_rng(0)
     return MeasureData(data.dataset, options={"embeddings": {r: rng.normal(size=4).tolist()
                                                              for r in data.dataset.raters}})

@@ -18,8 +18,8 @@ from typing import Callable, Generator
 
 import numpy as np
 
-from ..agreement import AgreementConfig, compute_agreement
-from ..io import check_measurable
+from ..agreement.pipeline import AgreementConfig, compute_agreement
+from ..io.records import check_measurable
 from ..data import MultiRaterDataset
 from ..geometry import distances_for, get_distance
 from ..progress import run_steps

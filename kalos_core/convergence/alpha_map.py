@@ -10,40 +10,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..agreement import AgreementConfig, compute_agreement
-from ..data import MultiRaterDataset
-from .cocoeval import IOU_THRESHOLDS
 from .stats import fit_line, interval_stats, map_from_alpha
 from .summaries import nanmean
 from .types import THRESHOLD_KEYS, AlphaMapping
 
 
-def per_image_alpha(dataset: MultiRaterDataset, ids: list) -> np.ndarray:
-    """(T, I) per-image α at each COCO IoU threshold (default distance, Greedy, ψsoft); NaN for
-    images without a value."""
-    out = np.full((len(IOU_THRESHOLDS), len(ids)), np.nan)
-    for t, thr in enumerate(IOU_THRESHOLDS):
-        cfg = AgreementConfig(threshold=float(round(thr, 2)), bootstrap=0, vitality=False, class_difficulty=False,
-                              collaboration=False, intra_rater=False)
-        per_image = compute_agreement(dataset, cfg).per_image_alpha
-        out[t] = [per_image.get(str(i), np.nan) for i in ids]
-    return out
-
-
-def alpha_mapping(dataset: MultiRaterDataset, ids: list, masks: np.ndarray | None, ap_per_subset: np.ndarray | None,
+def alpha_mapping(img_alpha: np.ndarray, masks: np.ndarray | None, ap_per_subset: np.ndarray | None,
                   confidence: float) -> AlphaMapping:
     """Eq. 1 on per-subset α, and a refit of mAP = a·α + b on (α@t, AP@t) per subset and threshold.
 
     Parameters
     ----------
-    ids : the run's image ids (columns of ``masks``).
+    img_alpha : (T, I) per-image α at each threshold (:func:`.engine.per_image_alpha`), images as the
+        columns of ``masks``.
     masks : (S, I) bool subsets; None = the full set only (then no interval and no refit).
     ap_per_subset : (S, T) the raters' pooled AP per subset and threshold (fractions).
     """
-    img_alpha = per_image_alpha(dataset, ids)
     full_t = nanmean(img_alpha, axis=1)
     if masks is None:
-        masks = np.ones((1, len(ids)), dtype=bool)
+        masks = np.ones((1, img_alpha.shape[1]), dtype=bool)
     with np.errstate(invalid="ignore"):
         finite = np.isfinite(img_alpha)
         sums = np.where(finite, img_alpha, 0.0) @ masks.T.astype(float)       # (T, S)

@@ -17,28 +17,12 @@ import numpy as np
 
 from ..data import MultiRaterDataset
 from ..progress import run_steps
-from .accumulate import subset_ap
-from .cocoeval import DirectionTable, _order_key, evaluate_direction, rater_labels
+from .cocoeval import IOU_THRESHOLDS, _order_key, evaluate_direction, rater_labels
 from .stats import draw_subsets, interval_stats
-from .summaries import average_summaries, direction_summary, full_set_ap, nanmean
+from .summaries import Side, average_summaries, direction_summary, full_set_ap, nanmean
 from .types import THRESHOLD_KEYS, BootstrapSummary, ConvergenceConfig, ConvergenceResult, PairResult
 
 Progress = Callable[[float, str], None]
-
-
-class Side:
-    """One evaluated direction and where its images sit in the run's image list."""
-
-    def __init__(self, table: DirectionTable, index_of: dict):
-        self.table = table
-        self.pos = np.array([index_of[i] for i in table.image_ids], dtype=np.int64)
-
-    def per_threshold(self, union_mask: np.ndarray) -> np.ndarray:
-        """(T,) AP per threshold (mean over classes) on the subset; NaN where undefined."""
-        mask = union_mask[self.pos]
-        if not mask.any():
-            return np.full(self.table.matched.shape[0], np.nan)
-        return nanmean(subset_ap(self.table, mask), axis=1)
 
 
 def restrict_raters(dataset: MultiRaterDataset, raters: Sequence[str]) -> MultiRaterDataset:
@@ -47,6 +31,20 @@ def restrict_raters(dataset: MultiRaterDataset, raters: Sequence[str]) -> MultiR
     images = [replace(im, raters=tuple(r for r in im.raters if r in keep),
                       annotations=[a for a in im.annotations if a.rater in keep]) for im in dataset.images]
     return replace(dataset, images=images)
+
+
+def per_image_alpha(dataset: MultiRaterDataset, ids: list) -> np.ndarray:
+    """(T, I) per-image α at each COCO IoU threshold (default distance, Greedy, ψsoft); NaN for
+    images without a value."""
+    from ..agreement.pipeline import AgreementConfig, compute_agreement
+
+    out = np.full((len(IOU_THRESHOLDS), len(ids)), np.nan)
+    for t, thr in enumerate(IOU_THRESHOLDS):
+        cfg = AgreementConfig(threshold=float(round(thr, 2)), bootstrap=0, vitality=False, class_difficulty=False,
+                              collaboration=False, intra_rater=False)
+        per_image = compute_agreement(dataset, cfg).per_image_alpha
+        out[t] = [per_image.get(str(i), np.nan) for i in ids]
+    return out
 
 
 def image_order(dataset: MultiRaterDataset) -> list:
@@ -127,7 +125,8 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
 
         yield 0.75, "alpha per threshold"
         start = time.perf_counter()
-        result.alpha = alpha_mapping(restrict_raters(dataset, raters), ids, masks, pooled, config.confidence)
+        result.alpha = alpha_mapping(per_image_alpha(restrict_raters(dataset, raters), ids), masks, pooled,
+                                     config.confidence)
         seconds["alpha"] = time.perf_counter() - start
     if predictions is not None:
         from .model import evaluate_model

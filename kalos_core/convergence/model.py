@@ -10,7 +10,7 @@ import numpy as np
 from ..data import MultiRaterDataset
 from .cocoeval import _order_key, evaluate_direction, rater_labels
 from .stats import interval_stats, place
-from .summaries import average_summaries, direction_summary, full_set_ap, nanmean
+from .summaries import Side, average_summaries, direction_summary, full_set_ap, nanmean
 from .types import BootstrapSummary, ConvergenceConfig, ModelResult
 
 
@@ -44,8 +44,6 @@ def evaluate_model(dataset: MultiRaterDataset, raters: list[str], predictions: S
                    interval: BootstrapSummary | None) -> ModelResult:
     """The model's mAP with each rater as ground truth (on that rater's images), the rater average,
     the same on the bootstrap subsets, and ``below`` / ``inside`` / ``above`` for both intervals."""
-    from .engine import Side
-
     preds = prepare_predictions(predictions, dataset, config.task)
     per_rater, sides = {}, []
     for r in raters:

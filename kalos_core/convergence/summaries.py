@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from .accumulate import subset_ap
 from .cocoeval import DirectionTable
 from .types import THRESHOLD_KEYS, MapSummary
 
@@ -24,6 +25,21 @@ def full_set_ap(table: DirectionTable) -> np.ndarray:
     if p.shape[2] == 0:
         return np.zeros((p.shape[0], 0))
     return np.where(p[:, 0, :] > -1, p.mean(axis=1), np.nan)
+
+
+class Side:
+    """One evaluated direction and where its images sit in the run's image list."""
+
+    def __init__(self, table: DirectionTable, index_of: dict):
+        self.table = table
+        self.pos = np.array([index_of[i] for i in table.image_ids], dtype=np.int64)
+
+    def per_threshold(self, union_mask: np.ndarray) -> np.ndarray:
+        """(T,) AP per threshold (mean over classes) on the subset; NaN where undefined."""
+        mask = union_mask[self.pos]
+        if not mask.any():
+            return np.full(self.table.matched.shape[0], np.nan)
+        return nanmean(subset_ap(self.table, mask), axis=1)
 
 
 def direction_summary(ap: np.ndarray, cat_ids, names: dict) -> MapSummary:

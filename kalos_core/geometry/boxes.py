@@ -6,10 +6,17 @@ from typing import Sequence
 
 import numpy as np
 
-from ..columns import box_array
 from ..data import Annotation, ImageRecord
 from .registry import (Prepared, box_iou_xyxy, centroid_box_similarity, centroid_similarity, paired_intersection_union,
                        paired_iou, register_distance)
+
+
+def box_array(anns: Sequence[Annotation]) -> np.ndarray:
+    """``(n, 4)`` float ``(x, y, w, h)`` of box annotations (columns: no copy of objects)."""
+    boxes = getattr(anns, "boxes", None)   # :class:`kalos_core.columns.AnnotationColumns`
+    if boxes is not None:
+        return boxes
+    return np.array([a.geometry for a in anns], dtype=float).reshape(-1, 4)
 
 
 def prepare_boxes(image: ImageRecord, anns: Sequence[Annotation]) -> Prepared:

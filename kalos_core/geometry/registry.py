@@ -17,11 +17,12 @@ from __future__ import annotations
 import functools
 import inspect
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
-from ..data import Annotation, ImageRecord
+if TYPE_CHECKING:
+    from ..data import Annotation, ImageRecord
 
 
 class Prepared:
@@ -65,7 +66,7 @@ class _TakenOnUse(Prepared):
         return {k: self[k] for k in self._base.arrays}
 
 
-PrepareFn = Callable[[ImageRecord, Sequence[Annotation]], Prepared]
+PrepareFn = Callable[["ImageRecord", Sequence["Annotation"]], Prepared]
 #: ``similarity(a, b, need=None, floor=0.0) -> (len(a), len(b))`` array.
 #: ``need`` (bool matrix) marks the entries the caller uses; others may be 0.
 #: Entries whose similarity is provably below ``floor`` may be returned as 0.

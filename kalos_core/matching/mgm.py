@@ -56,8 +56,8 @@ from __future__ import annotations
 import numpy as np
 
 from .costs import CostFn
-from .problem import MatchProblem, canonical_units
-from .solvers import register_solver
+from .problem import MatchProblem
+from .solvers import canonical_units, register_solver
 
 #: largest component (annotations) that the branch and bound takes on
 EXACT_MAX_SIZE = 40

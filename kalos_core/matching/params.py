@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import geometry
+from ..geometry import DISTANCES
 from ..params import Config, param, params_of
 from .costs import COSTS
 from .solvers import SOLVERS
@@ -22,7 +22,7 @@ from .solvers import SOLVERS
 
 def distance_names() -> set[str]:
     """Every registered distance name (of any geometry kind)."""
-    return {name for _, name in geometry.DISTANCES}
+    return {name for _, name in DISTANCES}
 
 
 @dataclass(frozen=True)

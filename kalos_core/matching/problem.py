@@ -1,4 +1,4 @@
-"""The matching problem of one image and the canonical form of its result."""
+"""The matching problem of one image."""
 
 from __future__ import annotations
 
@@ -38,13 +38,3 @@ class MatchProblem:
         i, j = np.nonzero(np.triu(self.sim >= threshold, 1) & (self.rater[:, None] != self.rater[None, :]))
         c = cost(self.sim[i, j], self.category[i] == self.category[j])
         return i, j, c
-
-
-def canonical_units(labels: np.ndarray) -> np.ndarray:
-    """Renumber unit labels ``0..U-1`` in order of each unit's first annotation."""
-    labels = np.asarray(labels)
-    if len(labels) == 0:
-        return labels.astype(np.int64)
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    order = np.argsort(np.argsort(first))
-    return order[inverse].astype(np.int64)

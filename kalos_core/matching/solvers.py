@@ -9,14 +9,15 @@ canonical annotation order that :mod:`kalos_core.agreement` establishes.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from .costs import CostFn
-from .problem import MatchProblem, canonical_units
+if TYPE_CHECKING:
+    from .costs import CostFn
+    from .problem import MatchProblem
 
-SolverFn = Callable[[MatchProblem, float, CostFn], np.ndarray]
+SolverFn = Callable[["MatchProblem", float, "CostFn"], np.ndarray]
 SOLVERS: dict[str, SolverFn] = {}
 
 
@@ -33,6 +34,16 @@ def get_solver(name: str) -> SolverFn:
         return SOLVERS[name]
     except KeyError:
         raise ValueError(f"unknown solver {name!r}; known: {', '.join(sorted(SOLVERS))}") from None
+
+
+def canonical_units(labels: np.ndarray) -> np.ndarray:
+    """Renumber unit labels ``0..U-1`` in order of each unit's first annotation."""
+    labels = np.asarray(labels)
+    if len(labels) == 0:
+        return labels.astype(np.int64)
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    order = np.argsort(np.argsort(first))
+    return order[inverse].astype(np.int64)
 
 
 @register_solver("greedy")

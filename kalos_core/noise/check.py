@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy import stats
 
-from ..agreement import AgreementConfig, compute_agreement
+from ..agreement.pipeline import AgreementConfig, compute_agreement
 from ..data import MultiRaterDataset
 from .channels import RefObject
 from .fit import PairStats, pair_statistics

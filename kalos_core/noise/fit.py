@@ -26,7 +26,9 @@ import numpy as np
 from ..data import ImageRecord, MultiRaterDataset
 from ..geometry import get_distance
 from ..geometry.registry import box_intersection_union, box_iou_xyxy
-from ..matching import MatchProblem, get_cost, get_solver
+from ..matching.costs import get_cost
+from ..matching.problem import MatchProblem
+from ..matching.solvers import get_solver
 from .estimators import fit_beta, fit_copula, fit_counts, fit_direction, fit_folded_t, fit_logistic
 from .profile import ClassModel, LocalisationModel, NoiseProfile, TopologyModel, UnmatchedModel, builtin_profile
 

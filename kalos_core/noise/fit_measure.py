@@ -16,7 +16,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cli_common import load_or_report
+from ..measure_cli import load_or_report
 from ..measure import CliOption, Measure, MeasureData
 from ..params import Config, param
 from .fit import FitResult, fit_noise_profile

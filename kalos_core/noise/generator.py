@@ -23,9 +23,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data import TASK_KINDS, MultiRaterDataset
-from ..io import InvalidInputError, Problem, load_coco, read_json
-from ..io.coco import top_level
+from ..io.coco import load_coco, top_level
+from ..io.jsonfile import read_json
 from ..io.records import box_problem, keypoints_problem, polygon_problem
+from ..io.validation import InvalidInputError, Problem
 from ..io.values import identifier, integer, side
 from .channels import ChannelStats, ClassSampler, RaterContext, RefObject, SynthLabel, copy_label, rate_image, sigmoid
 from .profile import NoiseProfile, load_profile

@@ -20,8 +20,8 @@ from typing import Any, Iterable
 import numpy as np
 from scipy import stats
 
-from ..agreement import AgreementConfig, compute_agreement
-from ..io import load_coco
+from ..agreement.pipeline import AgreementConfig, compute_agreement
+from ..io.coco import load_coco
 from .generator import reference_from_coco, simulate
 from .profile import NoiseProfile
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..measure import CliOption, Measure, MeasureData
 from ..params import Config, param
-from .generator import Simulation, reference_from_coco, simulate
+from .generator import Simulation, reference_from_coco, reference_from_dataset, simulate
 from .profile import load_profile
 from .schools import rater_specs
 
@@ -79,11 +79,9 @@ def read(args: argparse.Namespace) -> MeasureData | None:
     return MeasureData(reference, options={"similarity": similarity})
 
 
-def example() -> MeasureData:
-    """The demo scenes' clean reference (the registry-wide tests)."""
-    from ..demo_data import make_scenes, reference_coco
-
-    return MeasureData(reference_from_coco(reference_coco(make_scenes(6, 1)), "bbox"))
+def example(demo: MeasureData) -> MeasureData:
+    """The demo scenes' careful rater as a clean reference (the registry-wide tests)."""
+    return MeasureData(reference_from_dataset(demo.dataset, rater="careful"))
 
 
 def summary(result: Simulation, seconds: float | None = None) -> str:

@@ -18,7 +18,7 @@ from scipy.optimize import linear_sum_assignment
 
 from ..data import MultiRaterDataset
 from ..geometry.registry import box_iou_xyxy
-from . import laplace
+from .laplace import fit_sigma
 from .types import COMPONENTS, NoiseFit
 
 
@@ -83,7 +83,7 @@ def fit_offsets(offsets: np.ndarray, fence_k: float = 1.5, share: str = "split",
     sigma, M = {}, {}
     for c, name in enumerate(COMPONENTS):
         m = float(max(abs(fences[c, 0]), abs(fences[c, 1])))
-        s = laplace.fit_sigma(offsets[inlier, c], m)
+        s = fit_sigma(offsets[inlier, c], m)
         sigma[name], M[name] = float(s * scale), float(m * scale)
     mean_iou = float(np.mean(pair_iou[inlier])) if pair_iou is not None and inlier.any() else float("nan")
     return NoiseFit(sigma=sigma, M=M, n_pairs=n, n_inliers=int(inlier.sum()), share=share,

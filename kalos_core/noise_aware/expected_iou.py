@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.interpolate import RegularGridInterpolator
 
-from . import laplace
+from .laplace import quadrature
 from .types import NoiseFit, EpsGrid
 
 
@@ -36,7 +36,7 @@ def _axis_terms(size: float, a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray
 
 def expected_iou(W: float, H: float, fit: NoiseFit, n: int = 8) -> float:
     """E[IoU_s] for s = (W, H) under the fitted per-component noise (Eq. 7)."""
-    q = {c: laplace.quadrature(fit.sigma[c], fit.M[c], n) for c in ("x1", "x2", "y1", "y2")}
+    q = {c: quadrature(fit.sigma[c], fit.M[c], n) for c in ("x1", "x2", "y1", "y2")}
     iw, aw, ww = _axis_terms(W, q["x1"], q["x2"])
     ih, ah, wh = _axis_terms(H, q["y1"], q["y2"])
     inter = iw[:, None] * ih[None, :]
@@ -47,7 +47,7 @@ def expected_iou(W: float, H: float, fit: NoiseFit, n: int = 8) -> float:
 def eps_grid(fit: NoiseFit, max_size: float, points: int = 24, n: int = 8) -> EpsGrid:
     """ε̄ on ``points`` × ``points`` log-spaced sizes from 1 to ``max_size`` pixels."""
     sizes = np.geomspace(1.0, max(float(max_size), 2.0), points)
-    q = {c: laplace.quadrature(fit.sigma[c], fit.M[c], n) for c in ("x1", "x2", "y1", "y2")}
+    q = {c: quadrature(fit.sigma[c], fit.M[c], n) for c in ("x1", "x2", "y1", "y2")}
     w_terms = [_axis_terms(s, q["x1"], q["x2"]) for s in sizes]
     h_terms = [_axis_terms(s, q["y1"], q["y2"]) for s in sizes]
     eps = np.empty((points, points))

@@ -12,8 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli_common import load_or_report, read_predictions
+from ..cli_common import read_predictions
 from ..measure import CliOption, Measure, MeasureData
+from ..measure_cli import load_or_report
 from .engine import evaluation_steps
 from .types import NoiseAwareConfig, NoiseAwareResult
 

@@ -23,7 +23,9 @@ import numpy as np
 
 from ..data import MultiRaterDataset
 from ..geometry import get_distance
-from ..matching import MatchProblem, get_cost, get_solver
+from ..matching.costs import get_cost
+from ..matching.problem import MatchProblem
+from ..matching.solvers import get_solver
 from ..progress import run_steps
 from .geometry import ImageGeometry, MergeCandidates, image_geometry, merge_candidates
 from .pair import classify_pair
