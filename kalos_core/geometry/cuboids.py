@@ -33,7 +33,6 @@ import itertools
 from typing import Sequence
 
 import numpy as np
-from scipy.spatial import ConvexHull, QhullError
 
 from ..data import Annotation, ImageRecord
 from .registry import Prepared, register_distance
@@ -217,6 +216,8 @@ def hull_volumes(A: Prepared, B: Prepared) -> np.ndarray:
     the other; both are end points of a clipped edge. A flat intersection (the
     boxes touch) has volume 0.
     """
+    from scipy.spatial import ConvexHull, QhullError   # here: half a second of import no other run pays
+
     pts = np.concatenate([_clipped_edges(A, B), _clipped_edges(B, A)], axis=1)
     out = np.zeros(len(pts))
     for k, p in enumerate(pts):
