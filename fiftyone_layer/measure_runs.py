@@ -80,13 +80,18 @@ class MeasureRun:
         return [p.name for p in self.spec.params if p.name not in self.hidden]
 
 
-def run_params(run: MeasureRun, params: dict, default_key: str | None = None) -> dict:
-    """The keyword arguments of :func:`check_run` / :func:`measure_steps` in a form's values
-    (``ctx.params``): run key (``default_key`` or the measure's when none is given), overwrite,
-    the extras and every parameter given."""
-    names = run.params + list(groups_of(run.spec.config)) + list(run.extras)
-    return {"run_key": params.get("run_key") or default_key or run.default_key, "overwrite": bool(params.get("overwrite")),
+def form_run_params(params: dict, default_key: str, names) -> dict:
+    """A form's values (``ctx.params``) as a run's keyword arguments: run key (``default_key``
+    when none is given), overwrite, and the given values of ``names`` (empty ones left out)."""
+    return {"run_key": params.get("run_key") or default_key, "overwrite": bool(params.get("overwrite")),
             **{n: params[n] for n in names if params.get(n) not in (None, "")}}
+
+
+def run_params(run: MeasureRun, params: dict, default_key: str | None = None) -> dict:
+    """The keyword arguments of :func:`check_run` / :func:`measure_steps` in a form's values: run
+    key (``default_key`` or the measure's), overwrite, the extras and every parameter given."""
+    names = run.params + list(groups_of(run.spec.config)) + list(run.extras)
+    return form_run_params(params, default_key or run.default_key, names)
 
 
 def checked_names(spec: Measure, values: dict, title: str, allowed=None) -> dict:

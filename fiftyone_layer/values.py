@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kalos_core.params import Param, ParamError, expand_groups, groups_of
+from kalos_core.params import Param, ParamError, expand_groups
 
 from .errors import SetupError
 
@@ -28,12 +28,6 @@ def value_of(p: Param, value):
         raise SetupError(str(e), e.param) from None
     except ValueError as e:
         raise SetupError(f"{p.name}: {e}", p.name) from None
-
-
-def form_values(measure: Measure, params: dict) -> dict:
-    """The measure's parameter (and group) values a form or Python call gave (empty ones left out)."""
-    names = [p.name for p in measure.params] + list(groups_of(measure.config))
-    return {n: params[n] for n in names if params.get(n) is not None and params.get(n) != ""}
 
 
 def make_config(measure: Measure, values: dict):

@@ -220,7 +220,8 @@ def uncertain_view(dataset, run_key: str, threshold: str = "50:95", size: str | 
 
 # -- variation types (operators/variation_runs.py writes <run_key>_variation / _partner / _iou) -------------
 
-def _variation_attr(run_key: str, name: str) -> str:
+def variation_attr(run_key: str, name: str) -> str:
+    """A variation run's label attribute: ``<run_key>_variation`` / ``_partner`` / ``_iou``."""
     return f"{run_key}_{name}"
 
 
@@ -252,7 +253,7 @@ def type_view(dataset, run_key: str, vtype: str, rater: str | None = None, curre
     cfg = dataset.get_run_info(run_key).config
     view = dataset.load_run_view(run_key)
     for f in fields:
-        cond = F(_variation_attr(run_key, "variation")) == vtype
+        cond = F(variation_attr(run_key, "variation")) == vtype
         if rater is not None and cfg.rater_attribute:
             cond = cond & (F(cfg.rater_attribute) == rater)
         elif rater is not None and (cfg.raters or {}).get(f) != rater:
@@ -266,9 +267,9 @@ def iou_bin_view(dataset, run_key: str, low: float, high: float, current=None):
     click rule of :func:`_finish` with the App's ``current``."""
     fields, list_name = _variation_fields(dataset, run_key)
     view = dataset.load_run_view(run_key)
-    iou = F(_variation_attr(run_key, "iou"))
+    iou = F(variation_attr(run_key, "iou"))
     upper = iou <= high if high >= 1 else iou < high
     for f in fields:
-        view = view.filter_labels(f, (F(_variation_attr(run_key, "variation")) == "agreed") & (iou >= low) & upper,
+        view = view.filter_labels(f, (F(variation_attr(run_key, "variation")) == "agreed") & (iou >= low) & upper,
                                   only_matches=False)
     return _variation_finish(_any_label(view, fields, list_name), dataset, run_key, current)

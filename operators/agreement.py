@@ -17,7 +17,9 @@ from .calibration_runs import latest_calibration, matching_calibration
 from .common import (check_form, drive, form_error, report_errors, result_card, run_or_delegate, setup_inputs,
                      show_result, source_params)
 from .forms import param_inputs
-from ..fiftyone_layer.values import form_values
+from kalos_core.params import groups_of
+
+from ..fiftyone_layer.measure_runs import form_run_params
 from .model_inputs import model_inputs, model_params
 from ..fiftyone_layer.saved_views import save_run_view, select_saved_view
 from .runs import (
@@ -34,8 +36,7 @@ def _first_line(doc) -> str | None:
 
 def _run_params(p, default_key: str = "kalos") -> dict:
     """The run key (``default_key`` when none is given), overwrite and the measure's parameters of a form's values."""
-    return {"run_key": p.get("run_key") or default_key, "overwrite": bool(p.get("overwrite")),
-            **form_values(AGREEMENT, p)}
+    return form_run_params(p, default_key, [q.name for q in AGREEMENT.params] + list(groups_of(AGREEMENT.config)))
 
 
 class ComputeAgreement(foo.Operator):

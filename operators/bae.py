@@ -3,7 +3,7 @@
 
 ::
 
-    from operators.bae import bae_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.bae import bae_run
     result = bae_run(dataset, rater_fields=["raters_a", "raters_b"], embedding_attribute="embedding")
 
 The representations are vectors on the rater labels, in the label attribute

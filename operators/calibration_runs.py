@@ -2,7 +2,7 @@
 
 What the ``calibrate`` operator calls, and what a notebook calls directly::
 
-    from operators.calibration_runs import calibrate_run, load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run, load_calibration
     result = calibrate_run(dataset, rater_fields=["raters_a", "raters_b"], run_key="kalos_calibration")
     load_calibration(dataset, "kalos_calibration")["recommended"]
 

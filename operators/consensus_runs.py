@@ -2,7 +2,7 @@
 
 What the ``build_consensus`` operator calls, and what a notebook calls directly::
 
-    from operators.consensus_runs import consensus_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
     result = consensus_run(dataset, agreement_key="kalos")   # writes the field kalos_consensus
 
 The run is stored under ``<agreement_key>_consensus`` (``config.method == "kalos_consensus"``)

@@ -2,7 +2,7 @@
 
 What the ``label_convergence`` operator calls, and what a notebook calls directly::
 
-    from operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
     result = convergence_run(dataset, rater_fields=["raters_a", "raters_b"], run_key="convergence")
 
 The run (``config.method == "kalos_convergence"``) stores ``ConvergenceResult.to_dict()``

@@ -2,7 +2,7 @@
 
 What the ``noise_aware_evaluation`` operator calls, and what a notebook calls directly::
 
-    from operators.noise_aware_runs import noise_aware_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.noise_aware_runs import noise_aware_run
     result = noise_aware_run(dataset, predictions_field="model", reference_field="raters_a",
                              noise_fields=["raters_b"], run_key="noise_aware")
 

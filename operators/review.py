@@ -2,7 +2,7 @@
 
 ::
 
-    from operators.review import tag_for_review
+    from fiftyone.plugins.orgs.kalos.agreement.operators.review import tag_for_review
     counts = tag_for_review(dataset, "kalos", tag="review", alpha_below=0.5)
 
 Samples whose ``<run_key>_alpha`` lies below ``alpha_below`` get the sample tag; rater labels

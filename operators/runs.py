@@ -2,7 +2,7 @@
 
 These are what the operators call, and what a notebook calls directly::
 
-    from operators.runs import compute_agreement_run   # or via the plugin's operators
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
     result = compute_agreement_run(dataset, rater_fields=["raters_a", "raters_b"], run_key="kalos")
 """
 
@@ -35,8 +35,6 @@ def agreement_runs(dataset) -> list[str]:
 
 
 AGREEMENT = get_measure("agreement")
-#: the Python entries' and the form's inputs that are not parameters of the measure
-EXTRAS = ("calibration_key", "model_fields", "score_threshold")
 
 
 def compute_agreement_run(collection, progress=None, **params) -> AgreementResult:

@@ -2,7 +2,7 @@
 
 ::
 
-    from operators.variation_runs import variations_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.variation_runs import variations_run
     result = variations_run(dataset, rater_fields=["raters_a", "raters_b"], run_key="variations")
 
 The run (``config.method == "kalos_variations"``) stores ``VariationResult.to_dict()``: counts
@@ -21,15 +21,12 @@ from kalos_core.variations import VariationResult
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import SetupError, read_dataset
 from ..fiftyone_layer.measure_runs import MeasureRun, measure_run, measure_steps
+from ..fiftyone_layer.views import variation_attr as attr
 from ..fiftyone_layer.writeback import write_label_values
 
 METHOD = "kalos_variations"
 DEFAULT_KEY = "variations"
 ATTRS = ("variation", "partner", "iou")
-
-
-def attr(run_key: str, name: str) -> str:
-    return f"{run_key}_{name}"
 
 
 def owned_paths(source, run_key: str) -> list[str]:
