@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kalos_core.conventions import conventions_of, with_conventions
 from kalos_core.measure import get_measure
 
 from . import status_colors
@@ -144,6 +145,13 @@ def load_results(dataset, run_key: str, method: str | None = None) -> dict:
     return {k: v for k, v in vars(results).items() if not k.startswith("_")}
 
 
+def run_conventions(dataset, run_key: str) -> dict[str, str]:
+    """The ``{key: phrase}`` conventions of a stored run's numbers: as stored with it, else (a run
+    stored before they were) those of its kind."""
+    results = load_results(dataset, run_key)
+    return results.get("conventions") or conventions_of(run_method(dataset, run_key) or "", results)
+
+
 def describe_run(dataset, run_key) -> str | None:
     """One line about a stored run (kind, label type, raters, threshold, date); None when there is none."""
     if run_method(dataset, run_key) is None:
@@ -241,6 +249,7 @@ def save_run(collection, run_key: str, method: str, results: dict, fields=(), vi
         dataset.delete_run(run_key)
     run_config = collection.init_run(method=method, fields=list(fields), views=list(views), **config)
     collection.register_run(run_key, run_config, overwrite=True, cleanup=False)
+    results = with_conventions(method, results)   # the units and conventions of its numbers, for the panels
     dataset.save_run_results(run_key, dataset.init_run_results(run_key, **results), overwrite=True)
 
 

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from .cli_common import count, output_problem, positive, run_guarded
+from .conventions import conventions_text, with_conventions
 from .geometry import distances_for
 from .io.coco import TASK_GEOMETRY_KINDS, load_coco
 from .measure import MEASURE_MODULES, MeasureData, get_measure
@@ -72,9 +73,10 @@ def run_demo(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     config = agreement.config(lsa_thresholds=(0.3, 0.5, 0.7, 0.9), seed=args.seed)
     result = agreement.run(MeasureData(dataset), config)
-    print(agreement.summary(result, time.perf_counter() - start))
+    plain = with_conventions(agreement.method, result.to_dict())
+    print(agreement.summary(result, time.perf_counter() - start) + conventions_text(plain["conventions"]))
     out = args.folder / f"agreement_{args.task}.json"
-    out.write_text(json.dumps(result.to_dict(), indent=1))
+    out.write_text(json.dumps(plain, indent=1))
     print(f"\nwrote {out}")
     return 0
 

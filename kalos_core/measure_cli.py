@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from .cli_common import print_warnings, read_predictions, write_result
+from .conventions import conventions_of, conventions_text, with_conventions
 from .data import MultiRaterDataset
 from .io.coco import load_coco
 from .io.validation import InvalidInputError
@@ -138,10 +139,13 @@ def run_command(measure: Measure, args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    plain = result.to_dict() if hasattr(result, "to_dict") else {}
     if measure.summary is not None:
-        print(measure.summary(result, time.perf_counter() - start))
+        print(measure.summary(result, time.perf_counter() - start)
+              + conventions_text(conventions_of(measure.method, plain)))
     known = getattr(data.dataset, "warnings", None) or []
     print_warnings([w for w in getattr(result, "warnings", None) or [] if w not in known])
     if args.output:
-        write_result(args.output, measure.output(result, data, args) if measure.output else result.to_dict())
+        write_result(args.output, with_conventions(measure.method, measure.output(result, data, args)
+                                                   if measure.output else plain))
     return 0

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from .conventions import PHRASES, conventions_of
 from .measure import MEASURE_MODULES, get_measure
 from .params import Param
 
@@ -33,10 +34,15 @@ def options_markdown() -> str:
              "Written from the measures' declarations (`kalos_core/*/measure.py`, the config dataclasses) by",
              "`python -m kalos_core.measure_docs > docs/options.md`. The same parameters are the command line's",
              "options, the operators' form fields (advanced ones under *Advanced*) and the keys of a stored run's",
-             "config.", ""]
+             "config.", "", "## Units and conventions", "",
+             "Each command's summary ends in the phrases of its numbers, its result JSON and stored run carry them",
+             "under `conventions`, and the panels print them (`kalos_core/conventions.py`). A result adds its own:",
+             "Braylan's `convention` (`braylan` / `midrank`), BAE's `scope` (pairwise α per image / global).", "",
+             "| key | phrase |", "|---|---|", *(f"| `{k}` | {v} |" for k, v in PHRASES.items()), ""]
     for name in MEASURE_MODULES:
         m = get_measure(name)
-        lines += [f"## `{m.name}`", "", m.help[:1].upper() + m.help[1:] + ".", "",
+        used = "; ".join(f"`{k}`" for k in conventions_of(m.method)) or "—"
+        lines += [f"## `{m.name}`", "", m.help[:1].upper() + m.help[1:] + ".", "", f"Conventions: {used}.", "",
                   "| parameter | option | default | allowed | what it does |", "|---|---|---|---|---|"]
         for p in m.params:
             flag = f"`{p.cli_flag}`" if p.cli_flag and p.name != "task" else ("`--task`" if p.name == "task" else "—")

@@ -36,7 +36,9 @@ def plugins_dir() -> str:
 def run(args) -> None:
     import fiftyone as fo
 
+    from kalos_core.agreement.measure import MEASURE as AGREEMENT
     from kalos_core.agreement.measure import summary as format_summary
+    from kalos_core.conventions import conventions_of, conventions_text
     from kalos_core.demo_data import build_demo
 
     from .calibration_runs import calibrate_run
@@ -85,20 +87,24 @@ def run(args) -> None:
     print(f"calibration (run 'kalos_calibration'): distance {rec['distance']}, tau* {rec['tau_star']:.3f} "
           f"-> similarity threshold {rec['similarity_threshold']:.3f}")
     print("agreement on boxes at that threshold (run 'kalos'; polygons at 0.5 in run 'kalos_polygons'):\n")
-    print(format_summary(res))
+    print(format_summary(res) + conventions_text(conventions_of(AGREEMENT.method)))
     cf, ap = conv.to_dict(), na.to_dict()["ap"]["50:95"]
     print("\nthe model as one more rater (run 'kalos_model'): "
           + with_model.model_comparison["per_image"]["model"]["verdict"])
-    print(f"label convergence (run 'convergence'): mAP between raters {cf['full_set']['map']:.2f}, interval "
+    print(f"label convergence (run 'convergence'), percent: mAP between raters {cf['full_set']['map']:.2f}, interval "
           f"{cf['bootstrap']['ci_normal'][0]:.2f} - {cf['bootstrap']['ci_normal'][1]:.2f}; simulated model "
           f"{cf['model']['map']:.2f} ({cf['model']['placement']['ci_normal']})")
-    print(f"noise-aware AP of the model (run 'noise_aware'): {ap['lower']:.2f} <= {ap['ap']:.2f} <= {ap['upper']:.2f}")
-    vc = var.counts["0.5"]
-    print("variation types at IoU 0.5 (run 'variations'): " + ", ".join(f"{k} {v}" for k, v in vc.items()))
+    print(f"noise-aware AP of the model (run 'noise_aware'), percent: "
+          f"{ap['lower']:.2f} <= {ap['ap']:.2f} <= {ap['upper']:.2f}")
+    vc, missed = var.counts["0.5"], sorted(var.missed_by("0.5").items(), key=lambda kv: -kv[1])
+    print("variation types at IoU 0.5 (run 'variations'), per label (majority convention): "
+          + ", ".join(f"{k} {v}" for k, v in vc.items()))
+    print("  missed per pair (the other raters' labels each rater did not draw): "
+          + ", ".join(f"{r} {n}" for r, n in missed))
     print(f"consensus of run 'kalos' (field 'kalos_consensus'): {len(cons.labels)} labels, "
           f"{len(cons.review)} units for review")
     low = ds.sort_by("kalos_alpha").first()
-    print(f"\nlowest-agreement sample: {low.filepath} (alpha {low['kalos_alpha']:.3f})")
+    print(f"\nlowest-agreement sample: {low.filepath} (its own per-image alpha {low['kalos_alpha']:.3f})")
     print("\nOpen it in the App:  make app   (then http://127.0.0.1:5151, sort by kalos_alpha,"
           " or run 'KaLOS: browse disagreements' from the operator browser)")
 

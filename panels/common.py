@@ -13,6 +13,7 @@ import math
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
+from kalos_core.conventions import conventions_md
 from kalos_core.jsonsafe import json_safe
 from kalos_core.measure import get_measure
 from kalos_core.params import stored_form_values
@@ -203,9 +204,11 @@ class RunPanel(foo.Panel):
         ctx.panel.state.set("header.run_key", key)
         ctx.panel.state.error = None
         ctx.panel.state.highlight = None  # load_run sends fresh traces: nothing selected in them
+        ctx.panel.state.conventions = None
         if key:
             try:
                 self.load_run(ctx, key)
+                ctx.panel.state.conventions = conventions_md(run_store.run_conventions(ctx.dataset, key))
             except Exception as e:  # a damaged or foreign run: say so instead of a blank panel
                 ctx.panel.state.error = f"Could not read run {key!r}: {e}"
             self._count_traces(ctx)
@@ -274,6 +277,8 @@ class RunPanel(foo.Panel):
             else:
                 self.render_run(panel, ctx)
                 chrome.mark_cell(panel, ctx.panel.state.highlight)
+                if ctx.panel.state.conventions:   # the units and conventions of the numbers above
+                    panel.md(ctx.panel.state.conventions, name="conventions")
         return types.Property(panel, view=types.GridView(orientation="vertical", gap=1, align_x="left",
                                                          align_y="top", px=2, py=1))
 

@@ -49,9 +49,26 @@ def summary_md(res: dict, threshold: str) -> str:
     total = sum(counts.values())
     parts = ", ".join(f"{t.replace('_', ' ')} {counts.get(t, 0)} ({fmt(100 * counts.get(t, 0) / total, 1)} %)"
                       for t in TYPES if total)
-    return (f"**{total} labels at IoU {threshold}** on {res.get('n_images', '?')} samples: {parts or 'none'}. "
-            f"Unmatched labels of the reference rater ({cfg.get('reference') or 'first in order'}, two raters) are "
-            "*missed*, the other's *additional*; with three or more raters the unit majority decides.")
+    return (f"**{total} labels at IoU {threshold}** (per label) on {res.get('n_images', '?')} samples: "
+            f"{parts or 'none'}. Unmatched labels of the reference rater ({cfg.get('reference') or 'first in order'}, "
+            "two raters) are *missed*, the other's *additional*; with three or more raters the unit majority "
+            "decides." + missed_md(res, threshold))
+
+
+def missed_md(res: dict, threshold: str, most: int = 8) -> str:
+    """Per rater, the other raters' labels it missed, and (up to ``most`` raters) who missed whose (per pair)."""
+    missed = (res.get("missed_by") or {}).get(threshold) or {}
+    if not missed:
+        return ""
+    text = (f"\n\n**Missed at IoU {threshold} (per pair)**, the other raters' labels each rater did not draw: "
+            + ", ".join(f"{r} {n}" for r, n in sorted(missed.items(), key=lambda kv: -kv[1])) + ".")
+    pairs, raters = (res.get("by_pair") or {}).get(threshold) or {}, sorted(missed)
+    if len(raters) > most:
+        return text
+    rows = [f"| {b} | " + " | ".join("–" if a == b else str(((pairs.get(a) or {}).get(b) or {}).get("missed", 0))
+                                     for a in raters) + " |" for b in raters]
+    return "\n".join([text, "", "| missed ↓ of → | " + " | ".join(raters) + " |",
+                      "|---" * (len(raters) + 1) + "|", *rows])
 
 
 class VariationTypesPanel(RunPanel):

@@ -74,11 +74,25 @@ def pair_outcomes(g: ImageGeometry, t: float, merges: dict, reference: str | Non
 
 def classify_image(g: ImageGeometry, t: float, merges: dict, reference: str | None) -> dict[int, tuple]:
     """Per label index: ``(type, partner indices, IoU)`` at threshold ``t`` (over all its pairs)."""
+    return label_types(pair_outcomes(g, t, merges, reference))
+
+
+def label_types(pairs: dict[tuple, dict]) -> dict[int, tuple]:
+    """Per label index: its type over all its pairs (:func:`pair_outcomes`), the most frequent."""
     per_label: dict[int, list] = defaultdict(list)
-    for outcomes in pair_outcomes(g, t, merges, reference).values():
+    for outcomes in pairs.values():
         for k, o in outcomes.items():
             per_label[k].append(o)
     return {k: _label_type(v) for k, v in per_label.items()}
+
+
+def count_pairs(into: dict, g: ImageGeometry, pairs: dict[tuple, dict]) -> None:
+    """``into[a][b][type] += 1`` for each label of rater ``a`` by its type in the pair with rater ``b``
+    (the per-pair convention: ``into[a][b]["missed"]`` are the labels of ``a`` that ``b`` missed)."""
+    for (p, q), outcomes in pairs.items():
+        for k, (name, _, _) in outcomes.items():
+            other = q if g.rater[k] == p else p
+            into[g.rows[g.rater[k]]][g.rows[other]][name] += 1
 
 
 def image_merges(g: ImageGeometry, floor: float, on: bool = True) -> dict[tuple, MergeCandidates]:
@@ -104,6 +118,7 @@ def variation_steps(dataset: MultiRaterDataset, config: VariationConfig = Variat
     counts = {threshold_key(t): _empty_counts() for t in ts}
     by_rater = {threshold_key(t): defaultdict(_empty_counts) for t in ts}
     by_class = {threshold_key(t): defaultdict(_empty_counts) for t in ts}
+    by_pair = {threshold_key(t): defaultdict(lambda: defaultdict(_empty_counts)) for t in ts}
     hist = {threshold_key(t): np.zeros(len(IOU_BINS) - 1, np.int64) for t in ts}
     labels: dict = {}
     total = len(dataset.images)
@@ -113,7 +128,9 @@ def variation_steps(dataset: MultiRaterDataset, config: VariationConfig = Variat
             merges = image_merges(g, floor, config.merge)
             for t in ts:
                 key = threshold_key(t)
-                types = classify_image(g, t, merges, config.reference)
+                pairs = pair_outcomes(g, t, merges, config.reference)
+                types = label_types(pairs)
+                count_pairs(by_pair[key], g, pairs)
                 agreed_iou = []
                 for k, (name, partners, iou) in types.items():
                     ann = g.annotations[k]
@@ -133,6 +150,7 @@ def variation_steps(dataset: MultiRaterDataset, config: VariationConfig = Variat
         n_images=total, n_annotations=dataset.n_annotations, counts=counts,
         by_rater={k: dict(sorted(v.items())) for k, v in by_rater.items()},
         by_class={k: dict(sorted(v.items())) for k, v in by_class.items()},
+        by_pair={k: {a: dict(sorted(row.items())) for a, row in sorted(v.items())} for k, v in by_pair.items()},
         boundary_iou={k: v.tolist() for k, v in hist.items()}, labels=labels)
 
 

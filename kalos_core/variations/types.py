@@ -82,7 +82,10 @@ class VariationResult:
     """Counts by type x threshold (overall, per rater, per class), boundary IoU, per-label types.
 
     ``counts[t][type]``, ``by_rater[t][rater][type]`` and ``by_class[t][class name][type]``
-    count labels (each label has one type per threshold); ``boundary_iou[t]`` is the
+    count labels (each label has one type per threshold: the per-label majority convention);
+    ``by_pair[t][a][b][type]`` counts each label of rater ``a`` by its type in the pair with
+    rater ``b`` alone (the per-pair convention: ``by_pair[t][a][b]["missed"]`` are the labels of
+    ``a`` that ``b`` missed; :meth:`missed_by` sums them per rater); ``boundary_iou[t]`` is the
     histogram of the IoU of agreed labels over ``IOU_BINS``; ``labels`` maps annotation id
     to its :class:`LabelVariation` at ``config.threshold``.
     """
@@ -93,6 +96,7 @@ class VariationResult:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     by_rater: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     by_class: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    by_pair: dict[str, dict[str, dict[str, dict[str, int]]]] = field(default_factory=dict)
     boundary_iou: dict[str, list[int]] = field(default_factory=dict)
     labels: dict[Any, LabelVariation] = field(default_factory=dict)
 
@@ -102,11 +106,20 @@ class VariationResult:
         total = sum(c.values())
         return {k: (v / total if total else float("nan")) for k, v in c.items()}
 
+    def missed_by(self, key: str) -> dict[str, int]:
+        """Per rater: the other raters' labels it missed at threshold ``key`` (per pair, summed over its pairs)."""
+        out: dict[str, int] = {}
+        for row in self.by_pair.get(key, {}).values():
+            for b, counts in row.items():
+                out[b] = out.get(b, 0) + counts["missed"]
+        return dict(sorted(out.items()))
+
     def to_dict(self, include_labels: bool = False) -> dict:
         d = {
             "types": list(TYPES), "config": self.config, "n_images": self.n_images,
             "n_annotations": self.n_annotations, "counts": self.counts, "by_rater": self.by_rater,
             "by_class": self.by_class, "boundary_iou": {"bins": list(IOU_BINS), "counts": self.boundary_iou},
+            "by_pair": self.by_pair, "missed_by": {k: self.missed_by(k) for k in self.by_pair},
         }
         if include_labels:
             d["labels"] = {str(k): {**asdict(v), "partner": v.partner} for k, v in self.labels.items()}

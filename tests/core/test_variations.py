@@ -144,3 +144,34 @@ def test_types_do_not_depend_on_annotation_order():
         random.Random(seed).shuffle(shuffled)
         res = run(shuffled, thresholds=(0.5, 0.6, 0.8), threshold=0.6)
         assert res.labels == base.labels and res.counts == base.counts
+
+
+def small_object_misser():
+    """Raters a, b draw two large and three small boxes; c draws only the large ones (a habit of
+    missing small objects). Per label each small box of a / b has one agreed pair (with b / a) and
+    one missed pair (with c): the tie goes to *agreed*, so the per-label counts show no miss."""
+    large = [box(f"{r}L{k}", r, 1, 40 * k, 0, 30, 30) for r in "abc" for k in range(2)]
+    small = [box(f"{r}S{k}", r, 1, 20 * k, 60, 4, 4) for r in "ab" for k in range(3)]
+    return large + small
+
+
+def test_a_rater_missing_small_objects_shows_per_pair_not_per_label():
+    res = run(small_object_misser(), raters="abc", thresholds=(0.5,))
+    assert res.counts["0.5"]["missed"] == 0 and res.by_rater["0.5"]["c"]["missed"] == 0   # hidden per label
+    assert res.by_pair["0.5"]["a"]["c"]["missed"] == 3 and res.by_pair["0.5"]["b"]["c"]["missed"] == 3
+    assert res.by_pair["0.5"]["a"]["b"] == {**dict.fromkeys(TYPES, 0), "agreed": 5}
+    assert res.by_pair["0.5"]["c"]["a"] == {**dict.fromkeys(TYPES, 0), "agreed": 2}
+    assert res.missed_by("0.5") == {"a": 0, "b": 0, "c": 6}
+    assert res.to_dict()["missed_by"] == {"0.5": {"a": 0, "b": 0, "c": 6}}
+
+
+def test_the_summary_prints_each_raters_misses_and_who_missed_whose_labels():
+    from kalos_core.variations.measure import summary
+
+    text = summary(run(small_object_misser(), raters="abc", thresholds=(0.5,)))
+    lines = text.splitlines()
+    assert "labels per type (per label, majority convention)" in lines
+    assert "missed at IoU 0.5 (per pair): the other raters' labels each rater did not draw" in lines
+    assert [ln.split() for ln in lines if ln.split()[:1] == ["c"]] == [["c", "6"], ["c", "3", "3", "-"]]
+    assert [ln.split() for ln in lines if ln.split()[:1] == ["a"]] == [["a", "0"], ["a", "b", "c"],
+                                                                        ["a", "-", "0", "0"]]   # header: columns

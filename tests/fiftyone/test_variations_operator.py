@@ -149,3 +149,32 @@ def test_variation_panel_clicks_only_the_run_threshold(fo_isolated):
     view = p.call("on_click_rater", trace="wrong_class", x="r3").view()
     assert view.count("raters_r3.detections") == 1 and view.count("raters_r1.detections") == 0
     assert "**1 wrong class labels of r3 at IoU 0.5**, on 1 samples" in p.state["selection"]
+
+
+def test_panel_names_who_missed_the_small_objects_and_its_conventions(fo_isolated):
+    """r1 and r2 draw one large and two small boxes; r3 draws only the large one. Per label the small
+    boxes are agreed (one agreed pair beats one missed pair), per pair r3 missed 2 of r1's and 2 of r2's."""
+    import uuid
+
+    from kalos_core.conventions import PHRASES
+    from tests.fiftyone.test_panels import Panel
+
+    ds = fo_isolated.Dataset(f"kalos-var-{uuid.uuid4().hex[:8]}")
+    d = lambda box: fo.Detection(label="A", bounding_box=box)  # noqa: E731
+    large, small = [0.1, 0.1, 0.4, 0.4], [[0.7, 0.7, 0.04, 0.04], [0.8, 0.1, 0.04, 0.04]]
+    s = fo.Sample(filepath="/nonexistent/1.jpg", rater_list=["r1", "r2", "r3"],
+                  metadata=fo.ImageMetadata(width=100, height=100))
+    s["raters_r1"] = fo.Detections(detections=[d(large), *map(d, small)])
+    s["raters_r2"] = fo.Detections(detections=[d(large), *map(d, small)])
+    s["raters_r3"] = fo.Detections(detections=[d(large)])
+    ds.add_sample(s)
+    execute("compute_variations", ds, rater_fields=FIELDS, run_key="var", thresholds="0.5")
+    res = ds.load_run_results("var")
+    assert res.counts["0.5"]["missed"] == 0 and res.missed_by == {"0.5": {"r1": 0, "r2": 0, "r3": 4}}
+    assert res.conventions == {k: PHRASES[k] for k in ("majority", "per_pair")}
+    p = Panel(ds, "kalos_variation_types").call("on_load")
+    summary = p.state["summary"]
+    assert "the other raters' labels each rater did not draw: r3 4, r1 0, r2 0." in summary
+    assert "| r3 | 2 | 2 | – |" in summary and "| r1 | – | 0 | 0 |" in summary
+    assert "conventions" in p.rendered()
+    assert p.state["conventions"] == "*Conventions:* " + "; ".join(res.conventions.values()) + "."
