@@ -35,6 +35,7 @@ from kalos_core.io.cuboids import CUBOID_FIELDS, cuboid_problem
 
 from .errors import SetupError  # noqa: F401  (re-exported: operators import it from here)
 from .rawdocs import LIST_NAMES
+from .regions import load_mask, mask_rle, polygons_without_area
 from .run_store import AGREEMENT, run_method
 
 LIST_FIELDS = LIST_NAMES
@@ -176,10 +177,11 @@ def _geometry_problem(kind: str, value) -> str | None:
                 return f"bounding_box {list(value)} has a missing or non-finite value"
             if box[2] <= 0 or box[3] <= 0:
                 return f"bounding_box {list(value)} has no area"
-        elif kind == "polygon":
-            for ring in value:
-                if len(ring) < 3 or not all(math.isfinite(float(c)) for pt in ring for c in pt):
-                    return "a polygon ring has fewer than 3 points or a non-finite coordinate"
+        elif kind == "polygon":   # rings of < 3 points enclose nothing: left out when others remain
+            if not any(len(ring) >= 3 for ring in value):
+                return "no shape of the polyline has 3 or more points (it encloses no area)"
+            if not all(math.isfinite(float(c)) for ring in value for pt in ring for c in pt):
+                return "a polyline point has a non-finite coordinate"
         elif kind == "keypoints":
             if any(c is not None and math.isinf(float(c)) for pt in value for c in pt):
                 return "a keypoint has an infinite coordinate"
@@ -195,17 +197,13 @@ def _geometry_problem(kind: str, value) -> str | None:
     return None
 
 
-def _mask_rle(mask, box, width: int, height: int) -> dict:
-    """A Detection's instance mask (cropped to its box) as a full-frame COCO RLE."""
-    import numpy as np
-    from pycocotools import mask as mask_utils
-
-    frame = np.zeros((height, width), np.uint8)
-    if mask is not None:
-        x0, y0 = int(round(box[0] * width)), int(round(box[1] * height))
-        m = np.asarray(mask, bool)[: max(0, height - y0), : max(0, width - x0)]
-        frame[y0: y0 + m.shape[0], x0: x0 + m.shape[1]] = m
-    return mask_utils.encode(np.asfortranarray(frame))
+def _read_mask(mask, path, box, width: int, height: int) -> tuple[dict | None, str | None]:
+    """``(full-frame COCO RLE, None)`` of a Detection's mask (or mask_path), or ``(None, why not)``."""
+    try:
+        mask = load_mask(mask, path)
+    except OSError as err:
+        return None, f"mask_path {path!r} cannot be read ({err})"
+    return mask_rle(mask, box, width, height)
 
 
 def read_dataset(collection, source: RaterSource, use_masks: bool = False, columnar: bool = False
@@ -236,9 +234,10 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False, colum
     for f in source.fields:
         ids, labels, geoms = collection.values([f"{f}.{source.list_name}.{a}" for a in ("id", "label", geom_attr)])
         if use_masks:
-            boxes = collection.values(f"{f}.{source.list_name}.bounding_box")
-            geoms = [None if row is None else [_mask_rle(m, b, int(w), int(h)) for m, b in zip(row, brow)]
-                     for row, brow, (w, h) in zip(geoms, boxes, sizes)]
+            boxes, paths = collection.values([f"{f}.{source.list_name}.{a}" for a in ("bounding_box", "mask_path")])
+            geoms = [None if row is None else [_read_mask(m, p, b, int(w), int(h))
+                                               for m, p, b in zip(row, prow, brow)]
+                     for row, prow, brow, (w, h) in zip(geoms, paths, boxes, sizes)]
         if kind == "cuboids":  # [location, dimensions, rotation] per label
             more = collection.values([f"{f}.{source.list_name}.{a}" for a in CUBOID_FIELDS[1:]])
             geoms = [None if row is None else [list(parts) for parts in zip(row, *(m[k] for m in more))]
@@ -267,8 +266,11 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False, colum
                     shared.setdefault((owner[lid], f), lid)
                 owner[lid] = f
                 rater = str(raters[k][j]) if raters is not None else source.raters[f]
-                bad = None if use_masks else _geometry_problem(kind, g) if g is not None else f"no {geom_attr}"
-                if lab is None or (g is None and not use_masks) or bad:
+                if use_masks:
+                    g, bad = g
+                else:
+                    bad = _geometry_problem(kind, g) if g is not None else f"no {geom_attr}"
+                if lab is None or g is None or bad:
                     problems.append(f"sample {sid}, field {f}, label {lid}: {bad or 'no class'}")
                     continue
                 geom = _geometry(kind, g, *(sizes[k] if pixel and kind != "rle" else (1.0, 1.0)))
@@ -279,6 +281,8 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False, colum
             problems.append(f"sample {sid}: labels by {sorted(outside)} who are not in its rater_list {list(assigned)}")
         width, height = (float(sizes[k][0]), float(sizes[k][1])) if pixel else (1.0, 1.0)
         images.append(ImageRecord(sid, width, height, assigned, anns))
+    if kind == "polygon":
+        problems += polygons_without_area(images, owner)
     if shared:
         listing = "; ".join(f"{a} and {b} (e.g. label {lid})" if a != b else f"{a} holds label {lid} twice"
                             for (a, b), lid in shared.items())

@@ -9,7 +9,7 @@ import fiftyone as fo
 
 from kalos_core.data import MultiRaterDataset
 
-from .adapter import _geometry, _mask_rle, label_fields
+from .adapter import _geometry, _read_mask, label_fields
 from .errors import SetupError
 
 #: what a predictions field may hold, per task
@@ -62,7 +62,9 @@ def read_predictions(collection, field: str, data: MultiRaterDataset, task: str 
             if kind == "box":
                 d["bbox"] = list(_geometry("box", g, w, h))
             elif kind == "rle":
-                rle = _mask_rle(g, boxes[k][j], int(w), int(h))
+                rle, err = _read_mask(g, None, boxes[k][j], int(w), int(h))
+                if err:
+                    raise SetupError(f"prediction {lid} of {field!r} {err}", param)
                 d["segmentation"] = {"size": rle["size"], "counts": rle["counts"].decode("ascii")}
             else:
                 d["segmentation"] = _geometry("polygon", g, w, h)

@@ -20,7 +20,7 @@ import fiftyone.operators.types as types
 from kalos_core.data import MultiRaterDataset
 from kalos_core.agreement.model_rater import add_model_rater
 
-from ..fiftyone_layer.adapter import RaterSource, _geometry, _mask_rle, label_fields
+from ..fiftyone_layer.adapter import RaterSource, _geometry, _read_mask, label_fields
 from ..fiftyone_layer.errors import SetupError
 from .common import form_error, number_input
 
@@ -98,7 +98,9 @@ def model_predictions(collection, source: RaterSource, field: str, data: MultiRa
             elif kind == "polygon":
                 d["segmentation"] = _geometry("polygon", g, w, h)
             elif kind == "rle":
-                d["segmentation"] = _mask_rle(g, boxes[k][j], int(w), int(h))
+                d["segmentation"], err = _read_mask(g, None, boxes[k][j], int(w), int(h))
+                if err:
+                    raise SetupError(f"sample {sid}, model field {field}, label {lid}: {err}", PARAM)
             else:
                 d["keypoints"] = _geometry("keypoints", g, w, h)
             out.append(d)

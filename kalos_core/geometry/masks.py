@@ -36,8 +36,11 @@ def to_rle(geometry, height: int, width: int) -> dict:
             return mask_utils.frPyObjects(geometry, height, width)
         counts = geometry["counts"]
         return {"size": list(geometry["size"]), "counts": counts.encode() if isinstance(counts, str) else counts}
-    rles = mask_utils.frPyObjects([list(map(float, r)) for r in geometry], height, width)
-    return mask_utils.merge(rles)
+    # rings of fewer than 3 points enclose nothing (and 4 numbers would be read as a box)
+    rings = [list(map(float, r)) for r in geometry if len(r) >= 6]
+    if not rings:
+        return mask_utils.encode(np.zeros((height, width), np.uint8, order="F"))
+    return mask_utils.merge(mask_utils.frPyObjects(rings, height, width))
 
 
 def _resample(rle: dict, grid=COMMON_GRID) -> dict:

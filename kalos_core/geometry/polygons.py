@@ -1,9 +1,9 @@
 """Polygons (instance segmentation): exact IoU, GIoU and centroid with shapely 2.
 
-Each annotation's rings are built in image-relative coordinates; an invalid
-ring is repaired with ``buffer(0)`` and, if still invalid, ``make_valid``, and
-several rings of one annotation are merged by their union (the convention of
-the published implementation, so that the reference numbers reproduce).
+Each annotation's rings are built in image-relative coordinates as the regions
+COCO's rasteriser fills (:func:`ring_polygons`: self-intersections repaired with
+``make_valid``, clipped to the image), and several rings of one annotation are
+merged by their union (the convention of the published implementation).
 """
 
 from __future__ import annotations
@@ -18,29 +18,53 @@ from .registry import (Prepared, box_overlap_sides, boxes_overlap, centroid_box_
                        register_distance)
 
 
-def _build_geometries(image: ImageRecord, anns: Sequence[Annotation]) -> np.ndarray:
+UNIT_IMAGE = shapely.box(0.0, 0.0, 1.0, 1.0)
+_AREAL = (3, 6)   # shapely type ids of Polygon and MultiPolygon
+
+
+def _areal(geom):
+    """The polygonal part of a repaired geometry (``make_valid`` keeps collapsed spikes as lines)."""
+    if shapely.get_type_id(geom) in _AREAL:
+        return geom
+    parts = [p for p in shapely.get_parts(shapely.get_parts(geom)) if shapely.get_type_id(p) in _AREAL]
+    return shapely.union_all(parts) if parts else shapely.Polygon()
+
+
+def ring_polygons(image: ImageRecord, anns: Sequence[Annotation]) -> tuple[np.ndarray, np.ndarray]:
+    """``(polygons, owner)``: each ring of each annotation as the region COCO's rasteriser fills.
+
+    Image-relative coordinates. A self-intersecting ring (a bow-tie, a loop) is repaired with
+    ``make_valid``, whose even-odd regions are the pixels pycocotools fills (``buffer(0)`` would
+    keep one lobe of a bow-tie); collapsed parts (lines) are dropped; a ring reaching outside
+    the image is clipped to it, as a mask is. Rings of fewer than 3 points enclose nothing and
+    are left out (docs/input.md).
+    """
     coords, ring_index, owner = [], [], []
-    ring = 0
     for k, ann in enumerate(anns):
         for flat in ann.geometry:
-            xy = np.asarray(flat, dtype=float).reshape(-1, 2)
-            coords.append(xy)
-            ring_index.append(np.full(len(xy), ring))
-            owner.append(k)
-            ring += 1
-    if ring == 0:
-        return np.empty(len(anns), dtype=object)
+            if len(flat) >= 6:
+                xy = np.asarray(flat, dtype=float).reshape(-1, 2)
+                coords.append(xy)
+                ring_index.append(np.full(len(xy), len(owner)))
+                owner.append(k)
+    if not owner:
+        return np.empty(0, dtype=object), np.empty(0, dtype=int)
     xy = np.concatenate(coords) / np.array([image.width, image.height])
-    rings = shapely.linearrings(xy, indices=np.concatenate(ring_index))
-    polys = shapely.polygons(rings)
-    bad = ~shapely.is_valid(polys)
-    if bad.any():
-        polys[bad] = shapely.buffer(polys[bad], 0)
-        still = bad & ~shapely.is_valid(polys)
-        if still.any():
-            polys[still] = shapely.make_valid(polys[still])
-    owner = np.asarray(owner)
-    geoms = np.empty(len(anns), dtype=object)
+    polys = shapely.polygons(shapely.linearrings(xy, indices=np.concatenate(ring_index)))
+    bad = np.flatnonzero(~shapely.is_valid(polys))
+    for i, g in zip(bad, shapely.make_valid(polys[bad])):
+        polys[i] = _areal(g)
+    b = shapely.bounds(polys)
+    out = np.flatnonzero((b[:, 0] < 0) | (b[:, 1] < 0) | (b[:, 2] > 1) | (b[:, 3] > 1))
+    if len(out):
+        polys[out] = shapely.intersection(polys[out], UNIT_IMAGE)
+    return polys, np.asarray(owner)
+
+
+def _build_geometries(image: ImageRecord, anns: Sequence[Annotation]) -> np.ndarray:
+    """One geometry per annotation: the union of its rings (an empty polygon when it has none)."""
+    polys, owner = ring_polygons(image, anns)
+    geoms = np.full(len(anns), shapely.Polygon(), dtype=object)
     counts = np.bincount(owner, minlength=len(anns))
     single = counts == 1
     geoms[owner[single[owner]]] = polys[single[owner]]

@@ -13,6 +13,8 @@ import dataclasses
 from collections import Counter, defaultdict
 from typing import Any
 
+import numpy as np
+
 from ..data import Annotation, ImageRecord, MultiRaterDataset
 from .cuboids import cuboid_problem
 from .validation import InputWarnings, InvalidInputError, Problem, fatal
@@ -59,7 +61,7 @@ def check_records(ds: MultiRaterDataset) -> tuple[MultiRaterDataset, list[Proble
                 kept.append(a)
         images.append(dataclasses.replace(im, annotations=kept))
     if ds.kind in ("polygon", "rle"):
-        images = _drop(images, _zero_area_polygons(images), problems)
+        images = _drop(images, _zero_area_polygons(images, warn), problems)
     if ds.kind == "keypoints":
         images = _drop(images, _joint_count_outliers(images), problems)
     skipped = list(ds.skipped) + [p.to_dict() for p in problems]
@@ -117,9 +119,24 @@ def _annotation(a: Annotation, im: ImageRecord, ds: MultiRaterDataset, seen: dic
         a = dataclasses.replace(a, category=cat)
     if ds.categories and cat not in ds.categories:
         return a, f"unknown category_id {a.category!r}"
+    if ds.kind in ("polygon", "rle"):
+        a = _without_short_rings(a, warn)
     check = _GEOMETRY_CHECKS.get(ds.kind)
     msg = check(a.geometry, im) if check else None
     return a, msg
+
+
+def _without_short_rings(a: Annotation, warn: InputWarnings) -> Annotation:
+    """Rings of fewer than 3 points enclose nothing: dropped (counted) when the annotation has other rings."""
+    g = a.geometry
+    if not isinstance(g, list) or len(g) < 2:
+        return a
+    keep = [r for r in g if not (isinstance(r, (list, tuple)) and len(r) < 6 and len(r) % 2 == 0)]
+    if not keep or len(keep) == len(g):
+        return a
+    warn.add("polygon rings of fewer than 3 points left out (they enclose no area; the annotation keeps its "
+             "other rings)", f"annotation {a.id}")
+    return dataclasses.replace(a, geometry=keep)
 
 
 def box_problem(box: Any, im: ImageRecord | None = None) -> str | None:
@@ -179,6 +196,8 @@ def rle_problem(rle: Any, im: ImageRecord | None = None) -> str | None:
     total = sum(counts)
     if total != h * w:
         return f"RLE counts cover {total} pixels, its size {h} x {w} has {h * w}"
+    if not any(counts[1::2]):
+        return "mask is empty (no pixel set): it has no area to compare"
     return None
 
 
@@ -248,21 +267,27 @@ def _drop(images: list[ImageRecord], bad: dict[Any, str], problems: list[Problem
     return out
 
 
-def _zero_area_polygons(images: list[ImageRecord]) -> dict[Any, str]:
-    """Polygons whose (repaired) area is zero: points collinear or repeated."""
+def _zero_area_polygons(images: list[ImageRecord], warn: InputWarnings) -> dict[Any, str]:
+    """Polygons with no area inside the image (refused); rings without area beside others (counted)."""
     import shapely
 
-    from ..geometry.polygons import _build_geometries
+    from ..geometry.polygons import ring_polygons
 
     bad = {}
     for im in images:
         polys = [a for a in im.annotations if isinstance(a.geometry, list)]
         if not polys:
             continue
-        area = shapely.area(_build_geometries(im, polys))
-        for a, v in zip(polys, area):
-            if not v > 0:
-                bad[a.id] = "polygon has zero area (its points are collinear or repeated)"
+        rings, owner = ring_polygons(im, polys)
+        empty = ~(shapely.area(rings) > 0)
+        some = np.bincount(owner[~empty], minlength=len(polys)) > 0
+        for a in (polys[k] for k in np.flatnonzero(~some)):
+            bad[a.id] = ("polygon has no area inside the image (its points are collinear or repeated, or it lies "
+                         "outside the image)")
+        for k in np.unique(owner[empty]):
+            if some[k]:
+                warn.add("polygon rings without area inside the image left out (collinear or repeated points, or "
+                         "outside the image; the annotation keeps its other rings)", f"annotation {polys[k].id}")
     return bad
 
 
