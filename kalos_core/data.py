@@ -15,7 +15,8 @@ Conventions (docs/method.md §1)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import numbers
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 #: Geometry kinds understood by the engine.
@@ -128,3 +129,20 @@ def make_image(
 ) -> ImageRecord:
     """Convenience constructor used by tests and notebooks."""
     return ImageRecord(image_id, float(width), float(height), tuple(raters), list(annotations), **kwargs)
+
+
+def order_key(value: Any) -> tuple:
+    """Sort key of an image or annotation id: numbers by value, before anything else by its text."""
+    return (0, value, "") if isinstance(value, numbers.Real) else (1, 0, str(value))
+
+
+def in_canonical_order(dataset: MultiRaterDataset) -> MultiRaterDataset:
+    """The same data set with the images sorted by id, each image's rows by name and its annotations
+    by (row, id): seeded draws that walk it do not depend on the order of the input file."""
+    images = []
+    for im in sorted(dataset.images, key=lambda im: order_key(im.id)):
+        rows = tuple(sorted(im.raters))
+        at = {r: k for k, r in enumerate(rows)}
+        anns = sorted(im.annotations, key=lambda a: (at.get(a.rater, len(rows)), order_key(a.id)))
+        images.append(replace(im, raters=rows, annotations=anns))
+    return replace(dataset, images=images, warnings=list(dataset.warnings))

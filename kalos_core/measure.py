@@ -86,9 +86,10 @@ class Measure:
         the demo scenes as they are.
     example_params : parameter values of a run on it whose result depends on the data alone: no
         resampling, so that a permutation of the images changes nothing (the registry-wide tests).
-    order_invariant : False where seeded draws pick images by their position in the input
-        (calibration's cross-image De, Braylan's pairs): the same data in another order draws other
-        pairs. The registry-wide tests then permute only the raters' names.
+    order_invariant : False where seeded draws pick images by their position in the input: the
+        same data in another order draws other pairs (measures that draw from a data set walk
+        :func:`kalos_core.data.in_canonical_order` instead). The registry-wide tests then permute
+        only the raters' names.
     output_required : ``--output`` must be given (a command whose result is the file it writes).
     """
 

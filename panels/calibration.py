@@ -88,6 +88,11 @@ def braylan_markdown(res: dict) -> str | None:
     title = "**Item-level agreement (Braylan)**"
     if "distances" not in braylan:
         return f"{title}: not computed — {braylan.get('skipped', 'no result')}"
+    from kalos_core.calibration.braylan import CONVENTION_NOTES   # scipy: only when a table is shown
+
+    convention = braylan.get("convention")
+    note = CONVENTION_NOTES["midrank"] + (" (a run stored before conventions were recorded)" if not convention else "")
+    note = CONVENTION_NOTES.get(convention, note)
     rows = ["| distance | α | AUC | σ | KS | n |", "|---|---:|---:|---:|---:|---:|"]
     for name, d in braylan["distances"].items():
         rows.append(f"| {BRAYLAN_NAMES.get(name, name)} | {fmt(d.get('alpha'))} | {fmt(d.get('auc'))} | "
@@ -97,8 +102,7 @@ def braylan_markdown(res: dict) -> str | None:
         f"or more, {braylan.get('n_raters', '?')} raters, {braylan.get('n_annotations', '?')} boxes",
         "\n".join(rows),
         "n: same-sample rater pairs (Do), matched by as many random cross-sample pairs (De). "
-        "AUC = P(De > Do), the 'KS' column of Braylan et al.'s Table 1; KS = max(F_Do − F_De); "
-        "σ = share of Do below the 5 % point of the De density.",
+        f"{note[0].upper()}{note[1:]}; KS = max(F_Do − F_De); σ = share of Do below the 5 % point of the De density.",
     ])
 
 

@@ -2,7 +2,18 @@
 
 Where :mod:`.engine` compares *annotations* (one box against the other rater's nearest box,
 what τ* needs), this module compares whole *annotation sets*: the boxes one rater drew on one
-image (an *item*). It follows the conventions that reproduce the paper's Table 1:
+image (an *item*). Two conventions (``BraylanConfig.convention``, docs/calibration.md):
+
+* ``"braylan"`` (default) follows the paper's published code (github.com/Praznat/annotationmodeling,
+  ``eval_functions._score_multi`` at the WWW 2022 commit 0e09f6a) and reproduces Table 1's four
+  bounding-box rows within 0.007 (α, "KS", σ; 3 seeds): the nearest-neighbour *similarity* is floored
+  at 0 (``max(scores + [0])``), so each nearest-neighbour ``giou`` distance is capped at 1 (no
+  negative GIoU; a no-op for ``iou``); ``auc`` is the strict ``P(De > Do)``. ``l2`` and ``count``
+  are not floored (a floored L2 similarity, 20 px, gives α 0.10 against the table's 0.69).
+* ``"midrank"``: no floor (``giou`` in ``[0, 2]``) and ``auc = P(De > Do) + P(De = Do) / 2``,
+  the Mann-Whitney AUC, unbiased where distances tie (count differences are integers).
+
+Common to both:
 
 * **multi-object distance** of two sets ``A``, ``B`` (Sec. 3.2): the **pooled** mean of all
   ``|A| + |B|`` nearest-neighbour distances (each box of ``A`` to its nearest box of ``B``,
@@ -12,7 +23,7 @@ image (an *item*). It follows the conventions that reproduce the paper's Table 1
   of the COCO box ``(x, y, w, h)``, read as inclusive pixel indices (areas ``(w + 1)(h + 1)``):
 
   - ``iou``: ``1 - IoU``, in ``[0, 1]``;
-  - ``giou``: ``1 - GIoU`` (unrescaled), in ``[0, 2]``; the enclosing box is inclusive too;
+  - ``giou``: ``1 - GIoU`` (unrescaled), in ``[0, 2]`` before the floor; the enclosing box is inclusive too;
   - ``l2``: ``(RMSE(start corners) + RMSE(end corners)) / 20``, RMSE over the two coordinates,
     in pixels, unbounded (the appendix's ``1 - D_s``);
 * **count**: ``| |A| - |B| |``, the appendix's Count Diff, not normalised and not a
@@ -21,10 +32,9 @@ image (an *item*). It follows the conventions that reproduce the paper's Table 1
   of one rater are not a pair). An assigned rater who drew nothing is an empty set.
 * **Do**: every same-item pair of rater rows (unordered). **De**: as many pairs of sets of
   two *different* items, each set drawn uniformly among all sets of the counted items
-  (``numpy.random.default_rng(seed)``); the draws do not depend on the distance.
+  (``numpy.random.default_rng(seed)``, images in id order and rows in name order, so the draws
+  do not depend on the file's order); the draws do not depend on the distance.
 * ``alpha = 1 - mean(Do) / mean(De)`` (Krippendorff's general form, Sec. 3).
-* ``auc = P(De > Do) + P(De = Do) / 2`` over all (Do, De) pairs (Mann-Whitney); this is what
-  the paper's Table 1 reports in its "KS" column.
 * ``ks = max_x (F_Do(x) - F_De(x))``, the one-sided KS *D statistic* (Sec. 4.3's formula).
 * ``sigma = F_Do(d*)``, ``d*`` solving ``∫_0^{d*} KDE_De = p`` (p = 0.05; Gaussian KDE with
   Scott's bandwidth ``h = std(De, ddof=1) · n^(-1/5)``, scipy's default; kernel mass below 0
@@ -39,15 +49,25 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtr
-from scipy.stats import rankdata
 
-from ..data import MultiRaterDataset
+from ..data import MultiRaterDataset, in_canonical_order
 from .separation import ks_statistic
 from ..jsonsafe import json_safe
 from ..params import Config, param
 from .types import DIGITS
 
 BRAYLAN_DISTANCES = ("iou", "giou", "l2", "count")
+#: "braylan": the paper's published code; "midrank": unfloored distances, AUC ties count half
+CONVENTIONS = ("braylan", "midrank")
+#: what each convention means, one sentence (the CLI summary and the Calibration panel)
+CONVENTION_NOTES = {
+    "braylan": "convention braylan (the paper's published code; reproduces its Table 1): a GIoU nearest-neighbour "
+               "similarity is floored at 0, AUC = P(De > Do) strictly, as Table 1's 'KS' column",
+    "midrank": "convention midrank: GIoU unfloored (distance up to 2), AUC = P(De > Do) + P(De = Do)/2 "
+               "(Mann-Whitney: ties count half)",
+}
+#: distances whose nearest-neighbour similarity the "braylan" convention floors at 0 (distance capped at 1)
+FLOORED = ("iou", "giou")
 
 
 @dataclass(frozen=True)
@@ -58,6 +78,9 @@ class BraylanConfig(Config):
                                        f"{','.join(BRAYLAN_DISTANCES)})", choices=BRAYLAN_DISTANCES)
     seed: int = param(0, "int", "seeds the random different-item (De) pairs", lo=0)
     p: float = param(0.05, "fraction", "significance level of σ", lo_open=True, hi_open=True, flag="--sigma-p")
+    convention: str = param("braylan", "choice", "braylan: the paper's published code (nearest-neighbour similarity "
+                            "floored at 0, AUC = strict P(De > Do)), reproduces Table 1; midrank: unfloored distances, "
+                            "ties in the AUC count half (Mann-Whitney)", choices=CONVENTIONS)
 
 
 @dataclass
@@ -87,12 +110,14 @@ class BraylanResult:
     seed: int
     p: float
     task: str = "bbox"
+    convention: str = "braylan"
 
     def to_dict(self) -> dict:
         return json_safe({
             "distances": {name: vars(d).copy() for name, d in self.distances.items()},
             "n_items": self.n_items, "n_raters": self.n_raters, "n_annotations": self.n_annotations,
             "n_annotation_sets": self.n_annotation_sets, "seed": self.seed, "p": self.p, "task": self.task,
+            "convention": self.convention,
         }, DIGITS)
 
 
@@ -119,7 +144,7 @@ def annotation_sets(dataset: MultiRaterDataset) -> AnnotationSets:
         raise ValueError(f"Braylan's item-level measures need boxes (task bbox), not {dataset.kind!r}")
     corners, start, count, item, do_a, do_b, raters = [], [], [], [], [], [], set()
     n_boxes = 0
-    for image in dataset.images:
+    for image in in_canonical_order(dataset).images:      # the De draws follow ids, not the file's order
         rows = list(image.raters)
         base = [image.base_rater(r) for r in rows]
         pairs = [(i, j) for i in range(len(rows)) for j in range(i + 1, len(rows)) if base[i] != base[j]]
@@ -180,8 +205,10 @@ def box_distance(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     raise ValueError(f"unknown box distance {name!r}")
 
 
-def set_distances(sets: AnnotationSets, sa: np.ndarray, sb: np.ndarray, name: str) -> np.ndarray:
-    """Multi-object distance of each pair of sets ``(sa[k], sb[k])`` (vectorised over all pairs)."""
+def set_distances(sets: AnnotationSets, sa: np.ndarray, sb: np.ndarray, name: str,
+                  floor: bool = False) -> np.ndarray:
+    """Multi-object distance of each pair of sets ``(sa[k], sb[k])`` (vectorised over all pairs);
+    ``floor``: each nearest-neighbour distance capped at 1 (its similarity floored at 0)."""
     na, nb = sets.count[sa], sets.count[sb]
     if name == "count":
         return np.abs(na - nb).astype(float)
@@ -197,6 +224,8 @@ def set_distances(sets: AnnotationSets, sa: np.ndarray, sb: np.ndarray, name: st
     i, j = local // nb[pair], local % nb[pair]                 # a-major: row i of A, column j of B
     d = box_distance(name, sets.corners[sets.start[sa[full]][pair] + i],
                      sets.corners[sets.start[sb[full]][pair] + j])
+    if floor:
+        d = np.minimum(d, 1.0)       # min over neighbours then cap = cap then min: the same
     a_min = np.minimum.reduceat(d, np.repeat(offset, na) + _ranks(na) * np.repeat(nb, na))
     by_b = np.lexsort((i, j, pair))                            # b-major
     b_min = np.minimum.reduceat(d[by_b], np.repeat(offset, nb) + _ranks(nb) * np.repeat(na, nb))
@@ -221,14 +250,17 @@ def alpha_from_samples(do: np.ndarray, de: np.ndarray) -> float:
     return float(1.0 - np.mean(do) / np.mean(de))
 
 
-def auc_de_above_do(do: np.ndarray, de: np.ndarray) -> float:
-    """``P(De > Do) + P(De = Do) / 2`` over all pairs (the Mann-Whitney U of De, normalised)."""
+def auc_de_above_do(do: np.ndarray, de: np.ndarray, ties: float = 0.5) -> float:
+    """``P(De > Do) + ties · P(De = Do)`` over all pairs: ``ties=0.5`` is the Mann-Whitney U of De,
+    normalised (the unbiased AUC); ``ties=0`` the strict share the paper's Table 1 reports."""
     n_do, n_de = len(do), len(de)
     if n_do == 0 or n_de == 0:
         return float("nan")
-    ranks = rankdata(np.concatenate([de, do]))                # average ranks: ties count half
-    u_de = ranks[:n_de].sum() - n_de * (n_de + 1) / 2.0
-    return float(u_de / (n_do * n_de))
+    de = np.sort(np.asarray(de, float))
+    below = np.searchsorted(de, do, side="left")          # De < Do
+    not_above = np.searchsorted(de, do, side="right")     # De <= Do
+    above, tied = n_de - not_above, not_above - below
+    return float((above.sum() + ties * tied.sum()) / (n_do * n_de))
 
 
 def kde_threshold(de: np.ndarray, p: float = 0.05) -> float:
@@ -259,11 +291,11 @@ def sigma_from_samples(do: np.ndarray, de: np.ndarray, p: float = 0.05) -> tuple
     return float(np.mean(np.asarray(do) < d_star)), d_star
 
 
-def measure(do: np.ndarray, de: np.ndarray, p: float = 0.05) -> BraylanDistance:
-    """α, AUC, σ and the KS D statistic of one pair of samples."""
+def measure(do: np.ndarray, de: np.ndarray, p: float = 0.05, ties: float = 0.5) -> BraylanDistance:
+    """α, AUC (ties in it counted ``ties``), σ and the KS D statistic of one pair of samples."""
     sigma, d_star = sigma_from_samples(do, de, p)
     ks = ks_statistic(do, de) if len(do) and len(de) else float("nan")
-    return BraylanDistance(alpha=alpha_from_samples(do, de), auc=auc_de_above_do(do, de), sigma=sigma, ks=ks,
+    return BraylanDistance(alpha=alpha_from_samples(do, de), auc=auc_de_above_do(do, de, ties), sigma=sigma, ks=ks,
                            n_do=len(do), n_de=len(de), d_star=d_star,
                            mean_do=float(np.mean(do)) if len(do) else float("nan"),
                            mean_de=float(np.mean(de)) if len(de) else float("nan"))
@@ -272,14 +304,34 @@ def measure(do: np.ndarray, de: np.ndarray, p: float = 0.05) -> BraylanDistance:
 def braylan_agreement(dataset: MultiRaterDataset, config: BraylanConfig = BraylanConfig()) -> BraylanResult:
     """Braylan's item-level α, AUC, σ and KS of a box data set (pixel coordinates), per distance."""
     sets = annotation_sets(dataset)
-    if len(sets.do_a) == 0:
-        raise ValueError("Braylan's measures need at least one image with two raters")
+    check_items(dataset, sets)
     de_a, de_b = draw_de_pairs(sets, len(sets.do_a), np.random.default_rng(config.seed))
+    braylan = config.convention == "braylan"
     results = {}
     for name in config.distances:
-        do = set_distances(sets, sets.do_a, sets.do_b, name)
-        de = set_distances(sets, de_a, de_b, name)
-        results[name] = measure(do, de, config.p)
+        floor = braylan and name in FLOORED
+        do = set_distances(sets, sets.do_a, sets.do_b, name, floor)
+        de = set_distances(sets, de_a, de_b, name, floor)
+        results[name] = measure(do, de, config.p, ties=0.0 if braylan else 0.5)
     return BraylanResult(distances=results, n_items=sets.n_items, n_raters=sets.n_raters,
                          n_annotations=int(sets.count.sum()), n_annotation_sets=len(sets.count),
-                         seed=config.seed, p=config.p, task=dataset.meta.get("task") or "bbox")
+                         seed=config.seed, p=config.p, task=dataset.meta.get("task") or "bbox",
+                         convention=config.convention)
+
+
+def check_items(dataset: MultiRaterDataset, sets: AnnotationSets) -> None:
+    """A clear error, naming the fix, where the data cannot give Do and De samples."""
+    fix = "assign each image to at least two raters (the `raters` of its record) and label it twice"
+    if not dataset.images:
+        raise ValueError(f"Braylan's measures: the data set has no images; {fix}")
+    if sets.n_items == 0:
+        raters = dataset.raters
+        who = (f"only one rater ({raters[0]!r})" if len(raters) == 1 else
+               f"no image has two of its {len(raters)} raters (each image was labelled by one rater only)")
+        raise ValueError(f"Braylan's measures need images labelled by two raters or more, but {who}; {fix}")
+    if sets.n_items == 1:
+        raise ValueError("Braylan's De compares annotation sets of different images, but only one image has two "
+                         f"raters; {fix} on at least two images")
+    if sets.count.sum() == 0:
+        raise ValueError(f"Braylan's measures: no rater drew a box on the {sets.n_items} images with two raters "
+                         "(every distance would be 0); check the label field holds the raters' boxes")

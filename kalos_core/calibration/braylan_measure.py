@@ -9,7 +9,7 @@ so its run kind is the calibration's.
 from __future__ import annotations
 
 from ..measure import Measure, MeasureData
-from .braylan import BraylanConfig, BraylanResult, braylan_agreement
+from .braylan import CONVENTION_NOTES, BraylanConfig, BraylanResult, braylan_agreement
 
 
 def steps(data: MeasureData, config: BraylanConfig):
@@ -21,13 +21,13 @@ def steps(data: MeasureData, config: BraylanConfig):
 def summary(result: BraylanResult, seconds: float | None = None) -> str:
     """Plain-text table, one row per distance (Table 1's columns, plus the KS D statistic)."""
     lines = [f"items {result.n_items}   raters {result.n_raters}   annotation sets {result.n_annotation_sets}   "
-             f"annotations {result.n_annotations}   seed {result.seed}"
+             f"annotations {result.n_annotations}   seed {result.seed}   convention {result.convention}"
              + (f"   ({seconds:.2f} s)" if seconds is not None else ""),
              "",
              f"{'distance':<10}{'alpha':>8}{'AUC':>8}{'sigma':>8}{'KS D':>8}{'n(Do)':>8}{'n(De)':>8}"]
     for name, d in result.distances.items():
         lines.append(f"{name:<10}{d.alpha:>8.4f}{d.auc:>8.4f}{d.sigma:>8.4f}{d.ks:>8.4f}{d.n_do:>8}{d.n_de:>8}")
-    lines.append("\nAUC = P(De > Do), the paper's Table 1 'KS' column; KS D = max(F_Do - F_De)")
+    lines.append(f"\n{CONVENTION_NOTES[result.convention]}; KS D = max(F_Do - F_De)")
     return "\n".join(lines)
 
 
@@ -35,5 +35,4 @@ MEASURE = Measure(
     name="braylan", help="Braylan's item-level agreement: alpha, AUC, sigma, KS per distance",
     # stored inside calibration runs (results key "braylan"), never as a run of its own
     config=BraylanConfig, steps=steps, result=BraylanResult, method="kalos_braylan", tasks=("bbox",),
-    summary=summary,
-    order_invariant=False)
+    summary=summary)

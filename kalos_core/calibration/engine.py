@@ -20,7 +20,7 @@ import numpy as np
 
 from ..agreement.pipeline import AgreementConfig, compute_agreement
 from ..io.records import check_measurable
-from ..data import MultiRaterDataset
+from ..data import MultiRaterDataset, in_canonical_order
 from ..geometry import distances_for, get_distance
 from ..progress import run_steps
 from .analysis import Separation, separate
@@ -50,7 +50,7 @@ def calibrate_steps(dataset: MultiRaterDataset, config: CalibrationConfig = Cali
     specs = [get_distance(dataset.kind, n) for n in names]   # unknown names fail here, before any work
     t0 = time.perf_counter()
     plan_rng, boot_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(config.seed).spawn(2))
-    plan = build_plan(dataset, plan_rng)
+    plan = build_plan(in_canonical_order(dataset), plan_rng)   # draws follow ids, not the file's order
     if plan.n_observations == 0:
         raise ValueError("calibration needs at least one image with two raters and an annotation (no Do pairs)")
     resamples = image_resamples(len(dataset.images), config.bootstrap, boot_rng)

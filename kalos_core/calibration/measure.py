@@ -60,5 +60,4 @@ MEASURE = Measure(
     name="calibrate", help="calibrate the distance function and the threshold tau* (docs/method.md §5)",
     config=CalibrationConfig, steps=steps, result=CalibrationResult, method="kalos_calibration",
     tasks=tuple(TASK_GEOMETRY_KINDS), summary=summary,
-    example_params={"bootstrap": 0},
-    order_invariant=False)
+    example_params={"bootstrap": 0})

@@ -11,12 +11,13 @@ import pytest
 from scipy.stats import gaussian_kde, ks_2samp, mannwhitneyu
 
 from kalos_core import load_coco
-from kalos_core.calibration.braylan import (BraylanConfig, alpha_from_samples, annotation_sets,
+from kalos_core.calibration.braylan import (CONVENTIONS, BraylanConfig, alpha_from_samples, annotation_sets,
                                             auc_de_above_do, box_distance, braylan_agreement, draw_de_pairs,
                                             kde_threshold, measure, set_distances, sigma_from_samples)
 from kalos_core.cli import main
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
 from kalos_core.demo_data import build_demo
+from kalos_core.params import ParamError
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACT_KEYS = {"alpha", "auc", "sigma", "ks", "n_do", "n_de"}
@@ -40,10 +41,10 @@ def box_set_data(images):
     return MultiRaterDataset(recs, {1: "thing"}, "box")
 
 
-def pair_distance(a_boxes, b_boxes, name):
+def pair_distance(a_boxes, b_boxes, name, floor=False):
     data = box_set_data({0: {"a": a_boxes, "b": b_boxes}})
     sets = annotation_sets(data)
-    return float(set_distances(sets, sets.do_a, sets.do_b, name)[0])
+    return float(set_distances(sets, sets.do_a, sets.do_b, name, floor)[0])
 
 
 # -- single boxes, by hand ----------------------------------------------------------------------
@@ -104,8 +105,8 @@ def test_vectorised_set_distances_equal_a_plain_loop():
     sets = annotation_sets(box_set_data(images))
     sa, sb = draw_de_pairs(sets, 60, np.random.default_rng(1))
     sa, sb = np.concatenate([sets.do_a, sa]), np.concatenate([sets.do_b, sb])
-    for name in ("iou", "giou", "l2", "count"):
-        got = set_distances(sets, sa, sb, name)
+    for name, floor in [(n, False) for n in ("iou", "giou", "l2", "count")] + [("giou", True)]:
+        got = set_distances(sets, sa, sb, name, floor)
         for k in range(len(sa)):
             A = sets.corners[sets.start[sa[k]]: sets.start[sa[k]] + sets.count[sa[k]]]
             B = sets.corners[sets.start[sb[k]]: sets.start[sb[k]] + sets.count[sb[k]]]
@@ -115,6 +116,7 @@ def test_vectorised_set_distances_equal_a_plain_loop():
                 want = 0.0 if len(A) == len(B) else 1.0
             else:
                 d = np.array([[box_distance(name, a[None], b[None])[0] for b in B] for a in A])
+                d = np.minimum(d, 1.0) if floor else d
                 want = np.concatenate([d.min(axis=1), d.min(axis=0)]).mean()
             assert got[k] == pytest.approx(want, abs=1e-12), (name, k)
 
@@ -200,13 +202,101 @@ def test_perfect_agreement():
         assert d.auc == 1.0 and d.ks == 1.0       # disjoint boxes across items: every De > 0
 
 
-def test_config_and_input_errors():
-    with pytest.raises(ValueError, match="unknown distances .centroid."):
-        BraylanConfig(distances=("centroid",))
+@pytest.mark.parametrize("kwargs, field", [
+    ({"distances": ("centroid",)}, "distances"), ({"distances": ()}, "distances"), ({"p": 0.0}, "p"),
+    ({"p": 1.0}, "p"), ({"p": 1.5}, "p"), ({"p": -0.1}, "p"), ({"convention": "ks"}, "convention"),
+    ({"seed": -1}, "seed")])
+def test_bad_parameters_name_their_field(kwargs, field):
+    with pytest.raises(ParamError) as e:
+        BraylanConfig(**kwargs)
+    assert e.value.param == field and field in str(e.value)
+
+
+BOX = [(0, 0, 9, 9)]
+
+
+@pytest.mark.parametrize("images, message", [
+    ({}, "has no images"),
+    ({0: {"a": BOX}, 1: {"a": BOX}}, r"only one rater \('a'\)"),
+    ({0: {"a": BOX}, 1: {"b": BOX}}, "each image was labelled by one rater only"),    # no shared image
+    ({0: {"a": BOX, "b": BOX}, 1: {"a": BOX}}, "only one image has two raters"),
+    ({0: {"a": [], "b": []}, 1: {"a": [], "b": []}}, "no rater drew a box"),
+])
+def test_data_without_do_or_de_is_a_clear_error(images, message):
+    with pytest.raises(ValueError, match=message) as e:
+        braylan_agreement(box_set_data(images))
+    assert "raters" in str(e.value) or "label field" in str(e.value)     # says what to fix
+
+
+def test_only_boxes():
     with pytest.raises(ValueError, match="need boxes"):
         annotation_sets(MultiRaterDataset([], {}, "polygon"))
-    with pytest.raises(ValueError, match="at least two items"):
-        braylan_agreement(box_set_data({0: {"a": [(0, 0, 5, 5)], "b": []}}))
+
+
+@pytest.mark.parametrize("convention", CONVENTIONS)
+def test_a_rater_who_drew_nothing_is_an_empty_set(convention):
+    # a and b agree exactly, c drew nothing: Do per item (a,b) 0, (a,c) 1, (b,c) 1 -> mean 2/3
+    images = {i: {"a": [(20 * i, 0, 9, 9)], "b": [(20 * i, 0, 9, 9)], "c": []} for i in range(3)}
+    res = braylan_agreement(box_set_data(images), BraylanConfig(convention=convention))
+    for name in ("iou", "giou", "l2"):
+        assert res.distances[name].n_do == 9 and res.distances[name].mean_do == pytest.approx(2 / 3)
+    assert res.distances["count"].mean_do == pytest.approx(2 / 3)      # |1 - 0| on the pairs with c
+
+
+# -- the two conventions ------------------------------------------------------------------------
+
+def test_braylan_floors_the_nearest_neighbour_giou_similarity_at_zero():
+    a, far = [(0, 0, 9, 9)], [(20, 0, 9, 9)]
+    # disjoint: IoU 0, union 200, hull 30 x 10 = 300 -> GIoU = 0 - 100/300 = -1/3 (negative)
+    assert pair_distance(a, far, "giou") == pytest.approx(4 / 3)                 # midrank: 1 - GIoU
+    assert pair_distance(a, far, "giou", floor=True) == 1.0                      # braylan: 1 - max(GIoU, 0)
+    assert pair_distance(a, far, "iou", floor=True) == 1.0                       # IoU >= 0: no-op
+    # a nearest neighbour with a positive GIoU is untouched: (0,0,9,9) vs (5,0,9,9) -> 2/3
+    assert pair_distance(a, [(5, 0, 9, 9)], "giou", floor=True) == pytest.approx(2 / 3)
+    # end to end: item 0 disjoint (Do 4/3, floored 1), item 1 identical (Do 0)
+    data = box_set_data({0: {"a": a, "b": far}, 1: {"a": a, "b": a}})
+    mean_do = {c: braylan_agreement(data, BraylanConfig(convention=c)).distances["giou"].mean_do
+               for c in CONVENTIONS}
+    assert mean_do == {"braylan": pytest.approx(0.5), "midrank": pytest.approx(2 / 3)}
+
+
+def test_braylan_does_not_floor_l2_or_count():
+    a, far = [(0, 0, 9, 9)], [(100, 0, 9, 9)]   # both corners move (100, 0): RMSE 100/√2, L2 = 2 · 100/√2 / 20 > 1
+    data = box_set_data({0: {"a": a, "b": far}, 1: {"a": a, "b": a * 3}})
+    for c in CONVENTIONS:
+        d = braylan_agreement(data, BraylanConfig(convention=c)).distances
+        assert d["l2"].mean_do == pytest.approx(5 * np.sqrt(2) / 2) and d["count"].mean_do == pytest.approx(2 / 2)
+
+
+def test_auc_ties_count_half_under_midrank_and_not_at_all_under_braylan():
+    do, de = np.array([0.0, 1.0]), np.array([0.0, 1.0, 2.0])       # count differences: integers, ties
+    # De > Do: 0 -> {1, 2}, 1 -> {2}: 3 of 6 pairs; ties: (0, 0), (1, 1): 2 of 6
+    assert auc_de_above_do(do, de, ties=0.0) == pytest.approx(3 / 6)
+    assert auc_de_above_do(do, de) == pytest.approx(4 / 6)
+    assert measure(do, de, ties=0.0).auc == pytest.approx(3 / 6)
+    # end to end: every set holds one box, so every count difference (Do and De) is 0: all ties
+    images = {i: {"a": [(20 * i, 0, 9, 9)], "b": [(20 * i + 2, 0, 9, 9)]} for i in range(4)}
+    auc = {c: braylan_agreement(box_set_data(images), BraylanConfig(convention=c)).distances["count"].auc
+           for c in CONVENTIONS}
+    assert auc == {"braylan": 0.0, "midrank": 0.5}
+
+
+def test_the_result_names_its_convention():
+    images = {i: {"a": [(20 * i, 0, 9, 9)], "b": [(20 * i + 2, 0, 9, 9)]} for i in range(4)}
+    assert BraylanConfig().convention == "braylan"
+    for c in CONVENTIONS:
+        assert braylan_agreement(box_set_data(images), BraylanConfig(convention=c)).to_dict()["convention"] == c
+
+
+def test_de_draws_follow_image_ids_and_rater_names_not_the_file_order():
+    rng = np.random.default_rng(2)
+    images = {i: {r: [tuple(rng.uniform(0, 200, 2)) + tuple(rng.uniform(5, 60, 2)) for _ in range(rng.integers(1, 4))]
+                  for r in ("a", "b", "c")} for i in range(15)}
+    shuffled = {i: dict(reversed(images[i].items())) for i in reversed(list(images))}
+    for seed in (0, 7):
+        first, second = (braylan_agreement(box_set_data(d), BraylanConfig(seed=seed)).to_dict()
+                         for d in (images, shuffled))
+        assert first == second
 
 
 # -- CLI contract ---------------------------------------------------------------------------------

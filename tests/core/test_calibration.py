@@ -333,3 +333,17 @@ def test_too_little_data_is_a_clear_error():
         calibrate(lone)
     with pytest.raises(ValueError, match="unknown distance"):
         calibrate(grid_of_pairs(), CalibrationConfig(distances=("iou", "nope")))
+
+
+def test_the_draws_follow_image_ids_rater_names_and_annotation_ids_not_the_file_order(demo_path):
+    import dataclasses
+
+    data = load_coco(demo_path, "bbox")
+    shuffled = dataclasses.replace(data, images=[
+        dataclasses.replace(im, raters=tuple(reversed(im.raters)), annotations=list(reversed(list(im.annotations))))
+        for im in np.random.default_rng(4).permutation(np.array(data.images, dtype=object))])
+    assert [im.id for im in shuffled.images] != [im.id for im in data.images]
+    config = CalibrationConfig(distances=("iou", "giou"), bootstrap=20, seed=5, alpha_preview=False)
+    first, second = ({k: v for k, v in calibrate(d, config).to_dict().items() if k != "timings"}
+                     for d in (data, shuffled))
+    assert first == second
