@@ -23,6 +23,8 @@ from .diagnostics import enabled_diagnostics, get_diagnostic, switches
 
 #: default of ``AgreementConfig.max_diagnostic_raters`` (one image with 100 raters: about 1 s per diagnostic)
 MAX_DIAGNOSTIC_RATERS = 100
+#: the most resamples of the mean α's bootstrap (cost ~ resamples x images: 5,000 images, about 20 s)
+MAX_BOOTSTRAP = 100_000
 
 
 def _distance_names() -> list[str]:
@@ -53,7 +55,8 @@ class AgreementConfig(Config):
     class_difficulty: bool = _switch("class_difficulty")
     collaboration: bool = _switch("collaboration")
     intra_rater: bool = _switch("intra_rater")
-    bootstrap: int = param(1000, "int", "resamples for the CI of the mean alpha (0 = none)", advanced=True)
+    bootstrap: int = param(1000, "int", "resamples for the CI of the mean alpha (0 = none)", advanced=True,
+                           hi=MAX_BOOTSTRAP)
     confidence: float = param(0.95, "fraction", "confidence of the bootstrap CI", lo_open=True, hi_open=True,
                               advanced=True)
     seed: int = param(0, "int", "seed of the bootstrap: same seed, same interval", advanced=True)
