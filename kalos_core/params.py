@@ -18,6 +18,10 @@ asked), ``fraction`` (a float in [0, 1]), ``fractions`` / ``floats`` (tuples of 
 callable giving the registry's names), ``str`` and ``names`` (a non-empty tuple of strings; each
 one of ``choices`` where given).
 
+A ``fractions`` list (thresholds) is read to :data:`FRACTION_DECIMALS` decimals: ``0.1 * 7``
+(0.7000000000000001) is 0.7; two values that are one threshold at that precision are refused, naming
+both (docs/method.md, Conventions). :func:`fraction_key` is such a threshold's JSON key.
+
 Integers are bounded on both sides whether declared or not (:func:`int_bounds`): ``lo`` defaults to 0;
 a seed (a parameter named ``seed`` or ``*_seed``) lies in [0, :data:`SEED_MAX`]; any other integer
 without a declared ``hi`` stops at :data:`INT_MAX`. Counts whose cost grows with them (bootstrap
@@ -40,6 +44,8 @@ KINDS = ("bool", "int", "float", "fraction", "fractions", "floats", "ints", "cho
 LIST_KINDS = ("fractions", "floats", "ints", "names")
 
 
+#: decimals a threshold of a ``fractions`` list is read to (below them only float rounding differs)
+FRACTION_DECIMALS = 9
 #: the largest seed: NumPy's legacy generators and most others take seeds in [0, 2**32 - 1]
 SEED_MAX = 2**32 - 1
 #: the cap of an integer parameter that declares no ``hi``: fits an int32 index (and a form's number box)
@@ -169,6 +175,30 @@ def _sequence(p: Param, value: Any, one: Callable[[Param, Any], Any]) -> tuple:
     return tuple(one(p, v) for v in value)
 
 
+def canonical_fraction(value: float) -> float:
+    """A threshold as a ``fractions`` list keeps it: rounded to :data:`FRACTION_DECIMALS` decimals."""
+    return round(float(value), FRACTION_DECIMALS)
+
+
+def fraction_key(value: float) -> str:
+    """The JSON key of a threshold, one per :func:`canonical_fraction` value: ``0.5 -> "0.5"``,
+    ``0.1 * 7 -> "0.7"``; as many digits as it takes (not ``:g``'s six)."""
+    return f"{canonical_fraction(value):.{FRACTION_DECIMALS}g}"
+
+
+def _fractions(p: Param, value: Any) -> tuple:
+    """Fractions read to :data:`FRACTION_DECIMALS` decimals; two that are then one value are refused."""
+    seen: dict[float, Any] = {}
+    for given in _sequence(p, value, lambda q, x: check_fraction(q.name, x, q.lo_open, q.hi_open)):
+        t = check_fraction(p.name, canonical_fraction(given), p.lo_open, p.hi_open)
+        if t in seen:
+            both = f"{seen[t]!r} and {given!r}" if seen[t] != given else f"{given!r} twice"
+            raise ParamError(p.name, f"{p.name} lists {both}: one threshold to {FRACTION_DECIMALS} decimals "
+                                     f"({fraction_key(t)}); give each threshold once")
+        seen[t] = given
+    return tuple(seen)
+
+
 def _choice(p: Param, value: Any) -> str:
     allowed = p.options()
     if value not in allowed:
@@ -208,7 +238,7 @@ _CHECKS: dict[str, Callable[[Param, Any], Any]] = {
     "int": _int,
     "float": _float,
     "fraction": lambda p, v: check_fraction(p.name, v, p.lo_open, p.hi_open),
-    "fractions": lambda p, v: _sequence(p, v, lambda q, x: check_fraction(q.name, x, q.lo_open, q.hi_open)),
+    "fractions": _fractions,
     "floats": lambda p, v: _sequence(p, v, _float),
     "ints": lambda p, v: _sequence(p, v, _int),
     "choice": _choice,
