@@ -12,11 +12,21 @@ command line's options (:mod:`kalos_core.measure_cli`), the FiftyOne operator fo
 their form errors, the stored run config (:meth:`Config.to_dict`) and the panels'
 Recompute (:meth:`Config.from_dict`).
 
-Kinds: ``bool``, ``int`` (``lo`` = minimum), ``float`` (``lo``/``hi``, ends open where
+Kinds: ``bool``, ``int`` (``lo``/``hi``, both included), ``float`` (``lo``/``hi``, ends open where
 asked), ``fraction`` (a float in [0, 1]), ``fractions`` / ``floats`` (tuples of them),
-``ints`` (a tuple of integers >= ``lo``), ``choice`` (one of ``choices``: a tuple or a
+``ints`` (a tuple of such integers), ``choice`` (one of ``choices``: a tuple or a
 callable giving the registry's names), ``str`` and ``names`` (a non-empty tuple of strings; each
 one of ``choices`` where given).
+
+A ``fractions`` list (thresholds) is read to :data:`FRACTION_DECIMALS` decimals: ``0.1 * 7``
+(0.7000000000000001) is 0.7; two values that are one threshold at that precision are refused, naming
+both (docs/method.md, Conventions). :func:`fraction_key` is such a threshold's JSON key.
+
+Integers are bounded on both sides whether declared or not (:func:`int_bounds`): ``lo`` defaults to 0;
+a seed (a parameter named ``seed`` or ``*_seed``) lies in [0, :data:`SEED_MAX`]; any other integer
+without a declared ``hi`` stops at :data:`INT_MAX`. Counts whose cost grows with them (bootstrap
+resamples, grid sizes) declare their own, smaller ``hi``: that declaration is the cap of the command
+line, the Python API and the forms alike.
 """
 
 from __future__ import annotations
@@ -32,6 +42,14 @@ from .checks import check_bool, check_fraction, check_int, check_names
 KINDS = ("bool", "int", "float", "fraction", "fractions", "floats", "ints", "choice", "str", "names")
 #: the kinds whose value is a tuple (typed as comma-separated text)
 LIST_KINDS = ("fractions", "floats", "ints", "names")
+
+
+#: decimals a threshold of a ``fractions`` list is read to (below them only float rounding differs)
+FRACTION_DECIMALS = 9
+#: the largest seed: NumPy's legacy generators and most others take seeds in [0, 2**32 - 1]
+SEED_MAX = 2**32 - 1
+#: the cap of an integer parameter that declares no ``hi``: fits an int32 index (and a form's number box)
+INT_MAX = 2**31 - 1
 
 
 class ParamError(ValueError):
@@ -79,8 +97,9 @@ class Param:
         return f"--{self.name.replace('_', '-')}" if self.flag is None else self.flag
 
     def range_text(self) -> str:
-        lo = "-inf" if self.lo is None else f"{self.lo:g}"
-        hi = "inf" if self.hi is None else f"{self.hi:g}"
+        text = lambda v: str(int(v)) if self.kind in ("int", "ints") else f"{v:g}"
+        lo = "-inf" if self.lo is None else text(self.lo)
+        hi = "inf" if self.hi is None else text(self.hi)
         return f"{'(' if self.lo_open or self.lo is None else '['}{lo}, {hi}{')' if self.hi_open or self.hi is None else ']'}"
 
     def from_text(self, text: str) -> Any:
@@ -156,6 +175,30 @@ def _sequence(p: Param, value: Any, one: Callable[[Param, Any], Any]) -> tuple:
     return tuple(one(p, v) for v in value)
 
 
+def canonical_fraction(value: float) -> float:
+    """A threshold as a ``fractions`` list keeps it: rounded to :data:`FRACTION_DECIMALS` decimals."""
+    return round(float(value), FRACTION_DECIMALS)
+
+
+def fraction_key(value: float) -> str:
+    """The JSON key of a threshold, one per :func:`canonical_fraction` value: ``0.5 -> "0.5"``,
+    ``0.1 * 7 -> "0.7"``; as many digits as it takes (not ``:g``'s six)."""
+    return f"{canonical_fraction(value):.{FRACTION_DECIMALS}g}"
+
+
+def _fractions(p: Param, value: Any) -> tuple:
+    """Fractions read to :data:`FRACTION_DECIMALS` decimals; two that are then one value are refused."""
+    seen: dict[float, Any] = {}
+    for given in _sequence(p, value, lambda q, x: check_fraction(q.name, x, q.lo_open, q.hi_open)):
+        t = check_fraction(p.name, canonical_fraction(given), p.lo_open, p.hi_open)
+        if t in seen:
+            both = f"{seen[t]!r} and {given!r}" if seen[t] != given else f"{given!r} twice"
+            raise ParamError(p.name, f"{p.name} lists {both}: one threshold to {FRACTION_DECIMALS} decimals "
+                                     f"({fraction_key(t)}); give each threshold once")
+        seen[t] = given
+    return tuple(seen)
+
+
 def _choice(p: Param, value: Any) -> str:
     allowed = p.options()
     if value not in allowed:
@@ -178,14 +221,26 @@ def _str(p: Param, value: Any) -> str:
     return value
 
 
+def _int(p: Param, value: Any) -> int:
+    lo, hi = int_bounds(p)
+    return check_int(p.name, value, lo, hi)
+
+
+def int_bounds(p: Param) -> tuple[int, int]:
+    """The range of an ``int`` / ``ints`` parameter: the declared one, else ``lo`` 0 and ``hi``
+    :data:`SEED_MAX` for a seed (named ``seed`` or ``*_seed``), :data:`INT_MAX` for the rest."""
+    seed = p.name == "seed" or p.name.endswith("_seed")
+    return int(p.lo or 0), int(p.hi) if p.hi is not None else SEED_MAX if seed else INT_MAX
+
+
 _CHECKS: dict[str, Callable[[Param, Any], Any]] = {
     "bool": lambda p, v: check_bool(p.name, v),
-    "int": lambda p, v: check_int(p.name, v, int(p.lo or 0)),
+    "int": _int,
     "float": _float,
     "fraction": lambda p, v: check_fraction(p.name, v, p.lo_open, p.hi_open),
-    "fractions": lambda p, v: _sequence(p, v, lambda q, x: check_fraction(q.name, x, q.lo_open, q.hi_open)),
+    "fractions": _fractions,
     "floats": lambda p, v: _sequence(p, v, _float),
-    "ints": lambda p, v: _sequence(p, v, lambda q, x: check_int(q.name, x, int(q.lo or 0))),
+    "ints": lambda p, v: _sequence(p, v, _int),
     "choice": _choice,
     "str": _str,
     "names": _names,
@@ -216,10 +271,18 @@ def params_of(config_cls: type) -> tuple[Param, ...]:
     cached = config_cls.__dict__.get("_params_cache")
     if cached is not None:
         return cached
-    out = tuple(dataclasses.replace(f.metadata["param"], name=f.name, default=f.default)
+    out = tuple(_bounded(dataclasses.replace(f.metadata["param"], name=f.name, default=f.default))
                 for f in dataclasses.fields(config_cls) if "param" in f.metadata)
     setattr(config_cls, "_params_cache", out)
     return out
+
+
+def _bounded(p: Param) -> Param:
+    """``p`` with an integer's implicit bounds (:func:`int_bounds`) written out, for the forms and docs."""
+    if p.kind not in ("int", "ints"):
+        return p
+    lo, hi = int_bounds(p)
+    return dataclasses.replace(p, lo=lo, hi=hi)
 
 
 class Config:

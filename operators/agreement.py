@@ -104,6 +104,7 @@ class ComputeAgreement(foo.Operator):
             "run_key": p.get("run_key"), "mean_alpha": res.mean_alpha,
             "mean_alpha_ci": ci_text.strip(" ()") or "none (bootstrap off)", "global_alpha": res.global_alpha,
             "interpretation": res.interpretation, "n_images": res.n_images,
+            "warnings": "; ".join(w["message"] for w in res.warnings) or "none",
             "next": "Open the KaLOS panels (Overview, Vitality, ...) to explore the run."})
 
     @staticmethod
@@ -115,6 +116,7 @@ class ComputeAgreement(foo.Operator):
             ("float", "global_alpha", "Global α"),
             ("str", "interpretation", "Interpretation"),
             ("int", "n_images", "Samples"),
+            ("str", "warnings", "Warnings"),
             ("str", "next", "Next"))
 
 

@@ -12,6 +12,7 @@ from .common import check_form, finish_run
 from .forms import param_inputs
 from ..fiftyone_layer.measure_runs import check_run, run_params
 from .variation_runs import DEFAULT_KEY, METHOD, RUN, variations_run, variations_steps
+from kalos_core.variations import threshold_key
 
 
 def _dropdown(names):
@@ -56,7 +57,7 @@ class ComputeVariations(foo.Operator):
         key = p.get("run_key") or DEFAULT_KEY
         steps = variations_steps(ctx.target_view(), **source_params(p), **run_params(RUN, p))
         res = yield from report_errors(ctx, drive(ctx, steps))
-        t = f"{res.config['threshold']:g}"
+        t = threshold_key(res.config["threshold"])
         counts = res.counts[t]
         text = ", ".join(f"{k} {v}" for k, v in counts.items())
         yield from finish_run(ctx, f"KaLOS variation types {key!r} at IoU {t}: {text}")

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
+from kalos_core.variations import threshold_key
+
 from ..fiftyone_layer import views
 from .common import RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 
@@ -92,7 +94,7 @@ class VariationTypesPanel(RunPanel):
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
         cfg = res.get("variation_config") or {}
-        t = f"{cfg.get('threshold', 0.5):g}"
+        t = threshold_key(cfg.get("threshold", 0.5))
         counts = res.get("counts") or {}
         ts = sorted(counts, key=float)
         legend = {"orientation": "h", "y": -0.3}

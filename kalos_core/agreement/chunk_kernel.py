@@ -158,9 +158,8 @@ class _Template:
 def _template(rows: tuple, base: tuple, config, diagnostics: list, thr: float) -> _Template:
     reqs = [RowRequest(None, None, ALPHA, ALPHA, True)]
     for d in diagnostics:
-        if d.requests:
-            reqs += [r._replace(value=full_key(d.name, r.value), sums=full_key(d.name, r.sums))
-                     for r in d.requests(rows, base, config)]
+        reqs += [r._replace(value=full_key(d.name, r.value), sums=full_key(d.name, r.sums))
+                 for r in d.row_requests(rows, base, config)]
     index: dict = {}
     n = len(rows)
     ranks, thrs, emit_req = [], [], []

@@ -13,6 +13,7 @@ import numpy as np
 
 from .diagnostics import (ChunkCells, Diagnostic, Emitter, ImageContext, Reduction, RowRequest, mean_by_key, nested,
                           register_diagnostic)
+from ..params import fraction_key
 from ..reliability import NO_OBJECT
 
 
@@ -157,7 +158,7 @@ def _lsa_requests(rows: tuple, base: tuple, config) -> list[RowRequest]:
 
 def _reduce_lsa(red: Reduction) -> dict:
     means = mean_by_key(red.values)
-    return {"lsa": {f"{t:g}": v for t, v in means.items()},
+    return {"lsa": {fraction_key(t): v for t, v in means.items()},
             "lsa_delta": red.mean_alpha - means[max(means)] if means else None}
 
 

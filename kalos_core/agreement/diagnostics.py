@@ -243,10 +243,20 @@ class Diagnostic:
     def is_on(self, config) -> bool:
         return bool(self.enabled(config) if self.enabled else getattr(config, self.name))
 
-    def image_requests(self, ip: ImageProblem, config) -> list[RowRequest]:
-        if not self.requests:
+    def skipped_on(self, n_rows: int, config) -> bool:
+        """Skipped on an image of ``n_rows`` rows: it re-matches per rater (or pair) and the image has
+        more rows than ``config.max_diagnostic_raters`` (docs/scale.md; the run warns)."""
+        limit = getattr(config, "max_diagnostic_raters", None)
+        return bool(self.rematches_per_rater and limit and n_rows > limit)
+
+    def row_requests(self, rows: tuple, base: tuple, config) -> list[RowRequest]:
+        """:attr:`requests` of an image with ``rows`` (none where :meth:`skipped_on`)."""
+        if not self.requests or self.skipped_on(len(rows), config):
             return []
-        return self.requests(ip.rows, tuple(ip.image.base_rater(r) for r in ip.rows), config)
+        return self.requests(rows, base, config)
+
+    def image_requests(self, ip: ImageProblem, config) -> list[RowRequest]:
+        return self.row_requests(ip.rows, tuple(ip.image.base_rater(r) for r in ip.rows), config)
 
     def rematch_plan(self, ip: ImageProblem, config) -> list[tuple]:
         if self.requests:

@@ -49,9 +49,19 @@ def bootstrap_mean_ci(values: np.ndarray, n_resamples: int, confidence: float, s
     return float(np.quantile(means, lo)), float(np.quantile(means, 1 - lo))
 
 
-def _result_warnings(dataset: MultiRaterDataset, single: int) -> list[dict]:
-    """The data set's input warnings, plus what makes its α less than it seems."""
+def _result_warnings(dataset: MultiRaterDataset, single: int, config: AgreementConfig) -> list[dict]:
+    """The data set's input warnings, plus what makes its α less than it seems, and the diagnostics
+    skipped on images with too many raters."""
     warn = InputWarnings(dataset.warnings)
+    for d in enabled_diagnostics(config):
+        crowded = [im for im in dataset.images if d.skipped_on(len(im.raters), config)]
+        if crowded:
+            worst = max(len(im.raters) for im in crowded)
+            warn.add(f"{d.name} skipped on images with more than {config.max_diagnostic_raters} raters (up to "
+                     f"{worst}): it re-matches an image once per rater or pair of raters, a cost that grows with "
+                     f"the cube of the rater count (docs/scale.md); alpha is computed as usual. Raise the limit "
+                     f"(--max-diagnostic-raters N / max_diagnostic_raters=N, 0 = none) to compute it there",
+                     count=len(crowded), examples=[f"image {im.id} ({len(im.raters)} raters)" for im in crowded[:5]])
     if single:
         warn.add("images with fewer than two raters: nothing to compare there, their alpha is 1.0 by convention",
                  count=single, examples=[f"image {im.id}" for im in dataset.images if len(im.raters) < 2][:5])
@@ -124,7 +134,7 @@ def finish(dataset: MultiRaterDataset, config, merged: Partial) -> AgreementResu
         n_skipped=len(dataset.skipped),
         skipped=list(dataset.skipped),
         n_single_rater_images=int(merged.single),
-        warnings=_result_warnings(dataset, int(merged.single)),
+        warnings=_result_warnings(dataset, int(merged.single), config),
     )
     result.models = list(dataset.meta.get("models", []))
     result.rater_summary = {r: {k: float(v) for k, v in c.items()} for r, c in sorted(merged.counts.items())}

@@ -20,7 +20,7 @@ from typing import Any
 
 
 from ..jsonsafe import json_safe
-from ..params import Config, ParamError, param
+from ..params import Config, ParamError, canonical_fraction, fraction_key, param
 
 TYPES = ("agreed", "merged", "wrong_class", "merged_wrong_class", "missed", "additional")
 
@@ -32,8 +32,8 @@ IOU_BINS = tuple(round(0.05 * k, 2) for k in range(21))
 
 
 def threshold_key(t: float) -> str:
-    """JSON key of a threshold: ``0.5 -> "0.5"``, ``0.75 -> "0.75"``."""
-    return f"{t:g}"
+    """JSON key of a threshold: ``0.5 -> "0.5"``, ``0.75 -> "0.75"`` (:func:`kalos_core.params.fraction_key`)."""
+    return fraction_key(t)
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,11 @@ class VariationConfig(Config):
     def check(self) -> None:
         if not self.thresholds:
             raise ParamError("thresholds", "thresholds must not be empty")
-        threshold = min(self.thresholds) if self.threshold is None else self.threshold
+        threshold = min(self.thresholds) if self.threshold is None else canonical_fraction(self.threshold)
+        if self.threshold is not None and threshold == 0:
+            raise ParamError("threshold", f"threshold must lie in (0, 1], got {self.threshold!r}")
         object.__setattr__(self, "threshold", threshold)
-        object.__setattr__(self, "thresholds", tuple(sorted({float(t) for t in (*self.thresholds, threshold)})))
+        object.__setattr__(self, "thresholds", tuple(sorted({*self.thresholds, threshold})))
 
 
 @dataclass(frozen=True)

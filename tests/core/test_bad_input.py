@@ -302,18 +302,25 @@ def test_alpha_refuses_non_integer_codes_instead_of_truncating(matrix):
         alpha(np.array(matrix))
 
 
-def test_many_raters_on_one_image_refused_early_with_the_limit_named():
-    import time
+def test_many_raters_on_one_image_compute_alpha_and_skip_the_cubic_diagnostics_there_with_a_warning():
     from kalos_core import Annotation, MultiRaterDataset, make_image
     raters = [f"r{k:04d}" for k in range(1000)]
     anns = [Annotation(k, r, 1, (k % 7, 0, 50, 50)) for k, r in enumerate(raters)]
-    ds = MultiRaterDataset([make_image(1, 100, 100, raters, anns)], {1: "a"}, "box")
-    t = time.perf_counter()
-    with pytest.raises(ValueError, match="1000 raters.*limited to 100"):
-        compute_agreement(ds, AgreementConfig(bootstrap=0))
-    assert time.perf_counter() - t < 1.0
-    res = compute_agreement(ds, AgreementConfig(bootstrap=0, vitality=False, collaboration=False))
-    assert res.mean_alpha == 1.0
+    few = [Annotation(f"f{k}", r, 1, (0, 0, 50, 50)) for k, r in enumerate(("a", "b", "c"))]
+    ds = MultiRaterDataset([make_image(1, 100, 100, raters, anns), make_image(2, 100, 100, ("a", "b", "c"), few)],
+                           {1: "a"}, "box")
+    res = compute_agreement(ds, AgreementConfig(bootstrap=0))
+    assert res.mean_alpha == 1.0 and res.per_image_alpha == {"1": 1.0, "2": 1.0}
+    skipped = {w["message"].split()[0]: w for w in res.warnings if "skipped on images" in w["message"]}
+    assert set(skipped) == {"vitality", "collaboration"}
+    for w in skipped.values():
+        assert "more than 100 raters" in w["message"] and "--max-diagnostic-raters" in w["message"]
+        assert w["count"] == 1 and w["examples"] == ["image 1 (1000 raters)"]
+    # the image under the limit still has its diagnostics: each of its three raters, each pair
+    assert res.vitality == {"a": 0.0, "b": 0.0, "c": 0.0}
+    assert res.collaboration["a"]["b"] == 1.0 and "r0001" not in res.collaboration["r0000"]
+    quiet = compute_agreement(ds, AgreementConfig(bootstrap=0, vitality=False, collaboration=False))
+    assert quiet.mean_alpha == 1.0 and not [w for w in quiet.warnings if "skipped on images" in w["message"]]
 
 
 # -- the reusable check for records built elsewhere (the FiftyOne adapter) ---------------------------

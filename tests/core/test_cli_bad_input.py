@@ -129,17 +129,20 @@ def test_simulate_refuses_nan_boxes_and_width_zero(tmp_path, capsys):
         assert rc == 2 and culprit in err and not out.exists()
 
 
-def test_a_thousand_raters_are_refused_at_once_and_the_limit_can_be_lifted(tmp_path, capsys):
+def test_a_thousand_raters_are_measured_with_a_warning_for_the_skipped_diagnostics(tmp_path, capsys):
     raters = [f"r{k}" for k in range(1000)]
     anns = [{"id": k, "image_id": 1, "category_id": 1, "rater_id": r, "bbox": [k % 5, 0, 50, 50]}
             for k, r in enumerate(raters)]
     p = tmp_path / "many.json"
     p.write_text(json.dumps({"images": [{"id": 1, "width": 99, "height": 99, "rater_list": raters}],
                              "annotations": anns, "categories": [{"id": 1}]}))
-    rc, err = run(["agreement", p], capsys)
-    assert rc == 2 and "1000 raters" in err and "--max-diagnostic-raters" in err
-    rc, _ = run(["agreement", p, "--no-diagnostics", "--bootstrap", "0"], capsys)
-    assert rc == 0
+    out = tmp_path / "res.json"
+    rc, err = run(["agreement", p, "--bootstrap", "0", "--output", out], capsys)
+    assert rc == 0 and "vitality skipped" in err and "collaboration skipped" in err and "1000 raters" in err
+    assert "--max-diagnostic-raters" in err
+    assert json.loads(out.read_text())["mean_alpha"] == 1.0
+    rc, err = run(["agreement", p, "--no-diagnostics", "--bootstrap", "0"], capsys)
+    assert rc == 0 and "skipped" not in err
 
 
 def test_no_traceback_from_the_module_entry_point(tmp_path):

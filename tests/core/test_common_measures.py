@@ -66,6 +66,28 @@ def test_a_bad_value_of_any_parameter_is_refused_naming_it(measure):
         assert e.value.param == p.name and p.name in str(e.value), (measure.name, p.name, str(e.value))
 
 
+@pytest.mark.parametrize("value", [-1, 0, 2**31, 2**32 - 1, 2**32, 2**64, -(2**63) - 1, "1e99", 1e99, True])
+def test_every_integer_is_bounded_on_both_sides_naming_the_range(measure, value):
+    """Negative, enormous (past int64, past NumPy's seeds) or non-integer: a ParamError naming the
+    parameter and its range; inside the declared range: accepted, through Python and the CLI's text."""
+    for p in (p for p in measure.params if p.kind in ("int", "ints")):
+        assert p.lo is not None and p.hi is not None and p.hi <= 2**32 - 1, (measure.name, p.name, p.range_text())
+        given = (value,) if p.kind == "ints" else value
+        inside = isinstance(value, int) and not isinstance(value, bool) and p.lo <= value <= p.hi
+        if inside:
+            assert getattr(measure.config(**{p.name: given}), p.name) == given, (measure.name, p.name)
+            continue
+        with pytest.raises(ParamError) as e:
+            measure.config(**{p.name: given})
+        assert e.value.param == p.name and p.name in str(e.value), (measure.name, p.name, str(e.value))
+        if isinstance(value, int) and not isinstance(value, bool):
+            assert p.range_text() in str(e.value), str(e.value)
+            with pytest.raises(ParamError):
+                p.check(p.from_text(str(value)))
+    seeds = [p for p in measure.params if p.name == "seed" or p.name.endswith("_seed")]
+    assert all((p.lo, p.hi) == (0, 2**32 - 1) for p in seeds), [(p.name, p.range_text()) for p in seeds]
+
+
 def test_the_stored_config_round_trips(measure):
     cfg = measure.config(**measure.example_params)
     stored = json.loads(json.dumps(cfg.to_dict()))
