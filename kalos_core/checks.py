@@ -22,12 +22,14 @@ def check_fraction(name: str, value: Any, open_low: bool = False, open_high: boo
     return v
 
 
-def check_int(name: str, value: Any, minimum: int = 0) -> int:
-    """An integer (not a bool) ``>= minimum``."""
+def check_int(name: str, value: Any, minimum: int = 0, maximum: int | None = None) -> int:
+    """An integer (not a bool) ``>= minimum`` (and ``<= maximum`` where given)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be at most {maximum:,}, got {value:,}")
     return int(value)
 
 

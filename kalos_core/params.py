@@ -180,12 +180,13 @@ def _str(p: Param, value: Any) -> str:
 
 _CHECKS: dict[str, Callable[[Param, Any], Any]] = {
     "bool": lambda p, v: check_bool(p.name, v),
-    "int": lambda p, v: check_int(p.name, v, int(p.lo or 0)),
+    "int": lambda p, v: check_int(p.name, v, int(p.lo or 0), None if p.hi is None else int(p.hi)),
     "float": _float,
     "fraction": lambda p, v: check_fraction(p.name, v, p.lo_open, p.hi_open),
     "fractions": lambda p, v: _sequence(p, v, lambda q, x: check_fraction(q.name, x, q.lo_open, q.hi_open)),
     "floats": lambda p, v: _sequence(p, v, _float),
-    "ints": lambda p, v: _sequence(p, v, lambda q, x: check_int(q.name, x, int(q.lo or 0))),
+    "ints": lambda p, v: _sequence(p, v, lambda q, x: check_int(q.name, x, int(q.lo or 0),
+                                                                None if q.hi is None else int(q.hi))),
     "choice": _choice,
     "str": _str,
     "names": _names,
