@@ -3,11 +3,10 @@ in the geometry convention of the raters' data set that :func:`.adapter.read_dat
 
 from __future__ import annotations
 
-import math
-
 import fiftyone as fo
 
 from kalos_core.data import MultiRaterDataset
+from kalos_core.io.predictions import score_problem
 
 from .adapter import _geometry, _read_mask, label_fields
 from .errors import SetupError
@@ -50,8 +49,9 @@ def read_predictions(collection, field: str, data: MultiRaterDataset, task: str 
         w, h = sizes[k] if pixel else (1.0, 1.0)
         for j, (lid, lab, score, g) in enumerate(zip(lids[k] or [], labels[k] or [], scores[k] or [],
                                                      geoms[k] or [])):
-            if score is None or not math.isfinite(float(score)):
-                unscored.append(lid)
+            problem = score_problem(score)
+            if problem:
+                unscored.append((lid, problem))
                 continue
             if lab not in by_name:
                 unknown += 1
@@ -70,6 +70,8 @@ def read_predictions(collection, field: str, data: MultiRaterDataset, task: str 
                 d["segmentation"] = _geometry("polygon", g, w, h)
             out.append(d)
     if unscored:
-        raise SetupError(f"{len(unscored)} prediction(s) of {field!r} have no confidence (e.g. label {unscored[0]}): "
-                         "AP ranks predictions by their score", param)
+        lid, problem = unscored[0]
+        raise SetupError(f"{len(unscored)} prediction(s) of {field!r} have no confidence in [0, 1] (e.g. label "
+                         f"{lid}: {problem}): AP ranks predictions by their confidence; fill in or rescale "
+                         "the confidence of those labels", param)
     return out, unknown

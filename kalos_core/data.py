@@ -114,6 +114,20 @@ class MultiRaterDataset:
                 seen.setdefault(r, None)
         return sorted(seen)
 
+    def check_raters(self, names, what: str = "raters", at_least: int = 0) -> list[str]:
+        """``names`` (a rater or a list of them) as a list; ``ValueError`` naming ``what`` when one is
+        no rater of the data set (listing those there are) or when fewer than ``at_least`` remain."""
+        names = [names] if isinstance(names, str) else list(names)
+        unknown = [n for n in names if n not in self.raters]
+        known = ", ".join(self.raters) or "none"
+        if unknown:
+            verb = "is not a rater" if len(unknown) == 1 else "are not raters"
+            raise ValueError(f"{what}: {', '.join(map(repr, unknown))} {verb} of the data; its raters are: {known}")
+        if len(set(names)) < at_least:
+            raise ValueError(f"{what}: need at least {at_least} distinct raters, got {len(set(names))} "
+                             f"({', '.join(names) or 'none'}); the data's raters are: {known}")
+        return names
+
     def __post_init__(self) -> None:
         if self.kind not in GEOMETRY_KINDS:
             raise ValueError(f"unknown geometry kind {self.kind!r}; expected one of {GEOMETRY_KINDS}")

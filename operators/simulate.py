@@ -39,7 +39,6 @@ from .forms import param_inputs
 #: label-list class -> (task, list attribute), from the shared maps
 TASKS = {cls: (KIND_TASKS[KINDS[cls]], LIST_NAMES[cls]) for cls in LIST_NAMES}
 SCALE = 1000.0  # virtual image size: the generator works in image-relative units anyway
-MAX_RATERS = 100  # one new field per synthetic rater
 
 
 def measure():
@@ -60,9 +59,6 @@ def check_params(dataset, reference_field, prefix="synthetic", **params):
                          f"{', '.join(known)}", unknown[0])
     config = make_config(measure(), params)
     raters = config.raters()
-    if len(raters) > MAX_RATERS:
-        raise SetupError(f"number of raters must be at most {MAX_RATERS} (one field each), got {len(raters)}",
-                         "schools" if config.schools else "n_raters")
     if not prefix or not FIELD_NAME_RE.match(prefix):
         raise SetupError("prefix: start with a letter; letters, digits and _ only", "prefix")
     names = [f"{prefix}_{r.name}" for r in raters]

@@ -18,6 +18,10 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from ..data import Annotation, MultiRaterDataset
+from ..io.predictions import check_predictions
+
+#: geometry kind -> the key of a prediction's geometry
+GEOMETRY_KEYS = {"box": "bbox", "polygon": "segmentation", "rle": "segmentation", "keypoints": "keypoints"}
 
 
 def _polygon_bbox(rings) -> tuple:
@@ -49,12 +53,17 @@ def add_model_rater(dataset: MultiRaterDataset, predictions: Iterable[Mapping[st
     predictions : COCO detection results: ``image_id``, ``category_id``, ``score`` and the
         geometry of the data set's kind (``bbox``, ``segmentation`` or ``keypoints``).
     score_threshold : detections with ``score >= score_threshold`` are kept (a missing score
-        counts as 1).
+        counts as 1; any other must lie in [0, 1]).
     images : ids of the images the model was run on (default: all).
     """
     if any(name in im.raters for im in dataset.images):
         raise ValueError(f"rater name {name!r} is taken; name the model differently")
     run_on = None if images is None else set(images)
+    predictions = list(predictions)
+    key = GEOMETRY_KEYS.get(dataset.kind)
+    if key is None:
+        raise ValueError(f"model predictions are not supported for {dataset.kind!r} geometry")
+    check_predictions(predictions, (im.id for im in dataset.images), key, score_required=False)
     by_image: dict[Any, list[Annotation]] = {}
     for k, pred in enumerate(predictions):
         score = float(pred.get("score", 1.0))

@@ -71,10 +71,9 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
     predictions : optional COCO results (``image_id``, ``category_id``, ``bbox`` or
         ``segmentation``, ``score``) on the data set's images.
     """
-    raters = list(config.raters) if config.raters else dataset.raters
-    missing = [r for r in raters if r not in dataset.raters]
-    if missing or len(raters) < 2:
-        raise ValueError(f"need at least two raters of {dataset.raters}; got {raters}")
+    raters = dataset.check_raters(config.raters or dataset.raters, "raters", at_least=2)
+    if not any(a.rater in raters for im in dataset.images for a in im.annotations):
+        raise ValueError(f"raters {', '.join(raters)} drew no labels: there is no mAP between them")
     names = dataset.categories
     ids = image_order(dataset)
     index_of = {i: n for n, i in enumerate(ids)}

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
 
 from ..data import MultiRaterDataset
+from ..io.predictions import check_predictions
 from .cocoeval import _order_key, evaluate_direction, rater_labels
 from .stats import interval_stats, place
 from .summaries import Side, average_summaries, direction_summary, full_set_ap, nanmean
@@ -17,24 +17,12 @@ from .types import BootstrapSummary, ConvergenceConfig, ModelResult
 def prepare_predictions(predictions: Sequence[dict], dataset: MultiRaterDataset, task: str) -> list[dict]:
     """Validate COCO results and put them in canonical order (image id, then ``id`` or position).
 
-    Raises ValueError naming the first problems (unknown image, missing geometry, bad score)."""
-    known = {im.id for im in dataset.images}
+    Raises ValueError naming the predictions at fault (:func:`kalos_core.io.predictions.check_predictions`)."""
     key = "bbox" if task == "bbox" else "segmentation"
-    out, problems = [], []
-    for n, p in enumerate(predictions):
-        where = f"prediction {n}"
-        score, geom = p.get("score"), p.get(key)
-        if p.get("image_id") not in known:
-            problems.append(f"{where}: image_id {p.get('image_id')!r} is not in the data set")
-        elif not isinstance(score, (int, float)) or not math.isfinite(score):
-            problems.append(f"{where}: score must be a finite number, got {score!r}")
-        elif geom is None or (task == "bbox" and (len(geom) != 4 or not all(math.isfinite(v) for v in geom))):
-            problems.append(f"{where}: needs a valid {key!r}")
-        else:
-            out.append({"image_id": p["image_id"], "category_id": int(p["category_id"]), "score": float(score),
-                        key: [float(v) for v in geom] if task == "bbox" else geom, "source_id": p.get("id", n)})
-    if problems:
-        raise ValueError(f"{len(problems)} invalid prediction(s): " + "; ".join(problems[:5]))
+    check_predictions(predictions, (im.id for im in dataset.images), key)
+    out = [{"image_id": p["image_id"], "category_id": int(p["category_id"]), "score": float(p["score"]),
+            key: [float(v) for v in p[key]] if task == "bbox" else p[key], "source_id": p.get("id", n)}
+           for n, p in enumerate(predictions)]
     out.sort(key=lambda d: (_order_key(d["image_id"]), _order_key(d["source_id"])))
     return out
 

@@ -12,10 +12,13 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..jsonsafe import json_safe
 from ..params import Config, ParamError, param
 
 #: the paper's Eq. 1 (mAP and α as fractions), fitted on LVIS / COCO / Open Images subsets
 EQ1_SLOPE, EQ1_INTERCEPT = 0.836, 0.197
+#: the most bootstrap subsets a run draws (ten times the paper's 1,000; each costs a re-accumulation)
+MAX_BOOTSTRAP = 10_000
 THRESHOLD_KEYS = tuple(f"{t:.2f}" for t in np.linspace(0.5, 0.95, 10))
 
 
@@ -29,8 +32,8 @@ class ConvergenceConfig(Config):
     """
 
     task: str = param("bbox", "choice", "bbox (boxes) or segm (masks / polygons)", choices=("bbox", "segm"))
-    bootstrap: int = param(1000, "int", "image subsets (the paper: 1,000; 0 = full set only)",
-                           label="Bootstrap subsets")
+    bootstrap: int = param(1000, "int", "image subsets (the paper: 1,000; 0 = full set only; at most 10,000)",
+                           hi=MAX_BOOTSTRAP, label="Bootstrap subsets")
     fraction: float = param(0.1, "fraction", "share of the images in each subset, drawn without replacement "
                             "(the paper: 0.1)", lo_open=True, label="Subset fraction")
     seed: int = param(0, "int", "seed of the bootstrap subsets: same seed, same result")
@@ -182,11 +185,11 @@ class ConvergenceResult:
 
     def to_dict(self, include_labels: bool = False) -> dict:
         """JSON-safe dict; ``include_labels`` adds each pair's per-label ``matched`` flags."""
-        return {"kind": "convergence", "config": asdict(self.config), "raters": self.raters,
-                "n_images": self.n_images, "units": "percent",
-                "full_set": self.full_set.to_dict(),
-                "bootstrap": self.bootstrap.to_dict() if self.bootstrap else None,
-                "pairs": [p.to_dict(include_labels) for p in self.pairs],
-                "alpha": self.alpha.to_dict() if self.alpha else None,
-                "model": self.model.to_dict() if self.model else None,
-                "seconds": self.seconds}
+        return json_safe({"kind": "convergence", "config": asdict(self.config), "raters": self.raters,
+                          "n_images": self.n_images, "units": "percent",
+                          "full_set": self.full_set.to_dict(),
+                          "bootstrap": self.bootstrap.to_dict() if self.bootstrap else None,
+                          "pairs": [p.to_dict(include_labels) for p in self.pairs],
+                          "alpha": self.alpha.to_dict() if self.alpha else None,
+                          "model": self.model.to_dict() if self.model else None,
+                          "seconds": self.seconds})

@@ -284,6 +284,11 @@ def fit_noise_profile(ds: MultiRaterDataset, threshold: float = 0.5, reference_r
     -------
     FitResult : the profile, the goodness-of-fit report and the extracted pairs.
     """
+    ds.check_raters(ds.raters, "raters", at_least=2)
+    if reference_rater is not None:
+        ds.check_raters(reference_rater, "reference_rater")
+    if not ds.n_annotations:
+        raise ValueError("the data hold no labels: there is no noise to fit")
     d = extract_pairs(ds, threshold, reference_rater)
     base = builtin_profile()
     rep: dict = {"threshold": threshold, "reference_rater": reference_rater, "n_matched": d.n_matched,

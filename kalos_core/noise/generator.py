@@ -109,6 +109,8 @@ def reference_from_coco(source: str | Path | dict, task: str = "bbox", rater: st
     if isinstance(source, (str, Path)):
         name, source = str(source), read_json(source)
     raw_images, raw_anns, raw_cats = top_level(source, name)
+    if rater is not None:
+        _check_rater(rater, raw_images, raw_anns, name)
     problems: list[Problem] = []
     images = _ref_images(raw_images, problems)
     categories = {}
@@ -139,6 +141,15 @@ def reference_from_coco(source: str | Path | dict, task: str = "bbox", rater: st
     if problems:
         raise InvalidInputError(problems, name, hint=False)
     return Reference(list(images.values()), categories, task, skipped)
+
+
+def _check_rater(rater: str, raw_images: list, raw_anns: list, name: str) -> None:
+    """``ValueError`` unless ``rater`` labelled or is listed in the file (the message lists its raters)."""
+    known = {str(a["rater_id"]) for a in raw_anns if isinstance(a, dict) and a.get("rater_id") is not None}
+    known |= {str(r) for im in raw_images if isinstance(im, dict) for r in (im.get("rater_list") or [])}
+    if rater not in known:
+        raise ValueError(f"reference_rater: {rater!r} is not a rater of {name}; its raters are: "
+                         f"{', '.join(sorted(known)) or 'none'}")
 
 
 def _ref_images(raw: list, problems: list[Problem]) -> dict[str, RefImage]:
@@ -183,6 +194,8 @@ def reference_from_dataset(ds: MultiRaterDataset, rater: str | None = None) -> R
     """One rater's labels of a box data set as the reference (all annotations if ``rater`` is None)."""
     if ds.kind != "box":
         raise ValueError("reference_from_dataset supports box data sets; use reference_from_coco otherwise")
+    if rater is not None:
+        ds.check_raters(rater, "reference_rater")
     images = []
     for im in ds.images:
         objs = []

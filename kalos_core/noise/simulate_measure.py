@@ -21,20 +21,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..measure import CliOption, Measure, MeasureData
-from ..params import Config, param
+from ..params import Config, ParamError, param
 from .generator import Simulation, reference_from_coco, reference_from_dataset, simulate
 from .profile import load_profile
 from .schools import rater_specs
 
 #: the tasks a reference is read as (the first is the default)
 TASKS = ("bbox", "segm", "keypoints")
+#: the most synthetic raters one simulation draws (the operator writes a label field per rater)
+MAX_RATERS = 100
 
 
 @dataclass(frozen=True)
 class SimulateConfig(Config):
     """Settings of a simulation: how many raters, how noisy, which noise profile."""
 
-    n_raters: int = param(5, "int", "number of synthetic raters", lo=1, flag="--raters",
+    n_raters: int = param(5, "int", "number of synthetic raters", lo=1, hi=MAX_RATERS, flag="--raters",
                           label="Number of synthetic raters")
     magnitude: float = param(1.0, "float", "noise magnitude λ >= 0: 0 = exact copies of the reference, "
                              "1 = the fitted (empirical) noise level", lo=0.0, label="Noise magnitude λ")
@@ -43,10 +45,16 @@ class SimulateConfig(Config):
                                 "(default: the shipped profile fitted on LVIS, per task)", optional=True,
                                 label="Noise profile json (optional)")
     schools: tuple[int, ...] = param((), "ints", "school sizes, e.g. 3,3: raters in schools of thought "
-                                     "(default none; given, they override the number of raters)", lo=1,
+                                     "(default none; given, they override the number of raters)", lo=1, hi=MAX_RATERS,
                                      advanced=True)
     defiant: bool = param(False, "bool", "add one defiant rater (a convention of its own, twice as noisy)",
                           advanced=True)
+
+    def check(self) -> None:
+        total = (sum(self.schools) if self.schools else self.n_raters) + self.defiant
+        if total > MAX_RATERS:
+            raise ParamError("schools" if self.schools else "n_raters",
+                             f"at most {MAX_RATERS} synthetic raters (one label field each in FiftyOne), got {total}")
 
     def raters(self) -> list:
         """The synthetic raters (:class:`kalos_core.noise.RaterSpec`) these settings draw."""

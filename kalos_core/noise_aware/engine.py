@@ -34,9 +34,13 @@ def fit_reference_noise(dataset: MultiRaterDataset, reference: str, others: Sequ
     (Not :func:`kalos_core.noise.fit_noise_profile`, which fits the empirical noise generator's profile.)"""
     if dataset.kind != "box":
         raise ValueError("the corner-noise model needs boxes (task bbox)")
+    dataset.check_raters(reference, "reference rater")
+    if others:
+        dataset.check_raters(others, "noise raters")
     others = [r for r in (others or dataset.raters) if r != reference]
-    if reference not in dataset.raters or not others:
-        raise ValueError(f"need the reference rater and at least one other among {dataset.raters}")
+    if not others:
+        raise ValueError(f"noise raters: need a rater besides the reference {reference!r} to fit the corner "
+                         f"noise; the data's raters are: {', '.join(dataset.raters)}")
     return fit_corner_noise(dataset, reference, others, config.iou_min, config.fence_k, config.share)
 
 

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from ..jsonsafe import json_safe
 from ..params import Config, param
 
 #: corner offsets: left, right, top, bottom edge (Eq. 5's x1, x2, y1, y2)
@@ -36,11 +37,13 @@ class NoiseAwareConfig(Config):
                            advanced=True, label="Tukey fence factor")
     share: str = param("split", "choice", "split: both raters noisy (scale / sqrt 2); reference: the reference "
                        "is noise-free", choices=("split", "reference"), label="Noise sharing")
-    grid_points: int = param(24, "int", "ε̄ grid nodes per axis", lo=2, advanced=True, label="ε̄ grid points")
+    grid_points: int = param(24, "int", "ε̄ grid nodes per axis", lo=2, hi=100, advanced=True,
+                             label="ε̄ grid points")
     max_size: float | None = param(None, "float", "largest box side on the ε̄ grid in pixels (default: the "
                                    "largest in the data, at least 64)", lo=0.0, lo_open=True, optional=True,
                                    advanced=True, label="ε̄ grid: largest box side (px)")
-    quad_nodes: int = param(8, "int", "Gauss-Legendre nodes per half-axis for Eq. 7", lo=2, advanced=True,
+    quad_nodes: int = param(8, "int", "Gauss-Legendre nodes per half-axis for Eq. 7 (the cost grows "
+                            "as its 4th power)", lo=2, hi=16, advanced=True,
                             label="Quadrature nodes")
 
 
@@ -100,7 +103,8 @@ class NoiseAwareResult:
             return {k: {b: (None if not math.isfinite(v) else round(100.0 * v, 6)) for b, v in d.items()}
                     for k, d in block.items()}
 
-        return {"kind": "noise_aware", "config": asdict(self.config), "reference": self.reference,
-                "n_predictions": self.n_predictions, "n_reference": self.n_reference, "units": "percent",
-                "noise": self.noise.to_dict(), "ap": pct(self.ap),
-                "by_size": {s: pct(b) for s, b in self.by_size.items()}, "eps_grid": self.eps_grid.to_dict()}
+        return json_safe({"kind": "noise_aware", "config": asdict(self.config), "reference": self.reference,
+                          "n_predictions": self.n_predictions, "n_reference": self.n_reference, "units": "percent",
+                          "noise": self.noise.to_dict(), "ap": pct(self.ap),
+                          "by_size": {s: pct(b) for s, b in self.by_size.items()},
+                          "eps_grid": self.eps_grid.to_dict()})

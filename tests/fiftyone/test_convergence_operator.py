@@ -122,6 +122,7 @@ def test_rerun_needs_the_overwrite_confirmation(model_ds):
     (dict(run_key="bad key"), "run_key", "run key must start"),
     (dict(task="segm"), "task", None),
     (dict(fraction=0.0), "fraction", None),
+    (dict(bootstrap=10_001), "bootstrap", "must be at most 10000"),   # the declared bound, as in the CLI
 ])
 def test_convergence_bad_setups_are_form_errors(model_ds, params, param, message):
     from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
@@ -148,6 +149,20 @@ def test_predictions_without_confidence_are_refused_before_writing(fo_isolated, 
     with pytest.raises(SetupError, match="no confidence"):
         convergence_run(ds, rater_fields=fields, run_key="noconf", predictions_field="model", bootstrap=5)
     assert "noconf" not in ds.list_runs() and ds.count(f"{fields[0]}.detections.noconf_matched") == 0
+
+
+@pytest.mark.parametrize("confidence", [1.5, -0.2, float("nan")])
+def test_predictions_with_a_confidence_outside_0_1_are_refused_naming_a_label(fo_isolated, demo, confidence):
+    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
+
+    ds, fields = model_dataset(fo_isolated, demo)
+    ds.set_values("model.detections.confidence", [[confidence] * len(r or []) for r in ds.values("model.detections")])
+    first = next(d.id for r in ds.values("model.detections") for d in r or [])
+    with pytest.raises(SetupError, match=f"no confidence in \\[0, 1\\] \\(e.g. label {first}") as e:
+        convergence_run(ds, rater_fields=fields, run_key="badconf", predictions_field="model", bootstrap=5)
+    assert e.value.param == "predictions_field"
+    assert "badconf" not in ds.list_runs() and ds.count(f"{fields[0]}.detections.badconf_matched") == 0
 
 
 def test_delete_removes_the_run_and_exactly_its_fields(model_ds):

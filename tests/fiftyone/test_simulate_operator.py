@@ -102,6 +102,8 @@ def test_delegated_run_equals_the_direct_one(fo_isolated):
     (dict(reference_field="ground_truth", prefix="bad prefix"), "prefix"),
     (dict(reference_field="ground_truth", magnitude=-1.0), "magnitude"),
     (dict(reference_field="ground_truth", n_raters=0), "n_raters"),
+    (dict(reference_field="ground_truth", n_raters=101), "n_raters. Reason: must be at most 100"),
+    (dict(reference_field="ground_truth", schools="60,40", defiant=True), "at most 100 synthetic raters"),
     (dict(reference_field="ground_truth", profile="/nonexistent/profile.json"), "no profile file"),
 ])
 def test_bad_setups_are_form_errors(fo_isolated, params, message):
