@@ -58,3 +58,21 @@ def test_a_rater_field_that_is_not_a_label_field_names_what_it_is(fo_isolated, f
     assert props["rater_fields"].invalid and text in props["rater_fields"].error_message
     assert "choose Detections, Polylines or Keypoints fields" in props["rater_fields"].error_message
     refused(COMPUTE, ds, text, rater_fields=["raters_a", field], run_key="kalos")
+
+
+@pytest.mark.parametrize("text", ["[" * 100000 + "]" * 100000,
+                                  '{"images": ' + "[" * 5000 + "]" * 5000 + ', "annotations": []}'])
+def test_import_of_a_deeply_nested_json_is_a_form_error_naming_file_and_limit(fo_isolated, tmp_path, text):
+    """Was a RecursionError out of json.load (a stack trace in the App)."""
+    import sys
+    path = tmp_path / "deep.json"
+    path.write_text(text)
+    ds = fo_isolated.Dataset()
+    uri = f"{PLUGIN}/import_multirater_coco"
+    props = form(uri, ds, labels_path=str(path))
+    message = props["labels_path"].error_message
+    assert props["labels_path"].invalid and str(path) in message
+    assert f"nested more than about {sys.getrecursionlimit()} levels deep" in message
+    refused(uri, ds, "levels deep", labels_path=str(path))
+    assert len(ds) == 0 and ds.get_field_schema().keys() == {"id", "filepath", "tags", "metadata",
+                                                              "created_at", "last_modified_at"}
