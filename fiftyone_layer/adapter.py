@@ -85,14 +85,44 @@ def rater_names(fields: list[str]) -> dict[str, str]:
     return names if len(set(names.values())) == len(fields) else {f: f for f in fields}
 
 
+def rater_list_schema_problem(collection) -> str | None:
+    """Why the declared ``rater_list`` field cannot hold lists of rater names (a StringField:
+    ``"a,b"`` would be read as raters 'a', ',', 'b'), or None."""
+    declared = collection.get_field("rater_list")
+    if declared is None or (isinstance(declared, fo.ListField)
+                            and isinstance(declared.field, (fo.StringField, fo.IntField, type(None)))):
+        return None
+    held = type(declared).__name__ + (f" of {type(declared.field).__name__}" if isinstance(declared, fo.ListField)
+                                      else "")
+    return (f"field rater_list is a {held}, not a list of rater names; set it to lists, e.g. "
+            "sample['rater_list'] = ['alice', 'bob'], or rename it")
+
+
+def not_label_fields(collection, names, available: dict) -> str | None:
+    """What each of ``names`` that is not a Detections/Polylines/Keypoints field is instead, or None."""
+    wrong = []
+    for name in names:
+        if name in available:
+            continue
+        f = collection.get_field(name)
+        held = "does not exist" if f is None else (
+            f"holds {f.document_type.__name__}" if isinstance(f, fo.EmbeddedDocumentField) else
+            f"is a {type(f).__name__}")
+        wrong.append(f"field {name!r} {held}")
+    return (f"{'; '.join(wrong)}: choose Detections, Polylines or Keypoints fields "
+            f"(this dataset has: {', '.join(available) or 'none'})") if wrong else None
+
+
 def resolve_source(collection, rater_fields=None, label_field=None, rater_attribute="rater_id") -> RaterSource:
     """Check a set-up and describe it; raises :class:`SetupError` naming the bad parameter."""
     available = label_fields(collection)
+    problem = rater_list_schema_problem(collection)
+    if problem:
+        raise SetupError(problem, "rater_fields" if rater_fields or not label_field else "label_field")
     if rater_fields:
-        missing = [f for f in rater_fields if f not in available]
-        if missing:
-            raise SetupError(f"not a Detections/Polylines/Keypoints field of this dataset: {', '.join(missing)}",
-                             "rater_fields")
+        wrong = not_label_fields(collection, rater_fields, available)
+        if wrong:
+            raise SetupError(wrong, "rater_fields")
         if len(rater_fields) < 2:
             raise SetupError("choose at least two rater fields: agreement needs two raters", "rater_fields")
         types = {f: available[f].__name__ for f in rater_fields}
@@ -105,8 +135,9 @@ def resolve_source(collection, rater_fields=None, label_field=None, rater_attrib
         return RaterSource(list(rater_fields), available[rater_fields[0]], raters=names,
                            cuboids=holds_cuboids(collection, rater_fields, available[rater_fields[0]]))
     if label_field:
-        if label_field not in available:
-            raise SetupError(f"{label_field!r} is not a Detections/Polylines/Keypoints field", "label_field")
+        wrong = not_label_fields(collection, [label_field], available)
+        if wrong:
+            raise SetupError(wrong, "label_field")
         src = RaterSource([label_field], available[label_field], rater_attribute=rater_attribute,
                           cuboids=holds_cuboids(collection, [label_field], available[label_field]))
         found = [r for r in collection.distinct(src.label_paths(rater_attribute)[0]) if r is not None]
@@ -228,8 +259,7 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False, colum
     # pixel geometry where every sample knows its size (pixel-based distances such as centroid_box
     # need the aspect ratio); otherwise FiftyOne's relative coordinates on a unit image
     pixel = not missing and bool(sample_ids)
-    has_list = collection.has_field("rater_list")
-    rater_lists = collection.values("rater_list") if has_list else [None] * len(sample_ids)
+    rater_lists = read_rater_lists(collection, sample_ids)
     per_field = []
     for f in source.fields:
         ids, labels, geoms = collection.values([f"{f}.{source.list_name}.{a}" for a in ("id", "label", geom_attr)])
@@ -294,6 +324,23 @@ def read_dataset(collection, source: RaterSource, use_masks: bool = False, colum
         raise SetupError(f"{len(problems)} problem(s) in the labels:\n" + "\n".join(problems[:10]) + more)
     names = {v: k for k, v in categories.items()}
     return MultiRaterDataset(images, names, kind, meta={"pixel_geometry": pixel})
+
+
+def read_rater_lists(collection, sample_ids: list) -> list:
+    """Each sample's ``rater_list`` (None where it has none): a list of rater names. Anything
+    else is refused naming the samples (a string ``"a,b"`` is not guessed to be raters a, b)."""
+    if not collection.has_field("rater_list"):
+        return [None] * len(sample_ids)
+    lists = collection.values("rater_list")
+    bad = [(sid, rl) for sid, rl in zip(sample_ids, lists) if rl is not None and not (
+        isinstance(rl, (list, tuple)) and all(isinstance(r, (str, int)) and not isinstance(r, bool) for r in rl))]
+    if bad:
+        paths = dict(zip(*collection.select([sid for sid, _ in bad[:3]]).values(["id", "filepath"])))
+        listing = "; ".join(f"sample {sid} ({paths.get(sid)}): {type(rl).__name__} {rl!r}"[:160] for sid, rl in bad[:3])
+        raise SetupError(f"field rater_list must hold a list of rater names on every sample, but {len(bad)} "
+                         f"sample(s) hold something else: {listing}. Set it to a list, e.g. "
+                         "sample['rater_list'] = ['alice', 'bob'] (None: every rater whose field exists on the sample is assigned)")
+    return lists
 
 
 def _assigned(rater_list, source: RaterSource, selected: set, all_raters: list, present: list) -> tuple:

@@ -23,7 +23,6 @@ list, an unassigned one None. ``dataset.info["kalos_import"]`` keeps ``rater_fie
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import math
 import os
@@ -35,6 +34,7 @@ from fiftyone.operators import types
 from pycocotools import mask as mask_utils
 
 from kalos_core.io import InvalidInputError, load_coco, load_yolo
+from kalos_core.io.jsonfile import read_json
 
 from ..fiftyone_layer import rawdocs
 from ..fiftyone_layer.placeholders import Placeholders, default_folder
@@ -76,8 +76,7 @@ def _check_options(layout, label_field, label_types, rater_attribute):
 def _read_json(labels_path):
     if isinstance(labels_path, dict):
         return labels_path, "input"
-    with open(labels_path) as f:
-        return json.load(f), str(labels_path)
+    return read_json(labels_path), str(labels_path)   # deep / huge / not UTF-8: an error naming the file
 
 
 def _validate_coco(raw, source, label_types, skip_invalid):

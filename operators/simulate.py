@@ -30,7 +30,7 @@ from kalos_core.noise.channels import RefObject
 from kalos_core.noise.generator import RefImage, Reference
 
 
-from ..fiftyone_layer.adapter import KINDS, SetupError, label_fields
+from ..fiftyone_layer.adapter import KINDS, SetupError, label_fields, rater_list_schema_problem
 from ..fiftyone_layer.rawdocs import LIST_NAMES
 from ..fiftyone_layer.values import make_config
 from .common import FIELD_NAME_RE, form_error
@@ -69,11 +69,11 @@ def check_params(dataset, reference_field, prefix="synthetic", **params):
     if clash:  # checked for every field before anything is written: never replace the user's data
         raise SetupError(f"field(s) {', '.join(clash)} exist already; simulate_raters never replaces a field: "
                          f"choose another prefix (e.g. {unused_prefix(dataset, prefix)!r})", "prefix")
-    rater_list = schema.get("rater_list")
-    if rater_list is not None and not (isinstance(rater_list, fo.ListField)
-                                       and isinstance(rater_list.field, (fo.StringField, type(None)))):
-        raise SetupError(f"field rater_list holds {type(rater_list).__name__}, not a list of rater names; "
-                         "rename it before simulating raters", "reference_field")
+    problem = rater_list_schema_problem(dataset) or (
+        "field rater_list holds integers; the synthetic raters' names are text: rename it before simulating"
+        if isinstance(getattr(schema.get("rater_list"), "field", None), fo.IntField) else None)
+    if problem:
+        raise SetupError(problem, "reference_field")
     if config.profile:
         if not os.path.isfile(config.profile):
             raise SetupError(f"no profile file at {config.profile}", "profile")

@@ -215,6 +215,9 @@ def _rows_of(raw: Any, iid: Any, warn: InputWarnings) -> tuple[tuple, dict | Non
                 rows.append(session_row(str(rater), s))
                 base[rows[-1]] = str(rater)
         return tuple(dict.fromkeys(rows)), base, None
+    if isinstance(raw, str):   # "a,b" or "ab": not split into raters by guessing
+        return (), None, (f"rater_list must be a list of rater ids, got the string {raw[:60]!r}; write it "
+                          f"as a list, e.g. {[r.strip() for r in raw.split(',')][:4]!r}")
     if not isinstance(raw, list):
         return (), None, (f"rater_list must be a list of rater ids or a {{rater: [sessions]}} object, "
                           f"got {type(raw).__name__} {raw!r}")[:200]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,11 @@ def load_json_file(path: str | Path) -> Any:
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a folder, not a JSON file")
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except MemoryError:
+        raise fatal(f"the file ({path.stat().st_size / 2**20:,.0f} MB) does not fit in memory: split it "
+                    "into smaller files, or run on a machine with more memory", str(path)) from None
     if not raw.strip():
         raise fatal("the file is empty: nothing to measure", str(path))
     if raw.startswith(_BOM):
@@ -130,7 +135,11 @@ def _stdlib(text: str, source: str) -> Any:
     try:
         return json.loads(text)
     except RecursionError:
-        raise fatal("the JSON is nested too deeply to be a label file", source) from None
+        raise fatal(f"the JSON is nested more than about {sys.getrecursionlimit()} levels deep, which the "
+                    "parser refuses (a label file needs 6): not a label file", source) from None
+    except MemoryError:
+        raise fatal(f"the JSON ({len(text) / 2**20:,.0f} MB of text) does not fit in memory: split it into "
+                    "smaller files, or run on a machine with more memory", source) from None
     except json.JSONDecodeError as e:
         raise fatal(f"not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})", source) from None
 
