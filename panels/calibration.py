@@ -88,11 +88,11 @@ def braylan_markdown(res: dict) -> str | None:
     title = "**Item-level agreement (Braylan)**"
     if "distances" not in braylan:
         return f"{title}: not computed — {braylan.get('skipped', 'no result')}"
-    from kalos_core.calibration.braylan import CONVENTION_NOTES   # scipy: only when a table is shown
+    from kalos_core.conventions import PHRASES
 
     convention = braylan.get("convention")
-    note = CONVENTION_NOTES["midrank"] + (" (a run stored before conventions were recorded)" if not convention else "")
-    note = CONVENTION_NOTES.get(convention, note)
+    note = PHRASES.get(convention or "midrank", PHRASES["midrank"]) + (
+        "" if convention else " (a run stored before conventions were recorded)")
     rows = ["| distance | α | AUC | σ | KS | n |", "|---|---:|---:|---:|---:|---:|"]
     for name, d in braylan["distances"].items():
         rows.append(f"| {BRAYLAN_NAMES.get(name, name)} | {fmt(d.get('alpha'))} | {fmt(d.get('auc'))} | "

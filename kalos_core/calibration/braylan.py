@@ -60,12 +60,6 @@ BRAYLAN_DISTANCES = ("iou", "giou", "l2", "count")
 #: "braylan": the paper's published code; "midrank": unfloored distances, AUC ties count half
 CONVENTIONS = ("braylan", "midrank")
 #: what each convention means, one sentence (the CLI summary and the Calibration panel)
-CONVENTION_NOTES = {
-    "braylan": "convention braylan (the paper's published code; reproduces its Table 1): a GIoU nearest-neighbour "
-               "similarity is floored at 0, AUC = P(De > Do) strictly, as Table 1's 'KS' column",
-    "midrank": "convention midrank: GIoU unfloored (distance up to 2), AUC = P(De > Do) + P(De = Do)/2 "
-               "(Mann-Whitney: ties count half)",
-}
 #: distances whose nearest-neighbour similarity the "braylan" convention floors at 0 (distance capped at 1)
 FLOORED = ("iou", "giou")
 

@@ -9,7 +9,7 @@ so its run kind is the calibration's.
 from __future__ import annotations
 
 from ..measure import Measure, MeasureData
-from .braylan import CONVENTION_NOTES, BraylanConfig, BraylanResult, braylan_agreement
+from .braylan import BraylanConfig, BraylanResult, braylan_agreement
 
 
 def steps(data: MeasureData, config: BraylanConfig):
@@ -27,7 +27,8 @@ def summary(result: BraylanResult, seconds: float | None = None) -> str:
              f"{'distance':<10}{'alpha':>8}{'AUC':>8}{'sigma':>8}{'KS D':>8}{'n(Do)':>8}{'n(De)':>8}"]
     for name, d in result.distances.items():
         lines.append(f"{name:<10}{d.alpha:>8.4f}{d.auc:>8.4f}{d.sigma:>8.4f}{d.ks:>8.4f}{d.n_do:>8}{d.n_de:>8}")
-    lines.append(f"\n{CONVENTION_NOTES[result.convention]}; KS D = max(F_Do - F_De)")
+    lines.append("\nAUC = P(De > Do) (Table 1's 'KS' column; ties as the convention below says); "
+                 "KS D = max(F_Do - F_De)")
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ from kalos_core.calibration.braylan import (CONVENTIONS, BraylanConfig, alpha_fr
                                             auc_de_above_do, box_distance, braylan_agreement, draw_de_pairs,
                                             kde_threshold, measure, set_distances, sigma_from_samples)
 from kalos_core.cli import main
+from kalos_core.conventions import conventions_of
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
 from kalos_core.demo_data import build_demo
 from kalos_core.params import ParamError
@@ -316,6 +317,7 @@ def test_cli_writes_the_contract(demo_path, tmp_path, capsys):
     assert list(res["distances"]) == ["iou", "count"]
     assert res["n_items"] == 20 and res["seed"] == 4
     direct = braylan_agreement(load_coco(demo_path, "bbox"), BraylanConfig(distances=("iou", "count"), seed=4))
+    assert res.pop("conventions") == conventions_of("kalos_braylan", direct.to_dict())
     assert res == direct.to_dict()
     for d in res["distances"].values():
         assert CONTRACT_KEYS <= set(d) and d["n_do"] == d["n_de"] > 0

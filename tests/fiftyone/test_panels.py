@@ -394,10 +394,11 @@ def test_calibration_panel_shows_the_braylan_table(fields_ds):
     assert "| IoU | 0.803 | 0.982 | 0.990 | 0.970 | 200 |" in table
     assert "| Count diff | 0.898 | 0.846 | 0.780 | 0.530 | 200 |" in table
     assert "200 samples" in table and "3521 boxes" in table
-    assert "Convention midrank" in table and "stored before conventions were recorded" in table   # no key: old run
-    for convention, says in (("braylan", "P(De > Do) strictly"), ("midrank", "ties count half")):
+    assert "Midrank convention" in table and "stored before conventions were recorded" in table   # no key: old run
+    for convention, says in (("braylan", "Braylan convention: similarity floored at 0, strict AUC"),
+                             ("midrank", "Midrank convention: AUC with ties counted half")):
         text = braylan_markdown({"braylan": {**BRAYLAN, "convention": convention}})
-        assert f"Convention {convention}" in text and says in text and "stored before" not in text
+        assert says in text and "stored before" not in text
     skipped = braylan_markdown({"braylan": {"skipped": "boxes only"}})
     assert "not computed" in skipped and "boxes only" in skipped and "|" not in skipped
     fields_ds.delete_run("calibration")
