@@ -136,9 +136,7 @@ def check_two_raters(run: MeasureRun, collection, source: RaterSource) -> None:
     the first sample that has): every measure compares raters on the same sample. Assigned
     raters are the sample's ``rater_list``, else the rater fields that exist on it (an empty
     list counts), else the distinct rater attribute values of its labels."""
-    if collection._dataset.has_sample_field("rater_list"):
-        two, why = F("rater_list").length() >= 2, "every sample's rater_list names fewer than two raters"
-    elif source.rater_attribute is None:
+    if source.rater_attribute is None:
         present = [(F(f) != None).if_else(1, 0) for f in source.fields]  # noqa: E711 - a query expression
         two = sum(present[1:], present[0]) >= 2
         why = f"no sample has two of the fields {', '.join(source.fields)}"
@@ -146,6 +144,10 @@ def check_two_raters(run: MeasureRun, collection, source: RaterSource) -> None:
         labels = F(f"{source.fields[0]}.{source.list_name}")
         two = labels.map(F(source.rater_attribute)).unique().length() >= 2
         why = f"the labels of every sample carry fewer than two values of {source.rater_attribute}"
+    if collection._dataset.has_sample_field("rater_list"):   # a sample's list, where it has one, says who
+        listed = F("rater_list") != None  # noqa: E711
+        two = listed.if_else(F("rater_list").length() >= 2, two)
+        why = f"every sample's rater_list names fewer than two raters, and {why} where it has none"
     if collection.match(two).limit(1).count() == 0:
         param = run.error_param(source) if run.error_param else (
             "rater_fields" if source.rater_attribute is None else "label_field")

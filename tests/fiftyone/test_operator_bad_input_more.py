@@ -216,7 +216,7 @@ def test_a_view_with_one_rater_per_sample_is_a_form_error(fo_isolated, uri, how)
     ds.set_values("raters_b", [None] * len(ds))
     if how == "rater_list":
         ds.set_values("rater_list", [["a"]] * len(ds))
-        why = "every sample's rater_list names fewer than two raters"
+        why = "every sample's rater_list names fewer than two raters, and no sample has two of the fields raters_a, raters_b where it has none"
     else:
         ds.delete_sample_field("rater_list")
         why = "no sample has two of the fields raters_a, raters_b"
