@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from fiftyone import ViewField as F
+
 from kalos_core.measure import Measure, MeasureData, get_measure
 from kalos_core.params import groups_of
 from kalos_core.progress import rescale, run_steps
@@ -122,10 +124,36 @@ def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, 
     run_store.check_free_paths(collection, run_key, run.owned_paths(source, run_key), "run_key")
     if len(collection) == 0:
         raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
+    check_two_raters(run, collection, source)
     config = make_config(run.spec, checked_names(run.spec, values, run.title, run.params))
     if run.check is not None:
         run.check(collection, source, config, extras)
     return source, config, extras
+
+
+def check_two_raters(run: MeasureRun, collection, source: RaterSource) -> None:
+    """:class:`SetupError` when no sample of ``collection`` has two raters (one query, stopped at
+    the first sample that has): every measure compares raters on the same sample. Assigned
+    raters are the sample's ``rater_list``, else the rater fields that exist on it (an empty
+    list counts), else the distinct rater attribute values of its labels."""
+    if source.rater_attribute is None:
+        present = [(F(f) != None).if_else(1, 0) for f in source.fields]  # noqa: E711 - a query expression
+        two = sum(present[1:], present[0]) >= 2
+        why = f"no sample has two of the fields {', '.join(source.fields)}"
+    else:
+        labels = F(f"{source.fields[0]}.{source.list_name}")
+        two = labels.map(F(source.rater_attribute)).unique().length() >= 2
+        why = f"the labels of every sample carry fewer than two values of {source.rater_attribute}"
+    if collection._dataset.has_sample_field("rater_list"):   # a sample's list, where it has one, says who
+        listed = F("rater_list") != None  # noqa: E711
+        two = listed.if_else(F("rater_list").length() >= 2, two)
+        why = f"every sample's rater_list names fewer than two raters, and {why} where it has none"
+    if collection.match(two).limit(1).count() == 0:
+        param = run.error_param(source) if run.error_param else (
+            "rater_fields" if source.rater_attribute is None else "label_field")
+        raise SetupError(f"no sample in the view has two raters ({why}): the measure compares raters on the same "
+                         "sample; choose a view, or rater fields, where at least two raters labelled one sample",
+                         param)
 
 
 def measure_steps(run: MeasureRun, collection, run_key=None, **params):

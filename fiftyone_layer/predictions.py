@@ -20,6 +20,54 @@ def prediction_fields(collection, task: str = "bbox") -> dict[str, type]:
     return {k: v for k, v in label_fields(collection).items() if v in PREDICTION_TYPES[task]}
 
 
+def _kinds(task: str) -> str:
+    return " or ".join(c.__name__ for c in PREDICTION_TYPES[task])
+
+
+def scored_fields(collection, task: str = "bbox", exclude=()) -> list[str]:
+    """The ``task`` prediction fields but ``exclude`` whose labels carry a confidence somewhere
+    (one aggregation)."""
+    fields = {f: "detections" if cls is fo.Detections else "polylines"
+              for f, cls in prediction_fields(collection, task).items() if f not in exclude}
+    if not fields:
+        return []
+    counts = collection.aggregate([fo.Count(f"{f}.{name}.confidence") for f, name in fields.items()])
+    return [f for f, n in zip(fields, counts) if n]
+
+
+def missing_predictions(collection, task: str = "bbox", exclude=()) -> str | None:
+    """What to do when no field but ``exclude`` (the raters') holds a model's predictions for
+    ``task``, labels with a confidence; None when one does."""
+    if scored_fields(collection, task, exclude):
+        return None
+    return (f"No predictions field: no {_kinds(task)} field of this dataset besides the raters' has labels "
+            f"with a confidence. Add the "
+            f"model's predictions as a {_kinds(task)} field with a confidence in [0, 1] on every label "
+            "(e.g. with apply_model or add_samples), then open this form again.")
+
+
+def check_predictions_field(collection, field, task: str = "bbox", exclude=(), param: str = "predictions_field"):
+    """:class:`SetupError` on ``param`` unless ``field`` is a ``task`` predictions field other than
+    those in ``exclude`` (the raters'); the message says what the field is and lists those that qualify."""
+    qualify = [f for f in prediction_fields(collection, task) if f not in exclude]
+    if field in qualify:
+        return
+    found = collection.get_field(field) if isinstance(field, str) and field else None
+    if not isinstance(field, str) or not field:
+        what = f"{field!r} is not a field name"
+    elif field in exclude:
+        what = f"{field!r} is a rater field"
+    elif found is None:
+        what = f"field {field!r} does not exist"
+    elif getattr(found, "document_type", None) is not None:
+        what = f"field {field!r} holds {found.document_type.__name__}"
+    else:
+        what = f"field {field!r} is a {type(found).__name__}"
+    fix = (f"choose a {_kinds(task)} field with confidences: {', '.join(qualify)}" if qualify
+           else missing_predictions(collection, task, exclude))
+    raise SetupError(f"predictions: {what}; {fix}", param)
+
+
 def read_predictions(collection, field: str, data: MultiRaterDataset, task: str = "bbox",
                      param: str = "predictions_field") -> tuple[list[dict], int]:
     """``(COCO results, number of predictions of classes no rater used)`` of ``field``.
@@ -28,10 +76,8 @@ def read_predictions(collection, field: str, data: MultiRaterDataset, task: str 
     (pixels when ``data.meta["pixel_geometry"]``); ``segm`` reads Polylines as polygons and
     Detections' instance masks as RLE. Classes no rater used are left out (they have no ground
     truth, so COCOeval would ignore them) and counted."""
-    cls = prediction_fields(collection, task).get(field)
-    if cls is None:
-        kinds = "/".join(c.__name__ for c in PREDICTION_TYPES[task])
-        raise SetupError(f"{field!r} is not a {kinds} field of this dataset", param)
+    check_predictions_field(collection, field, task, param=param)
+    cls = prediction_fields(collection, task)[field]
     list_name = "detections" if cls is fo.Detections else "polylines"
     pixel = bool(data.meta.get("pixel_geometry"))
     if task == "segm" and not pixel:

@@ -259,6 +259,10 @@ def delete_run(dataset, run_key: str, method: str | None = None) -> list[str]:
     :class:`SetupError` unless the run is of that kind."""
     if method is not None:
         get_run(dataset, run_key, method)
+    elif run_method(dataset, run_key) not in KINDS:   # another plugin's run, or FiftyOne's: never ours to delete
+        known = ", ".join(k for m in KINDS for k in runs_of(dataset, m)) or "none"
+        raise SetupError(f"{run_key!r} is not a KaLOS run on dataset {dataset.name!r}, so KaLOS does not delete it "
+                         f"(KaLOS runs: {known})", "run_key")
     paths, views = owned(dataset, run_key)
     _untag(dataset, run_key)
     agreement = run_method(dataset, run_key) == AGREEMENT

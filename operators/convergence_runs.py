@@ -22,7 +22,7 @@ from kalos_core.measure import MeasureData
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import SetupError, label_fields, read_dataset
 from ..fiftyone_layer.measure_runs import MeasureRun, measure_run, measure_steps
-from ..fiftyone_layer.predictions import read_predictions
+from ..fiftyone_layer.predictions import check_predictions_field, read_predictions
 from ..fiftyone_layer.writeback import write_label_values
 
 METHOD = "kalos_convergence"
@@ -44,8 +44,8 @@ def _check(collection, source, config, extras) -> None:
     if config.task not in tasks:
         raise SetupError(f"task {config.task!r} does not fit {source.label_cls.__name__} labels; choose "
                          f"{' or '.join(tasks)}", "task")
-    if extras.get("predictions_field") and extras["predictions_field"] in source.fields:
-        raise SetupError("the predictions field is one of the rater fields", "predictions_field")
+    if extras.get("predictions_field") is not None:
+        check_predictions_field(collection, extras["predictions_field"], config.task, exclude=source.fields)
 
 
 def _read(collection, source, config, extras) -> MeasureData:

@@ -16,7 +16,7 @@ from .consensus_runs import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_conse
 from .consensus_runs import fusion_params
 from .common import check_form, finish_run, number_input
 from .forms import param_inputs
-from .review import check_review, review_view_name, tag_for_review
+from .review import check_review, review_view_name, tag_for_review, users_tag
 from ..fiftyone_layer.saved_views import select_saved_view
 
 
@@ -116,6 +116,14 @@ class TagForReview(foo.Operator):
             return types.Property(inputs, view=types.View(label="KaLOS: tag for review"))
         key = p.get("run_key") or run_store.runs_of(ds, AGREEMENT)[-1]
         props["tag"] = inputs.str("tag", default="review", required=True, label="Tag")
+        tag = p.get("tag", "review")
+        theirs = users_tag(ds, tag.strip()) if isinstance(tag, str) and tag.strip() else (0, 0)
+        props["join_tag"] = None
+        if any(theirs):
+            props["join_tag"] = inputs.bool(
+                "join_tag", default=False, label=f"Add to the existing tag {tag.strip()!r}",
+                description=f"{theirs[0]} sample(s) and {theirs[1]} label(s) carry it already, not tagged by KaLOS; "
+                            "deleting the run takes the tag off only what the run tagged")
         inputs.bool("use_alpha", default=True, label="Tag samples whose α lies below a level")
         if p.get("use_alpha", True):
             props["alpha_below"] = number_input(ctx, inputs, "alpha_below", lo=-1.0, hi=1.0, default=0.667,
@@ -130,7 +138,8 @@ class TagForReview(foo.Operator):
         props["view_name"] = inputs.str("view_name", default=review_view_name(key), label="Saved view")
         check_form(props, lambda: check_review(ds, key, p.get("tag", "review"), self._alpha(p),
                                            p.get("unmatched", True), p.get("class_disagreement", True),
-                                           p.get("unsupported", has_consensus), p.get("view_name")))
+                                           p.get("unsupported", has_consensus), p.get("view_name"),
+                                           bool(p.get("join_tag"))))
         return types.Property(inputs, view=types.View(label="KaLOS: tag for review"))
 
     @staticmethod
@@ -145,7 +154,7 @@ class TagForReview(foo.Operator):
         def work():
             return tag_for_review(ctx.dataset, key, p.get("tag", "review"), self._alpha(p),
                                   p.get("unmatched", True), p.get("class_disagreement", True), unsupported,
-                                  p.get("view_name"))
+                                  p.get("view_name"), bool(p.get("join_tag")))
             yield  # noqa: unreachable - makes this a generator for report_errors
 
         counts = yield from report_errors(ctx, work())

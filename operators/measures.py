@@ -25,7 +25,7 @@ from .noise_aware_runs import DEFAULT_KEY as NOISE_KEY
 from .noise_aware_runs import METHOD as NOISE_AWARE
 from .noise_aware_runs import RUN as NOISE_RUN
 from .noise_aware_runs import noise_aware_run, noise_aware_steps
-from ..fiftyone_layer.predictions import prediction_fields
+from ..fiftyone_layer.predictions import check_predictions_field, missing_predictions, prediction_fields
 
 
 def _choices(names: dict, multiple: bool = False) -> types.Dropdown:
@@ -69,6 +69,13 @@ class LabelConvergence(foo.Operator):
         props["predictions_field"] = inputs.enum(
             "predictions_field", list(preds), label="Predictions field (optional)", view=_choices(preds),
             description="a model's labels with confidence: its mAP against each rater, placed against the interval")
+        missing = missing_predictions(ds, task, source.fields if source else ())
+        if missing:
+            inputs.view("no_predictions", types.Notice(label=missing + " (Optional: the raters' convergence "
+                                                               "is computed without it.)"))
+        if p.get("predictions_field") not in (None, ""):
+            check_form(props, lambda: check_predictions_field(ds, p["predictions_field"], task,
+                                                              exclude=source.fields if source else ()))
         props.update(param_inputs(ctx, inputs, CONVERGENCE_RUN.spec, skip=("task", *CONVERGENCE_RUN.hidden)))
         if source is not None:
             check_form(props, lambda: check_run(CONVERGENCE_RUN, ctx.target_view(), **source_params(p),
@@ -126,9 +133,19 @@ class NoiseAwareEvaluation(foo.Operator):
         ctx.target_view()
         boxes = {k: v for k, v in label_fields(ds).items() if v is fo.Detections}
         props = {}
+        missing = missing_predictions(ds, "bbox", [f for f in (p.get("reference_field"), *(p.get("noise_fields") or []))
+                                                   if f])
+        if missing:
+            inputs.view("no_predictions", types.Warning(label=missing))
         props["predictions_field"] = inputs.enum("predictions_field", list(boxes), required=True,
                                                  label="Predictions field", view=_choices(boxes),
                                                  description="the model's Detections, with confidence")
+        if missing and not p.get("predictions_field"):
+            form_error(props["predictions_field"], missing)
+        elif p.get("predictions_field") not in (None, ""):
+            check_form(props, lambda: check_predictions_field(
+                ds, p["predictions_field"], "bbox", exclude=[f for f in (p.get("reference_field"),
+                                                                         *(p.get("noise_fields") or [])) if f]))
         raters = {k: v for k, v in boxes.items() if k != p.get("predictions_field")}
         props["reference_field"] = inputs.enum("reference_field", list(raters), required=True,
                                                label="Reference rater field", view=_choices(raters),

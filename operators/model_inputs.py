@@ -43,14 +43,21 @@ def check_model_fields(collection, source: RaterSource, model_fields, score_thre
                          "score_threshold")
     available = label_fields(collection)
     humans = set(source.raters.values())
+    qualify = [f for f, cls in available.items() if cls is source.label_cls and f not in source.fields]
+    fix = (f"; choose among the {source.label_cls.__name__} fields that are not raters: {', '.join(qualify)}"
+           if qualify else f"; this dataset has no {source.label_cls.__name__} field besides the raters': add the "
+           f"model's predictions as a {source.label_cls.__name__} field with a confidence on every label")
     for f in fields:
         if f not in available:
-            raise SetupError(f"model field {f!r} is not a Detections/Polylines/Keypoints field", PARAM)
+            found = collection.get_field(f) if isinstance(f, str) and f else None
+            what = (f"holds {found.document_type.__name__}" if getattr(found, "document_type", None) else
+                    f"is a {type(found).__name__}" if found is not None else "does not exist")
+            raise SetupError(f"model field {f!r} {what}, not {source.label_cls.__name__}{fix}", PARAM)
         if f in source.fields:
-            raise SetupError(f"{f!r} is a rater field; a field is either a rater or a model", PARAM)
+            raise SetupError(f"{f!r} is a rater field; a field is either a rater or a model{fix}", PARAM)
         if available[f] is not source.label_cls:
             raise SetupError(f"model field {f!r} holds {available[f].__name__}, the raters "
-                             f"{source.label_cls.__name__}", PARAM)
+                             f"{source.label_cls.__name__}{fix}", PARAM)
         if f in humans:
             raise SetupError(f"model field {f!r} has the name of a rater; rename the field", PARAM)
     if len(set(fields)) < len(fields):
@@ -141,7 +148,7 @@ def model_inputs(ctx, inputs, source: RaterSource | None) -> None:
     for name, cls in label_fields(ctx.dataset).items():
         if cls is source.label_cls and name not in source.fields:
             choices.add_choice(name, label=name)
-    if not choices.values():
+    if not choices.values() and not ctx.params.get(PARAM):
         return
     prop = inputs.list(PARAM, types.String(), default=[], label="Model fields (optional)",
                        description="predictions that join as one more rater each, flagged as a model",

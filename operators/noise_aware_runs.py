@@ -28,7 +28,7 @@ from kalos_core.noise_aware import NoiseAwareResult
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import RaterSource, SetupError, read_dataset, resolve_source
 from ..fiftyone_layer.measure_runs import MeasureRun, measure_run, measure_steps
-from ..fiftyone_layer.predictions import read_predictions
+from ..fiftyone_layer.predictions import check_predictions_field, missing_predictions, read_predictions
 from ..fiftyone_layer.writeback import write_label_values
 
 METHOD = "kalos_noise_aware"
@@ -53,15 +53,15 @@ def _source(collection, extras: dict) -> ReferenceSource:
     """The reference and noise fields (``extras["noise_fields"]`` left without the reference)."""
     predictions_field, reference_field = extras.get("predictions_field"), extras.get("reference_field")
     if not predictions_field:
-        raise SetupError("choose the predictions field (Detections with a confidence)", "predictions_field")
+        raise SetupError(missing_predictions(collection, "bbox")
+                         or "choose the predictions field (Detections with a confidence)", "predictions_field")
     if not reference_field:
         raise SetupError("choose the reference rater field (the ground truth)", "reference_field")
     noise_fields = [f for f in extras.get("noise_fields") or [] if f != reference_field]
     if not noise_fields:
         raise SetupError("choose at least one other rater field to fit the corner noise against the reference",
                          "noise_fields")
-    if predictions_field in (reference_field, *noise_fields):
-        raise SetupError("the predictions field is one of the rater fields", "predictions_field")
+    check_predictions_field(collection, predictions_field, "bbox", exclude=(reference_field, *noise_fields))
     try:
         source = resolve_source(collection, [reference_field, *noise_fields])
     except SetupError as e:
