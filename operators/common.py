@@ -245,8 +245,11 @@ def number_input(ctx, inputs, name: str, integer: bool = False, lo=None, hi=None
         return form_error(prop, "must be a whole number" if integer else "must be a number")
     if integer and value != int(value):
         return form_error(prop, "must be a whole number")
+    def num(v):   # a whole-number bound in full (a seed's 4294967295, not 4.29497e+09)
+        return str(int(v)) if integer else f"{v:g}"
+
     if lo is not None and value < lo:
-        return form_error(prop, f"must be at least {lo:g}" + (f" (and at most {hi:g})" if hi is not None else ""))
+        return form_error(prop, f"must be at least {num(lo)}" + (f" (and at most {num(hi)})" if hi is not None else ""))
     if hi is not None and value > hi:
-        return form_error(prop, f"must be at most {hi:g}" + (f" (and at least {lo:g})" if lo is not None else ""))
+        return form_error(prop, f"must be at most {num(hi)}" + (f" (and at least {num(lo)})" if lo is not None else ""))
     return prop

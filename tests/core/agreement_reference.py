@@ -232,7 +232,7 @@ def reference_agreement(dataset: MultiRaterDataset, config: AgreementConfig = Ag
         n_skipped=len(dataset.skipped),
         skipped=list(dataset.skipped),
         n_single_rater_images=int(single),
-        warnings=_result_warnings(dataset, int(single)),
+        warnings=_result_warnings(dataset, int(single), config),
     )
     result.models = list(dataset.meta.get("models", []))
     result.rater_summary = {r: {**{k: float(v) for k, v in c.items()}} for r, c in sorted(counts.items())}

@@ -171,7 +171,8 @@ def test_reference_from_coco_ignores_rater_keys(boxes):
         a["rater_id"] = "someone"
     ref = reference_from_coco(coco)
     assert ref.n_objects == boxes.n_objects
-    assert reference_from_coco(coco, rater="nobody").n_objects == 0
+    with pytest.raises(ValueError, match="'nobody' is not a rater of .*its raters are: someone"):
+        reference_from_coco(coco, rater="nobody")   # a rater named nowhere in the file is refused, not empty
 
 
 def test_noise_package_does_not_import_fiftyone():

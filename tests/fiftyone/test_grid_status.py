@@ -232,7 +232,7 @@ def test_numeric_bounds_are_worded_inclusively(fo_isolated, imported):
     assert not props["threshold"].invalid and not props["seed"].invalid
     props = resolve(AGREE, ds, dict(base, threshold=1.5, seed=-1))
     assert props["threshold"].invalid and props["threshold"].error_message == "must be at most 1 (and at least 0)"
-    assert props["seed"].invalid and props["seed"].error_message == "must be at least 0"
+    assert props["seed"].invalid and props["seed"].error_message == "must be at least 0 (and at most 4294967295)"
     assert resolve(AGREE, ds, dict(base, seed=1.5))["seed"].error_message == "must be a whole number"
     for name in ("threshold", "seed"):
         assert props[name].type.min is None and props[name].type.max is None   # no "less than" from FiftyOne
