@@ -93,7 +93,7 @@ MEASURE = Measure(
         _option("--model-name", action="append", default=[],
                 help="name of each --predictions model (default: the file's stem)"),
         _option("--score-threshold", type=fraction, default=0.5,
-                help="keep the model detections with score >= this (default 0.5)"),
+                help="keep the model detections with score >= this (default 0.5; a detection without a score counts as 1, kept)"),
         _option("--include-labels", action="store_true", help="also write the unit and status of every annotation"),
     ),
     output=lambda result, data, args: result.to_dict(include_labels=args.include_labels),

@@ -73,9 +73,12 @@ def check_records(ds: MultiRaterDataset) -> tuple[MultiRaterDataset, list[Proble
 def check_measurable(ds: MultiRaterDataset, source: str = "input") -> None:
     """Raise when there is nothing to measure: no image, or no image with two raters."""
     if not ds.images:
-        raise fatal("no images: nothing to measure", source)
+        raise fatal("no images: nothing to measure; give the images and each image's raters' labels", source)
     if not any(len(im.raters) >= 2 for im in ds.images):
-        raise fatal(f"none of the {len(ds.images)} image(s) has two or more raters: nothing to measure", source)
+        raters = ", ".join(ds.raters) or "none"
+        raise fatal(f"none of the {len(ds.images)} image(s) has two or more raters (raters: {raters}): nothing to "
+                    "measure; raters are compared on the images they share, so list two or more raters in some "
+                    "image's rater_list", source)
 
 
 def _image_problem(im: ImageRecord, seen: dict) -> Problem | None:

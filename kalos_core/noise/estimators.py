@@ -15,6 +15,7 @@ from scipy import optimize, special, stats
 from .profile import DirectionModel, LinearT
 
 MAX_FIT = 50_000  # observations used per continuous fit (a seeded subsample beyond that)
+DF_MAX = 200.0    # the largest Student-t degrees of freedom a fit takes (about normal)
 
 
 def _subsample(rng: np.random.Generator, *arrays: np.ndarray):
@@ -53,14 +54,18 @@ def fit_folded_t(y: np.ndarray, x: np.ndarray, seed: int = 0, scale_power: bool 
     alternative for comparison). ``scale_power=False`` fixes ``p = 0`` (the paper's homoscedastic
     form); ``True`` also fits ``p`` and keeps it only where it lowers the AIC."""
     y, x = _subsample(np.random.default_rng(seed), np.asarray(y, float), np.asarray(x, float))
-    b0, a0 = np.polyfit(x, y, 1) if len(np.unique(x)) > 1 else (0.0, float(np.mean(y)))
+    if len(y) and np.ptp(y) == 0:
+        return _no_spread(y)
+    # a line through x values that differ by round-off only is degenerate (numpy's RankWarning): a constant
+    spread = len(x) and np.ptp(x) > 1e-9 * np.max(np.abs(x))
+    b0, a0 = np.polyfit(x, y, 1) if spread else (0.0, float(np.mean(y)))
     s0 = max(float(np.std(y - (a0 + b0 * x))), 1e-6)
 
     logx = np.log(np.maximum(x, 1e-4))
 
     def nll(p, kind="t"):
         a, b, ls = p[:3]
-        df = None if kind == "normal" else float(np.clip(math.exp(p[3]), 0.5, 200.0))
+        df = None if kind == "normal" else float(np.clip(math.exp(p[3]), 0.5, DF_MAX))
         log_s = ls + (p[4] * logx if kind == "t_power" else 0.0)
         return -np.sum(np.log(np.maximum(_folded_pdf(y, a + b * x, log_s, df), 1e-300)))
 
@@ -85,7 +90,7 @@ def fit_folded_t(y: np.ndarray, x: np.ndarray, seed: int = 0, scale_power: bool 
             best, k_t = power_fit, 5
     a, b, ls, ldf = best.x[:4]
     power = float(best.x[4]) if k_t == 5 else 0.0
-    model = LinearT(float(a), float(b), float(math.exp(ls)), float(np.clip(math.exp(ldf), 0.5, 200.0)), power)
+    model = LinearT(float(a), float(b), float(math.exp(ls)), float(np.clip(math.exp(ldf), 0.5, DF_MAX)), power)
     u = model.cdf(y, x)
     ks = stats.kstest(np.clip(u, 0, 1), "uniform")
     an, bn, lsn = fits["normal"].x
@@ -98,11 +103,24 @@ def fit_folded_t(y: np.ndarray, x: np.ndarray, seed: int = 0, scale_power: bool 
     return model, report
 
 
+def _no_spread(y: np.ndarray) -> tuple[LinearT, dict]:
+    """Every observation the same value ``c`` (identical raters: every offset 0): the point mass
+    ``|c|``, scale 0, in closed form (the likelihood has no maximum: it grows without end as the
+    scale shrinks, and the numerical fit would never stop)."""
+    c = float(abs(y[0]))
+    model = LinearT(c, 0.0, 0.0, DF_MAX, 0.0)
+    return model, {"n": int(len(y)), "a": c, "b": 0.0, "scale": 0.0, "df": DF_MAX, "scale_power": 0.0,
+                   "no_spread": True}
+
+
 def fit_copula(u: np.ndarray) -> tuple[list[list[float]], dict]:
     """Gaussian-copula correlation of the columns of ``u`` (probability-integral transforms in
     (0, 1)): the correlation of their normal scores."""
     z = stats.norm.ppf(np.clip(np.asarray(u, float), 1e-6, 1 - 1e-6))
-    c = np.corrcoef(z, rowvar=False)
+    c = np.eye(z.shape[1])   # a column without spread (a point mass, no noise) correlates with nothing
+    live = np.flatnonzero(np.ptp(z, axis=0) > 0) if len(z) else []
+    if len(live) > 1:
+        c[np.ix_(live, live)] = np.corrcoef(z[:, live], rowvar=False)
     c = (c + c.T) / 2
     np.fill_diagonal(c, 1.0)
     w, v = np.linalg.eigh(c)  # keep it positive definite

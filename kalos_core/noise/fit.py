@@ -26,6 +26,7 @@ import numpy as np
 from ..data import ImageRecord, MultiRaterDataset
 from ..geometry import get_distance
 from ..geometry.registry import box_intersection_union, box_iou_xyxy
+from ..io.records import check_measurable
 from ..matching.costs import get_cost
 from ..matching.problem import MatchProblem
 from ..matching.solvers import get_solver
@@ -285,6 +286,7 @@ def fit_noise_profile(ds: MultiRaterDataset, threshold: float = 0.5, reference_r
     FitResult : the profile, the goodness-of-fit report and the extracted pairs.
     """
     ds.check_raters(ds.raters, "raters", at_least=2)
+    check_measurable(ds)   # two raters, but on no image together: no pair to compare
     if reference_rater is not None:
         ds.check_raters(reference_rater, "reference_rater")
     if not ds.n_annotations:

@@ -60,6 +60,9 @@ def format_fit_report(rep: dict) -> str:
             continue
         for comp in ("translation", "log_width", "log_height"):
             r = part[comp]
+            if r.get("no_spread"):
+                lines.append(f"{key}.{comp}: every value {r['a']:.3g}, no spread (no noise: scale 0)")
+                continue
             lines.append(f"{key}.{comp}: t(df={r['df']:.2f}) KS {r['ks']:.3f} (normal {r['ks_normal']:.3f}), "
                          f"AIC {r['aic']:.0f} (normal {r['aic_normal']:.0f})")
         d = part.get("direction") or {}

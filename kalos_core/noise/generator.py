@@ -143,6 +143,17 @@ def reference_from_coco(source: str | Path | dict, task: str = "bbox", rater: st
     return Reference(list(images.values()), categories, task, skipped)
 
 
+def check_reference(reference: Reference) -> None:
+    """``ValueError`` when ``reference`` has nothing to copy: no image, or no label on any image."""
+    if not reference.images:
+        raise ValueError("the reference has no images: nothing to copy; give a COCO file with images "
+                         "and their labels")
+    if not reference.n_objects:
+        skipped = f" ({reference.skipped} without a usable {reference.task} geometry)" if reference.skipped else ""
+        raise ValueError(f"the reference's {len(reference.images)} image(s) hold no labels{skipped}: nothing to "
+                         f"copy; give a reference with labels (or a reference rater who drew some)")
+
+
 def _check_rater(rater: str, raw_images: list, raw_anns: list, name: str) -> None:
     """``ValueError`` unless ``rater`` labelled or is listed in the file (the message lists its raters)."""
     known = {str(a["rater_id"]) for a in raw_anns if isinstance(a, dict) and a.get("rater_id") is not None}
@@ -287,6 +298,7 @@ def simulate(reference: Reference, n_raters: int = 5, magnitude: float = 1.0, se
     """
     if magnitude < 0:
         raise ValueError(f"magnitude must be >= 0, got {magnitude}")
+    check_reference(reference)
     profile = profile if profile is not None else load_profile(task=reference.task)
     specs = list(raters) if raters is not None else plain_raters(n_raters)
     names = [r.name for r in specs] + ([reference_name] if include_reference else [])

@@ -56,6 +56,8 @@ class LinearT:
         """CDF of the folded variable at ``y >= 0`` (the probability-integral transform)."""
         m, s = self._loc_scale(x)
         y = np.asarray(y, float)
+        if not self.scale:   # no noise: the point mass |m| (a step, not 0 / 0)
+            return (y >= np.abs(m)).astype(float)
         return np.clip(stats.t.cdf((y - m) / s, self.df) - stats.t.cdf((-y - m) / s, self.df), 0.0, 1.0)
 
     def ppf(self, v: np.ndarray, x: np.ndarray, iterations: int = 60) -> np.ndarray:

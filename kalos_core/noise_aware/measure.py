@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from ..cli_common import read_predictions
+from ..io.records import check_measurable
 from ..measure import CliOption, Measure, MeasureData
 from ..measure_cli import load_or_report
 from .engine import evaluation_steps
@@ -24,6 +25,8 @@ def steps(data: MeasureData, config: NoiseAwareConfig):
     (:func:`kalos_core.noise_aware.evaluation_steps`). ``data.options``: ``reference`` (default:
     the data set's first rater), ``noise_raters`` (default: the others), ``per_detection``."""
     options = data.options
+    if not data.dataset.raters:
+        check_measurable(data.dataset)   # no images, or nobody listed: refused as agreement refuses it
     return evaluation_steps(data.dataset, data.predictions or [], options.get("reference") or data.dataset.raters[0],
                             config=config, noise_raters=options.get("noise_raters"),
                             per_detection=bool(options.get("per_detection")))
@@ -53,8 +56,15 @@ def summary(result: NoiseAwareResult, seconds: float | None = None) -> str:
              "", f"{'':<8}{'IoU':>7}{'AP^l':>8}{'AP':>8}{'AP^u':>8}"]
     for area, block in [("all", result.ap), *result.by_size.items()]:
         for k, v in block.items():
-            lines.append(f"{area:<8}{k:>7}" + "".join(f"{100 * v[b]:>8.2f}" for b in ("lower", "ap", "upper")))
+            lines.append(f"{area:<8}{k:>7}" + "".join(_percent(v[b]) for b in ("lower", "ap", "upper")))
+    if any("n/a" in line for line in lines[4:]):
+        lines.append("n/a: no reference boxes of that size (null in the JSON)")
     return "\n".join(lines)
+
+
+def _percent(value: float | None) -> str:
+    """An AP in percent, 8 wide; "n/a" for a bucket without reference boxes (NaN here, null in the JSON)."""
+    return f"{'n/a':>8}" if value is None or value != value else f"{100 * value:>8.2f}"
 
 
 MEASURE = Measure(

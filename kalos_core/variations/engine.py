@@ -23,6 +23,7 @@ import numpy as np
 
 from ..data import MultiRaterDataset
 from ..geometry import get_distance
+from ..io.records import check_measurable
 from ..matching.costs import get_cost
 from ..matching.problem import MatchProblem
 from ..matching.solvers import get_solver
@@ -111,6 +112,7 @@ def _empty_counts() -> dict[str, int]:
 def variation_steps(dataset: MultiRaterDataset, config: VariationConfig = VariationConfig()
                     ) -> Generator[tuple[float, str], None, VariationResult]:
     """:func:`compute_variations` as a step generator (see :mod:`kalos_core.progress`)."""
+    check_measurable(dataset)   # as agreement and consensus: no image, or no image with two raters
     spec = get_distance(dataset.kind, config.distance)
     names = dataset.categories
     ts = config.thresholds

@@ -1,8 +1,8 @@
 """Issue 22: every command × every class of bad input (docs/bad_input.md): the page is current,
 and no cell is an internal error, a time-out, or an answer where a refusal is due.
 
-The cells of KNOWN_FAILING are fixed by other work of issue 22; they xfail one by one. Empty the
-set (and regenerate the page: ``python benchmarks/bad_input_table.py``) as they are fixed."""
+KNOWN_FAILING is empty: every cell is right. A cell that goes wrong fails here; regenerate the page
+after changing an error message: ``python benchmarks/bad_input_table.py``."""
 
 import importlib.util
 from pathlib import Path
@@ -14,26 +14,7 @@ _spec = importlib.util.spec_from_file_location("bad_input_table", ROOT / "benchm
 table_module = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(table_module)
 
-KNOWN_FAILING = {
-    # predictions with bad scores / of another label type (agreement's model as a rater, convergence, noise-aware)
-    ("agreement", "predictions without scores"), ("agreement", "predictions with NaN scores"),
-    ("agreement", "predictions with score < 0"), ("agreement", "predictions with score > 1"),
-    ("agreement", "predictions of another label type (keypoints)"),     # KeyError 'bbox'
-    ("convergence", "predictions with score < 0"), ("convergence", "predictions with score > 1"),
-    ("noise-aware", "predictions with score < 0"), ("noise-aware", "predictions with score > 1"),
-    # enormous counts: MemoryError / no end instead of a bound (params.py generic bounds)
-    ("agreement", "bootstrap 10^12"), ("calibrate", "bootstrap 10^12"), ("convergence", "bootstrap 10^12"),
-    ("calibrate", "enormous integer option (10^12)"), ("noise-aware", "enormous integer option (10^12)"),
-    ("simulate", "enormous integer option (10^12)"),                    # no end (time-out)
-    # nothing to measure answered with numbers
-    ("variations", "empty data (no images)"), ("variations", "non-overlapping raters (one per image)"),
-    ("variations", "one rater"),
-    ("noise-aware", "empty data (no images)"),                           # IndexError
-    ("simulate", "empty data (no images)"),
-    ("fit-noise", "empty data (no images)"), ("fit-noise", "non-overlapping raters (one per image)"),
-    ("fit-noise", "one rater"),
-    ("fit-noise", "identical raters"),                                   # no end (time-out)
-}
+KNOWN_FAILING: set[tuple[str, str]] = set()   # every cell right (issue 22); a new wrong cell fails
 
 
 @pytest.fixture(scope="module")

@@ -142,3 +142,36 @@ def test_cli_end_to_end(tmp_path, capsys):
     emb.write_text(json.dumps({"x": [1, 0], "y": [0, 1]}))
     assert main(["bae", str(labels), "--embeddings", str(emb)]) == 2
     assert "error: BAE needs two raters" in capsys.readouterr().err
+
+
+# -- issue 22: bad input -------------------------------------------------------------------------
+TABLE_EMB = {"a": [1.0, 0.0], "b": [0.0, 1.0], "c": [1.0, 1.0]}   # the bad-input table's embeddings
+
+
+@pytest.mark.parametrize("images, why", [
+    ([], "no images: nothing to measure"),
+    ([make_image(i, 100, 100, ["a"], [box(i, "a", 1, 10, 10)]) for i in range(2)], "two or more raters"),
+    ([make_image(i, 100, 100, [r], [box(i, r, 1, 10, 10)]) for i, r in enumerate("abc")], "two or more raters"),
+])
+def test_nothing_to_measure_is_refused(images, why):
+    from kalos_core.io import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match=why):
+        compute_bae(MultiRaterDataset(images, {1: "A"}, "box"), TABLE_EMB)
+
+
+def test_identical_three_raters_give_s_true_all_ones_and_the_hand_computed_bae():
+    """α = 1 for every pair; S_model off-diagonals 0, 1/√2, 1/√2: ||S - 1||_F = sqrt(2 (1 + 2 (1 - 1/√2)²)), ||1||_F = 3."""
+    anns = [box(k + 10 * j, r, 1, 20 * k, 5) for j, r in enumerate("abc") for k in range(3)]
+    data = MultiRaterDataset([make_image(1, 100, 100, list("abc"), anns)], {1: "A"}, "box")
+    res = compute_bae(data, TABLE_EMB)
+    assert res.true == [[1.0] * 3] * 3
+    want = 1 - math.sqrt(2 * (1 + 2 * (1 - 1 / math.sqrt(2)) ** 2)) / 3
+    assert res.bae == pytest.approx(want) == pytest.approx(0.489755, abs=1e-6)
+    # perfect agreement and parallel representations: BAE 1; the true map is one point (no disparity: null)
+    same = compute_bae(data, {"a": [1.0, 1.0], "b": [2.0, 2.0], "c": [3.0, 3.0]})
+    assert same.bae == pytest.approx(1.0, abs=1e-12)
+    assert same.map_true == {r: [0.0, 0.0] for r in "abc"}
+    d = same.to_dict()
+    assert d["procrustes_disparity"] is None
+    json.dumps(d, allow_nan=False)

@@ -203,3 +203,28 @@ def test_config_parameters_are_command_line_options(tmp_path):
     assert len(d["eps_grid"]["widths"]) == 6
     assert main(["noise-aware", "--predictions", str(tmp_path / "none.json"), "--reference",
                  str(tmp_path / "ref.json")]) == 2
+
+
+# -- issue 22: bad input -------------------------------------------------------------------------
+def test_empty_reference_is_refused_not_an_index_error(tmp_path, capsys):
+    ref, preds = tmp_path / "ref.json", tmp_path / "p.json"
+    ref.write_text(json.dumps({"images": [], "annotations": [], "categories": [{"id": 1, "name": "cat"}]}))
+    preds.write_text("[]")
+    assert main(["noise-aware", "--predictions", str(preds), "--reference", str(ref)]) == 2
+    err = capsys.readouterr().err
+    assert "no images: nothing to measure" in err and "IndexError" not in err
+
+
+def test_summary_prints_n_a_for_a_size_without_reference_boxes():
+    from kalos_core.noise_aware.measure import summary
+
+    ds = noisy_dataset(20, seed=3)            # boxes of about 16, 60 and 200 px: the 200 px ones dropped
+    for im in ds.images:
+        im.annotations = [a for a in im.annotations if max(a.geometry[2:]) < 90]   # no large box (> 96 px)
+    result = noise_aware_evaluation(ds, _predictions(ds, np.random.default_rng(3)), "r1")
+    assert result.to_dict()["by_size"]["large"]["50"] == {"lower": None, "ap": None, "upper": None}
+    text = summary(result)
+    assert "nan" not in text
+    large = [line.split() for line in text.splitlines() if line.startswith("large")]
+    assert large and all(row[2:] == ["n/a"] * 3 for row in large)
+    assert "n/a: no reference boxes of that size" in text

@@ -152,3 +152,51 @@ def test_class_rates_per_class_replace_the_global_rate():
     flipped = [a for a in sim.coco["annotations"] if "class" in a["truth_errors"]]
     assert flipped and all(names[a["truth_category"]] == target for a in flipped)
     assert prof.classes.rate_of(target) == 1.0 and prof.classes.rate_of("other") == 0.0
+
+
+# -- issue 22: identical raters, degenerate covariates -------------------------------------------
+def test_identical_raters_fit_a_zero_noise_profile_at_once():
+    """Exact copies (λ = 0): every offset and log size ratio is 0, so the fit is the point mass at 0
+    (scale 0) in closed form; before, the likelihood grew without end as the scale shrank and the fit ran on."""
+    import time
+
+    ds = simulate(lvis_like_reference(12, seed=4), n_raters=2, magnitude=0.0, seed=0, include_reference=True).dataset()
+    start = time.process_time()
+    fit = fit_noise_profile(ds)
+    assert time.process_time() - start < 5
+    loc = fit.profile.localisation
+    for comp in (loc.translation, loc.log_width, loc.log_height):
+        assert (comp.a, comp.b, comp.scale, comp.scale_power) == (0.0, 0.0, 0.0, 0.0)
+    assert loc.copula == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    assert fit.report["localisation"]["translation"]["no_spread"] is True
+    assert fit.report["classes"]["n_class_mistakes"] == 0 and fit.profile.classes.rate == 0.0
+    assert fit.report["n_matched"] > 0 and fit.report["n_near_miss"] == 0
+    # the zero-noise model draws no offset, and its CDF is the step at 0 (not 0 / 0)
+    x = np.array([0.1, 0.5])
+    assert loc.translation.sample(x, np.random.default_rng(0)).tolist() == [0.0, 0.0]
+    assert loc.translation.cdf(np.array([0.0, 0.3]), x).tolist() == [1.0, 1.0]
+    assert LinearT(0.2, 0.0, 0.0, 200.0).cdf(np.array([0.1, 0.2]), x).tolist() == [0.0, 1.0]
+
+
+def test_sizes_equal_up_to_round_off_are_one_size_not_a_poorly_conditioned_line():
+    """Fifty raters' equal boxes give covariates differing in the last bit: polyfit warned
+    (RankWarning) on every fit; they are now taken as one value."""
+    import warnings
+
+    rng = np.random.default_rng(1)
+    x = 0.2 * (1 + np.finfo(float).eps * rng.integers(0, 3, 400))
+    assert len(np.unique(x)) > 1
+    y = np.abs(rng.normal(0.01, 0.02, 400))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model, report = fit_folded_t(y, x)
+    assert np.isfinite(report["aic"]) and model.scale > 0
+
+
+def test_copula_of_a_column_without_spread_is_independent():
+    rng = np.random.default_rng(2)
+    u = np.column_stack([rng.random(100), np.ones(100), rng.random(100)])
+    rows, _ = fit_copula(u)
+    assert rows[1] == [0.0, 1.0, 0.0] and rows[0][1] == rows[2][1] == 0.0
+    assert rows[0][2] == pytest.approx(np.corrcoef(stats.norm.ppf(np.clip(u[:, [0, 2]], 1e-6, 1 - 1e-6)),
+                                                   rowvar=False)[0, 1], abs=1e-6)

@@ -68,3 +68,31 @@ def test_output_is_required_and_written_as_before(tmp_path, capsys):
     assert main(["fit-noise", str(out), "--output", str(prof)]) == 0
     assert prof.read_text().startswith('{\n "localisation"') and prof.read_text().endswith("}\n")
     assert json.loads(prof.read_text())["meta"]["source"] == "fit-noise sim.json"
+
+
+# -- issue 22: nothing to copy, nothing to fit ---------------------------------------------------
+def _write(path, images, annotations=()):
+    path.write_text(json.dumps({"images": images, "annotations": list(annotations),
+                                "categories": [{"id": 1, "name": "cat"}]}))
+    return str(path)
+
+
+def test_simulate_refuses_a_reference_without_images_or_labels(tmp_path, capsys):
+    empty = _write(tmp_path / "empty.json", [])
+    assert main(["simulate", empty, "--output", str(tmp_path / "o.json")]) == 2
+    assert "the reference has no images: nothing to copy" in capsys.readouterr().err
+    unlabelled = _write(tmp_path / "bare.json", [{"id": 1, "width": 10, "height": 10}])
+    assert main(["simulate", unlabelled, "--output", str(tmp_path / "o.json")]) == 2
+    assert "the reference's 1 image(s) hold no labels: nothing to copy" in capsys.readouterr().err
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_fit_noise_refuses_raters_who_share_no_image(tmp_path, capsys):
+    images = [{"id": i, "width": 100, "height": 100, "rater_list": [r]} for i, r in ((1, "a"), (2, "b"))]
+    anns = [{"id": i, "image_id": i, "category_id": 1, "rater_id": r, "bbox": [10, 10, 20, 20]}
+            for i, r in ((1, "a"), (2, "b"))]
+    path = _write(tmp_path / "apart.json", images, anns)
+    assert main(["fit-noise", path, "--output", str(tmp_path / "p.json")]) == 2
+    err = capsys.readouterr().err
+    assert "none of the 2 image(s) has two or more raters (raters: a, b): nothing to measure" in err
+    assert "rater_list" in err and not (tmp_path / "p.json").exists()

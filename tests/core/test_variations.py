@@ -175,3 +175,28 @@ def test_the_summary_prints_each_raters_misses_and_who_missed_whose_labels():
     assert [ln.split() for ln in lines if ln.split()[:1] == ["c"]] == [["c", "6"], ["c", "3", "3", "-"]]
     assert [ln.split() for ln in lines if ln.split()[:1] == ["a"]] == [["a", "0"], ["a", "b", "c"],
                                                                         ["a", "-", "0", "0"]]   # header: columns
+
+
+# -- issue 22: nothing to measure is refused as agreement and consensus refuse it ------------------
+@pytest.mark.parametrize("images, why", [
+    ([], "no images: nothing to measure"),
+    ([make_image(i, 100, 100, [r], [box(i, r, 1, 10, 10)]) for i, r in enumerate("abc")],   # one rater per image
+     r"none of the 3 image\(s\) has two or more raters \(raters: a, b, c\)"),
+    ([make_image(i, 100, 100, ["a"], [box(i, "a", 1, 10, 10)]) for i in range(2)],           # one rater
+     r"none of the 2 image\(s\) has two or more raters \(raters: a\)"),
+])
+def test_nothing_to_measure_is_refused_naming_why_and_the_fix(images, why):
+    from kalos_core.io import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match=why) as e:
+        compute_variations(MultiRaterDataset(images, {1: "cat"}, "box"))
+    assert "nothing to measure" in str(e.value) and ("rater_list" in str(e.value) or not images)
+
+
+def test_nothing_to_measure_on_the_command_line_exits_2(tmp_path, capsys):
+    from kalos_core.cli import main
+
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps({"images": [], "annotations": [], "categories": [{"id": 1, "name": "cat"}]}))
+    assert main(["variations", str(path)]) == 2
+    assert "no images: nothing to measure" in capsys.readouterr().err
