@@ -51,26 +51,25 @@ def summary_md(res: dict, threshold: str) -> str:
     total = sum(counts.values())
     parts = ", ".join(f"{t.replace('_', ' ')} {counts.get(t, 0)} ({fmt(100 * counts.get(t, 0) / total, 1)} %)"
                       for t in TYPES if total)
+    missed = (res.get("missed_by") or {}).get(threshold) or {}
     return (f"**{total} labels at IoU {threshold}** (per label) on {res.get('n_images', '?')} samples: "
             f"{parts or 'none'}. Unmatched labels of the reference rater ({cfg.get('reference') or 'first in order'}, "
             "two raters) are *missed*, the other's *additional*; with three or more raters the unit majority "
-            "decides." + missed_md(res, threshold))
+            "decides." + (f"\n\n**Missed at IoU {threshold} (per pair)**, the other raters' labels each rater did "
+                          "not draw: " + ", ".join(f"{r} {n}" for r, n in sorted(missed.items(), key=lambda kv: -kv[1]))
+                          + "." if missed else ""))
 
 
-def missed_md(res: dict, threshold: str, most: int = 8) -> str:
-    """Per rater, the other raters' labels it missed, and (up to ``most`` raters) who missed whose (per pair)."""
+def missed_table_md(res: dict, threshold: str, most: int = 8) -> str:
+    """Who missed whose labels (per pair), for up to ``most`` raters: shown below the charts."""
     missed = (res.get("missed_by") or {}).get(threshold) or {}
-    if not missed:
-        return ""
-    text = (f"\n\n**Missed at IoU {threshold} (per pair)**, the other raters' labels each rater did not draw: "
-            + ", ".join(f"{r} {n}" for r, n in sorted(missed.items(), key=lambda kv: -kv[1])) + ".")
     pairs, raters = (res.get("by_pair") or {}).get(threshold) or {}, sorted(missed)
-    if len(raters) > most:
-        return text
+    if not missed or len(raters) > most:
+        return ""
     rows = [f"| {b} | " + " | ".join("–" if a == b else str(((pairs.get(a) or {}).get(b) or {}).get("missed", 0))
                                      for a in raters) + " |" for b in raters]
-    return "\n".join([text, "", "| missed ↓ of → | " + " | ".join(raters) + " |",
-                      "|---" * (len(raters) + 1) + "|", *rows])
+    return "\n".join([f"**Who missed whose labels at IoU {threshold}** (per pair)", "",
+                      "| missed ↓ of → | " + " | ".join(raters) + " |", "|---" * (len(raters) + 1) + "|", *rows])
 
 
 class VariationTypesPanel(RunPanel):
@@ -116,6 +115,7 @@ class VariationTypesPanel(RunPanel):
             "labels", height=320, xaxis={"type": "category"}))
         ctx.panel.state.threshold = t
         ctx.panel.state.summary = summary_md(res, t)
+        ctx.panel.state.missed_table = missed_table_md(res, t)
         ctx.panel.state.selection = None
 
     def _type_of(self, ctx) -> str | None:
@@ -166,3 +166,5 @@ class VariationTypesPanel(RunPanel):
         chart(panel, "thresholds", ctx.panel.state.threshold_layout, on_click=self.on_click_threshold)
         chart(panel, "raters", ctx.panel.state.rater_layout, on_click=self.on_click_rater)
         chart(panel, "iou", ctx.panel.state.iou_layout, on_click=self.on_click_iou)
+        if ctx.panel.state.missed_table:
+            panel.md(ctx.panel.state.missed_table, name="missed_table")
