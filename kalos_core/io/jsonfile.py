@@ -5,8 +5,8 @@ kalos-fiftyone[fast]``; about 1.6x faster than ``json`` on a large box file)
 unless ``KALOS_JSON=stdlib`` is set. orjson is used only where it gives the
 very objects ``json`` gives: on any failure of orjson (invalid JSON, ``NaN`` /
 ``Infinity``, a float out of range, a lone surrogate, nesting deeper than 1024,
-...) and before it on any run of 19 or more digits (orjson reads an integer
-beyond 64 bits as a float, ``json`` as an int), the file goes to ``json``,
+...) and before it on any run of 19 or more digits that does not follow a ``.``
+(orjson reads an integer beyond 64 bits as a float, ``json`` as an int), the file goes to ``json``,
 which accepts, refuses and words its errors as without orjson. One difference
 is left: a file nested between about 990 and 1024 levels deep, which ``json``
 refuses (Python's recursion limit), orjson reads.
@@ -28,8 +28,6 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from ..gcpause import paused_gc
 from .validation import fatal
@@ -146,7 +144,7 @@ def _stdlib(text: str, source: str) -> Any:
 
 def _orjson(raw: bytes) -> Any:
     """orjson's parse of UTF-8 bytes, or ``_FAILED`` where json must parse them."""
-    if has_digit_run(raw, _DIGITS):
+    if has_integer_run(raw, _DIGITS):
         return _FAILED
     try:
         return orjson.loads(raw)
@@ -154,33 +152,25 @@ def _orjson(raw: bytes) -> Any:
         return _FAILED
 
 
-def has_digit_run(raw: bytes, length: int = _DIGITS) -> bool:
-    """Whether ``raw`` holds ``length`` (>= 2) ASCII digits in a row.
+def has_integer_run(raw: bytes, length: int = _DIGITS, chunk: int = 1 << 23) -> bool:
+    """Whether ``raw`` holds ``length`` ASCII digits in a row that do not follow a ``.``: the
+    integer part of a number (or digits in a string) that long. Digits after a ``.`` are a
+    fraction, which orjson and ``json`` both read as the same float however many there are
+    (a full-precision ``0.00012345678901234567`` writes 21 in a row).
 
-    Looks at every ``length // 2``-th byte first: a run of ``length`` holds two
-    consecutive looked-at bytes, the first of them less than ``length // 2`` bytes
-    after the run's start. Only between and around such pairs are other bytes
-    looked at: about 10 ms on a 50 MB file instead of passes over every byte.
+    One ``bytes.translate`` (digits to ``d``, ``.`` kept, every other byte to ``x``) and one
+    substring search per 8 MB chunk: about 0.1 s on a 50 MB file of full-precision floats.
     """
-    step = max(length // 2, 1)
-    a = np.frombuffer(raw, np.uint8)
-    if len(a) < length:
-        return False
-    sampled = _is_digit(a[::step])
-    starts = np.flatnonzero(sampled[:-1] & sampled[1:]) * step
-    for k in range(1, step):                    # the bytes between the pair are digits too
-        if not len(starts):
-            return False
-        starts = starts[_is_digit(a[starts + k])]
-    if not len(starts):
-        return False
-    idx = starts[:, None] + np.arange(-length + 1, length + step)   # holds any run through a pair's first byte
-    digit = _is_digit(a[np.clip(idx, 0, len(a) - 1)]) & (idx >= 0) & (idx < len(a))
-    return any(digit[:, k:k + length].all(axis=1).any() for k in range(digit.shape[1] - length + 1))
+    needle = b"x" + b"d" * length
+    for start in range(0, len(raw), chunk):
+        lo = start - length                                   # a run across the cut between chunks
+        piece = raw[lo:start + chunk] if lo > 0 else b"x" + raw[:start + chunk]   # "x": the document's start
+        if needle in piece.translate(_CLASSES):
+            return True
+    return False
 
 
-def _is_digit(b: np.ndarray) -> np.ndarray:
-    return (b - np.uint8(48)) < np.uint8(10)   # uint8 arithmetic: bytes below '0' wrap past 9
+_CLASSES = bytes(ord("d") if 48 <= b <= 57 else ord(".") if b == 46 else ord("x") for b in range(256))
 
 
-__all__ = ["fast_parser", "has_digit_run", "load_json_file", "parse_json_text", "read_json", "settle"]
+__all__ = ["fast_parser", "has_integer_run", "load_json_file", "parse_json_text", "read_json", "settle"]

@@ -10,7 +10,7 @@ import struct
 import pytest
 
 from kalos_core.io import InvalidInputError, jsonfile, load_coco, read_json
-from kalos_core.io.jsonfile import fast_parser, has_digit_run, parse_json_text
+from kalos_core.io.jsonfile import fast_parser, has_integer_run, parse_json_text
 
 from .test_bad_input import small
 
@@ -166,16 +166,30 @@ def test_floats_are_bit_identical(tmp_path, monkeypatch):
     assert both_parsers(p, monkeypatch)[0] == "ok"
 
 
-def test_digit_runs_are_found_like_a_regex():
+def test_integer_runs_are_found_like_a_regex():
     rng = random.Random(3)
     for _ in range(5000):
         length = rng.randint(2, 25)
         alphabet = "0123456789" * rng.randint(1, 12) + ' .,e-"'
         raw = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 150))).encode()
-        assert has_digit_run(raw, length) == bool(re.search(rb"[0-9]{%d}" % length, raw)), (raw, length)
-    assert has_digit_run(b"x" * 1000 + b"1" * 19)
-    assert not has_digit_run(b"x" * 1000 + b"1" * 18 + b"x" + b"1" * 18)
-    assert has_digit_run("\u00e9 1234567890123456789".encode())
+        chunk = rng.choice([1, 7, 64, 1 << 23])           # runs across the cut between chunks too
+        want = bool(re.search(rb"(?:^|[^0-9.])[0-9]{%d}" % length, raw))
+        assert has_integer_run(raw, length, chunk) == want, (raw, length, chunk)
+    assert has_integer_run(b"x" * 1000 + b"1" * 19)
+    assert has_integer_run(b"1" * 19)                         # a bare integer, the whole document
+    assert not has_integer_run(b"x" * 1000 + b"1" * 18 + b"x" + b"1" * 18)
+    assert has_integer_run("\u00e9 1234567890123456789".encode())
+    assert has_integer_run(b"[-12345678901234567890]")        # beyond 64 bits: json must read it
+    assert not has_integer_run(b"[0.000123456789012345678901]")   # a long fraction: one float either way
+
+
+@needs_orjson
+def test_full_precision_floats_go_to_orjson_and_read_the_same(tmp_path, monkeypatch):
+    rng = random.Random(11)
+    numbers = [repr(rng.random() * 10.0 ** rng.randint(-12, 4)) for _ in range(20000)]
+    raw = ("[" + ", ".join(numbers) + "]").encode()
+    assert not has_integer_run(raw) and jsonfile._orjson(raw) is not jsonfile._FAILED
+    assert [struct.pack("<d", x) for x in jsonfile._orjson(raw)] == [struct.pack("<d", x) for x in json.loads(raw)]
 
 
 @pytest.mark.parametrize("enabled", [True, False])
