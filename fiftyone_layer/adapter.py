@@ -98,17 +98,17 @@ def rater_list_schema_problem(collection) -> str | None:
             "sample['rater_list'] = ['alice', 'bob'], or rename it")
 
 
+def what_field(collection, name: str) -> str:
+    """What field ``name`` is: ``field 'x' does not exist`` / ``holds Classifications`` / ``is a IntField``."""
+    f = collection.get_field(name)
+    held = "does not exist" if f is None else (
+        f"holds {f.document_type.__name__}" if isinstance(f, fo.EmbeddedDocumentField) else f"is a {type(f).__name__}")
+    return f"field {name!r} {held}"
+
+
 def not_label_fields(collection, names, available: dict) -> str | None:
     """What each of ``names`` that is not a Detections/Polylines/Keypoints field is instead, or None."""
-    wrong = []
-    for name in names:
-        if name in available:
-            continue
-        f = collection.get_field(name)
-        held = "does not exist" if f is None else (
-            f"holds {f.document_type.__name__}" if isinstance(f, fo.EmbeddedDocumentField) else
-            f"is a {type(f).__name__}")
-        wrong.append(f"field {name!r} {held}")
+    wrong = [what_field(collection, name) for name in names if name not in available]
     return (f"{'; '.join(wrong)}: choose Detections, Polylines or Keypoints fields "
             f"(this dataset has: {', '.join(available) or 'none'})") if wrong else None
 

@@ -8,7 +8,7 @@ import fiftyone as fo
 from kalos_core.data import MultiRaterDataset
 from kalos_core.io.predictions import score_problem
 
-from .adapter import _geometry, _read_mask, label_fields
+from .adapter import _geometry, _read_mask, label_fields, what_field
 from .errors import SetupError
 
 #: what a predictions field may hold, per task
@@ -52,17 +52,12 @@ def check_predictions_field(collection, field, task: str = "bbox", exclude=(), p
     qualify = [f for f in prediction_fields(collection, task) if f not in exclude]
     if field in qualify:
         return
-    found = collection.get_field(field) if isinstance(field, str) and field else None
     if not isinstance(field, str) or not field:
         what = f"{field!r} is not a field name"
     elif field in exclude:
         what = f"{field!r} is a rater field"
-    elif found is None:
-        what = f"field {field!r} does not exist"
-    elif getattr(found, "document_type", None) is not None:
-        what = f"field {field!r} holds {found.document_type.__name__}"
     else:
-        what = f"field {field!r} is a {type(found).__name__}"
+        what = what_field(collection, field)
     fix = (f"choose a {_kinds(task)} field with confidences: {', '.join(qualify)}" if qualify
            else missing_predictions(collection, task, exclude))
     raise SetupError(f"predictions: {what}; {fix}", param)

@@ -20,7 +20,7 @@ import fiftyone.operators.types as types
 from kalos_core.data import MultiRaterDataset
 from kalos_core.agreement.model_rater import add_model_rater
 
-from ..fiftyone_layer.adapter import RaterSource, _geometry, _read_mask, label_fields
+from ..fiftyone_layer.adapter import RaterSource, _geometry, _read_mask, label_fields, what_field
 from ..fiftyone_layer.errors import SetupError
 from .common import form_error, number_input
 
@@ -49,10 +49,8 @@ def check_model_fields(collection, source: RaterSource, model_fields, score_thre
            f"model's predictions as a {source.label_cls.__name__} field with a confidence on every label")
     for f in fields:
         if f not in available:
-            found = collection.get_field(f) if isinstance(f, str) and f else None
-            what = (f"holds {found.document_type.__name__}" if getattr(found, "document_type", None) else
-                    f"is a {type(found).__name__}" if found is not None else "does not exist")
-            raise SetupError(f"model field {f!r} {what}, not {source.label_cls.__name__}{fix}", PARAM)
+            what = what_field(collection, f) if isinstance(f, str) and f else f"field {f!r} does not exist"
+            raise SetupError(f"model {what}, not {source.label_cls.__name__}{fix}", PARAM)
         if f in source.fields:
             raise SetupError(f"{f!r} is a rater field; a field is either a rater or a model{fix}", PARAM)
         if available[f] is not source.label_cls:

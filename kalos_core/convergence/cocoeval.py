@@ -22,7 +22,7 @@ import numpy as np
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
-from ..data import MultiRaterDataset
+from ..data import MultiRaterDataset, order_key
 
 #: the score every rater label gets when it plays the detections (the paper's 0.99)
 RATER_SCORE = 0.99
@@ -32,17 +32,13 @@ REC_THRESHOLDS = np.linspace(0.0, 1.00, 101)
 ALL_AREAS = [0.0, 1e5**2]
 
 
-def _order_key(value: Any) -> tuple:
-    return (isinstance(value, str), value)
-
-
 def rater_labels(dataset: MultiRaterDataset, rater: str, image_ids: Sequence[Any]) -> list[dict]:
     """A rater's annotations on ``image_ids`` as COCO dicts in canonical (image id, annotation id)
     order; ``score`` is :data:`RATER_SCORE`."""
     wanted = set(image_ids)
     out = []
-    for im in sorted((im for im in dataset.images if im.id in wanted), key=lambda im: _order_key(im.id)):
-        for a in sorted((a for a in im.annotations if a.rater == rater), key=lambda a: _order_key(a.id)):
+    for im in sorted((im for im in dataset.images if im.id in wanted), key=lambda im: order_key(im.id)):
+        for a in sorted((a for a in im.annotations if a.rater == rater), key=lambda a: order_key(a.id)):
             d = {"image_id": im.id, "category_id": a.category, "score": RATER_SCORE, "source_id": a.id}
             if dataset.kind == "box":
                 d["bbox"] = [float(v) for v in a.geometry]
@@ -117,7 +113,7 @@ class DirectionTable:
 def evaluate_direction(dataset: MultiRaterDataset, gt_labels: list[dict], dt_labels: list[dict],
                        image_ids: Sequence[Any], task: str) -> DirectionTable:
     """Run COCOeval once (``gt_labels`` as ground truth, ``dt_labels`` as detections)."""
-    image_ids = sorted(set(image_ids), key=_order_key)
+    image_ids = sorted(set(image_ids), key=order_key)
     T = len(IOU_THRESHOLDS)
     cats = sorted({d["category_id"] for d in gt_labels} | {d["category_id"] for d in dt_labels})
     if not cats or not gt_labels or not dt_labels:   # loadRes([]) fails: build the table directly

@@ -15,9 +15,9 @@ from typing import Callable, Generator, Sequence
 
 import numpy as np
 
-from ..data import MultiRaterDataset
+from ..data import MultiRaterDataset, order_key
 from ..progress import run_steps
-from .cocoeval import IOU_THRESHOLDS, _order_key, evaluate_direction, rater_labels
+from .cocoeval import IOU_THRESHOLDS, evaluate_direction, rater_labels
 from .stats import draw_subsets, interval_stats
 from .summaries import Side, average_summaries, direction_summary, full_set_ap, nanmean
 from .types import THRESHOLD_KEYS, BootstrapSummary, ConvergenceConfig, ConvergenceResult, PairResult
@@ -48,7 +48,7 @@ def per_image_alpha(dataset: MultiRaterDataset, ids: list) -> np.ndarray:
 
 
 def image_order(dataset: MultiRaterDataset) -> list:
-    return sorted((im.id for im in dataset.images), key=_order_key)
+    return sorted((im.id for im in dataset.images), key=order_key)
 
 
 def bootstrap_summary(per_subset: np.ndarray, confidence: float) -> BootstrapSummary:

@@ -6,9 +6,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..data import MultiRaterDataset
+from ..data import MultiRaterDataset, order_key
 from ..io.predictions import check_predictions
-from .cocoeval import _order_key, evaluate_direction, rater_labels
+from .cocoeval import evaluate_direction, rater_labels
 from .stats import interval_stats, place
 from .summaries import Side, average_summaries, direction_summary, full_set_ap, nanmean
 from .types import BootstrapSummary, ConvergenceConfig, ModelResult
@@ -23,7 +23,7 @@ def prepare_predictions(predictions: Sequence[dict], dataset: MultiRaterDataset,
     out = [{"image_id": p["image_id"], "category_id": int(p["category_id"]), "score": float(p["score"]),
             key: [float(v) for v in p[key]] if task == "bbox" else p[key], "source_id": p.get("id", n)}
            for n, p in enumerate(predictions)]
-    out.sort(key=lambda d: (_order_key(d["image_id"]), _order_key(d["source_id"])))
+    out.sort(key=lambda d: (order_key(d["image_id"]), order_key(d["source_id"])))
     return out
 
 

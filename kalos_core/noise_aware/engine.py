@@ -17,9 +17,9 @@ from typing import Generator, Sequence
 
 from pycocotools.coco import COCO
 
-from ..convergence.cocoeval import _order_key, rater_labels
+from ..convergence.cocoeval import rater_labels
 from ..convergence.model import prepare_predictions
-from ..data import MultiRaterDataset
+from ..data import MultiRaterDataset, order_key
 from ..progress import run_steps
 from .bounds import bounded_ap
 from .corner_noise import fit_corner_noise
@@ -64,7 +64,7 @@ def evaluation_steps(dataset: MultiRaterDataset, predictions: Sequence[dict], re
     if noise is None:
         yield 0.0, "fitting the corner noise"
         noise = fit_reference_noise(dataset, reference, noise_raters, config)
-    images = sorted((im.id for im in dataset.images if reference in im.raters), key=_order_key)
+    images = sorted((im.id for im in dataset.images if reference in im.raters), key=order_key)
     gt_labels = rater_labels(dataset, reference, images)
     preds = [p for p in prepare_predictions(predictions, dataset, "bbox") if p["image_id"] in set(images)]
     sizes = [max(d["bbox"][2], d["bbox"][3]) for d in gt_labels]
