@@ -1,7 +1,9 @@
 """End-to-end operator benchmark on a real FiftyOne database.
 
-Imports N synthetic images x 3 raters (one Detections field per rater), then
-runs the compute_agreement Python entry and reports read / compute / write.
+Imports N synthetic images x 3 raters (one Detections field per rater, coordinates at full float
+precision as real exports write them), then runs the compute_agreement Python entry and reports
+read / compute / write; then every companion operator's Python entry on the same fields, and
+FiftyOne's own ``evaluate_detections`` on two of the rater fields (``--no-evaluate`` skips it).
 Uses a private, throw-away database directory; writes a table into
 docs/benchmarks.md between the fiftyone-table markers.
 
@@ -26,6 +28,7 @@ def main() -> None:
     ap.add_argument("--images", type=int, default=5000)
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--repeat", type=int, default=2, help="runs per case; the fastest is reported")
+    ap.add_argument("--no-evaluate", action="store_true", help="skip FiftyOne's evaluate_detections row")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="kalos-bench-"))
     proc = None
@@ -33,7 +36,7 @@ def main() -> None:
         proc = private_mongod(tmp / "db")
     plugin_modules()
     try:
-        rows = run(args.images, tmp, args.repeat)
+        rows = run(args.images, tmp, args.repeat, evaluate=not args.no_evaluate)
     finally:
         if proc is not None:
             proc.terminate()
@@ -65,14 +68,14 @@ def private_mongod(db_dir: Path):
     return proc
 
 
-def run(n_images: int, tmp: Path, repeat: int = 1) -> list[tuple[str, float]]:
+def run(n_images: int, tmp: Path, repeat: int = 1, evaluate: bool = True) -> list[tuple[str, float]]:
 
     from kalos_core.demo_data import make_synthetic_boxes
     from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
     from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     path = tmp / "synthetic.json"
-    coco = make_synthetic_boxes(n_images=n_images, n_raters=3, objects_per_image=20, seed=0)
+    coco = make_synthetic_boxes(n_images=n_images, n_raters=3, objects_per_image=20, seed=0, decimals=None)
     path.write_text(json.dumps(coco))
     n_ann = len(coco["annotations"])
     del coco
@@ -94,9 +97,35 @@ def run(n_images: int, tmp: Path, repeat: int = 1) -> list[tuple[str, float]]:
             best = tm if best is None or tm["total"] < best["total"] else best
         rows.append((f"compute_agreement, {name}: total", best["total"]))
         rows += [("  read", best["read_s"]), ("  compute", best["compute_s"]), ("  write (bulk)", best["write_s"])]
+    rows += companion_rows(ds, fields)
+    if evaluate:
+        t = time.perf_counter()
+        ds.evaluate_detections(fields[1], gt_field=fields[0], eval_key="bench_eval")
+        rows.append((f"FiftyOne `evaluate_detections` ({fields[1]} against {fields[0]})", time.perf_counter() - t))
     for label, sec in rows:
         print(f"{label:<60} {sec:8.2f} s", flush=True)
     ds.delete()
+    return rows
+
+
+def companion_rows(ds, fields: list[str]) -> list[tuple[str, float]]:
+    """Each companion operator's Python entry once on the same rater fields (read + compute + write)."""
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measure_runs import measure_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators import (calibration_runs, convergence_runs,
+                                                                  variation_runs)
+    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
+
+    rows = []
+    for label, go in [("calibrate", lambda: measure_run(calibration_runs.RUN, ds, rater_fields=fields)),
+                      ("variations (10 thresholds)", lambda: measure_run(variation_runs.RUN, ds, rater_fields=fields)),
+                      ("convergence, bootstrap 1000", lambda: measure_run(convergence_runs.RUN, ds,
+                                                                          rater_fields=fields)),
+                      ("consensus (of the last agreement run)", lambda: consensus_run(ds, agreement_key="bench"))]:
+        t = time.perf_counter()
+        res = go()
+        rows.append((f"{label}: total", time.perf_counter() - t))
+        timings = getattr(res, "timings", None) or {}
+        rows += [(f"  {k.removesuffix('_s')}", timings[k]) for k in ("read_s", "compute_s", "write_s") if k in timings]
     return rows
 
 

@@ -260,12 +260,15 @@ def _synthetic_rater(ref: dict[str, np.ndarray], sd: float, n_images: int, n_cat
 
 
 def make_synthetic_boxes(n_images: int = 5000, n_raters: int = 3, objects_per_image: int = 20, seed: int = 0,
-                         width: int = 640, height: int = 480, n_categories: int = 10) -> dict[str, Any]:
+                         width: int = 640, height: int = 480, n_categories: int = 10,
+                         decimals: int | None = 2) -> dict[str, Any]:
     """Large box-only multi-rater COCO dict for benchmarks (vectorised, no drawing).
 
     ``objects_per_image // 2 .. 3 * objects_per_image // 2`` reference boxes per image
     (6-200 px); ``rater_<r>`` (r = 1..) jitters edges by ``(0.01 + 0.02 r) * size`` (see
     :func:`_synthetic_rater`).  No ``segmentation``; ``ref_index`` as in :func:`kalos_core.demo_raters.generator_raters`.
+    ``decimals=None`` keeps every coordinate at full float precision, as real exports write them
+    (``json.dump`` of computed floats: about 17 significant digits each).
     """
     rng = np.random.default_rng(seed)
     counts = rng.integers(objects_per_image // 2, objects_per_image * 3 // 2 + 1, n_images)
@@ -278,11 +281,14 @@ def make_synthetic_boxes(n_images: int = 5000, n_raters: int = 3, objects_per_im
     cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     rater = np.concatenate([np.full(len(p["ref"]), r) for r, p in enumerate(parts)])
     order = np.lexsort((rater, cols["image"]))
-    xyxy = np.round(cols["xyxy"][order], 2)
-    bbox = np.round(np.concatenate([xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]], 1), 2)
+    def rounded(a):
+        return a if decimals is None else np.round(a, decimals)
+
+    xyxy = rounded(cols["xyxy"][order])
+    bbox = rounded(np.concatenate([xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]], 1))
     names = [f"rater_{r + 1}" for r in range(n_raters)]
     rows = zip(cols["image"][order].tolist(), cols["category"][order].tolist(), bbox.tolist(),
-               np.round(bbox[:, 2] * bbox[:, 3], 2).tolist(), rater[order].tolist(), cols["ref"][order].tolist(),
+               rounded(bbox[:, 2] * bbox[:, 3]).tolist(), rater[order].tolist(), cols["ref"][order].tolist(),
                strict=True)
     annotations = [{"id": i, "image_id": im, "category_id": c, "bbox": b, "area": a, "iscrowd": 0,
                     "rater_id": names[r], "ref_index": k} for i, (im, c, b, a, r, k) in enumerate(rows, start=1)]
