@@ -64,8 +64,11 @@ test-e2e: e2e-setup
 screenshots:
 	KALOS_SCREENSHOTS=1 $(MAKE) test-e2e
 
+# every table of docs/benchmarks.md; BEFORE=<commit> adds that commit's figures beside each measure's
 bench: setup
 	$(VPY) benchmarks/run_benchmarks.py
+	$(VPY) benchmarks/bench_measures.py $(if $(BEFORE),--before $(BEFORE))
+	$(VPY) benchmarks/bench_fiftyone.py
 
 # Synthetic validation testbed (noise generator): writes docs/validation.md and docs/img/validation/*.png
 validate: setup
