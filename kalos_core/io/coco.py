@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..data import TASK_KINDS, Annotation, ImageRecord, MultiRaterDataset, session_row
-from .columnar import read_boxes
-from .cuboids import CUBOID_FIELDS, read_cuboid
 from ..gcpause import paused_gc
+from .batches import read_in_batches
+from .columnar import BoxColumns, box_columns, read_boxes
+from .cuboids import CUBOID_FIELDS, read_cuboid
 from .jsonfile import load_json_file, settle
 from .records import box_problem, check_records
 from .validation import InputWarnings, InvalidInputError, Problem, fatal
@@ -52,25 +53,42 @@ def load_coco(source: str | Path | dict, task: str = "bbox", skip_invalid: bool 
     Box files that need no coercion and hold no problem are read column-wise
     (:mod:`kalos_core.io.columnar`: arrays, checked once); anything else, or
     ``columnar=False``, goes through the per-annotation reader, which names
-    every culprit. Both give equal data sets.
+    every culprit. Both give equal data sets. A box file is read in batches
+    (:mod:`kalos_core.io.batches`: the annotations' columns are kept, their parsed
+    objects dropped batch by batch) and read whole only where that reader cannot take it.
     """
     if task not in TASK_KINDS:
         raise ValueError(f"unknown task {task!r}; expected one of {sorted(TASK_KINDS)}")
     name = "input"
     with paused_gc():   # the parsed file is freed before collections resume: none walks its objects
-        if isinstance(source, (str, Path)):
-            name = str(source)
-            source = load_json_file(source)
-        ds = _load(source, name, task, skip_invalid, columnar)
+        ds = _load_batched(source, task) if columnar and isinstance(source, (str, Path)) else None
+        if ds is None:
+            if isinstance(source, (str, Path)):
+                name = str(source)
+                source = load_json_file(source)
+            ds = _load(source, name, task, skip_invalid, columnar)
         del source
         settle()        # nor the data set's
     return ds
 
 
+def _load_batched(path: str | Path, task: str) -> MultiRaterDataset | None:
+    """A box file read in batches into columns (None: read it whole)."""
+    if task != "bbox" or Path(path).is_dir():
+        return None
+    cols = BoxColumns()
+    skeleton = read_in_batches(path, cols.take)
+    if skeleton is None:
+        return None
+    skeleton["annotations"] = []
+    raw_images, _, raw_cats = top_level(skeleton, str(path))
+    return read_boxes(raw_images, cols, raw_cats, _categories, _images)
+
+
 def _load(source: Any, name: str, task: str, skip_invalid: bool, columnar: bool) -> MultiRaterDataset:
     raw_images, raw_anns, raw_cats = top_level(source, name)
     if columnar and task == "bbox":
-        ds = read_boxes(raw_images, raw_anns, raw_cats, _categories, _images)
+        ds = read_boxes(raw_images, box_columns(raw_anns), raw_cats, _categories, _images)
         if ds is not None:
             return ds
     problems: list[Problem] = []

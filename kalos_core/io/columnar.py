@@ -13,6 +13,7 @@ give equal data sets wherever this one answers (``tests/core/test_columnar.py``)
 from __future__ import annotations
 
 from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 
@@ -23,19 +24,104 @@ from .values import MAX_COORDINATE
 
 _IDS = {int, str}
 _NUMBERS = {int, float}
+_KEYS = ("id", "image_id", "rater_id", "category_id", "bbox")
 
 
 def _types(values) -> set:
     return set(map(type, values))
 
 
-def read_boxes(raw_images: list, raw_anns: list, raw_cats: list, categories_of, images_of
+class BoxColumns:
+    """The columns of box annotations taken a batch at a time (the parsed objects can then go).
+
+    Image ids and rater ids are kept as codes into the distinct values seen (in order of
+    appearance), resolved against the images once they are known (:func:`read_boxes`);
+    integer annotation ids as an array (Python ints kept from batch to batch would pin
+    the memory of every batch's parsed objects). :meth:`take` returns False on an
+    annotation this reader cannot take.
+    """
+
+    def __init__(self) -> None:
+        self.ids: list[np.ndarray | list] = []
+        self.id_types: set = set()
+        self.images: dict = {}        # image id -> code
+        self.raters: dict = {}        # rater id -> code
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def take(self, anns: list) -> bool:
+        if not _types(anns) <= {dict}:
+            return False
+        try:
+            ids, iids, raters, cats, boxes = (list(map(itemgetter(k), anns)) for k in _KEYS)
+        except KeyError:
+            return False
+        id_types = _types(ids)
+        if not id_types | _types(iids) | _types(raters) <= _IDS or not _types(cats) <= {int}:
+            return False
+        try:
+            category = np.array(cats, dtype=np.int64) if anns else np.zeros(0, np.int64)
+        except OverflowError:
+            return False
+        xywh = _boxes(boxes)
+        if xywh is None:
+            return False
+        self.ids.append(_int_array(ids) if id_types == {int} else ids)
+        self.id_types |= id_types
+        self.parts.append((_codes(iids, self.images), _codes(raters, self.raters), category, xywh))
+        return True
+
+    def column(self, k: int) -> np.ndarray:
+        if self.parts:
+            return np.concatenate([p[k] for p in self.parts])
+        return np.zeros((0, 4)) if k == 3 else np.zeros(0, np.int64)
+
+    def all_ids(self) -> np.ndarray | list:
+        """The annotation ids: an int64 array where all are integers of 64 bits, else a list."""
+        if all(isinstance(p, np.ndarray) for p in self.ids):
+            return np.concatenate(self.ids) if self.ids else np.zeros(0, np.int64)
+        return list(chain.from_iterable(p.tolist() if isinstance(p, np.ndarray) else p for p in self.ids))
+
+
+def _int_array(values: list) -> np.ndarray | list:
+    try:
+        return np.fromiter(values, np.int64, len(values))
+    except OverflowError:
+        return values
+
+
+def box_columns(raw_anns: list) -> BoxColumns | None:
+    """The columns of parsed annotations (None where the per-annotation reader must read them)."""
+    cols = BoxColumns()
+    return cols if cols.take(raw_anns) else None
+
+
+def _duplicated(ids: np.ndarray | list, types: set) -> bool:
+    if isinstance(ids, np.ndarray):      # sorted (np.unique's hashing is 30x slower here)
+        ids = np.sort(ids)
+        return bool((ids[1:] == ids[:-1]).any())
+    return len(set(ids) if types == {int} else set(map(str, ids))) != len(ids)
+
+
+def _as_list(ids: np.ndarray | list) -> list:
+    return ids.tolist() if isinstance(ids, np.ndarray) else ids
+
+
+def _codes(values: list, code_of: dict) -> np.ndarray:
+    for v in dict.fromkeys(values):
+        code_of.setdefault(v, len(code_of))
+    return np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
+
+
+def read_boxes(raw_images: list, cols: BoxColumns | None, raw_cats: list, categories_of, images_of
                ) -> MultiRaterDataset | None:
     """The box data set of a parsed file, or None when it needs the per-annotation reader.
 
+    ``cols``: the annotations' :class:`BoxColumns` (None: not columns, read them one by one).
     ``categories_of`` / ``images_of`` are the per-item readers of categories and
     images (:mod:`kalos_core.io.coco`; a few thousand items, not the hot path).
     """
+    if cols is None:
+        return None
     problems: list[Problem] = []
     warn = InputWarnings()
     categories = categories_of(raw_cats, problems, warn)
@@ -45,43 +131,31 @@ def read_boxes(raw_images: list, raw_anns: list, raw_cats: list, categories_of, 
     ims = list(images.values())
     if any(im["width"] is None or im["height"] is None or im["base"] is not None for im in ims):
         return None
-    cols = _annotation_columns(raw_anns)
-    if cols is None:
-        return None
-    ids, iids, raters, cats, boxes = cols
+    ids = cols.all_ids()
     n = len(ids)
-    id_types, rater_types = _types(ids), _types(raters)
-    if not id_types <= _IDS or not _types(iids) <= _IDS or not rater_types <= _IDS:
-        return None
-    if not _types(cats) <= {int}:
-        return None
-    if len(set(ids) if id_types == {int} else set(map(str, ids))) != n:
+    if _duplicated(ids, cols.id_types):
         return None                       # a duplicated id (or one written two ways)
     index_of = {im["id"]: k for k, im in enumerate(ims)}
     try:                                  # ids are ints and strings here: 1.0 or True find no image 1
-        image = np.fromiter(map(index_of.__getitem__, iids), np.int64, n)
+        image = np.array([index_of[v] for v in cols.images], np.int64)[cols.column(0)] if n else np.zeros(0, np.int64)
     except KeyError:
         return None                       # refers to no image, or to one whose id has another type
-    row = _row_codes(ims, raters if rater_types == {str} else list(map(str, raters)), image)
+    row = _row_codes(ims, [str(r) for r in cols.raters], cols.column(1), image)
     if row is None:
         return None
-    try:
-        category = np.array(cats, dtype=np.int64) if n else np.zeros(0, np.int64)
-    except OverflowError:
-        return None
+    category, xywh = cols.column(2), cols.column(3)
     if categories and n and not np.isin(category, np.fromiter(categories, np.int64)).all():
         return None
-    xywh = _boxes(boxes, ims, image)
-    if xywh is None:
+    if n and not _has_area(xywh, ims, image):
         return None
     if n and (image[1:] < image[:-1]).any():   # not in image order already: sort (stable)
         order = np.argsort(image, kind="stable")
-        ids = [ids[k] for k in order.tolist()]
+        ids = ids[order] if isinstance(ids, np.ndarray) else [ids[k] for k in order.tolist()]
         row, category, xywh = row[order], category[order], xywh[order]
     ends = np.cumsum(np.bincount(image, minlength=len(ims))).tolist()
     records, start = [], 0
     for im, end in zip(ims, ends):
-        part = AnnotationColumns(ids[start:end], im["rows"], row[start:end], category[start:end], xywh[start:end])
+        part = AnnotationColumns(_as_list(ids[start:end]), im["rows"], row[start:end], category[start:end], xywh[start:end])
         records.append(ImageRecord(im["id"], float(im["width"]), float(im["height"]), im["rows"], part,
                                    im["rc"], im["file_name"], im["base"]))
         start = end
@@ -90,35 +164,25 @@ def read_boxes(raw_images: list, raw_anns: list, raw_cats: list, categories_of, 
     return ds
 
 
-def _annotation_columns(raw_anns: list) -> tuple[list, list, list, list, list] | None:
-    if not _types(raw_anns) <= {dict}:
-        return None
-    try:
-        return ([a["id"] for a in raw_anns], [a["image_id"] for a in raw_anns], [a["rater_id"] for a in raw_anns],
-                [a["category_id"] for a in raw_anns], [a["bbox"] for a in raw_anns])
-    except KeyError:
-        return None
+def _row_codes(ims: list[dict], names: list[str], code: np.ndarray, image: np.ndarray) -> np.ndarray | None:
+    """Each annotation's position in its image's ``rater_list`` (None if a rater is not listed there).
 
-
-def _row_codes(ims: list[dict], names: list[str], image: np.ndarray) -> np.ndarray | None:
-    """Each annotation's position in its image's ``rater_list`` (None if a rater is not listed there)."""
-    lists = set(im["rows"] for im in ims)
+    ``names``: the distinct rater ids as text; ``code``: each annotation's index into them."""
+    lists = {im["rows"] for im in ims}
     if len(lists) == 1:                   # every image lists the same raters: the position is the code
-        code_of = {r: p for p, r in enumerate(lists.pop())}
-        try:
-            return np.fromiter(map(code_of.__getitem__, names), np.int64, len(names))
-        except KeyError:
-            return None                   # a rater not in the rater_list
+        position = {r: p for p, r in enumerate(lists.pop())}
+        lut = np.array([position.get(r, -1) for r in names], np.int64)
+        row = lut[code] if len(code) else code
+        return None if len(row) and row.min() < 0 else row
     code_of: dict[str, int] = {}
     for im in ims:
         for r in im["rows"]:
             code_of.setdefault(r, len(code_of))
     if not code_of:
-        return np.zeros(len(names), np.int64) if not names else None
-    try:
-        code = np.fromiter(map(code_of.__getitem__, names), np.int64, len(names))
-    except KeyError:
+        return np.zeros(0, np.int64) if not len(code) else None
+    if any(r not in code_of for r in names):
         return None                       # a rater in no image's rater_list
+    code = np.array([code_of[r] for r in names], np.int64)[code] if len(code) else code
     position = np.full((len(ims), len(code_of)), -1, np.int64)
     for k, im in enumerate(ims):
         for p, r in enumerate(im["rows"]):
@@ -127,8 +191,8 @@ def _row_codes(ims: list[dict], names: list[str], image: np.ndarray) -> np.ndarr
     return None if len(row) and row.min() < 0 else row
 
 
-def _boxes(boxes: list, ims: list[dict], image: np.ndarray) -> np.ndarray | None:
-    """``(n, 4)`` boxes when all are plain in-range ``[x, y, w, h]`` lists with an area."""
+def _boxes(boxes: list) -> np.ndarray | None:
+    """``(n, 4)`` boxes when all are plain finite ``[x, y, w, h]`` lists in range, of positive sides."""
     if not boxes:
         return np.zeros((0, 4))
     if _types(boxes) != {list} or set(map(len, boxes)) != {4}:
@@ -144,10 +208,14 @@ def _boxes(boxes: list, ims: list[dict], image: np.ndarray) -> np.ndarray | None
             return None
         if not ((xywh[:, 2] > 0) & (xywh[:, 3] > 0)).all():
             return None
-        sides = np.array([[im["width"], im["height"]] for im in ims], dtype=float)[image]
-        if not ((xywh[:, 2] / sides[:, 0]) * (xywh[:, 3] / sides[:, 1]) > 0).all():
-            return None
     return xywh
 
 
-__all__ = ["read_boxes"]
+def _has_area(xywh: np.ndarray, ims: list[dict], image: np.ndarray) -> bool:
+    """Every box keeps an area relative to its image (no underflow to 0)."""
+    sides = np.array([[im["width"], im["height"]] for im in ims], dtype=float)[image]
+    with np.errstate(all="ignore"):
+        return bool(((xywh[:, 2] / sides[:, 0]) * (xywh[:, 3] / sides[:, 1]) > 0).all())
+
+
+__all__ = ["BoxColumns", "box_columns", "read_boxes"]

@@ -37,7 +37,7 @@ try:
 except ImportError:   # optional (the ``fast`` extra): json parses everything then
     orjson = None
 
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"
 _FAILED = object()
 _DIGITS = 19          # the fewest digits of an integer outside orjson's 64 bits (-9223372036854775809)
 
@@ -51,8 +51,17 @@ def fast_parser(n_bytes: int = 0) -> bool:
     or ``auto`` (default, any other value) and the text is at most :data:`ORJSON_MAX_BYTES`."""
     if orjson is None:
         return False
-    choice = os.environ.get("KALOS_JSON", "").strip().lower()
+    choice = _choice()
     return choice == "orjson" or (choice != "stdlib" and n_bytes <= ORJSON_MAX_BYTES)
+
+
+def stdlib_chosen() -> bool:
+    """Whether ``KALOS_JSON=stdlib`` asks for ``json`` on every file."""
+    return _choice() == "stdlib"
+
+
+def _choice() -> str:
+    return os.environ.get("KALOS_JSON", "").strip().lower()
 
 
 def read_json(path: str | Path) -> Any:
@@ -97,7 +106,7 @@ def load_json_file(path: str | Path) -> Any:
                     "into smaller files, or run on a machine with more memory", str(path)) from None
     if not raw.strip():
         raise fatal("the file is empty: nothing to measure", str(path))
-    if raw.startswith(_BOM):
+    if raw.startswith(BOM):
         raw = raw[3:]
     encoding = json.detect_encoding(raw)
     if encoding == "utf-8" and fast_parser(len(raw)):
@@ -173,4 +182,4 @@ def has_integer_run(raw: bytes, length: int = _DIGITS, chunk: int = 1 << 23) -> 
 _CLASSES = bytes(ord("d") if 48 <= b <= 57 else ord(".") if b == 46 else ord("x") for b in range(256))
 
 
-__all__ = ["fast_parser", "has_integer_run", "load_json_file", "parse_json_text", "read_json", "settle"]
+__all__ = ["BOM", "fast_parser", "has_integer_run", "load_json_file", "parse_json_text", "read_json", "settle", "stdlib_chosen"]
