@@ -116,7 +116,7 @@ def _is_pinned(entry: dict) -> bool:
 def _quiet_pool(pool) -> list[str]:
     """The colours of ``pool`` whose hue is far (> 25 degrees) from every saturated status colour."""
     def hue(c):
-        h, _, v = colorsys.rgb_to_hsv(*(int(c.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)))
+        h = colorsys.rgb_to_hsv(*(int(c.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)))[0]
         return h * 360
     status = [hue(c) for c in STATUS_COLORS.values()]
     quiet = [c for c in pool if isinstance(c, str) and len(c) == 7 and c.startswith("#")

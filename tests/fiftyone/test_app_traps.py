@@ -38,7 +38,7 @@ def test_make_app_sets_the_legacy_orchestrator_switch_only_with_a_worker(fo_isol
 
 # -- 2. the threshold follows the distance -------------------------------------------------------------
 
-def test_switching_the_distance_switches_the_threshold_to_its_calibrated_or_standard_value(fo_isolated, demo):
+def test_switching_the_distance_switches_the_threshold_to_its_calibrated_or_standard_value(fo_isolated, demo):  # noqa: F811
     ds, fields = make_dataset(fo_isolated, demo)
     execute(CALIBRATE, ds, rater_fields=fields, bootstrap=0, seed=1, distances=["centroid", "giou", "iou"])
     found = ds.get_run_info("kalos_calibration").config.thresholds
@@ -54,7 +54,7 @@ def test_switching_the_distance_switches_the_threshold_to_its_calibrated_or_stan
     assert ds.get_run_info("g").config.calibration_key == "kalos_calibration"
 
 
-def test_a_calibration_stored_without_per_distance_thresholds_is_read_from_its_results(fo_isolated, demo):
+def test_a_calibration_stored_without_per_distance_thresholds_is_read_from_its_results(fo_isolated, demo):  # noqa: F811
     from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import load_calibration, threshold_for
 
     ds, fields = make_dataset(fo_isolated, demo)
