@@ -148,9 +148,10 @@ def test_a_field_that_is_not_a_rater_field_keeps_one_colour_after_a_run(page, de
     after = _show_only_other(page)
     print(f"\n[e2e] hue shares of {OTHER} before {before}, after {after}, pinned {entry['fieldColor']}",
           file=sys.stderr)
-    assert max(before.values()) > 0.9, before         # one colour before (colours go by field) ...
-    assert max(after.values()) > 0.9, after           # ... and after (not one per class)
+    assert max(before.values()) > 0.8, before         # one colour before (colours go by field) ...
+    assert max(after.values()) > 0.8, after           # ... and after (not one per class)
     top = max(after, key=after.get)
+    assert top == max(before, key=before.get), (before, after)   # the same hue as before the run
     assert abs(_hue(entry["fieldColor"]) - (top + 7.5)) <= 15, (entry, after)
     for status in STATUS_COLORS.values():               # never in a status colour
         d = abs(_hue(status) - (top + 7.5)) % 360
