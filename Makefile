@@ -74,8 +74,9 @@ bench: setup
 validate: setup
 	$(VPY) benchmarks/validate.py
 
+# WORKER=1: also a delegated-operation worker, and the App's "Schedule" for it (README, "In FiftyOne")
 app: setup
-	$(VPY) operators/demo.py app
+	$(VPY) operators/demo.py app $(if $(WORKER),--worker)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

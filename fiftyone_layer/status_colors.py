@@ -7,18 +7,22 @@ one entry per rater field to ``dataset.app_config.color_scheme.fields``::
     {"path": field, "colorByAttribute": "<run_key>_status",
      "valueColors": [{"value": "agreed", "color": green}, ... orange, ... red]}
 
-so disagreement is visible at a glance in the grid and the sample view. Entries of other
-fields, and the rest of the scheme, are kept; an existing entry of a rater field keeps its
-sidebar colour (``fieldColor``), and the whole entry as it was before KaLOS first touched the
-field (or "none") is kept in ``dataset.info`` (:data:`_ENTRIES_KEY`) and put back exactly when
-the field's last status colour goes. FiftyOne applies per-attribute colours only when the
-scheme colours by value (there is no per-field mode), so ``color_by`` is set to
-``"value"``; what it was is remembered in ``dataset.info`` and put back when the last
-status entry goes. :func:`forget_run` (called when a run is deleted) points a field's
-entry at another agreement run on that field, or removes it (keeping a sidebar colour).
+so disagreement is visible at a glance in the grid and the sample view. An existing entry of a
+rater field keeps its sidebar colour (``fieldColor``), and the whole entry as it was before
+KaLOS first touched the field (or "none") is kept in ``dataset.info`` (:data:`_ENTRIES_KEY`)
+and put back exactly when the field's last status colour goes. FiftyOne applies per-attribute
+colours only when the whole scheme colours by value (there is no per-field mode), so
+``color_by`` is set to ``"value"`` (what it was is remembered in ``dataset.info``); every other
+label field is then pinned to one colour (its ``fieldColor`` if it has one), so that polygons,
+a consensus or a model are never drawn in per-class colours that read like statuses. When the
+last status entry goes, the mode and each pinned field's own entry come back; entries the user
+changed meanwhile are left as they are. :func:`forget_run` (called when a run is deleted)
+points a field's entry at another agreement run on that field, or removes it.
 """
 
 from __future__ import annotations
+
+import colorsys
 
 import fiftyone as fo
 
@@ -29,6 +33,7 @@ STATUSES = tuple(STATUS_COLORS)
 DISAGREEMENT = ("class_disagreement", "unmatched")
 _INFO_KEY = "kalos_color_by_before"   # dataset.info: the scheme's color_by before KaLOS set "value"
 _ENTRIES_KEY = "kalos_color_fields_before"  # dataset.info: path -> the user's entry before KaLOS (or None)
+_PIN_ATTR = "kalos_one_colour"   # an attribute no label has: pins a field to one colour (see _settle)
 
 
 def status_attribute(run_key: str) -> str:
@@ -61,17 +66,11 @@ def show_statuses(dataset, run_key: str, fields) -> None:
     old = {e.get("path"): e for e in scheme.fields or []}
     before = dict(dataset.info.get(_ENTRIES_KEY) or {})
     for f in fields:
-        if f not in before and not (f in old and _is_status_entry(old[f])):
+        if f not in before and not (f in old and (_is_status_entry(old[f]) or _is_pinned(old[f]))):
             before[f] = dict(old[f]) if f in old else None
-    dataset.info[_ENTRIES_KEY] = before
     scheme.fields = [e for e in scheme.fields or [] if e.get("path") not in fields] + [
         _entry(f, run_key, old.get(f)) for f in fields]
-    if scheme.color_by != "value":
-        if _INFO_KEY not in dataset.info:
-            dataset.info[_INFO_KEY] = scheme.color_by
-        scheme.color_by = "value"
-    dataset.app_config.color_scheme = scheme
-    dataset.save()
+    _settle(dataset, scheme, before)
 
 
 def forget_run(dataset, run_key: str, remaining: dict) -> None:
@@ -99,12 +98,76 @@ def forget_run(dataset, run_key: str, remaining: dict) -> None:
     if entries == scheme.fields:
         return
     scheme.fields = entries
+    _settle(dataset, scheme, before)
+
+
+def settle(dataset) -> None:
+    """Keep label fields added since the last run (a consensus, a model) in one colour while
+    the scheme colours by status (see :func:`_settle`)."""
+    scheme = dataset.app_config.color_scheme
+    if scheme is not None and any(_is_status_entry(e) for e in scheme.fields or []):
+        _settle(dataset, scheme, dict(dataset.info.get(_ENTRIES_KEY) or {}))
+
+
+def _is_pinned(entry: dict) -> bool:
+    return entry.get("colorByAttribute") == _PIN_ATTR
+
+
+def _quiet_pool(pool) -> list[str]:
+    """The colours of ``pool`` whose hue is far (> 25 degrees) from every saturated status colour."""
+    def hue(c):
+        h = colorsys.rgb_to_hsv(*(int(c.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)))[0]
+        return h * 360
+    status = [hue(c) for c in STATUS_COLORS.values()]
+    quiet = [c for c in pool if isinstance(c, str) and len(c) == 7 and c.startswith("#")
+             and all(min(abs(hue(c) - h), 360 - abs(hue(c) - h)) > 25 for h in status)]
+    return quiet or list(pool)
+
+
+def _pin(path: str, old: dict | None, colour: str) -> dict:
+    """One colour for every label of ``path`` while the scheme colours by value: a ``valueColors``
+    entry for "none" of an attribute no label has (the App matches it on every label)."""
+    colour = (old or {}).get("fieldColor") or colour
+    return {"path": path, "fieldColor": colour, "colorByAttribute": _PIN_ATTR,
+            "valueColors": [{"value": "none", "color": colour}]}
+
+
+def _settle(dataset, scheme, before: dict) -> None:
+    """Save ``scheme``, colouring by value while it holds a status entry. FiftyOne colours labels
+    by an attribute only when the whole scheme colours by value, so when KaLOS switched it there
+    every other label field is pinned to one colour (its own ``fieldColor`` if it has one), as it
+    looked when colours went by field, never by class; the user's entry of each is kept in
+    ``before`` and put back, with the scheme's mode, when the last status entry goes."""
+    entries = list(scheme.fields or [])
+    if any(_is_status_entry(e) for e in entries):
+        if scheme.color_by != "value":
+            if _INFO_KEY not in dataset.info:   # "" for none (FiftyOne does not store a None in info)
+                dataset.info[_INFO_KEY] = scheme.color_by or ""
+            scheme.color_by = "value"
+        if _INFO_KEY in dataset.info:   # KaLOS chose "value": the other label fields stay one colour each
+            pool = _quiet_pool(scheme.color_pool or fo.app_config.color_pool)
+            at = {e.get("path"): k for k, e in enumerate(entries)}
+            for i, path in enumerate(dataset.get_field_schema(embedded_doc_type=fo.Label)):
+                e = entries[at[path]] if path in at else None
+                if e is not None and (_is_status_entry(e) or _is_pinned(e)):
+                    continue
+                before.setdefault(path, None if e is None else dict(e))
+                pinned = _pin(path, e, pool[i % len(pool)])
+                if e is None:
+                    entries.append(pinned)
+                else:
+                    entries[at[path]] = pinned
+    else:   # each pinned field gets its own entry back, in its place
+        entries = [before.get(e.get("path")) if _is_pinned(e) else e for e in entries]
+        entries = [e for e in entries if e is not None]
+        before = {}   # records left are of entries the user changed since: theirs now
+        if _INFO_KEY in dataset.info:
+            scheme.color_by = dataset.info.pop(_INFO_KEY) or None
+    scheme.fields = entries
     if before:
         dataset.info[_ENTRIES_KEY] = before
     else:
         dataset.info.pop(_ENTRIES_KEY, None)
-    if not any(_is_status_entry(e) for e in entries) and _INFO_KEY in dataset.info:
-        scheme.color_by = dataset.info.pop(_INFO_KEY)
     dataset.app_config.color_scheme = scheme
     dataset.save()
 
@@ -112,7 +175,8 @@ def forget_run(dataset, run_key: str, remaining: dict) -> None:
 def refresh_app(ctx):
     """The App operation that applies the data set's stored colour scheme to the open App (the
     session keeps the scheme it read when the data set was opened); ``ctx.ops`` style: call it
-    and, in a generator, yield the result."""
+    and, in a generator, yield the result. Label fields added since the last run are settled first."""
+    settle(ctx.dataset)
     scheme = ctx.dataset.app_config.color_scheme or fo.ColorScheme()
     return ctx.trigger("set_color_scheme", {"color_by": scheme.color_by or fo.app_config.color_by,
                                             "fields": list(scheme.fields or [])})

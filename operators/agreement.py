@@ -8,13 +8,13 @@ from __future__ import annotations
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
-from kalos_core.geometry import distances_for
+from kalos_core.geometry import DEFAULT_DISTANCE, default_threshold, distances_for
 from kalos_core.matching import COSTS, SOLVERS
 
 from ..fiftyone_layer import run_store, status_colors
 from ..fiftyone_layer.adapter import SetupError, check_label_attributes, label_fields
-from .calibration_runs import latest_calibration, matching_calibration
-from .common import (check_form, drive, form_error, report_errors, result_card, run_or_delegate, setup_inputs,
+from .calibration_runs import latest_calibration, matching_calibration, threshold_for
+from .common import (form, check_form, drive, form_error, report_errors, result_card, run_or_delegate, setup_inputs,
                      show_result, source_params)
 from .forms import param_inputs
 from kalos_core.params import groups_of
@@ -63,12 +63,12 @@ class ComputeAgreement(foo.Operator):
         kind = source.kind if source else None
         distances = list(distances_for(kind)) + (["mask_iou"] if kind == "box" else []) if kind else []
         calibrated = cal.distance if cal and cal.distance in distances else None
+        threshold, why = _threshold_default(ctx, source, cal, p.get("distance") or calibrated)
         props = dict(inputs.properties)
         props.update(param_inputs(ctx, inputs, AGREEMENT, skip=() if kind else ("distance",), overrides={
-            "threshold": {"default": cal.similarity_threshold if cal else 0.5, "description": (
+            "threshold": {"default": threshold, "description": (
                 "two labels of different raters can be matched when their similarity (1 - distance) is at least "
-                "this, within [0, 1]" + (f"; default from calibration run {cal.key!r}" if cal
-                                         else "; 'KaLOS: calibrate threshold' recommends one"))},
+                f"this, within [0, 1]; {why}")},
             "distance": {"choices": [(d, "instance masks of the detections" if d == "mask_iou" else None)
                                      for d in distances], "default": calibrated,
                          "description": f"how two {kind} labels are compared; empty = the label type's default "
@@ -84,7 +84,7 @@ class ComputeAgreement(foo.Operator):
             _check_target(ctx, inputs, source)
             check_form(props, lambda: check_run(ctx.target_view(), **source_params(p),
                                                 **_run_params(p, unused_run_key(ds))))
-        return types.Property(inputs, view=types.View(label="KaLOS: compute agreement"))
+        return form(inputs, "KaLOS: compute agreement")
 
     def execute(self, ctx):
         p = ctx.params
@@ -140,11 +140,28 @@ def _calibration(ctx, source):
     return latest_calibration(ctx.dataset, label_type) or (latest_calibration(ctx.dataset) if source is None else None)
 
 
+def _threshold_default(ctx, source, cal, distance: str | None) -> tuple[float, str]:
+    """The threshold the form proposes for ``distance`` (None: the label type's default) and
+    where it comes from: the newest calibration run that calibrated that distance, else the
+    distance's standard value (switching the distance switches the threshold with it)."""
+    if source is None:
+        return (cal.similarity_threshold, f"default from calibration run {cal.key!r}") if cal else (
+            0.5, "'KaLOS: calibrate threshold' recommends one")
+    distance = distance or DEFAULT_DISTANCE.get(source.kind)
+    ref, t = threshold_for(ctx.dataset, distance, source.label_cls.__name__)
+    if ref is not None:
+        return t, f"default: the threshold calibration run {ref.key!r} found for {distance}"
+    return default_threshold(source.kind, distance), (
+        f"default: the standard value for {distance} (no calibration run calibrated it; "
+        "'KaLOS: calibrate threshold' finds one)")
+
+
 def _used_calibration(dataset, params) -> str | None:
     """Key of the calibration whose threshold this run uses (None if the threshold is not a calibrated one)."""
     fields = params.get("rater_fields") or [params.get("label_field")]
     cls = label_fields(dataset).get(fields[0]) if fields and fields[0] else None
-    ref = matching_calibration(dataset, params.get("threshold", 0.5), cls.__name__ if cls else None)
+    ref = matching_calibration(dataset, params.get("threshold", 0.5), cls.__name__ if cls else None,
+                               params.get("distance"))
     return ref.key if ref else None
 
 
@@ -183,7 +200,7 @@ class DeleteAgreementRun(foo.Operator):
             owned = paths + [f"saved view {v}" for v in views] + [
                 f"tag {t} (where this run added it)" for t in run_store.recorded_tags(ctx.dataset, key)]
             inputs.view("fields", types.Notice(label=f"{describe_run(ctx.dataset, key)}. Removes: " + ", ".join(owned)))
-        return types.Property(inputs, view=types.View(label="KaLOS: delete agreement run"))
+        return form(inputs, "KaLOS: delete agreement run")
 
     def execute(self, ctx):
         removed = delete_agreement_run(ctx.dataset, ctx.params["run_key"])
@@ -221,7 +238,7 @@ class BrowseDisagreements(foo.Operator):
                                           disagreement_view_name(ctx.params["run_key"], chosen))
             except SetupError as e:
                 form_error(prop, str(e))
-        return types.Property(inputs, view=types.View(label="KaLOS: browse disagreements"))
+        return form(inputs, "KaLOS: browse disagreements")
 
     def execute(self, ctx):
         key = ctx.params["run_key"]

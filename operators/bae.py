@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 import fiftyone.operators as foo
-import fiftyone.operators.types as types
 import numpy as np
 
 from kalos_core.bae import BAEResult
@@ -28,7 +27,7 @@ from kalos_core.measure import MeasureData
 
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import SetupError, read_dataset
-from .common import check_form, drive, finish_run, report_errors, result_card, run_or_delegate, setup_inputs
+from .common import form, check_form, drive, finish_run, report_errors, result_card, run_or_delegate, setup_inputs
 from .common import show_result, source_params
 from .forms import param_inputs
 from ..fiftyone_layer.measure_runs import MeasureRun, check_run, measure_run, measure_steps, run_params
@@ -116,7 +115,7 @@ class ComputeBAE(foo.Operator):
         props.update(param_inputs(ctx, inputs, RUN.spec))
         if source is not None:
             check_form(props, lambda: check_run(RUN, ctx.target_view(), **source_params(p), **run_params(RUN, p)))
-        return types.Property(inputs, view=types.View(label="KaLOS: behaviour alignment (BAE)"))
+        return form(inputs, "KaLOS: behaviour alignment (BAE)")
 
     def execute(self, ctx):
         p = ctx.params

@@ -8,7 +8,6 @@ is done by :mod:`.calibration_runs` (and the engine, :mod:`kalos_core.calibratio
 from __future__ import annotations
 
 import fiftyone.operators as foo
-import fiftyone.operators.types as types
 
 from kalos_core.calibration import default_distances
 from kalos_core.geometry import distances_for
@@ -16,7 +15,7 @@ from kalos_core.geometry import distances_for
 from ..fiftyone_layer import run_store
 from .calibration_runs import DEFAULT_KEY, METHOD, RUN, calibrate_run, calibrate_run_steps, validate_calibration_key
 from .common import (
-    check_form, drive, progress_op, report_errors, result_card, run_or_delegate, setup_inputs, show_result,
+    form, check_form, drive, progress_op, report_errors, result_card, run_or_delegate, setup_inputs, show_result,
     source_params,
 )
 from .forms import param_inputs
@@ -54,7 +53,7 @@ class Calibrate(foo.Operator):
         if source is not None:
             key = run_store.unused_key(ds, DEFAULT_KEY, METHOD)
             check_form(props, lambda: check_run(RUN, ctx.target_view(), **source_params(p), **run_params(RUN, p, key)))
-        return types.Property(inputs, view=types.View(label="KaLOS: calibrate threshold"))
+        return form(inputs, "KaLOS: calibrate threshold")
 
     def execute(self, ctx):
         steps = calibrate_run_steps(ctx.target_view(), **source_params(ctx.params), **run_params(RUN, ctx.params))

@@ -46,6 +46,8 @@ class CalibrationRef:
     similarity_threshold: float
     distance: str | None
     label_type: str | None
+    #: distance -> its calibrated similarity threshold, for every distance the run compared
+    thresholds: dict
 
 
 def calibration_runs(dataset) -> list[str]:
@@ -55,8 +57,21 @@ def calibration_runs(dataset) -> list[str]:
 
 def _ref(dataset, key: str) -> CalibrationRef:
     cfg = dataset.get_run_info(key).config
+    thresholds = getattr(cfg, "thresholds", None)
+    if thresholds is None:   # a run stored before the config kept them: read its results once
+        thresholds = {d: c["similarity_threshold"] for d, c in load_calibration(dataset, key)["distances"].items()}
     return CalibrationRef(key, float(cfg.similarity_threshold), getattr(cfg, "distance", None),
-                          getattr(cfg, "label_type", None))
+                          getattr(cfg, "label_type", None), {d: float(t) for d, t in thresholds.items()})
+
+
+def threshold_for(dataset, distance: str, label_type: str | None = None) -> tuple[CalibrationRef | None, float | None]:
+    """The newest calibration run (of ``label_type`` labels) that calibrated ``distance``, and
+    the similarity threshold it found for it; ``(None, None)`` when none did."""
+    for key in reversed(calibration_runs(dataset)):
+        ref = _ref(dataset, key)
+        if (label_type is None or ref.label_type == label_type) and distance in ref.thresholds:
+            return ref, ref.thresholds[distance]
+    return None, None
 
 
 def latest_calibration(dataset, label_type: str | None = None) -> CalibrationRef | None:
@@ -68,12 +83,14 @@ def latest_calibration(dataset, label_type: str | None = None) -> CalibrationRef
     return None
 
 
-def matching_calibration(dataset, threshold: float, label_type: str | None = None) -> CalibrationRef | None:
-    """The newest calibration whose recommended threshold is ``threshold`` (the one an agreement run used)."""
+def matching_calibration(dataset, threshold: float, label_type: str | None = None,
+                         distance: str | None = None) -> CalibrationRef | None:
+    """The newest calibration whose threshold is ``threshold`` (the one an agreement run used):
+    the one it found for ``distance`` when it calibrated that distance, else its recommended one."""
     for key in reversed(calibration_runs(dataset)):
         ref = _ref(dataset, key)
-        if abs(ref.similarity_threshold - float(threshold)) <= SAME_THRESHOLD and (
-                label_type is None or ref.label_type == label_type):
+        found = ref.thresholds.get(distance, ref.similarity_threshold)
+        if abs(found - float(threshold)) <= SAME_THRESHOLD and (label_type is None or ref.label_type == label_type):
             return ref
     return None
 
@@ -106,6 +123,7 @@ def _recommended(result: CalibrationResult) -> dict:
     summary = result.to_dict()
     rec = summary["recommended"]
     return {"task": summary["task"], "distances": list(summary["distances"]),
+            "thresholds": {d: c["similarity_threshold"] for d, c in summary["distances"].items()},
             "similarity_threshold": summary["similarity_threshold"], "distance": rec["distance"],
             "tau_star": rec["tau_star"], "standard_threshold": rec["standard_threshold"]}
 

@@ -23,6 +23,34 @@ def safe_name(text) -> str:
     return name or "x"
 
 
+#: characters the App's markdown would read as markup in a form's help texts
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>])")
+
+
+def md_text(text):
+    """``text`` shown as written where the App renders markdown (labels and help texts of a
+    form): ``<run_key>_status_<statuses>`` keeps its underscores and angle brackets."""
+    return _MARKDOWN.sub(r"\\\1", text) if isinstance(text, str) else text
+
+
+def _escape_views(obj) -> None:
+    for prop in getattr(obj, "properties", {}).values():
+        view = getattr(prop, "view", None)
+        for key in ("label", "description", "caption"):
+            if view is not None and isinstance(getattr(view, key, None), str):
+                setattr(view, key, md_text(getattr(view, key)))
+                if key in view._kwargs:
+                    view._kwargs[key] = getattr(view, key)
+        _escape_views(prop.type)
+
+
+def form(inputs, label: str):
+    """What an operator's ``resolve_input`` returns: ``inputs`` under the title ``label``, every
+    label and help text escaped for the App's markdown (:func:`md_text`)."""
+    _escape_views(inputs)
+    return types.Property(inputs, view=types.View(label=label))
+
+
 def form_error(prop, message: str):
     """Mark an input property invalid with ``message`` (a form error that blocks execution)."""
     prop.invalid = True

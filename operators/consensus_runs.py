@@ -29,7 +29,7 @@ from kalos_core.geometry.masks import mask_utils
 from kalos_core.matching.params import MATCHING_PARAMS
 from kalos_core.measure import get_measure
 
-from ..fiftyone_layer import run_store
+from ..fiftyone_layer import run_store, status_colors
 from ..fiftyone_layer.adapter import SetupError, read_dataset, resolve_source
 from ..fiftyone_layer.values import make_config
 
@@ -125,6 +125,7 @@ def consensus_steps(dataset, agreement_key, *, overwrite=False, **params):
     result = build_consensus(data, unit_of, config)
     yield 0.7, "writing the consensus labels"
     store_consensus(dataset, view, source, agreement_key, key, data, result)
+    status_colors.settle(dataset)   # the new field in one colour, not by class, beside the status colours
     yield 1.0, "done"
     return result
 

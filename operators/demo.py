@@ -6,7 +6,9 @@ Polylines field per rater), runs agreement on the polygons, calibrates the box
 threshold and runs agreement on the boxes at it (with a simulated model as one more
 rater in run ``kalos_model``, and without it in run ``kalos``), prints the summary and how to
 open the App. ``python operators/demo.py app`` serves the App on
-127.0.0.1 with this plugin loaded and a delegated-operation worker beside it.
+127.0.0.1 with this plugin loaded, FiftyOne's settings left as they are (operators run
+immediately, as in any FiftyOne); ``--worker`` adds a delegated-operation worker (and
+the switch that lets the App schedule runs for it).
 """
 
 from __future__ import annotations
@@ -138,12 +140,23 @@ def start_worker() -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
 
 
+def app_environment(worker: bool) -> dict:
+    """The environment variables ``app`` sets (unless already set): this plugin's folder and,
+    only with a worker, FiftyOne's server-wide legacy-orchestrator switch. That switch makes
+    the App offer "Schedule" for every operator that allows delegation, FiftyOne's own
+    included, and pick it by default where the operator says so (``default_choice_to_delegated``,
+    e.g. clone / rename sample field): without a worker nothing would run them."""
+    env = {"FIFTYONE_PLUGINS_DIR": plugins_dir()}
+    if worker:
+        env["FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS"] = "true"
+    return env
+
+
 def app(args) -> None:
-    """Serve the App. Legacy delegated execution is a server-wide switch: with it the App offers
-    "Schedule" for every operator that allows delegation (ours and FiftyOne's), so a worker is
-    started with the App (``--no-worker`` to leave it out) and stopped with it."""
-    os.environ.setdefault("FIFTYONE_PLUGINS_DIR", plugins_dir())
-    os.environ.setdefault("FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS", "true")
+    """Serve the App as FiftyOne does (operators run immediately); with ``--worker``, also
+    a worker for scheduled runs, stopped with the App."""
+    for key, value in app_environment(args.worker).items():
+        os.environ.setdefault(key, value)
     import fiftyone as fo
 
     if not fo.dataset_exists(args.name):
@@ -175,8 +188,9 @@ def main(argv=None) -> None:
     a = sub.add_parser("app")
     a.add_argument("--name", default=DATASET)
     a.add_argument("--port", type=int, default=5151)
-    a.add_argument("--no-worker", dest="worker", action="store_false",
-                   help="do not start `fiftyone delegated launch` with the App (scheduled operations then wait)")
+    a.add_argument("--worker", action="store_true",
+                   help="also start `fiftyone delegated launch` and let the App schedule runs for it (for every "
+                        "operator that allows delegation, FiftyOne's own included; they then default to Schedule)")
     args = ap.parse_args(argv)
     run(args) if args.command == "run" else app(args)
 

@@ -11,7 +11,7 @@ import fiftyone.operators.types as types
 from kalos_core.matching.params import MATCHING_PARAMS
 
 from ..fiftyone_layer import run_store
-from .common import drive, report_errors, result_card, show_result
+from .common import form, drive, report_errors, result_card, show_result
 from .consensus_runs import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
 from .consensus_runs import fusion_params
 from .common import check_form, finish_run, number_input
@@ -52,7 +52,7 @@ class BuildConsensus(foo.Operator):
         inputs = types.Object()
         props = {"agreement_key": agreement_choice(ctx, inputs, "agreement_key", "Agreement run")}
         if props["agreement_key"] is None:
-            return types.Property(inputs, view=types.View(label="KaLOS: build consensus"))
+            return form(inputs, "KaLOS: build consensus")
         props.update(param_inputs(ctx, inputs, MEASURE, skip=MATCHING_PARAMS))
         key = p.get("agreement_key")
         runs = run_store.runs_of(ds, AGREEMENT)
@@ -68,7 +68,7 @@ class BuildConsensus(foo.Operator):
                                                      "only read."))
         check_form(props, lambda: check_consensus(ds, key or runs[-1], overwrite=bool(p.get("overwrite")),
                                                   **fusion_params(p)))
-        return types.Property(inputs, view=types.View(label="KaLOS: build consensus"))
+        return form(inputs, "KaLOS: build consensus")
 
     def execute(self, ctx):
         p = ctx.params
@@ -113,7 +113,7 @@ class TagForReview(foo.Operator):
         inputs = types.Object()
         props = {"run_key": agreement_choice(ctx, inputs, "run_key", "Agreement run")}
         if props["run_key"] is None:
-            return types.Property(inputs, view=types.View(label="KaLOS: tag for review"))
+            return form(inputs, "KaLOS: tag for review")
         key = p.get("run_key") or run_store.runs_of(ds, AGREEMENT)[-1]
         props["tag"] = inputs.str("tag", default="review", required=True, label="Tag")
         tag = p.get("tag", "review")
@@ -140,7 +140,7 @@ class TagForReview(foo.Operator):
                                            p.get("unmatched", True), p.get("class_disagreement", True),
                                            p.get("unsupported", has_consensus), p.get("view_name"),
                                            bool(p.get("join_tag"))))
-        return types.Property(inputs, view=types.View(label="KaLOS: tag for review"))
+        return form(inputs, "KaLOS: tag for review")
 
     @staticmethod
     def _alpha(p):

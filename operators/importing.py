@@ -39,7 +39,7 @@ from kalos_core.io.jsonfile import read_json
 from ..fiftyone_layer import rawdocs
 from ..fiftyone_layer.placeholders import Placeholders, default_folder
 from .common import (
-    FIELD_NAME_RE, drive, form_error, progress_op, report_errors, result_card, run_steps, safe_name, show_result,
+    form, FIELD_NAME_RE, drive, form_error, progress_op, report_errors, result_card, run_steps, safe_name, show_result,
 )
 
 logger = logging.getLogger(__name__)
@@ -458,7 +458,7 @@ class ImportMultiraterCoco(foo.Operator):
             form_error(path_prop, f"no file at {path}")
         elif path and types_ok and (error := _quick_check(path, label_types, p.get("skip_invalid", False))):
             form_error(path_prop, error)
-        return types.Property(inputs, view=types.View(label="KaLOS: import multi-rater COCO"))
+        return form(inputs, "KaLOS: import multi-rater COCO")
 
     def execute(self, ctx):
         p = ctx.params

@@ -13,7 +13,7 @@ import fiftyone.operators.types as types
 
 from ..fiftyone_layer import run_store, status_colors
 from ..fiftyone_layer.adapter import SetupError, label_fields
-from .common import (check_form, drive, finish_run, form_error, report_errors, result_card, run_or_delegate,
+from .common import (form, check_form, drive, finish_run, form_error, report_errors, result_card, run_or_delegate,
                      setup_inputs, source_params)
 from .convergence_runs import DEFAULT_KEY as CONVERGENCE_KEY
 from .convergence_runs import METHOD as CONVERGENCE
@@ -25,7 +25,7 @@ from .noise_aware_runs import DEFAULT_KEY as NOISE_KEY
 from .noise_aware_runs import METHOD as NOISE_AWARE
 from .noise_aware_runs import RUN as NOISE_RUN
 from .noise_aware_runs import noise_aware_run, noise_aware_steps
-from ..fiftyone_layer.predictions import check_predictions_field, missing_predictions, prediction_fields
+from ..fiftyone_layer.predictions import check_predictions_field, missing_predictions, prediction_fields, scored_fields
 
 
 def _choices(names: dict, multiple: bool = False) -> types.Dropdown:
@@ -80,7 +80,7 @@ class LabelConvergence(foo.Operator):
         if source is not None:
             check_form(props, lambda: check_run(CONVERGENCE_RUN, ctx.target_view(), **source_params(p),
                                                 **{**run_params(CONVERGENCE_RUN, p), "task": task}))
-        return types.Property(inputs, view=types.View(label="KaLOS: label convergence"))
+        return form(inputs, "KaLOS: label convergence")
 
     def execute(self, ctx):
         p = ctx.params
@@ -133,19 +133,21 @@ class NoiseAwareEvaluation(foo.Operator):
         ctx.target_view()
         boxes = {k: v for k, v in label_fields(ds).items() if v is fo.Detections}
         props = {}
-        missing = missing_predictions(ds, "bbox", [f for f in (p.get("reference_field"), *(p.get("noise_fields") or []))
-                                                   if f])
-        if missing:
-            inputs.view("no_predictions", types.Warning(label=missing))
-        props["predictions_field"] = inputs.enum("predictions_field", list(boxes), required=True,
-                                                 label="Predictions field", view=_choices(boxes),
-                                                 description="the model's Detections, with confidence")
-        if missing and not p.get("predictions_field"):
-            form_error(props["predictions_field"], missing)
-        elif p.get("predictions_field") not in (None, ""):
-            check_form(props, lambda: check_predictions_field(
-                ds, p["predictions_field"], "bbox", exclude=[f for f in (p.get("reference_field"),
-                                                                         *(p.get("noise_fields") or [])) if f]))
+        chosen = [f for f in (p.get("reference_field"), *(p.get("noise_fields") or [])) if f]
+        scored = scored_fields(ds, "bbox", exclude=chosen)
+        if not scored:   # nothing to evaluate: say what is missing and what to do, offer nothing to pick
+            missing = missing_predictions(ds, "bbox", chosen)
+            inputs.view("no_predictions", types.Error(label=missing))
+            form_error(inputs.str("predictions_field", view=types.HiddenView()), missing)
+            return form(inputs, "KaLOS: noise-aware evaluation")
+        picked = p.get("predictions_field")
+        offered = {k: boxes[k] for k in scored + ([picked] if picked in boxes and picked not in scored else [])}
+        props["predictions_field"] = inputs.enum(
+            "predictions_field", list(offered), required=True, label="Predictions field", view=_choices(offered),
+            description="the model's Detections, with a confidence on every label (fields that have them: "
+                        + ", ".join(scored) + ")")
+        if picked not in (None, ""):
+            check_form(props, lambda: check_predictions_field(ds, picked, "bbox", exclude=chosen))
         raters = {k: v for k, v in boxes.items() if k != p.get("predictions_field")}
         props["reference_field"] = inputs.enum("reference_field", list(raters), required=True,
                                                label="Reference rater field", view=_choices(raters),
@@ -170,7 +172,7 @@ class NoiseAwareEvaluation(foo.Operator):
             check_form(props, lambda: check_run(NOISE_RUN, ctx.target_view(), **run_params(NOISE_RUN, p)))
         else:
             check_form(props, lambda: run_store.validate_key(ds, key, NOISE_AWARE, overwrite=bool(p.get("overwrite"))))
-        return types.Property(inputs, view=types.View(label="KaLOS: noise-aware evaluation"))
+        return form(inputs, "KaLOS: noise-aware evaluation")
 
     def execute(self, ctx):
         p = ctx.params
@@ -208,7 +210,7 @@ class DeleteKalosRun(foo.Operator):
         runs = [k for m in run_store.KINDS for k in run_store.runs_of(ctx.dataset, m)]
         if not runs:
             inputs.view("none", types.Warning(label="No KaLOS run on this dataset."))
-            return types.Property(inputs, view=types.View(label="KaLOS: delete a run"))
+            return form(inputs, "KaLOS: delete a run")
         choices = types.Dropdown()
         for k in runs:
             choices.add_choice(k, label=k, description=run_store.describe_run(ctx.dataset, k))
@@ -221,7 +223,7 @@ class DeleteKalosRun(foo.Operator):
                                                + (", ".join(owned) or "the run only (it wrote no field)")))
         elif key is not None:
             form_error(prop, f"no KaLOS run {key!r} on this dataset")
-        return types.Property(inputs, view=types.View(label="KaLOS: delete a run"))
+        return form(inputs, "KaLOS: delete a run")
 
     def execute(self, ctx):
         key = ctx.params["run_key"]

@@ -33,7 +33,7 @@ from kalos_core.noise.generator import RefImage, Reference
 from ..fiftyone_layer.adapter import KINDS, SetupError, label_fields, rater_list_schema_problem
 from ..fiftyone_layer.rawdocs import LIST_NAMES
 from ..fiftyone_layer.values import make_config
-from .common import FIELD_NAME_RE, form_error
+from .common import form, FIELD_NAME_RE, form_error
 from .forms import param_inputs
 
 #: label-list class -> (task, list attribute), from the shared maps
@@ -264,7 +264,7 @@ class SimulateRaters(foo.Operator):
                 prop = props.get(getattr(e, "param", None)) or props["reference_field"]
                 if not prop.invalid:
                     form_error(prop, str(e))
-        return types.Property(inputs, view=types.View(label="KaLOS: simulate raters"))
+        return form(inputs, "KaLOS: simulate raters")
 
     def execute(self, ctx):
         p = ctx.params

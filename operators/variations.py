@@ -7,7 +7,7 @@ import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
 from ..fiftyone_layer import run_store
-from .common import drive, report_errors, result_card, run_or_delegate, setup_inputs, show_result, source_params
+from .common import form, drive, report_errors, result_card, run_or_delegate, setup_inputs, show_result, source_params
 from .common import check_form, finish_run
 from .forms import param_inputs
 from ..fiftyone_layer.measure_runs import check_run, run_params
@@ -50,7 +50,7 @@ class ComputeVariations(foo.Operator):
         if source is not None:
             key = run_store.unused_key(ds, DEFAULT_KEY, METHOD)
             check_form(props, lambda: check_run(RUN, ctx.target_view(), **source_params(p), **run_params(RUN, p, key)))
-        return types.Property(inputs, view=types.View(label="KaLOS: variation types"))
+        return form(inputs, "KaLOS: variation types")
 
     def execute(self, ctx):
         p = ctx.params

@@ -6,12 +6,13 @@ from .registry import (
     DISTANCES,
     DistanceSpec,
     Prepared,
+    default_threshold,
     distances_for,
     get_distance,
     register_distance,
 )
 
 __all__ = [
-    "DEFAULT_DISTANCE", "DISTANCES", "DistanceSpec", "Prepared",
+    "DEFAULT_DISTANCE", "DISTANCES", "DistanceSpec", "Prepared", "default_threshold",
     "distances_for", "get_distance", "register_distance",
 ]

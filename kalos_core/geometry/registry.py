@@ -91,6 +91,8 @@ class DistanceSpec:
     #: the similarity never exceeds the boxes' IoU, so a pair at similarity >= t > 0 overlaps
     #: along x by at least t times the wider box's width (the map step of a chunk skips the rest)
     at_most_iou: bool = False
+    #: the similarity threshold to start from when no calibration says otherwise
+    default_threshold: float = 0.5
 
 
 DISTANCES: dict[tuple[str, str], DistanceSpec] = {}
@@ -106,15 +108,24 @@ DEFAULT_DISTANCE: dict[str, str] = {
 
 
 def register_distance(kind: str, name: str, *, prepare: PrepareFn, description: str = "",
-                      scale_invariant: bool = True, pairs=None, at_most_iou: bool = False):
+                      scale_invariant: bool = True, pairs=None, at_most_iou: bool = False,
+                      default_threshold: float = 0.5):
     """Decorator: register ``similarity`` as distance ``name`` for ``kind``."""
 
     def deco(fn: SimilarityFn) -> SimilarityFn:
         doc = description or (fn.__doc__ or "").strip().split("\n")[0]
-        DISTANCES[(kind, name)] = DistanceSpec(kind, name, prepare, fn, doc, scale_invariant, pairs, at_most_iou)
+        DISTANCES[(kind, name)] = DistanceSpec(kind, name, prepare, fn, doc, scale_invariant, pairs, at_most_iou,
+                                               default_threshold)
         return fn
 
     return deco
+
+
+def default_threshold(kind: str, name: str | None = None) -> float:
+    """The standard similarity threshold of a distance (``name=None``: the kind's default
+    distance); 0.5 for a name not registered for ``kind``."""
+    spec = DISTANCES.get((kind, name or DEFAULT_DISTANCE.get(kind)))
+    return spec.default_threshold if spec else 0.5
 
 
 def get_distance(kind: str, name: str | None = None, **options) -> DistanceSpec:

@@ -70,8 +70,8 @@ class AppServer:
         self.proc = None
 
     def start(self, timeout: float = 180) -> AppServer:
-        env = dict(os.environ,
-                   PYTHONUNBUFFERED="1", FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS="true")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env.pop("FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS", None)   # as `make app`: FiftyOne's own settings
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [sys.executable, str(REPO / "operators" / "demo.py"), "app", "--name", self.name, "--port", str(self.port)],

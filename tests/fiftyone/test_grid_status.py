@@ -71,12 +71,18 @@ def test_status_colours_are_added_for_the_run_fields_only_and_removed_with_the_r
     scheme = ds.app_config.color_scheme
     by_path = {e["path"]: e for e in scheme.fields}
     assert scheme.color_by == "value"
-    assert by_path["raters_segmentations_careful"] == user           # another field: untouched
     for f in fields:
         assert by_path[f]["colorByAttribute"] == "kalos_status"
         assert {v["value"]: v["color"] for v in by_path[f]["valueColors"]} == STATUS
     assert by_path[fields[0]]["fieldColor"] == "#abcdef"              # the user's sidebar colour stays
-    assert len(scheme.fields) == len(fields) + 1
+    # every other label field (polygons too): one colour, as when colours went by field, never by class
+    others = [f for f in ds.get_field_schema(embedded_doc_type=fo.Label) if f not in fields]
+    assert others and len(scheme.fields) == len(fields) + len(others)
+    for f in others:
+        (colour,) = {v["color"] for v in by_path[f]["valueColors"]}
+        assert by_path[f]["colorByAttribute"] == "kalos_one_colour" and by_path[f]["fieldColor"] == colour
+        assert colour not in STATUS.values() and colour not in ("#ee0000", "#ee6600", "#009900")
+        assert ds.count(f"{f}.polylines.kalos_one_colour") == 0       # an attribute no label has
 
     run(ds, rater_fields=fields[:2], run_key="pair")                   # newest run on two fields
     by_path = {e["path"]: e for e in ds.app_config.color_scheme.fields}
@@ -104,7 +110,9 @@ def test_the_app_is_told_the_new_colours(fo_isolated, imported):
     res = run(imported, rater_fields=box_fields(imported))
     reqs = [r for r in res.executor.to_json()["requests"] if r["operator_uri"] == "set_color_scheme"]
     assert reqs and reqs[0]["params"]["color_by"] == "value"
-    assert {e["colorByAttribute"] for e in reqs[0]["params"]["fields"]} == {"kalos_status"}
+    by_path = {e["path"]: e["colorByAttribute"] for e in reqs[0]["params"]["fields"]}
+    assert by_path == {f: "kalos_status" if f in box_fields(imported) else "kalos_one_colour"
+                       for f in imported.get_field_schema(embedded_doc_type=fo_isolated.Label)}
 
 
 # -- one status filter ----------------------------------------------------------------------------------
