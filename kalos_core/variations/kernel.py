@@ -173,7 +173,8 @@ def classify_chunk(images: list, spec, config, names: dict, tally) -> None:
     pick = np.argmax(np.where(kind == best[..., None], best_iou, -np.inf), -1)
     lab_iou = np.take_along_axis(best_iou, pick[..., None], -1)[..., 0]
     typed = np.flatnonzero(rows_of >= 2)
-    tally_add(tally, [threshold_key(float(t)) for t in ts], _Codes(ch, names), typed, best[:, typed],
+    codes = _Codes(ch, names)
+    tally_add(tally, [threshold_key(float(t)) for t in ts], codes, typed, best[:, typed],
               kind, lab_iou[:, typed])
 
     # at the run's threshold, the labels in their order of first appearance in the per-image path:
@@ -184,7 +185,7 @@ def classify_chunk(images: list, spec, config, names: dict, tally) -> None:
     appear = np.where(valid, p_index * (3 * (C + N)) + pos, np.iinfo(np.int64).max).min(-1)
     order = typed[np.lexsort((appear[typed], ch.img[typed]))]
     chosen = partner.reshape(N, R, 2)[order, pick[t0, order]]
-    tally.labels.add(partial(_labels, ch=ch, codes=_Codes(ch, names), order=order, best=best[t0, order],
+    tally.labels.add(partial(_labels, ch=ch, codes=codes, order=order, best=best[t0, order],
                              iou=lab_iou[t0, order], partners=chosen))
 
 
