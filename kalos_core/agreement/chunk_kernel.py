@@ -61,7 +61,7 @@ class _Chunk:
     rows: list             #: per image, its sorted rater names
 
 
-def _gather(images: list) -> _Chunk:
+def gather(images: list) -> _Chunk:
     rows = [tuple(sorted(im.raters)) for im in images]
     cols = [im.annotations for im in images]
     n = np.array([len(c) for c in cols], np.int64)
@@ -87,13 +87,13 @@ def _gather(images: list) -> _Chunk:
     return _Chunk(img, row[order], cat[order], xywh[order], ids, order, np.concatenate([[0], np.cumsum(n)]), rows)
 
 
-def _candidate_pairs(ch: _Chunk, images: list, spec, cost, floor: float):
+def candidate_pairs(ch: _Chunk, images: list, spec, cost, floor: float):
     """``(i, j, similarity)`` of every image's candidate pairs (i < j, different rows, similarity
     >= floor), grouped by image and within an image in greedy's acceptance order (cost, i, j)."""
     sides = np.array([[im.width, im.height] for im in images], dtype=float).reshape(-1, 2)
     prep = prepare_box_columns(ch.xywh, sides[ch.img])
     if spec.at_most_iou and floor > 0:
-        i, j = _overlapping_along_x(ch, prep["xyxy"], floor)
+        i, j = overlapping_along_x(ch, prep["xyxy"], floor)
     else:
         i, j = _all_pairs(ch)
     ok = ch.row[i] != ch.row[j]
@@ -118,7 +118,7 @@ def _all_pairs(ch: _Chunk) -> tuple[np.ndarray, np.ndarray]:
     return i, j
 
 
-def _overlapping_along_x(ch: _Chunk, xyxy: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+def overlapping_along_x(ch: _Chunk, xyxy: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of one image that can reach IoU ``floor``: IoU >= t needs an x-overlap of at least
     t times the wider box's width, so with boxes sorted by left edge, box p pairs with the boxes
     that start by ``right_p - t * width_p`` (a hair later, 1e-9 of the width, for round-off).
@@ -212,8 +212,8 @@ def analyse(images: list, first: int, config: Any, spec, cost, diagnostics: list
 
     union = SORTED_PAIR_SOLVERS[get_solver(config.solver)]
     floor = min((float(config.threshold), *map(float, config.lsa_thresholds)))
-    ch = _gather(images)
-    pi, pj, ps = _candidate_pairs(ch, images, spec, cost, floor)
+    ch = gather(images)
+    pi, pj, ps = candidate_pairs(ch, images, spec, cost, floor)
     templates, tid = _templates(images, ch, config, diagnostics)
     K, n = len(images), np.diff(ch.start)
 

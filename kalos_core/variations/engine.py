@@ -28,9 +28,10 @@ from ..matching.costs import get_cost
 from ..matching.problem import MatchProblem
 from ..matching.solvers import get_solver
 from ..progress import run_steps
+from .kernel import applies as kernel_applies, classify_chunk
 from .geometry import ImageGeometry, MergeCandidates, image_geometry, merge_candidates
 from .pair import classify_pair
-from .types import IOU_BINS, TYPES, LabelVariation, VariationConfig, VariationResult, threshold_key
+from .types import IOU_BINS, TYPES, LabelTable, LabelVariation, VariationConfig, VariationResult, threshold_key
 
 _RANK = {name: k for k, name in enumerate(TYPES)}
 
@@ -109,51 +110,75 @@ def _empty_counts() -> dict[str, int]:
     return {name: 0 for name in TYPES}
 
 
-def variation_steps(dataset: MultiRaterDataset, config: VariationConfig = VariationConfig()
+class Tally:
+    """The counts of a run as the images are classified (the per-image path and the kernel add to it)."""
+
+    def __init__(self, thresholds: tuple) -> None:
+        keys = [threshold_key(t) for t in thresholds]
+        self.counts = {k: _empty_counts() for k in keys}
+        self.by_rater = {k: defaultdict(_empty_counts) for k in keys}
+        self.by_class = {k: defaultdict(_empty_counts) for k in keys}
+        self.by_pair = {k: defaultdict(lambda: defaultdict(_empty_counts)) for k in keys}
+        self.hist = {k: np.zeros(len(IOU_BINS) - 1, np.int64) for k in keys}
+        self.labels = LabelTable()
+
+    def add_image(self, g: ImageGeometry, config: VariationConfig, names: dict) -> None:
+        """Classify one image at every threshold (the per-image path)."""
+        merges = image_merges(g, min(config.thresholds), config.merge)
+        labels: dict = {}
+        self.labels.add(lambda into: into.update(labels))
+        for t in config.thresholds:
+            key = threshold_key(t)
+            pairs = pair_outcomes(g, t, merges, config.reference)
+            types = label_types(pairs)
+            count_pairs(self.by_pair[key], g, pairs)
+            agreed_iou = []
+            for k, (name, partners, iou) in types.items():
+                ann = g.annotations[k]
+                self.counts[key][name] += 1
+                self.by_rater[key][ann.rater][name] += 1
+                self.by_class[key][names.get(ann.category, str(ann.category))][name] += 1
+                if name == "agreed":
+                    agreed_iou.append(iou)
+                if t == config.threshold:
+                    labels[ann.id] = LabelVariation(name, tuple(g.annotations[p].id for p in partners),
+                                                    iou, ann.rater, ann.category)
+            self.hist[key] += np.histogram(np.clip(agreed_iou, 0, 1), bins=IOU_BINS)[0]
+
+    def result(self, config: dict, dataset: MultiRaterDataset) -> VariationResult:
+        return VariationResult(
+            config=config, n_images=len(dataset.images), n_annotations=dataset.n_annotations, counts=self.counts,
+            by_rater={k: dict(sorted(v.items())) for k, v in self.by_rater.items()},
+            by_class={k: dict(sorted(v.items())) for k, v in self.by_class.items()},
+            by_pair={k: {a: dict(sorted(row.items())) for a, row in sorted(v.items())}
+                     for k, v in self.by_pair.items()},
+            boundary_iou={k: v.tolist() for k, v in self.hist.items()}, labels=self.labels)
+
+
+#: images classified together (the kernel's chunk; one progress step each)
+CHUNK_IMAGES = 256
+
+
+def variation_steps(dataset: MultiRaterDataset, config: VariationConfig = VariationConfig(), kernel: bool = True
                     ) -> Generator[tuple[float, str], None, VariationResult]:
-    """:func:`compute_variations` as a step generator (see :mod:`kalos_core.progress`)."""
+    """:func:`compute_variations` as a step generator (see :mod:`kalos_core.progress`); ``kernel=False``
+    classifies every chunk image by image (the reference the kernel is tested against)."""
     check_measurable(dataset)   # as agreement and consensus: no image, or no image with two raters
     spec = get_distance(dataset.kind, config.distance)
-    names = dataset.categories
-    ts = config.thresholds
-    floor = min(ts)
-    counts = {threshold_key(t): _empty_counts() for t in ts}
-    by_rater = {threshold_key(t): defaultdict(_empty_counts) for t in ts}
-    by_class = {threshold_key(t): defaultdict(_empty_counts) for t in ts}
-    by_pair = {threshold_key(t): defaultdict(lambda: defaultdict(_empty_counts)) for t in ts}
-    hist = {threshold_key(t): np.zeros(len(IOU_BINS) - 1, np.int64) for t in ts}
-    labels: dict = {}
+    tally = Tally(config.thresholds)
     total = len(dataset.images)
-    for n, image in enumerate(dataset.images):
-        g = image_geometry(image, spec, floor)
-        if len(g.rows) >= 2 and g.annotations:
-            merges = image_merges(g, floor, config.merge)
-            for t in ts:
-                key = threshold_key(t)
-                pairs = pair_outcomes(g, t, merges, config.reference)
-                types = label_types(pairs)
-                count_pairs(by_pair[key], g, pairs)
-                agreed_iou = []
-                for k, (name, partners, iou) in types.items():
-                    ann = g.annotations[k]
-                    counts[key][name] += 1
-                    by_rater[key][ann.rater][name] += 1
-                    by_class[key][names.get(ann.category, str(ann.category))][name] += 1
-                    if name == "agreed":
-                        agreed_iou.append(iou)
-                    if t == config.threshold:
-                        labels[ann.id] = LabelVariation(name, tuple(g.annotations[p].id for p in partners),
-                                                        iou, ann.rater, ann.category)
-                hist[key] += np.histogram(np.clip(agreed_iou, 0, 1), bins=IOU_BINS)[0]
-        if n % 50 == 0 or n == total - 1:
-            yield (n + 1) / total, f"{n + 1}/{total} images"
-    return VariationResult(
-        config={**asdict(config), "distance": spec.name, "kind": dataset.kind},
-        n_images=total, n_annotations=dataset.n_annotations, counts=counts,
-        by_rater={k: dict(sorted(v.items())) for k, v in by_rater.items()},
-        by_class={k: dict(sorted(v.items())) for k, v in by_class.items()},
-        by_pair={k: {a: dict(sorted(row.items())) for a, row in sorted(v.items())} for k, v in by_pair.items()},
-        boundary_iou={k: v.tolist() for k, v in hist.items()}, labels=labels)
+    for start in range(0, total, CHUNK_IMAGES):
+        images = dataset.images[start:start + CHUNK_IMAGES]
+        if kernel and kernel_applies(images, spec):
+            classify_chunk(images, spec, config, dataset.categories, tally)
+        else:
+            for image in images:
+                g = image_geometry(image, spec, min(config.thresholds))
+                if len(g.rows) >= 2 and g.annotations:
+                    tally.add_image(g, config, dataset.categories)
+        done = min(total, start + CHUNK_IMAGES)
+        yield done / total, f"{done}/{total} images"
+    return tally.result({**asdict(config), "distance": spec.name, "kind": dataset.kind}, dataset)
 
 
 def compute_variations(dataset: MultiRaterDataset, config: VariationConfig = VariationConfig(),

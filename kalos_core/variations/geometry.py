@@ -114,6 +114,18 @@ def image_geometry(image: ImageRecord, spec: DistanceSpec, floor: float) -> Imag
     return ImageGeometry(image, rows, anns, rater, category, sim, xyxy, area, prep, spec)
 
 
+def merge_bound_ok(a: np.ndarray, b: np.ndarray, k: np.ndarray, area_a: np.ndarray, area_b: np.ndarray,
+                   area_k: np.ndarray, floor: float) -> np.ndarray:
+    """Can the merge of boxes ``a`` and ``b`` (image-relative xyxy rows) reach IoU ``floor`` with box
+    ``k``? The enclosing box's intersection with ``k`` over the largest of the three areas bounds it."""
+    enc = np.concatenate([np.minimum(a[:, :2], b[:, :2]), np.maximum(a[:, 2:], b[:, 2:])], axis=1)
+    w = np.clip(np.minimum(enc[:, 2], k[:, 2]) - np.maximum(enc[:, 0], k[:, 0]), 0, None)
+    h = np.clip(np.minimum(enc[:, 3], k[:, 3]) - np.maximum(enc[:, 1], k[:, 1]), 0, None)
+    big = np.maximum.reduce([area_a, area_b, area_k])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return w * h >= floor * big * (1 - 1e-9)
+
+
 def merge_candidates(g: ImageGeometry, own: np.ndarray, other: np.ndarray, floor: float) -> MergeCandidates:
     """Plausible merges of two same-class labels in ``own`` against each label in ``other``.
 
@@ -129,13 +141,7 @@ def merge_candidates(g: ImageGeometry, own: np.ndarray, other: np.ndarray, floor
     upper = np.triu(same, 1)
     ii, jj, kk = np.nonzero(upper[:, :, None] & touch[:, None, :] & touch[None, :, :])
     if len(ii) and g.area is not None:
-        enc = np.concatenate([np.minimum(A[ii, :2], A[jj, :2]), np.maximum(A[ii, 2:], A[jj, 2:])], axis=1)
-        bk = B[kk]
-        w = np.clip(np.minimum(enc[:, 2], bk[:, 2]) - np.maximum(enc[:, 0], bk[:, 0]), 0, None)
-        h = np.clip(np.minimum(enc[:, 3], bk[:, 3]) - np.maximum(enc[:, 1], bk[:, 1]), 0, None)
-        big = np.maximum.reduce([g.area[own][ii], g.area[own][jj], g.area[other][kk]])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ok = w * h >= floor * big * (1 - 1e-9)
+        ok = merge_bound_ok(A[ii], A[jj], B[kk], g.area[own][ii], g.area[own][jj], g.area[other][kk], floor)
         ii, jj, kk = ii[ok], jj[ok], kk[ok]
     if len(ii) == 0:
         return MergeCandidates.empty()

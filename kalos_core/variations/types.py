@@ -15,6 +15,7 @@ tie-break order when several pairwise types of one label are equally frequent):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -79,6 +80,39 @@ class LabelVariation:
         return self.partners[0] if self.partners else None
 
 
+class LabelTable(Mapping):
+    """Annotation id -> :class:`LabelVariation`, in the order the parts were added; a part is
+    ``fill(into: dict)``, run on first use (a command line run without ``--include-labels``
+    never builds the per-label objects)."""
+
+    def __init__(self) -> None:
+        self._parts: list[Callable[[dict], None]] = []
+        self._built: dict | None = None
+
+    def add(self, fill: Callable[[dict], None]) -> None:
+        self._parts.append(fill)
+        self._built = None
+
+    def _dict(self) -> dict:
+        if self._built is None:
+            self._built = {}
+            for fill in self._parts:
+                fill(self._built)
+        return self._built
+
+    def __getitem__(self, key):
+        return self._dict()[key]
+
+    def __iter__(self):
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
+
+    def __repr__(self) -> str:
+        return f"LabelTable({self._dict()!r})"
+
+
 @dataclass
 class VariationResult:
     """Counts by type x threshold (overall, per rater, per class), boundary IoU, per-label types.
@@ -100,7 +134,7 @@ class VariationResult:
     by_class: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     by_pair: dict[str, dict[str, dict[str, dict[str, int]]]] = field(default_factory=dict)
     boundary_iou: dict[str, list[int]] = field(default_factory=dict)
-    labels: dict[Any, LabelVariation] = field(default_factory=dict)
+    labels: Mapping[Any, LabelVariation] = field(default_factory=dict)
 
     def shares(self, threshold: float) -> dict[str, float]:
         """Share of each type among all labels at a threshold."""
