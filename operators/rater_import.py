@@ -32,7 +32,7 @@ import fiftyone.operators as foo
 from fiftyone.operators import types
 
 from ..fiftyone_layer import rawdocs
-from ..fiftyone_layer.exports import MATCH_BY, image_types, read_export
+from ..fiftyone_layer.exports import MATCH_BY, cvat_rater, image_types, read_export
 from ..fiftyone_layer.placeholders import Placeholders, default_folder
 from .common import (
     FIELD_NAME_RE,
@@ -65,6 +65,9 @@ def _exports(exports) -> list[dict]:
     if not rows:
         raise ValueError("give at least one (rater, export path, format)")
     for i, row in enumerate(rows):
+        if not str(row.get("rater") or "").strip() and "CVATImage" in str(row.get("format")) \
+                and os.path.isfile(str(row.get("path"))):
+            row["rater"] = cvat_rater(row["path"])   # a replica job's export: its assignee or job id
         missing = [k for k in ("rater", "path", "format") if not str(row.get(k) or "").strip()]
         if missing:
             raise ValueError(f"export {i + 1} lacks its {', '.join(missing)}")
@@ -174,7 +177,8 @@ def import_rater_exports(dataset_or_name, exports, match_by="file_name", label_f
                          on_existing="error", placeholders=True, progress=None, **importer_options):
     """Import one export per rater into a dataset (a Dataset, or a name: loaded or created).
 
-    ``exports``: ``(rater, path, format[, images folder])`` tuples or dicts with those keys; ``format`` a
+    ``exports``: ``(rater, path, format[, images folder])`` tuples or dicts with those keys (rater ``None``
+    for a CVAT image XML: its job's assignee, else ``job <id>``, else the file name); ``format`` a
     ``fiftyone.types`` name (``"COCODetectionDataset"``, ``"CVATImageDataset"``, ``"VOCDetectionDataset"``,
     ...); ``path`` the labels file or the export folder. ``label_key`` picks one kind of labels where the
     format gives several (COCO: ``detections`` unless ``label_types`` says otherwise); other keywords go
@@ -199,7 +203,7 @@ class ImportRaterExports(foo.Operator):
     def resolve_input(self, ctx):
         inputs, p = types.Object(), ctx.params
         row = types.Object()
-        row.str("rater", required=True, label="Rater")
+        row.str("rater", label="Rater", description="CVAT image XML: leave empty for the job's assignee or id")
         row.str("path", required=True, label="Export (labels file or folder)")
         formats = types.Dropdown()
         for name in image_types():
@@ -244,18 +248,27 @@ class ImportRaterExports(foo.Operator):
                                       "next": "Run 'KaLOS: compute agreement' on the rater fields."})
 
 
+def import_cvat_replicas(dataset_or_name, xml_paths, **kwargs):
+    """CVAT consensus replicas, one CVAT-for-images 1.1 XML per job: :func:`import_rater_exports` with
+    each job's assignee (else its id, else the file name) as the rater."""
+    return import_rater_exports(dataset_or_name, [(None, p, "CVATImageDataset") for p in xml_paths], **kwargs)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dataset", help="dataset name (loaded if it exists, else created)")
-    ap.add_argument("--rater", nargs="+", action="append", required=True, metavar="NAME PATH FORMAT [IMAGES]",
+    ap.add_argument("--rater", nargs="+", action="append", default=[], metavar="NAME PATH FORMAT [IMAGES]",
                     help="one export: rater name, labels file or folder, fiftyone.types name, images folder")
+    ap.add_argument("--cvat", nargs="+", default=[], metavar="XML",
+                    help="CVAT image XML exports, one per replica job (rater: the job's assignee, else its id)")
     ap.add_argument("--match-by", choices=MATCH_BY, default="file_name")
     ap.add_argument("--label-field", default="raters")
     ap.add_argument("--label-key")
     args = ap.parse_args(argv)
-    if any(len(r) not in (3, 4) for r in args.rater):
-        ap.error("--rater takes NAME PATH FORMAT [IMAGES]")
-    ds = import_rater_exports(args.dataset, args.rater, args.match_by, args.label_field, args.label_key)
+    if any(len(r) not in (3, 4) for r in args.rater) or not (args.rater or args.cvat):
+        ap.error("give --rater NAME PATH FORMAT [IMAGES] (once per rater) or --cvat XML ...")
+    exports = args.rater + [(None, x, "CVATImageDataset") for x in args.cvat]
+    ds = import_rater_exports(args.dataset, exports, args.match_by, args.label_field, args.label_key)
     ds.persistent = True
     print(f"{ds.name}: {len(ds)} samples; rater fields {sorted(ds.info['kalos_import']['rater_fields'])}")
 

@@ -2,6 +2,7 @@
 the same α as the multi-rater COCO import on LVIS r1/r2 (skipped without ../shared/data), not
 assigned vs nothing drawn, and the refusals, checked before anything is written."""
 
+import copy
 import json
 import os
 import uuid
@@ -40,7 +41,7 @@ def small(rater_boxes, images=(("a.jpg", 100, 200), ("b.jpg", 100, 200))):
 
 def dump(folder, name_, data):
     path = folder / name_
-    path.write_text(json.dumps(data))
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
     return str(path)
 
 
@@ -53,27 +54,30 @@ def agreement(ds, fields):
     return ds.load_run_results("kalos")
 
 
-@pytest.fixture(scope="module")
-def lvis_reference(fo_isolated, lvis_subset_path):
-    """Per-image α of the multi-rater COCO import of LVIS r1/r2, keyed by file name."""
+def reference(data):
+    """Per-image α (keyed by file name) and the run results of the multi-rater COCO import of ``data``."""
     from fiftyone.plugins.orgs.kalos.agreement.operators.importing import (
         import_multirater_coco,
     )
 
-    ds = import_multirater_coco(name(), str(lvis_subset_path), placeholders=False)
+    ds = import_multirater_coco(name(), data, placeholders=False)
     res = agreement(ds, ["raters_r1", "raters_r2"])
-    files = {im["id"]: im["file_name"] for im in json.loads(lvis_subset_path.read_text())["images"]}
-    alpha = {files[i]: a for i, a in zip(ds.values("coco_id"), ds.values("kalos_alpha"))}
-    return alpha, res
+    files = {im["id"]: im["file_name"] for im in data["images"]}
+    return {files[i]: a for i, a in zip(ds.values("coco_id"), ds.values("kalos_alpha"))}, res
 
 
-def check_same_alpha(ds, lvis_reference):
+@pytest.fixture(scope="module")
+def lvis_reference(fo_isolated, lvis_subset_path):
+    return reference(json.loads(lvis_subset_path.read_text()))
+
+
+def check_same_alpha(ds, lvis_reference, mean=0.6889, global_=0.6483):
     alpha, ref = lvis_reference
     res = agreement(ds, sorted(ds.info["kalos_import"]["rater_fields"]))
     got = dict(zip(ds.values("file_key"), ds.values("kalos_alpha")))
     assert got == pytest.approx(alpha, nan_ok=True)
-    assert round(res.mean_alpha, 4) == round(ref.mean_alpha, 4) == 0.6889
-    assert round(res.global_alpha, 4) == round(ref.global_alpha, 4) == 0.6483
+    assert round(res.mean_alpha, 4) == round(ref.mean_alpha, 4) == mean
+    assert round(res.global_alpha, 4) == round(ref.global_alpha, 4) == global_
 
 
 @pytest.mark.realdata
@@ -138,3 +142,55 @@ def test_the_operator_imports_into_a_new_dataset(rex, tmp_path, fo_isolated):
         "target": "new", "new_dataset": target})
     assert res.error is None, res.error
     assert fo_isolated.load_dataset(target).count("raters_ann.detections") == 1
+
+
+def cvat_xml(data, rater, job_id, assignee=True):
+    """One rater's CVAT-for-images 1.1 job export of a multi-rater COCO dict (boxes in pixels)."""
+    from xml.sax.saxutils import quoteattr
+
+    names = {c["id"]: c["name"] for c in data["categories"]}
+    by_image: dict = {}
+    for a in data["annotations"]:
+        if a["rater_id"] == rater:
+            by_image.setdefault(a["image_id"], []).append(a)
+    who = f"<assignee><username>{rater}</username><email/></assignee>" if assignee else ""
+    labels = "".join(f"<label><name>{n}</name><attributes/></label>" for n in sorted(set(names.values())))
+    lines = ['<?xml version="1.0" encoding="utf-8"?>', "<annotations>", "<version>1.1</version>",
+             (f"<meta><job><id>{job_id}</id><size>{len(data['images'])}</size><mode>annotation</mode>"
+             f"<overlap>0</overlap><start_frame>0</start_frame><stop_frame>{len(data['images']) - 1}</stop_frame>"
+             f"<labels>{labels}</labels>{who}</job><dumped>2026-11-26 00:00:00+00:00</dumped></meta>")]
+    for k, im in enumerate(i for i in data["images"] if rater in i["rater_list"]):
+        lines.append(f'<image id="{k}" name={quoteattr(im["file_name"])} width="{im["width"]}" '
+                     f'height="{im["height"]}">')
+        for a in by_image.get(im["id"], []):
+            x, y, w, h = a["bbox"]
+            lines.append(f'<box label={quoteattr(names[a["category_id"]])} source="manual" occluded="0" '
+                         f'xtl="{x!r}" ytl="{y!r}" xbr="{x + w!r}" ybr="{y + h!r}" z_order="0"></box>')
+        lines.append("</image>")
+    lines.append("</annotations>")
+    return "\n".join(lines)
+
+
+def whole_pixels(data):
+    """``data`` with its box corners rounded to whole pixels, as FiftyOne's CVAT importer reads them
+    (``CVATImageBox.from_box_dict``: ``int(round(float(xtl)))``)."""
+    out = copy.deepcopy(data)
+    for a in out["annotations"]:
+        x, y, w, h = a["bbox"]
+        a["bbox"] = [round(x), round(y), round(x + w) - round(x), round(y + h) - round(y)]
+    return out
+
+
+@pytest.mark.realdata
+def test_lvis_as_two_cvat_replica_jobs_gives_the_multirater_alpha_of_whole_pixel_boxes(rex, lvis_subset_path,
+                                                                                      tmp_path):
+    data = json.loads(lvis_subset_path.read_text())
+    xmls = [dump(tmp_path, f"job_{j}.xml", cvat_xml(data, r, j)) for j, r in ((7, "r1"), (8, "r2"))]
+    anonymous = dump(tmp_path, "job_9.xml", cvat_xml(data, "r2", 9, assignee=False))
+    assert rex.cvat_rater(anonymous) == "job 9" and rex.cvat_rater(xmls[0]) == "r1"
+    ds = rex.import_cvat_replicas(name(), xmls, placeholders=False)
+    assert ds.info["kalos_import"]["rater_fields"] == {"raters_r1": "r1", "raters_r2": "r2"}   # the assignees
+    assert ds.count("raters_r1.detections") + ds.count("raters_r2.detections") == len(data["annotations"])
+    # FiftyOne reads CVAT boxes in whole pixels: the α of the LVIS boxes rounded so (9 of 200 images change;
+    # mean 0.6889 -> 0.6861, global 0.6483 -> 0.6457)
+    check_same_alpha(ds, reference(whole_pixels(data)), mean=0.6861, global_=0.6457)
