@@ -33,6 +33,7 @@ from fiftyone.operators import types
 
 from ..fiftyone_layer import rawdocs
 from ..fiftyone_layer.exports import MATCH_BY, cvat_rater, image_types, read_export
+from ..fiftyone_layer.label_studio import read_label_studio
 from ..fiftyone_layer.placeholders import Placeholders, default_folder
 from .common import (
     FIELD_NAME_RE,
@@ -56,6 +57,8 @@ from .importing import (
 )
 
 ID_FIELD = "file_key"
+#: the format name of a Label Studio project export (JSON) among FiftyOne's types
+LABEL_STUDIO = "LabelStudioJSON"
 
 
 def _exports(exports) -> list[dict]:
@@ -68,10 +71,11 @@ def _exports(exports) -> list[dict]:
         if not str(row.get("rater") or "").strip() and "CVATImage" in str(row.get("format")) \
                 and os.path.isfile(str(row.get("path"))):
             row["rater"] = cvat_rater(row["path"])   # a replica job's export: its assignee or job id
-        missing = [k for k in ("rater", "path", "format") if not str(row.get(k) or "").strip()]
+        needed = ("path", "format") if row.get("format") == LABEL_STUDIO else ("rater", "path", "format")
+        missing = [k for k in needed if not str(row.get(k) or "").strip()]
         if missing:
             raise ValueError(f"export {i + 1} lacks its {', '.join(missing)}")
-    names = [str(r["rater"]).strip() for r in rows]
+    names = [str(r["rater"]).strip() for r in rows if r.get("format") != LABEL_STUDIO]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ValueError(f"rater {twice[0]!r} is named for two exports; give each export its own rater name")
@@ -159,35 +163,55 @@ def rater_label_steps(dataset_or_name, per_rater: dict, label_field="raters", on
 
 
 def _exports_steps(dataset_or_name, exports, match_by="file_name", label_field="raters", label_key=None,
-                   on_existing="error", placeholders=True, **options):
+                   on_existing="error", placeholders=True, predictions=False, **options):
     rows = _exports(exports)
-    per_rater = {}
+    per_rater, left = {}, {}
     for i, row in enumerate(rows):
-        yield 0.7 * i / len(rows), f"reading {row['rater']}'s export"
-        per_rater[str(row["rater"]).strip()] = read_export(row["path"], row["format"], row.get("data_path") or None,
-                                                           match_by, label_key, **options)
-    record = {"exports": {str(r["rater"]).strip(): {"path": str(r["path"]), "format": str(r["format"])}
-                          for r in rows}}
+        yield 0.7 * i / len(rows), f"reading {row.get('rater') or row['path']}"
+        if row["format"] == LABEL_STUDIO:   # every annotator of the project
+            got, dropped = read_label_studio(row["path"], match_by, label_key, predictions=predictions)
+            left.update((k, left.get(k, 0) + v) for k, v in dropped.items())
+        else:
+            got = {str(row["rater"]).strip(): read_export(row["path"], row["format"], row.get("data_path") or None,
+                                                          match_by, label_key, **options)}
+        twice = sorted(set(got) & set(per_rater))
+        if twice:
+            raise ValueError(f"rater {twice[0]!r} has labels in two exports ({row['path']} and an earlier one); "
+                             "give each export its own rater name")
+        per_rater.update(got)
+    if not per_rater:
+        raise ValueError("the exports hold no annotations")
+    record = {"exports": [{k: str(r.get(k) or "") for k in ("rater", "path", "format")} for r in rows],
+              "left_out": left}
     result = yield from rater_label_steps(dataset_or_name, per_rater, label_field, on_existing, placeholders,
                                           f"exports_{label_field}", record)
-    return result
+    return (*result, left)
 
 
 def import_rater_exports(dataset_or_name, exports, match_by="file_name", label_field="raters", label_key=None,
-                         on_existing="error", placeholders=True, progress=None, **importer_options):
+                         on_existing="error", placeholders=True, predictions=False, progress=None,
+                         **importer_options):
     """Import one export per rater into a dataset (a Dataset, or a name: loaded or created).
 
     ``exports``: ``(rater, path, format[, images folder])`` tuples or dicts with those keys (rater ``None``
     for a CVAT image XML: its job's assignee, else ``job <id>``, else the file name); ``format`` a
     ``fiftyone.types`` name (``"COCODetectionDataset"``, ``"CVATImageDataset"``, ``"VOCDetectionDataset"``,
-    ...); ``path`` the labels file or the export folder. ``label_key`` picks one kind of labels where the
+    ...) or ``"LabelStudioJSON"`` (a Label Studio project export: every annotator, rater left empty;
+    ``predictions``: its model predictions too); ``path`` the labels file or the export folder. ``label_key`` picks one kind of labels where the
     format gives several (COCO: ``detections`` unless ``label_types`` says otherwise); other keywords go
     to FiftyOne's importer. Without images each sample gets a blank image of its size when the export
     gives one (``placeholders``). Returns the dataset; see the module docstring for what is written.
     """
     steps = _exports_steps(dataset_or_name, exports, match_by, label_field, label_key, on_existing, placeholders,
-                           **importer_options)
+                           predictions, **importer_options)
     return run_steps(steps, progress)[0]
+
+
+def import_label_studio(dataset_or_name, export_path, **kwargs):
+    """A Label Studio project export (JSON): one rater field per annotator (see
+    :mod:`fiftyone_layer.label_studio`); ``match_by`` ``"file_name"`` or ``"task"``. What was left out
+    (drafts, cancelled annotations) is in ``dataset.info["kalos_import"]["left_out"]``."""
+    return import_rater_exports(dataset_or_name, [(None, export_path, LABEL_STUDIO)], **kwargs)
 
 
 class ImportRaterExports(foo.Operator):
@@ -206,6 +230,7 @@ class ImportRaterExports(foo.Operator):
         row.str("rater", label="Rater", description="CVAT image XML: leave empty for the job's assignee or id")
         row.str("path", required=True, label="Export (labels file or folder)")
         formats = types.Dropdown()
+        formats.add_choice(LABEL_STUDIO, label="Label Studio project export (JSON): every annotator")
         for name in image_types():
             formats.add_choice(name, label=name)
         row.enum("format", formats.values(), required=True, default="COCODetectionDataset", label="Format",
@@ -219,12 +244,13 @@ class ImportRaterExports(foo.Operator):
                 form_error(rows_prop, f"no export at {r['path']} (rater {r.get('rater')!r})")
             elif r.get("data_path") and not os.path.isdir(r["data_path"]):
                 form_error(rows_prop, f"no folder at {r['data_path']} (rater {r.get('rater')!r})")
-        names = [str(r.get("rater") or "").strip() for r in rows]
+        names = [str(r.get("rater") or "").strip() for r in rows if r.get("rater")]
         if len(set(names)) < len(names):
             form_error(rows_prop, "give each export its own rater name")
         target_inputs(ctx, inputs, ID_FIELD)
-        inputs.enum("match_by", list(MATCH_BY), default="file_name", label="Match images by",
-                    view=types.RadioGroup())
+        inputs.enum("match_by", [*MATCH_BY, "task"], default="file_name", label="Match images by",
+                    view=types.RadioGroup(), description="task: Label Studio's task id")
+        inputs.bool("predictions", default=False, label="Label Studio predictions as raters (one per model version)")
         field_prop = inputs.str("label_field", default="raters", label="Label field (prefix)")
         if not FIELD_NAME_RE.match(p.get("label_field", "raters") or ""):
             form_error(field_prop, "start with a letter; letters, digits and _ only")
@@ -239,12 +265,14 @@ class ImportRaterExports(foo.Operator):
         options = {"label_types": p["label_key"]} if p.get("label_key") in ("segmentations", "keypoints") else {}
         steps = _exports_steps(target, p.get("exports") or [], p.get("match_by", "file_name"),
                                p.get("label_field", "raters"), p.get("label_key") or None,
-                               p.get("on_existing", "error"), **options)
-        dataset, n, n_labels = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: import failed")
-        yield from imported(ctx, dataset, new, n, n_labels)
+                               p.get("on_existing", "error"), predictions=p.get("predictions", False), **options)
+        dataset, n, n_labels, left = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: import failed")
+        note = ", ".join(f"{v} {k}" for k, v in left.items() if v)
+        yield from imported(ctx, dataset, new, n, n_labels, f"; left out {note}" if note else "")
         card = result_card(("str", "dataset", "Dataset"), ("str", "images", "Images imported"),
-                           ("str", "labels", "Labels"), ("str", "next", "Next"))
+                           ("str", "labels", "Labels"), ("str", "left", "Left out"), ("str", "next", "Next"))
         yield show_result(ctx, card, {"dataset": dataset.name, "images": str(n), "labels": str(n_labels),
+                                      "left": note or "nothing",
                                       "next": "Run 'KaLOS: compute agreement' on the rater fields."})
 
 
@@ -261,16 +289,20 @@ def main(argv=None) -> None:
                     help="one export: rater name, labels file or folder, fiftyone.types name, images folder")
     ap.add_argument("--cvat", nargs="+", default=[], metavar="XML",
                     help="CVAT image XML exports, one per replica job (rater: the job's assignee, else its id)")
-    ap.add_argument("--match-by", choices=MATCH_BY, default="file_name")
+    ap.add_argument("--label-studio", metavar="JSON", help="a Label Studio project export: every annotator")
+    ap.add_argument("--match-by", choices=MATCH_BY + ("task",), default="file_name")
     ap.add_argument("--label-field", default="raters")
     ap.add_argument("--label-key")
     args = ap.parse_args(argv)
-    if any(len(r) not in (3, 4) for r in args.rater) or not (args.rater or args.cvat):
-        ap.error("give --rater NAME PATH FORMAT [IMAGES] (once per rater) or --cvat XML ...")
+    if any(len(r) not in (3, 4) for r in args.rater) or not (args.rater or args.cvat or args.label_studio):
+        ap.error("give --rater NAME PATH FORMAT [IMAGES] (once per rater), --cvat XML ... or --label-studio JSON")
     exports = args.rater + [(None, x, "CVATImageDataset") for x in args.cvat]
+    exports += [(None, args.label_studio, LABEL_STUDIO)] if args.label_studio else []
     ds = import_rater_exports(args.dataset, exports, args.match_by, args.label_field, args.label_key)
     ds.persistent = True
-    print(f"{ds.name}: {len(ds)} samples; rater fields {sorted(ds.info['kalos_import']['rater_fields'])}")
+    left = ", ".join(f"{v} {k}" for k, v in ds.info["kalos_import"].get("left_out", {}).items() if v)
+    print(f"{ds.name}: {len(ds)} samples; rater fields {sorted(ds.info['kalos_import']['rater_fields'])}"
+          + (f"; left out {left}" if left else ""))
 
 
 if __name__ == "__main__":

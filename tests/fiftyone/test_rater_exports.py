@@ -7,6 +7,7 @@ import json
 import os
 import uuid
 
+import numpy as np
 import pytest
 
 URI = "@kalos/agreement/compute_agreement"
@@ -194,3 +195,74 @@ def test_lvis_as_two_cvat_replica_jobs_gives_the_multirater_alpha_of_whole_pixel
     # FiftyOne reads CVAT boxes in whole pixels: the α of the LVIS boxes rounded so (9 of 200 images change;
     # mean 0.6889 -> 0.6861, global 0.6483 -> 0.6457)
     check_same_alpha(ds, reference(whole_pixels(data)), mean=0.6861, global_=0.6457)
+
+
+def label_studio_tasks(data, users=None):
+    """A Label Studio JSON export of a multi-rater COCO dict: one task per image, one annotation per rater
+    (``completed_by`` the user id, ``users`` {rater: id}), rectangles in percent of the image."""
+    users = users or {r: k + 1 for k, r in enumerate(sorted({r for im in data["images"] for r in im["rater_list"]}))}
+    names = {c["id"]: c["name"] for c in data["categories"]}
+    tasks = []
+    for t, im in enumerate(data["images"]):
+        w, h = im["width"], im["height"]
+        anns = []
+        for r in im["rater_list"]:
+            result = [{"id": f"{a['id']}", "type": "rectanglelabels", "from_name": "label", "to_name": "image",
+                       "original_width": w, "original_height": h, "image_rotation": 0,
+                       "value": {"x": a["bbox"][0] / w * 100, "y": a["bbox"][1] / h * 100,
+                                 "width": a["bbox"][2] / w * 100, "height": a["bbox"][3] / h * 100,
+                                 "rotation": 0, "rectanglelabels": [names[a["category_id"]]]}}
+                      for a in data["annotations"] if a["image_id"] == im["id"] and a["rater_id"] == r]
+            anns.append({"id": 1000 * t + users[r], "completed_by": users[r], "result": result,
+                         "was_cancelled": False, "ground_truth": False})
+        tasks.append({"id": t + 1, "data": {"image": f"/data/local-files/?d=lvis/{im['file_name']}"},
+                      "annotations": anns, "drafts": [], "predictions": []})
+    return tasks
+
+
+@pytest.mark.realdata
+def test_lvis_as_two_label_studio_annotations_per_task_gives_the_multirater_alpha(rex, lvis_subset_path,
+                                                                                  lvis_reference, tmp_path):
+    data = json.loads(lvis_subset_path.read_text())
+    tasks = label_studio_tasks(data)
+    tasks[0]["drafts"] = [{"id": 9, "result": [], "user": "x@y"}]   # a draft is not a rater's labels
+    path = dump(tmp_path, "project.json", tasks)
+    ds = rex.import_label_studio(name(), path, placeholders=False)
+    assert ds.info["kalos_import"]["rater_fields"] == {"raters_user_1": "user 1", "raters_user_2": "user 2"}
+    assert ds.info["kalos_import"]["left_out"] == {"drafts": 1, "cancelled": 0}
+    assert ds.count("raters_user_1.detections") + ds.count("raters_user_2.detections") == len(data["annotations"])
+    check_same_alpha(ds, lvis_reference)
+
+
+def test_label_studio_cancelled_is_not_assigned_polygons_and_brush_masks(rex, tmp_path):
+    brush = pytest.importorskip("label_studio_converter.brush")
+    mask = np.zeros((20, 40), np.uint8)
+    mask[5:9, 10:16] = 255
+    res = {"original_width": 40, "original_height": 20}
+    rect = {**res, "type": "rectanglelabels",
+            "value": {"x": 25, "y": 25, "width": 15, "height": 20, "rotation": 0, "rectanglelabels": ["cat"]}}
+    poly = {**res, "type": "polygonlabels", "value": {"points": [[25, 25], [40, 25], [40, 45]],
+                                                      "polygonlabels": ["cat"]}}
+    paint = {**res, "type": "brushlabels", "value": {"format": "rle", "rle": brush.mask2rle(mask),
+                                                    "brushlabels": ["cat"]}}
+    tasks = [{"id": 1, "data": {"image": "/data/upload/1/a.jpg"}, "annotations": [
+        {"id": 1, "completed_by": {"id": 1, "email": "ann@x"}, "result": [rect, poly, paint]},
+        {"id": 2, "completed_by": {"id": 2, "email": "bob@x"}, "result": [], "was_cancelled": True}]},
+        {"id": 2, "data": {"image": "/data/upload/1/b.jpg"}, "annotations": [
+            {"id": 3, "completed_by": {"id": 2, "email": "bob@x"}, "result": []}]}]
+    path = dump(tmp_path, "ls.json", tasks)
+    with pytest.raises(ValueError, match="several kinds of labels .*detections, polylines, segmentations"):
+        rex.import_label_studio(name(), path)
+    got = {}
+    for kind in ("detections", "polylines", "segmentations"):
+        ds = rex.import_label_studio(name(), path, label_key=kind)
+        a, b = (ds.match({"file_key": k}).first() for k in ("a.jpg", "b.jpg"))
+        assert a.rater_list == ["ann@x"] and b.rater_list == ["bob@x"]   # bob skipped a.jpg: not assigned
+        assert a["raters_bob_x"] is None and ds.info["kalos_import"]["left_out"]["cancelled"] == 1
+        got[kind] = a["raters_ann_x"]
+    assert got["detections"].detections[0].bounding_box == pytest.approx([0.25, 0.25, 0.15, 0.2])
+    assert np.array(got["polylines"].polylines[0].points[0]) == pytest.approx(
+        np.array([[0.25, 0.25], [0.4, 0.25], [0.4, 0.45]]))
+    seg = got["segmentations"].detections[0]
+    assert seg.bounding_box == pytest.approx([10 / 40, 5 / 20, 6 / 40, 4 / 20])
+    assert seg.mask.shape == (4, 6) and seg.mask.all()
