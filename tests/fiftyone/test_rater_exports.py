@@ -266,3 +266,19 @@ def test_label_studio_cancelled_is_not_assigned_polygons_and_brush_masks(rex, tm
     seg = got["segmentations"].detections[0]
     assert seg.bounding_box == pytest.approx([10 / 40, 5 / 20, 6 / 40, 4 / 20])
     assert seg.mask.shape == (4, 6) and seg.mask.all()
+
+
+def test_a_voc_folder_and_a_coco_file_meet_on_the_file_stem_without_images(rex, tmp_path):
+    """FiftyOne's VOC (KITTI, YOLO) importers name images by the labels file's stem: match by stem."""
+    (tmp_path / "voc" / "labels").mkdir(parents=True)
+    (tmp_path / "voc" / "labels" / "a.xml").write_text(
+        "<annotation><filename>a.jpg</filename><size><width>100</width><height>200</height><depth>3</depth></size>"
+        "<object><name>cat</name><bndbox><xmin>10</xmin><ymin>20</ymin><xmax>40</xmax><ymax>60</ymax></bndbox>"
+        "</object></annotation>")
+    ann = dump(tmp_path, "ann.json", small({"a.jpg": [[10, 20, 30, 40]], "b.jpg": []}))
+    ds = rex.import_rater_exports(name(), [("bob", str(tmp_path / "voc"), "VOCDetectionDataset"),
+                                           ("ann", ann, "COCODetectionDataset")], match_by="stem")
+    a = ds.match({"file_key": "a"}).first()
+    assert a.rater_list == ["bob", "ann"] and ds.match({"file_key": "b"}).first().rater_list == ["ann"]
+    assert a.raters_bob.detections[0].bounding_box == pytest.approx(a.raters_ann.detections[0].bounding_box)
+    assert a.raters_bob.detections[0].bounding_box == pytest.approx([0.1, 0.1, 0.3, 0.2])
