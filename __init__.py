@@ -39,11 +39,12 @@ def register(p):
     from .operators.followup import BuildConsensus, TagForReview
     from .operators.importing import ImportMultiraterCoco
     from .operators.measures import DeleteKalosRun, LabelConvergence, NoiseAwareEvaluation
+    from .operators.rater_import import ImportRaterExports
     from .operators.simulate import SimulateRaters
     from .operators.variations import ComputeVariations
 
     # workflow order, as in fiftyone.yml: import, calibrate, agree, browse, look closer, follow up, clean up
-    for cls in (ImportMultiraterCoco, Calibrate, ComputeAgreement, BrowseDisagreements, ComputeVariations,
+    for cls in (ImportMultiraterCoco, ImportRaterExports, Calibrate, ComputeAgreement, BrowseDisagreements, ComputeVariations,
                 BuildConsensus, TagForReview, LabelConvergence, NoiseAwareEvaluation, ComputeBAE, SimulateRaters,
                 DeleteAgreementRun, DeleteKalosRun):
         p.register(cls)

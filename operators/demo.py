@@ -195,9 +195,9 @@ def main(argv=None) -> None:
     run(args) if args.command == "run" else app(args)
 
 
-def _as_plugin_module() -> None:
-    """Run this file as the plugin's own module, under the name FiftyOne gives it
-    (``fiftyone.plugins.orgs.kalos.agreement.operators.demo``): its imports then reach the other
+def as_plugin_module(module: str = "demo") -> None:
+    """Run ``operators/<module>.py`` as the plugin's own module, under the name FiftyOne gives it
+    (``fiftyone.plugins.orgs.kalos.agreement.operators.<module>``): its imports then reach the other
     operators and the FiftyOne layer as inside the App, with one copy of each module."""
     import importlib.util
     import runpy
@@ -210,8 +210,8 @@ def _as_plugin_module() -> None:
     spec = importlib.util.spec_from_file_location(name, REPO / "__init__.py")   # the plugin's package
     sys.modules[name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sys.modules[name])
-    runpy.run_module(f"{name}.operators.demo", run_name="__main__", alter_sys=True)
+    runpy.run_module(f"{name}.operators.{module}", run_name="__main__", alter_sys=True)
 
 
 if __name__ == "__main__":
-    main() if __package__ else _as_plugin_module()   # `python operators/demo.py run|app`
+    main() if __package__ else as_plugin_module()   # `python operators/demo.py run|app`

@@ -118,17 +118,21 @@ def _field_names(info, label_field, label_types, layout, raters):
 
 
 def _prepare_schema(dataset, plan, label_types, use_polylines):
-    fields = []
+    fields = {}
     for t in label_types:
         cls = _list_class(t, use_polylines)[0]
-        for f in plan[t].values() if isinstance(plan[t], dict) else [plan[t]]:
-            have = dataset.get_field(f) if dataset.has_sample_field(f) else None
-            if have is not None and getattr(have, "document_type", None) is not cls:
-                raise ValueError(f"field {f!r} exists and does not hold {cls.__name__}; choose another label_field")
-            fields.append((f, cls))
-    # everything checked: now declare, all at once
-    rawdocs.declare_schema(dataset, {f: fo.EmbeddedDocumentField(cls) for f, cls in fields})
-    return [f for f, _ in fields]
+        fields.update((f, cls) for f in (plan[t].values() if isinstance(plan[t], dict) else [plan[t]]))
+    return declare_label_fields(dataset, fields)
+
+
+def declare_label_fields(dataset, fields: dict) -> list:
+    """Declare ``{field: label list class}`` all at once, after checking that no field holds another type."""
+    for f, cls in fields.items():
+        have = dataset.get_field(f) if dataset.has_sample_field(f) else None
+        if have is not None and getattr(have, "document_type", None) is not cls:
+            raise ValueError(f"field {f!r} exists and does not hold {cls.__name__}; choose another label_field")
+    rawdocs.declare_schema(dataset, {f: fo.EmbeddedDocumentField(cls) for f, cls in fields.items()})
+    return list(fields)
 
 
 def _mask(geometry, bbox, width, height):
@@ -399,6 +403,52 @@ def _quick_check(path, label_types, skip_invalid):
     return _validated[key]
 
 
+def target_inputs(ctx, inputs, id_field: str) -> None:
+    """The import form's destination: the open dataset or a new one (a name no dataset has), and what
+    to do with images already imported (same ``id_field``)."""
+    p, here = ctx.params, ctx.dataset is not None
+    target = types.RadioGroup()
+    target.add_choice("current", label=f"Into the open dataset ({ctx.dataset.name})" if here else "Into the open dataset")
+    target.add_choice("new", label="Into a new dataset")
+    inputs.enum("target", target.values(), default="current" if here else "new", label="Import into", view=target)
+    if p.get("target", "current" if here else "new") == "new":
+        name_prop = inputs.str("new_dataset", required=True, label="New dataset name")
+        name = p.get("new_dataset")
+        if isinstance(name, str) and name.strip() and fo.dataset_exists(name.strip()):
+            form_error(name_prop, f"a dataset {name.strip()!r} exists already; choose another name")
+    elif here and ctx.dataset.has_sample_field(id_field) and len(ctx.dataset):
+        existing = types.RadioGroup()
+        existing.add_choice("error", label="Stop with an error (nothing is written)")
+        existing.add_choice("skip", label="Skip them (import only the other images)")
+        inputs.enum("on_existing", existing.values(), default="error", view=existing,
+                    label=f"Images already in this dataset (same {id_field})",
+                    description=f"{len(ctx.dataset)} samples of this dataset have a {id_field}; importing the "
+                                "same images again would duplicate them")
+
+
+def import_target(ctx):
+    """(new, the dataset or the new dataset's name) chosen in :func:`target_inputs`."""
+    p = ctx.params
+    new = p.get("target", "current" if ctx.dataset is not None else "new") == "new"
+    name = (p.get("new_dataset") or "").strip()
+    if new and (not name or fo.dataset_exists(name)):
+        raise ValueError(f"choose a name for the new dataset that no dataset has (got {name!r})")
+    return new, name if new else ctx.dataset
+
+
+def imported(ctx, dataset, new: bool, n: int, n_labels: int, note: str = ""):
+    """Generator of the operations after an import: progress, open or reload, a notice."""
+    if new:
+        dataset.persistent = True
+    done = progress_op(ctx, 1.0, f"imported {n} images")
+    if done is not None:
+        yield done
+    if not ctx.delegated:
+        yield ctx.ops.open_dataset(dataset.name) if new else ctx.ops.reload_dataset()
+        yield ctx.ops.notify(f"Imported {n} images with {n_labels} labels into {dataset.name!r}{note}",
+                             variant="success")
+
+
 class ImportMultiraterCoco(foo.Operator):
     """Import a multi-rater COCO json into the current dataset or a new one."""
 
@@ -418,24 +468,7 @@ class ImportMultiraterCoco(foo.Operator):
                                description="Folder the json's file_name are relative to; leave empty if the images "
                                            "are not available: each sample then gets a blank image of its size "
                                            "(under FiftyOne's dataset directory) so its labels can be reviewed")
-        target = types.RadioGroup()
-        target.add_choice("current", label=f"Into the open dataset ({ctx.dataset.name})" if ctx.dataset is not None else "Into the open dataset")
-        target.add_choice("new", label="Into a new dataset")
-        inputs.enum("target", target.values(), default="current" if ctx.dataset is not None else "new", label="Import into",
-                    view=target)
-        if p.get("target", "current" if ctx.dataset is not None else "new") == "new":
-            name_prop = inputs.str("new_dataset", required=True, label="New dataset name")
-            name = p.get("new_dataset")
-            if isinstance(name, str) and name.strip() and fo.dataset_exists(name.strip()):
-                form_error(name_prop, f"a dataset {name.strip()!r} exists already; choose another name")
-        elif ctx.dataset is not None and ctx.dataset.has_sample_field("coco_id") and len(ctx.dataset):
-            existing = types.RadioGroup()
-            existing.add_choice("error", label="Stop with an error (nothing is written)")
-            existing.add_choice("skip", label="Skip them (import only the other images)")
-            inputs.enum("on_existing", existing.values(), default="error", view=existing,
-                        label="Images already in this dataset (same coco_id)",
-                        description=f"{len(ctx.dataset)} samples of this dataset have a coco_id; importing the "
-                                    "same images again would duplicate them")
+        target_inputs(ctx, inputs, "coco_id")
         inputs.enum("layout", list(LAYOUTS), default="rater_fields", label="Layout", view=types.RadioGroup(),
                     description="rater_fields: one field per rater; rater_attribute: one field, rater_id on each label")
         field_prop = inputs.str("label_field", default="raters", label="Label field (prefix)")
@@ -462,25 +495,13 @@ class ImportMultiraterCoco(foo.Operator):
 
     def execute(self, ctx):
         p = ctx.params
-        new = p.get("target", "current" if ctx.dataset is not None else "new") == "new"
-        name = (p.get("new_dataset") or "").strip()
-        if new and (not name or fo.dataset_exists(name)):
-            raise ValueError(f"choose a name for the new dataset that no dataset has (got {name!r})")
-        steps = _coco_steps(name if new else ctx.dataset, p["labels_path"], p.get("data_path") or None,
+        new, target = import_target(ctx)
+        steps = _coco_steps(target, p["labels_path"], p.get("data_path") or None,
                             p.get("layout", "rater_fields"), p.get("label_field", "raters"),
                             p.get("label_types") or ["detections"], use_polylines=p.get("use_polylines", False),
                             skip_invalid=p.get("skip_invalid", False), on_existing=p.get("on_existing", "error"))
         dataset, n, n_labels, skipped = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: import failed")
-        if new:
-            dataset.persistent = True
-        done = progress_op(ctx, 1.0, f"imported {n} images")
-        if done is not None:
-            yield done
-        note = f"; skipped {skipped} invalid item(s)" if skipped else ""
-        if not ctx.delegated:
-            yield ctx.ops.open_dataset(dataset.name) if new else ctx.ops.reload_dataset()
-            yield ctx.ops.notify(f"Imported {n} images with {n_labels} labels into {dataset.name!r}{note}",
-                                 variant="success")
+        yield from imported(ctx, dataset, new, n, n_labels, f"; skipped {skipped} invalid item(s)" if skipped else "")
         card = result_card(*(("str", key, label) for key, label in (
             ("dataset", "Dataset"), ("images", "Images imported"), ("labels", "Labels"),
             ("skipped", "Invalid items skipped"), ("next", "Next"))))

@@ -1,0 +1,284 @@
+"""One export per rater in formats FiftyOne reads (COCO, CVAT image XML, VOC), without the images:
+the same α as the multi-rater COCO import on LVIS r1/r2 (skipped without ../shared/data), not
+assigned vs nothing drawn, and the refusals, checked before anything is written."""
+
+import copy
+import json
+import os
+import uuid
+
+import numpy as np
+import pytest
+
+URI = "@kalos/agreement/compute_agreement"
+
+
+@pytest.fixture(scope="module")
+def rex(fo_isolated):
+    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+
+    return rater_import
+
+
+def name():
+    return f"kalos-rex-{uuid.uuid4().hex[:8]}"
+
+
+def coco_per_rater(data, rater):
+    """One rater's plain COCO export of a multi-rater COCO dict (the images assigned to the rater)."""
+    images = [{k: v for k, v in im.items() if k != "rater_list"} for im in data["images"] if rater in im["rater_list"]]
+    anns = [{k: v for k, v in a.items() if k != "rater_id"} for a in data["annotations"] if a["rater_id"] == rater]
+    return {"images": images, "annotations": anns, "categories": data["categories"]}
+
+
+def small(rater_boxes, images=(("a.jpg", 100, 200), ("b.jpg", 100, 200))):
+    """A tiny COCO export: ``rater_boxes`` {file name: [[x, y, w, h], ...]} over ``images``."""
+    ims = [{"id": i + 1, "file_name": f, "width": w, "height": h} for i, (f, w, h) in enumerate(images)]
+    ids = {f: i + 1 for i, (f, _, _) in enumerate(images)}
+    anns = [{"id": k + 1, "image_id": ids[f], "category_id": 1, "bbox": b, "area": b[2] * b[3], "iscrowd": 0}
+            for k, (f, b) in enumerate((f, b) for f, boxes in rater_boxes.items() for b in boxes)]
+    return {"images": ims, "annotations": anns, "categories": [{"id": 1, "name": "cat"}]}
+
+
+def dump(folder, name_, data):
+    path = folder / name_
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return str(path)
+
+
+def agreement(ds, fields):
+    import fiftyone.operators as foo
+
+    res = foo.execute_operator(URI, dataset=ds.name, params={"rater_fields": fields, "run_key": "kalos",
+                                                              "threshold": 0.5})
+    assert res.error is None, res.error
+    return ds.load_run_results("kalos")
+
+
+def reference(data):
+    """Per-image α (keyed by file name) and the run results of the multi-rater COCO import of ``data``."""
+    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import (
+        import_multirater_coco,
+    )
+
+    ds = import_multirater_coco(name(), data, placeholders=False)
+    res = agreement(ds, ["raters_r1", "raters_r2"])
+    files = {im["id"]: im["file_name"] for im in data["images"]}
+    return {files[i]: a for i, a in zip(ds.values("coco_id"), ds.values("kalos_alpha"))}, res
+
+
+@pytest.fixture(scope="module")
+def lvis_reference(fo_isolated, lvis_subset_path):
+    return reference(json.loads(lvis_subset_path.read_text()))
+
+
+def check_same_alpha(ds, lvis_reference, mean=0.6889, global_=0.6483):
+    alpha, ref = lvis_reference
+    res = agreement(ds, sorted(ds.info["kalos_import"]["rater_fields"]))
+    got = dict(zip(ds.values("file_key"), ds.values("kalos_alpha")))
+    assert got == pytest.approx(alpha, nan_ok=True)
+    assert round(res.mean_alpha, 4) == round(ref.mean_alpha, 4) == mean
+    assert round(res.global_alpha, 4) == round(ref.global_alpha, 4) == global_
+
+
+@pytest.mark.realdata
+def test_lvis_as_two_coco_exports_gives_the_multirater_alpha(rex, lvis_subset_path, lvis_reference, tmp_path):
+    data = json.loads(lvis_subset_path.read_text())
+    exports = [(r, dump(tmp_path, f"{r}.json", coco_per_rater(data, r)), "COCODetectionDataset") for r in ("r1", "r2")]
+    ds = rex.import_rater_exports(name(), exports, placeholders=False)
+    assert len(ds) == 200 and ds.info["kalos_import"]["rater_fields"] == {"raters_r1": "r1", "raters_r2": "r2"}
+    assert ds.count("raters_r1.detections") + ds.count("raters_r2.detections") == len(data["annotations"])
+    assert ds.first().metadata.width == next(im["width"] for im in data["images"]
+                                            if im["file_name"] == ds.first().file_key)
+    check_same_alpha(ds, lvis_reference)
+
+
+def test_a_rater_without_the_image_is_not_assigned_and_an_empty_one_drew_nothing(rex, tmp_path):
+    ann = dump(tmp_path, "ann.json", small({"a.jpg": [[10, 20, 30, 40]], "b.jpg": []}))
+    bob = dump(tmp_path, "bob.json", small({"a.jpg": [[12, 20, 30, 40], [50, 50, 10, 10]]},
+                                           images=(("a.jpg", 100, 200),)))
+    ds = rex.import_rater_exports(name(), [("ann", ann, "COCODetectionDataset"),
+                                           ("bob", bob, "fiftyone.types.COCODetectionDataset")])
+    a, b = (ds.match({"file_key": k}).first() for k in ("a.jpg", "b.jpg"))
+    assert a.rater_list == ["ann", "bob"] and b.rater_list == ["ann"]
+    assert b.raters_bob is None and b.raters_ann.detections == []   # not assigned vs nothing drawn
+    got = [v for d in a.raters_bob.detections for v in d.bounding_box]
+    assert got == pytest.approx([0.12, 0.1, 0.3, 0.2, 0.5, 0.25, 0.1, 0.05])
+    assert a.raters_ann.detections[0].rater_id == "ann" and (a.metadata.width, a.metadata.height) == (100, 200)
+    assert os.path.isfile(a.filepath)   # a blank image of the export's size stands in
+
+
+def test_refusals_name_the_fault_and_write_nothing(rex, tmp_path, fo_isolated):
+    ok = dump(tmp_path, "ok.json", small({"a.jpg": [[1, 1, 5, 5]]}))
+    seg = small({"a.jpg": [[1, 1, 5, 5]]})
+    seg["annotations"][0]["segmentation"] = [[1, 1, 6, 1, 6, 6]]
+    seg = dump(tmp_path, "seg.json", seg)
+    other = dump(tmp_path, "big.json", small({"a.jpg": []}, images=(("a.jpg", 300, 200), ("b.jpg", 100, 200))))
+    cases = [([("a", ok, "COCODetectionDataset"), ("a", ok, "COCODetectionDataset")], "named for two exports"),
+             ([("a", ok, "COCODetectionDataset"), ("b", other, "COCODetectionDataset")], "'a.jpg' has different sizes"),
+             ([("a", ok, "NoSuchDataset")], "is not a labelled image format"),
+             ([("a", str(tmp_path / "missing.json"), "COCODetectionDataset")], "no export at"),
+             ([("a", seg, "COCODetectionDataset")], "several kinds of labels")]
+    for exports, message in cases:
+        target = name()
+        kwargs = {"label_types": ["detections", "segmentations"]} if "several" in message else {}
+        with pytest.raises(ValueError, match=message):
+            rex.import_rater_exports(target, exports, **kwargs)
+        assert not fo_isolated.dataset_exists(target)
+    ds = rex.import_rater_exports(name(), [("a", ok, "COCODetectionDataset")])
+    with pytest.raises(ValueError, match=r"already in dataset .*file_key \['a.jpg'"):
+        rex.import_rater_exports(ds, [("a", ok, "COCODetectionDataset")])
+    assert len(ds) == 2
+    rex.import_rater_exports(ds, [("a", ok, "COCODetectionDataset")], on_existing="skip")
+    assert len(ds) == 2
+
+
+def test_the_operator_imports_into_a_new_dataset(rex, tmp_path, fo_isolated):
+    import fiftyone.operators as foo
+
+    ann = dump(tmp_path, "ann.json", small({"a.jpg": [[10, 20, 30, 40]], "b.jpg": []}))
+    target = name()
+    res = foo.execute_operator("@kalos/agreement/import_rater_exports", params={
+        "exports": [{"rater": "ann", "path": ann, "format": "COCODetectionDataset"}],
+        "target": "new", "new_dataset": target})
+    assert res.error is None, res.error
+    assert fo_isolated.load_dataset(target).count("raters_ann.detections") == 1
+
+
+def cvat_xml(data, rater, job_id, assignee=True):
+    """One rater's CVAT-for-images 1.1 job export of a multi-rater COCO dict (boxes in pixels)."""
+    from xml.sax.saxutils import quoteattr
+
+    names = {c["id"]: c["name"] for c in data["categories"]}
+    by_image: dict = {}
+    for a in data["annotations"]:
+        if a["rater_id"] == rater:
+            by_image.setdefault(a["image_id"], []).append(a)
+    who = f"<assignee><username>{rater}</username><email/></assignee>" if assignee else ""
+    labels = "".join(f"<label><name>{n}</name><attributes/></label>" for n in sorted(set(names.values())))
+    lines = ['<?xml version="1.0" encoding="utf-8"?>', "<annotations>", "<version>1.1</version>",
+             (f"<meta><job><id>{job_id}</id><size>{len(data['images'])}</size><mode>annotation</mode>"
+             f"<overlap>0</overlap><start_frame>0</start_frame><stop_frame>{len(data['images']) - 1}</stop_frame>"
+             f"<labels>{labels}</labels>{who}</job><dumped>2026-11-26 00:00:00+00:00</dumped></meta>")]
+    for k, im in enumerate(i for i in data["images"] if rater in i["rater_list"]):
+        lines.append(f'<image id="{k}" name={quoteattr(im["file_name"])} width="{im["width"]}" '
+                     f'height="{im["height"]}">')
+        for a in by_image.get(im["id"], []):
+            x, y, w, h = a["bbox"]
+            lines.append(f'<box label={quoteattr(names[a["category_id"]])} source="manual" occluded="0" '
+                         f'xtl="{x!r}" ytl="{y!r}" xbr="{x + w!r}" ybr="{y + h!r}" z_order="0"></box>')
+        lines.append("</image>")
+    lines.append("</annotations>")
+    return "\n".join(lines)
+
+
+def whole_pixels(data):
+    """``data`` with its box corners rounded to whole pixels, as FiftyOne's CVAT importer reads them
+    (``CVATImageBox.from_box_dict``: ``int(round(float(xtl)))``)."""
+    out = copy.deepcopy(data)
+    for a in out["annotations"]:
+        x, y, w, h = a["bbox"]
+        a["bbox"] = [round(x), round(y), round(x + w) - round(x), round(y + h) - round(y)]
+    return out
+
+
+@pytest.mark.realdata
+def test_lvis_as_two_cvat_replica_jobs_gives_the_multirater_alpha_of_whole_pixel_boxes(rex, lvis_subset_path,
+                                                                                      tmp_path):
+    data = json.loads(lvis_subset_path.read_text())
+    xmls = [dump(tmp_path, f"job_{j}.xml", cvat_xml(data, r, j)) for j, r in ((7, "r1"), (8, "r2"))]
+    anonymous = dump(tmp_path, "job_9.xml", cvat_xml(data, "r2", 9, assignee=False))
+    assert rex.cvat_rater(anonymous) == "job 9" and rex.cvat_rater(xmls[0]) == "r1"
+    ds = rex.import_cvat_replicas(name(), xmls, placeholders=False)
+    assert ds.info["kalos_import"]["rater_fields"] == {"raters_r1": "r1", "raters_r2": "r2"}   # the assignees
+    assert ds.count("raters_r1.detections") + ds.count("raters_r2.detections") == len(data["annotations"])
+    # FiftyOne reads CVAT boxes in whole pixels: the α of the LVIS boxes rounded so (9 of 200 images change;
+    # mean 0.6889 -> 0.6861, global 0.6483 -> 0.6457)
+    check_same_alpha(ds, reference(whole_pixels(data)), mean=0.6861, global_=0.6457)
+
+
+def label_studio_tasks(data, users=None):
+    """A Label Studio JSON export of a multi-rater COCO dict: one task per image, one annotation per rater
+    (``completed_by`` the user id, ``users`` {rater: id}), rectangles in percent of the image."""
+    users = users or {r: k + 1 for k, r in enumerate(sorted({r for im in data["images"] for r in im["rater_list"]}))}
+    names = {c["id"]: c["name"] for c in data["categories"]}
+    tasks = []
+    for t, im in enumerate(data["images"]):
+        w, h = im["width"], im["height"]
+        anns = []
+        for r in im["rater_list"]:
+            result = [{"id": f"{a['id']}", "type": "rectanglelabels", "from_name": "label", "to_name": "image",
+                       "original_width": w, "original_height": h, "image_rotation": 0,
+                       "value": {"x": a["bbox"][0] / w * 100, "y": a["bbox"][1] / h * 100,
+                                 "width": a["bbox"][2] / w * 100, "height": a["bbox"][3] / h * 100,
+                                 "rotation": 0, "rectanglelabels": [names[a["category_id"]]]}}
+                      for a in data["annotations"] if a["image_id"] == im["id"] and a["rater_id"] == r]
+            anns.append({"id": 1000 * t + users[r], "completed_by": users[r], "result": result,
+                         "was_cancelled": False, "ground_truth": False})
+        tasks.append({"id": t + 1, "data": {"image": f"/data/local-files/?d=lvis/{im['file_name']}"},
+                      "annotations": anns, "drafts": [], "predictions": []})
+    return tasks
+
+
+@pytest.mark.realdata
+def test_lvis_as_two_label_studio_annotations_per_task_gives_the_multirater_alpha(rex, lvis_subset_path,
+                                                                                  lvis_reference, tmp_path):
+    data = json.loads(lvis_subset_path.read_text())
+    tasks = label_studio_tasks(data)
+    tasks[0]["drafts"] = [{"id": 9, "result": [], "user": "x@y"}]   # a draft is not a rater's labels
+    path = dump(tmp_path, "project.json", tasks)
+    ds = rex.import_label_studio(name(), path, placeholders=False)
+    assert ds.info["kalos_import"]["rater_fields"] == {"raters_user_1": "user 1", "raters_user_2": "user 2"}
+    assert ds.info["kalos_import"]["left_out"] == {"drafts": 1, "cancelled": 0}
+    assert ds.count("raters_user_1.detections") + ds.count("raters_user_2.detections") == len(data["annotations"])
+    check_same_alpha(ds, lvis_reference)
+
+
+def test_label_studio_cancelled_is_not_assigned_polygons_and_brush_masks(rex, tmp_path):
+    brush = pytest.importorskip("label_studio_converter.brush")
+    mask = np.zeros((20, 40), np.uint8)
+    mask[5:9, 10:16] = 255
+    res = {"original_width": 40, "original_height": 20}
+    rect = {**res, "type": "rectanglelabels",
+            "value": {"x": 25, "y": 25, "width": 15, "height": 20, "rotation": 0, "rectanglelabels": ["cat"]}}
+    poly = {**res, "type": "polygonlabels", "value": {"points": [[25, 25], [40, 25], [40, 45]],
+                                                      "polygonlabels": ["cat"]}}
+    paint = {**res, "type": "brushlabels", "value": {"format": "rle", "rle": brush.mask2rle(mask),
+                                                    "brushlabels": ["cat"]}}
+    tasks = [{"id": 1, "data": {"image": "/data/upload/1/a.jpg"}, "annotations": [
+        {"id": 1, "completed_by": {"id": 1, "email": "ann@x"}, "result": [rect, poly, paint]},
+        {"id": 2, "completed_by": {"id": 2, "email": "bob@x"}, "result": [], "was_cancelled": True}]},
+        {"id": 2, "data": {"image": "/data/upload/1/b.jpg"}, "annotations": [
+            {"id": 3, "completed_by": {"id": 2, "email": "bob@x"}, "result": []}]}]
+    path = dump(tmp_path, "ls.json", tasks)
+    with pytest.raises(ValueError, match="several kinds of labels .*detections, polylines, segmentations"):
+        rex.import_label_studio(name(), path)
+    got = {}
+    for kind in ("detections", "polylines", "segmentations"):
+        ds = rex.import_label_studio(name(), path, label_key=kind)
+        a, b = (ds.match({"file_key": k}).first() for k in ("a.jpg", "b.jpg"))
+        assert a.rater_list == ["ann@x"] and b.rater_list == ["bob@x"]   # bob skipped a.jpg: not assigned
+        assert a["raters_bob_x"] is None and ds.info["kalos_import"]["left_out"]["cancelled"] == 1
+        got[kind] = a["raters_ann_x"]
+    assert got["detections"].detections[0].bounding_box == pytest.approx([0.25, 0.25, 0.15, 0.2])
+    assert np.array(got["polylines"].polylines[0].points[0]) == pytest.approx(
+        np.array([[0.25, 0.25], [0.4, 0.25], [0.4, 0.45]]))
+    seg = got["segmentations"].detections[0]
+    assert seg.bounding_box == pytest.approx([10 / 40, 5 / 20, 6 / 40, 4 / 20])
+    assert seg.mask.shape == (4, 6) and seg.mask.all()
+
+
+def test_a_voc_folder_and_a_coco_file_meet_on_the_file_stem_without_images(rex, tmp_path):
+    """FiftyOne's VOC (KITTI, YOLO) importers name images by the labels file's stem: match by stem."""
+    (tmp_path / "voc" / "labels").mkdir(parents=True)
+    (tmp_path / "voc" / "labels" / "a.xml").write_text(
+        "<annotation><filename>a.jpg</filename><size><width>100</width><height>200</height><depth>3</depth></size>"
+        "<object><name>cat</name><bndbox><xmin>10</xmin><ymin>20</ymin><xmax>40</xmax><ymax>60</ymax></bndbox>"
+        "</object></annotation>")
+    ann = dump(tmp_path, "ann.json", small({"a.jpg": [[10, 20, 30, 40]], "b.jpg": []}))
+    ds = rex.import_rater_exports(name(), [("bob", str(tmp_path / "voc"), "VOCDetectionDataset"),
+                                           ("ann", ann, "COCODetectionDataset")], match_by="stem")
+    a = ds.match({"file_key": "a"}).first()
+    assert a.rater_list == ["bob", "ann"] and ds.match({"file_key": "b"}).first().rater_list == ["ann"]
+    assert a.raters_bob.detections[0].bounding_box == pytest.approx(a.raters_ann.detections[0].bounding_box)
+    assert a.raters_bob.detections[0].bounding_box == pytest.approx([0.1, 0.1, 0.3, 0.2])
