@@ -176,5 +176,13 @@ def _columns_in_order(anns, at: dict):
         key = np.array(ids, np.int64)
     except OverflowError:
         return None
-    row = np.array([at.get(name, len(at)) for name in anns.names], np.int64)[anns.rater]
-    return anns.take(np.lexsort((key, row)))
+    return anns.take(np.lexsort((key, row_positions(anns, at))))
+
+
+def row_positions(anns: Sequence[Annotation], at: Mapping[str, int]) -> np.ndarray:
+    """``at[rater]`` of each annotation (``len(at)`` for a rater not in ``at``); columnar annotations
+    (:class:`kalos_core.columns.AnnotationColumns`) are read without making an object each."""
+    names = getattr(anns, "names", None)
+    if names is not None:
+        return np.array([at.get(name, len(at)) for name in names], np.int64)[anns.rater]
+    return np.array([at.get(a.rater, len(at)) for a in anns], np.int64)

@@ -51,7 +51,7 @@ from scipy.optimize import brentq
 from scipy.special import ndtr
 
 from ..agreement.bulk_match import ranges
-from ..data import MultiRaterDataset, in_canonical_order
+from ..data import MultiRaterDataset, in_canonical_order, row_positions
 from . import sampling
 from .sampling import pair_blocks
 from .separation import ks_statistic
@@ -166,14 +166,9 @@ def annotation_sets(dataset: MultiRaterDataset) -> AnnotationSets:
 def _boxes_by_row(anns, rows: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """``(x, y, w, h)`` of the boxes of ``rows`` (sorted by row, as ``in_canonical_order`` left them) and
     each row's count; boxes of other raters are left out."""
-    at = {r: k for k, r in enumerate(rows)}
-    names = getattr(anns, "names", None)
-    if names is not None:                        # columns: no Annotation objects
-        row = np.array([at.get(r, len(rows)) for r in names], np.int64)[anns.rater]
-        xywh = np.asarray(anns.boxes, float).reshape(-1, 4)
-    else:
-        row = np.array([at.get(a.rater, len(rows)) for a in anns], np.int64)
-        xywh = np.array([a.geometry for a in anns], float).reshape(-1, 4)
+    row = row_positions(anns, {r: k for k, r in enumerate(rows)})
+    boxes = getattr(anns, "boxes", None)                  # columns: no Annotation objects
+    xywh = np.asarray(boxes if boxes is not None else [a.geometry for a in anns], float).reshape(-1, 4)
     keep = row < len(rows)
     return xywh[keep], np.bincount(row[keep], minlength=len(rows))
 

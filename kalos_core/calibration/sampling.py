@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..agreement.bulk_match import ranges
-from ..data import MultiRaterDataset
+from ..data import MultiRaterDataset, row_positions
 from ..geometry import DistanceSpec, Prepared, get_distance
 from .types import SIZE_CUTOFFS
 
@@ -67,9 +67,13 @@ def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePl
     ann_offset = np.zeros(len(dataset.images), np.int64)
     for i, image in enumerate(dataset.images):
         rows = {r: k for k, r in enumerate(image.raters)}
-        anns = sorted((a for a in image.annotations if a.rater in rows), key=lambda a: rows[a.rater])
+        row = row_positions(image.annotations, rows)
+        keep = np.flatnonzero(row < len(rows))
+        keep = keep[np.argsort(row[keep], kind="stable")]      # by row, in the given order within a row
+        take = getattr(image.annotations, "take", None)
+        anns = take(keep) if take is not None else [image.annotations[k] for k in keep.tolist()]
         base = np.array([image.base_rater(r) for r in image.raters], dtype=object)
-        row_of = np.array([rows[a.rater] for a in anns], np.intp)
+        row_of = row[keep]
         elig = base[row_of][:, None] != base[None, :] if len(anns) else np.zeros((0, len(rows)), bool)
         order.append(anns)
         eligible.append(np.asarray(elig, bool))

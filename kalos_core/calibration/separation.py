@@ -35,8 +35,8 @@ class KSData:
         g_de = np.zeros(len(de), np.intp) if groups is None else np.asarray(groups, np.intp)
         n = int(n_groups if n_groups is not None else max(g_do.max(initial=0), g_de.max(initial=0)) + 1)
         size = int(step[-1]) + 1 if len(step) else 0
-        self._do = sparse.csr_matrix((np.ones(len(do)), (step[inverse[: len(do)]], g_do)), shape=(size, n))
-        self._de = sparse.csr_matrix((np.ones(len(de)), (step[inverse[len(do):]], g_de)), shape=(size, n))
+        self._do = _counts(step[inverse[: len(do)]], g_do, (size, n))
+        self._de = _counts(step[inverse[len(do):]], g_de, (size, n))
 
     def statistic(self, multiplicity: np.ndarray | None = None) -> float:
         f_do, f_de = _cdf(self._do, multiplicity), _cdf(self._de, multiplicity)
@@ -50,6 +50,14 @@ def _cdf(by_group, multiplicity) -> np.ndarray | None:
             else by_group @ np.asarray(multiplicity, float))
     total = mass.sum()
     return np.cumsum(mass) / total if total > 0 else None
+
+
+def _counts(step: np.ndarray, group: np.ndarray, shape: tuple[int, int]) -> sparse.csr_matrix:
+    """How many values of each group fall in each step; whole numbers, so summing the duplicates
+    first changes no sum (and a resample's product reads each (step, group) once)."""
+    counts = sparse.csr_matrix((np.ones(len(step)), (step, group)), shape=shape)
+    counts.sum_duplicates()
+    return counts
 
 
 def _runs(do_at: np.ndarray, de_at: np.ndarray, size: int) -> np.ndarray:

@@ -68,8 +68,12 @@ def _centres(xyxy: np.ndarray) -> np.ndarray:
     return (xyxy[:, :2] + xyxy[:, 2:]) / 2.0
 
 
+def _box_centres(p: Prepared) -> tuple:
+    return (_centres(p["xyxy"]),)
+
+
 def _centroid_pairs(a: Prepared, b: Prepared) -> np.ndarray:
-    return paired_centroid_similarity(_centres(a["xyxy"]), _centres(b["xyxy"]))
+    return paired_centroid_similarity(a.derived("centres", _box_centres)[0], b.derived("centres", _box_centres)[0])
 
 
 @register_distance("box", "centroid", prepare=prepare_boxes, scale_invariant=False, pairs=_centroid_pairs)

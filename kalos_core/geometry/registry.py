@@ -46,6 +46,14 @@ class Prepared:
         index = np.asarray(index, dtype=np.intp)
         return Prepared(len(index), **{k: _rows(v, index) for k, v in self.arrays.items()})
 
+    def derived(self, key: str, fn: Callable[["Prepared"], tuple]) -> tuple:
+        """``fn(self)``, a tuple of arrays whose row k depends on annotation k alone, computed once
+        (a :meth:`take_on_use` subset takes the rows of its base's, computed once for all subsets)."""
+        cache = self.__dict__.setdefault("_derived", {})
+        if key not in cache:
+            cache[key] = fn(self)
+        return cache[key]
+
     def take_on_use(self, index: np.ndarray) -> "Prepared":
         """:meth:`take`, each array indexed only when it is read (pair lists of millions of rows
         where a distance reads one of the arrays)."""
@@ -64,6 +72,11 @@ class _TakenOnUse(Prepared):
     @property
     def arrays(self) -> dict:
         return {k: self[k] for k in self._base.arrays}
+
+    def derived(self, key: str, fn: Callable[["Prepared"], tuple]) -> tuple:
+        if ("derived", key) not in self._taken:
+            self._taken[("derived", key)] = tuple(_rows(v, self._index) for v in self._base.derived(key, fn))
+        return self._taken[("derived", key)]
 
 
 def _rows(values: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -207,23 +220,22 @@ def pixel_scale(image: ImageRecord, n: int) -> np.ndarray:
     return np.tile(np.array([image.width, image.height], dtype=float), (n, 1))
 
 
-def _box_centre_area_diagonal(xyxy: np.ndarray, scale: np.ndarray):
-    """Pixel centre ``(..., 2)``, area and diagonal of broadcastable image-relative boxes."""
+def box_centre_area_diagonal(xyxy: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pixel centre ``(n, 2)``, area and diagonal of image-relative boxes with their images' pixel sizes."""
     p = xyxy * np.concatenate([scale, scale], axis=-1)
     w = p[..., 2:] - p[..., :2]
     return (p[..., :2] + p[..., 2:]) / 2.0, w[..., 0] * w[..., 1], np.hypot(w[..., 0], w[..., 1])
 
 
-def paired_centroid_box_similarity(A: np.ndarray, A_scale: np.ndarray, B: np.ndarray, B_scale: np.ndarray) -> np.ndarray:
+def paired_centroid_box_similarity(ca, area_a, diag_a, cb, area_b, diag_b) -> np.ndarray:
     """``1 - L2(centres) / diagonal of the larger box``, in pixels, clipped to ``[0, 1]``, of broadcast
-    pairs of boxes ``(..., 4)`` with their images' pixel sizes ``(..., 2)``.
+    pairs of boxes given by :func:`box_centre_area_diagonal` (centres ``(..., 2)``).
 
     The published implementation's scale-invariant centroid distance: the boxes'
     centres, compared in pixels, over the diagonal of the box with the larger
     area. Equal areas take the longer diagonal (symmetric); a larger box of zero
     area gives similarity 0.
     """
-    (ca, area_a, diag_a), (cb, area_b, diag_b) = _box_centre_area_diagonal(A, A_scale), _box_centre_area_diagonal(B, B_scale)
     norm = np.where(area_a > area_b, diag_a, np.where(area_b > area_a, diag_b, np.maximum(diag_a, diag_b)))
     dist = np.sqrt(((ca - cb) ** 2).sum(-1))
     larger_area = np.maximum(area_a, area_b)
@@ -235,12 +247,18 @@ def paired_centroid_box_similarity(A: np.ndarray, A_scale: np.ndarray, B: np.nda
 def centroid_box_similarity(a_xyxy: np.ndarray, a_scale: np.ndarray,
                             b_xyxy: np.ndarray, b_scale: np.ndarray) -> np.ndarray:
     """Pairwise :func:`paired_centroid_box_similarity`, ``(na, nb)``."""
-    return paired_centroid_box_similarity(a_xyxy[:, None], a_scale[:, None], b_xyxy[None], b_scale[None])
+    (ca, area_a, diag_a), (cb, area_b, diag_b) = box_centre_area_diagonal(a_xyxy, a_scale), box_centre_area_diagonal(b_xyxy, b_scale)
+    return paired_centroid_box_similarity(ca[:, None], area_a[:, None], diag_a[:, None], cb[None], area_b[None], diag_b[None])
+
+
+def _centre_area_diagonal(p: Prepared) -> tuple:
+    return box_centre_area_diagonal(p["xyxy"], p["scale"])
 
 
 def centroid_box_pairs(a: Prepared, b: Prepared) -> np.ndarray:
     """:func:`paired_centroid_box_similarity` of ``a[k]`` and ``b[k]`` (arrays ``xyxy``, ``scale``)."""
-    return paired_centroid_box_similarity(a["xyxy"], a["scale"], b["xyxy"], b["scale"])
+    return paired_centroid_box_similarity(*a.derived("centre_area_diagonal", _centre_area_diagonal),
+                                          *b.derived("centre_area_diagonal", _centre_area_diagonal))
 
 
 def paired_centroid_similarity(CA: np.ndarray, CB: np.ndarray) -> np.ndarray:
