@@ -52,7 +52,6 @@ from scipy.special import ndtr
 
 from ..agreement.bulk_match import ranges
 from ..data import MultiRaterDataset, in_canonical_order, row_positions
-from . import sampling
 from .sampling import pair_blocks
 from .separation import ks_statistic
 from ..jsonsafe import json_safe
@@ -219,7 +218,7 @@ def set_distances(sets: AnnotationSets, sa: np.ndarray, sb: np.ndarray, name: st
     if name == "count":
         return np.abs(na - nb).astype(float)
     out = np.where((na == 0) & (nb == 0), 0.0, 1.0)          # an empty side
-    for block in pair_blocks(np.flatnonzero((na > 0) & (nb > 0)), na * nb, sampling.PAIR_BLOCK):
+    for block in pair_blocks(np.flatnonzero((na > 0) & (nb > 0)), na * nb):
         out[block] = _pooled_nearest(sets, sa[block], sb[block], name, floor)
     return out
 

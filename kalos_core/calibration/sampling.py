@@ -152,15 +152,17 @@ def nearest_distance(plan: SamplePlan, spec: DistanceSpec, prep: Prepared, targe
     (1 where the group is empty), with ``spec.pairs`` over blocks of about ``PAIR_BLOCK`` pairs."""
     out = np.ones(len(target))
     size = plan.group_end[target] - plan.group_start[target]
-    for obs in pair_blocks(np.flatnonzero(size > 0), size, PAIR_BLOCK):
+    for obs in pair_blocks(np.flatnonzero(size > 0), size):
         owner, partner = ranges(plan.group_start[target[obs]], size[obs])
         s = spec.pairs(prep.take_on_use(plan.obs_query[obs][owner]), prep.take_on_use(partner))
         out[obs] = 1.0 - np.maximum.reduceat(s, np.cumsum(size[obs]) - size[obs])
     return out
 
 
-def pair_blocks(index: np.ndarray, size: np.ndarray, limit: int) -> list[np.ndarray]:
-    """``index`` cut into consecutive blocks of about ``limit`` pairs, ``size[k]`` pairs for item k."""
+def pair_blocks(index: np.ndarray, size: np.ndarray, limit: int | None = None) -> list[np.ndarray]:
+    """``index`` cut into consecutive blocks of about ``limit`` (default ``PAIR_BLOCK``) pairs, ``size[k]``
+    pairs for item k."""
+    limit = limit or PAIR_BLOCK
     if not len(index):
         return []
     ends = np.cumsum(size[index])
