@@ -144,7 +144,8 @@ def observe(plan: SamplePlan, spec: DistanceSpec, cache: PreparedCache) -> tuple
     per_image, everything = cache.get(spec)
     if spec.pairs is None:
         return observe_per_image(plan, spec, per_image, everything)
-    return nearest_distance(plan, spec, everything, plan.do_group), nearest_distance(plan, spec, everything, plan.de_group)
+    return (nearest_distance(plan, spec, everything, plan.do_group),
+            nearest_distance(plan, spec, everything, plan.de_group))
 
 
 def nearest_distance(plan: SamplePlan, spec: DistanceSpec, prep: Prepared, target: np.ndarray) -> np.ndarray:

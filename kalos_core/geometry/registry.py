@@ -247,8 +247,9 @@ def paired_centroid_box_similarity(ca, area_a, diag_a, cb, area_b, diag_b) -> np
 def centroid_box_similarity(a_xyxy: np.ndarray, a_scale: np.ndarray,
                             b_xyxy: np.ndarray, b_scale: np.ndarray) -> np.ndarray:
     """Pairwise :func:`paired_centroid_box_similarity`, ``(na, nb)``."""
-    (ca, area_a, diag_a), (cb, area_b, diag_b) = box_centre_area_diagonal(a_xyxy, a_scale), box_centre_area_diagonal(b_xyxy, b_scale)
-    return paired_centroid_box_similarity(ca[:, None], area_a[:, None], diag_a[:, None], cb[None], area_b[None], diag_b[None])
+    a = [v[:, None] for v in box_centre_area_diagonal(a_xyxy, a_scale)]
+    b = [v[None] for v in box_centre_area_diagonal(b_xyxy, b_scale)]
+    return paired_centroid_box_similarity(*a, *b)
 
 
 def _centre_area_diagonal(p: Prepared) -> tuple:
