@@ -19,6 +19,8 @@ import numbers
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 #: Geometry kinds understood by the engine.
 GEOMETRY_KINDS = ("box", "polygon", "rle", "keypoints", "voxels", "cuboids")
 #: COCO task name (the CLI's ``--task``) -> the geometry kind it is read as
@@ -157,6 +159,30 @@ def in_canonical_order(dataset: MultiRaterDataset) -> MultiRaterDataset:
     for im in sorted(dataset.images, key=lambda im: order_key(im.id)):
         rows = tuple(sorted(im.raters))
         at = {r: k for k, r in enumerate(rows)}
-        anns = sorted(im.annotations, key=lambda a: (at.get(a.rater, len(rows)), order_key(a.id)))
+        anns = _columns_in_order(im.annotations, at)
+        if anns is None:
+            anns = sorted(im.annotations, key=lambda a: (at.get(a.rater, len(rows)), order_key(a.id)))
         images.append(replace(im, raters=rows, annotations=anns))
     return replace(dataset, images=images, warnings=list(dataset.warnings))
+
+
+def _columns_in_order(anns, at: dict):
+    """Columnar annotations (:class:`kalos_core.columns.AnnotationColumns`) with integer ids sorted by
+    (row, id) as :func:`in_canonical_order` sorts them, still as columns; None for anything else."""
+    ids = getattr(anns, "ids", None)
+    if ids is None or not all(type(i) is int for i in ids):
+        return None
+    try:
+        key = np.array(ids, np.int64)
+    except OverflowError:
+        return None
+    return anns.take(np.lexsort((key, row_positions(anns, at))))
+
+
+def row_positions(anns: Sequence[Annotation], at: Mapping[str, int]) -> np.ndarray:
+    """``at[rater]`` of each annotation (``len(at)`` for a rater not in ``at``); columnar annotations
+    (:class:`kalos_core.columns.AnnotationColumns`) are read without making an object each."""
+    names = getattr(anns, "names", None)
+    if names is not None:
+        return np.array([at.get(name, len(at)) for name in names], np.int64)[anns.rater]
+    return np.array([at.get(a.rater, len(at)) for a in anns], np.int64)

@@ -50,7 +50,9 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtr
 
-from ..data import MultiRaterDataset, in_canonical_order
+from ..agreement.bulk_match import ranges
+from ..data import MultiRaterDataset, in_canonical_order, row_positions
+from .sampling import pair_blocks
 from .separation import ks_statistic
 from ..jsonsafe import json_safe
 from ..params import Config, param
@@ -146,19 +148,28 @@ def annotation_sets(dataset: MultiRaterDataset) -> AnnotationSets:
             continue
         first = len(start)
         k = int(item[-1]) + 1 if item else 0
-        for row in rows:
-            boxes = [a.geometry for a in image.annotations if a.rater == row]
-            start.append(n_boxes)
-            count.append(len(boxes))
-            item.append(k)
-            corners += [(x, y, x + w, y + h) for x, y, w, h in boxes]
-            n_boxes += len(boxes)
+        xywh, n = _boxes_by_row(image.annotations, rows)
+        corners.append(np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1))
+        start += (n_boxes + np.cumsum(n) - n).tolist()
+        count += n.tolist()
+        item += [k] * len(rows)
+        n_boxes += int(n.sum())
         do_a += [first + i for i, _ in pairs]
         do_b += [first + j for _, j in pairs]
         raters.update(base)
     as_int = lambda v: np.asarray(v, np.int64)  # noqa: E731
-    return AnnotationSets(np.asarray(corners, float).reshape(-1, 4), as_int(start), as_int(count), as_int(item),
-                          as_int(do_a), as_int(do_b), len(raters))
+    corners = np.concatenate(corners) if corners else np.zeros((0, 4))
+    return AnnotationSets(corners, as_int(start), as_int(count), as_int(item), as_int(do_a), as_int(do_b), len(raters))
+
+
+def _boxes_by_row(anns, rows: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y, w, h)`` of the boxes of ``rows`` (sorted by row, as ``in_canonical_order`` left them) and
+    each row's count; boxes of other raters are left out."""
+    row = row_positions(anns, {r: k for k, r in enumerate(rows)})
+    boxes = getattr(anns, "boxes", None)                  # columns: no Annotation objects
+    xywh = np.asarray(boxes if boxes is not None else [a.geometry for a in anns], float).reshape(-1, 4)
+    keep = row < len(rows)
+    return xywh[keep], np.bincount(row[keep], minlength=len(rows))
 
 
 def draw_de_pairs(sets: AnnotationSets, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -207,32 +218,33 @@ def set_distances(sets: AnnotationSets, sa: np.ndarray, sb: np.ndarray, name: st
     if name == "count":
         return np.abs(na - nb).astype(float)
     out = np.where((na == 0) & (nb == 0), 0.0, 1.0)          # an empty side
-    full = np.flatnonzero((na > 0) & (nb > 0))
-    if len(full) == 0:
-        return out
-    na, nb = na[full], nb[full]
+    for block in pair_blocks(np.flatnonzero((na > 0) & (nb > 0)), na * nb):
+        out[block] = _pooled_nearest(sets, sa[block], sb[block], name, floor)
+    return out
+
+
+def _pooled_nearest(sets: AnnotationSets, sa: np.ndarray, sb: np.ndarray, name: str, floor: bool) -> np.ndarray:
+    """The pooled nearest-neighbour distance of each pair of non-empty sets ``(sa[k], sb[k])``."""
+    na, nb = sets.count[sa], sets.count[sb]
     sizes = na * nb
-    offset = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    pair = np.repeat(np.arange(len(full)), sizes)
-    local = np.arange(sizes.sum()) - offset[pair]
+    pair, local = ranges(np.zeros(len(sa), np.int64), sizes)
+    offset = np.cumsum(sizes) - sizes
     i, j = local // nb[pair], local % nb[pair]                 # a-major: row i of A, column j of B
-    d = box_distance(name, sets.corners[sets.start[sa[full]][pair] + i],
-                     sets.corners[sets.start[sb[full]][pair] + j])
+    d = box_distance(name, np.take(sets.corners, sets.start[sa][pair] + i, axis=0),
+                     np.take(sets.corners, sets.start[sb][pair] + j, axis=0))
     if floor:
         d = np.minimum(d, 1.0)       # min over neighbours then cap = cap then min: the same
     a_min = np.minimum.reduceat(d, np.repeat(offset, na) + _ranks(na) * np.repeat(nb, na))
-    by_b = np.lexsort((i, j, pair))                            # b-major
+    by_b = offset[pair] + (local % na[pair]) * nb[pair] + local // na[pair]    # b-major: (pair, j, i)
     b_min = np.minimum.reduceat(d[by_b], np.repeat(offset, nb) + _ranks(nb) * np.repeat(na, nb))
-    total = (np.bincount(np.repeat(np.arange(len(full)), na), a_min, len(full))
-             + np.bincount(np.repeat(np.arange(len(full)), nb), b_min, len(full)))
-    out[full] = total / (na + nb)
-    return out
+    total = (np.bincount(np.repeat(np.arange(len(sa)), na), a_min, len(sa))
+             + np.bincount(np.repeat(np.arange(len(sa)), nb), b_min, len(sa)))
+    return total / (na + nb)
 
 
 def _ranks(counts: np.ndarray) -> np.ndarray:
     """``0 .. c-1`` for each count ``c``, concatenated."""
-    ends = np.cumsum(counts)
-    return np.arange(ends[-1]) - np.repeat(ends - counts, counts)
+    return ranges(np.zeros(len(counts), np.int64), counts)[1]
 
 
 # -- measures ---------------------------------------------------------------------------------

@@ -12,9 +12,15 @@ The distances are localisation only: classes are ignored. The draws depend on
 the data's structure and the seed only, not on the distance, so every distance
 is calibrated on the same pairs (and its KS values are comparable).
 
-Vectorisation: each image is prepared once per ``prepare`` function (shared by
-the distances of a kind) and its similarity matrix computed once; De pairs are
-grouped by their target (image, row), one similarity call per group.
+Both are "the nearest annotation of a target (image, row) group": an observation is a
+query annotation and a target group (for Do the other row of its own image, for De the
+drawn one). Vectorisation: where the distance has an element-wise form
+(``DistanceSpec.pairs``: boxes, centroids) every (query, target annotation) pair of a
+block of observations is computed as one array and the nearest taken by a segmented
+maximum, with no loop over images or groups; otherwise (polygon and mask IoU, keypoints)
+each image is prepared once per ``prepare`` function (shared by the distances of a
+kind) and its similarity matrix computed once, and De pairs are grouped by their target
+group, one similarity call per group. Both give the same values (tests/core/test_calibration.py).
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import MultiRaterDataset
+from ..agreement.bulk_match import ranges
+from ..data import MultiRaterDataset, row_positions
 from ..geometry import DistanceSpec, Prepared, get_distance
 from .types import SIZE_CUTOFFS
 
@@ -45,6 +52,7 @@ class SamplePlan:
     group_end: np.ndarray
     obs_image: np.ndarray             #: image index of each Do/De observation (its query's image)
     obs_query: np.ndarray             #: global annotation index of each observation's query
+    do_group: np.ndarray              #: target group of each Do observation (a row of its own image)
     de_group: np.ndarray              #: target group of each De observation
 
     @property
@@ -55,21 +63,26 @@ class SamplePlan:
 def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePlan:
     """Order the annotations, list the Do observations and draw their De partners."""
     order, eligible, n_rows, group_sizes = [], [], [], []
-    obs_image, obs_query, n_ann = [], [], 0
+    obs_image, obs_query, obs_row, n_ann = [], [], [], 0
     ann_offset = np.zeros(len(dataset.images), np.int64)
     for i, image in enumerate(dataset.images):
         rows = {r: k for k, r in enumerate(image.raters)}
-        anns = sorted((a for a in image.annotations if a.rater in rows), key=lambda a: rows[a.rater])
+        row = row_positions(image.annotations, rows)
+        keep = np.flatnonzero(row < len(rows))
+        keep = keep[np.argsort(row[keep], kind="stable")]      # by row, in the given order within a row
+        take = getattr(image.annotations, "take", None)
+        anns = take(keep) if take is not None else [image.annotations[k] for k in keep.tolist()]
         base = np.array([image.base_rater(r) for r in image.raters], dtype=object)
-        row_of = np.array([rows[a.rater] for a in anns], np.intp)
+        row_of = row[keep]
         elig = base[row_of][:, None] != base[None, :] if len(anns) else np.zeros((0, len(rows)), bool)
         order.append(anns)
         eligible.append(np.asarray(elig, bool))
         n_rows.append(len(rows))
         group_sizes.append(np.bincount(row_of, minlength=len(rows)))
-        a_idx = np.nonzero(elig)[0]
+        a_idx, q_idx = np.nonzero(elig)
         obs_image.append(np.full(len(a_idx), i, np.int64))
         obs_query.append(n_ann + a_idx)
+        obs_row.append(q_idx)
         ann_offset[i] = n_ann
         n_ann += len(anns)
     n_rows = np.asarray(n_rows, np.int64)
@@ -79,9 +92,10 @@ def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePl
     group_offset = np.concatenate([[0], np.cumsum(n_rows)[:-1]]).astype(np.int64)
     obs_image = np.concatenate(obs_image) if obs_image else np.zeros(0, np.int64)
     obs_query = np.concatenate(obs_query) if obs_query else np.zeros(0, np.int64)
+    do_group = group_offset[obs_image] + (np.concatenate(obs_row) if obs_row else np.zeros(0, np.int64))
     de_group = _draw_partners(obs_image, n_rows, group_offset, rng)
     return SamplePlan(dataset, order, eligible, ann_offset, group_offset, group_start, group_end,
-                      obs_image, obs_query, de_group)
+                      obs_image, obs_query, do_group, de_group)
 
 
 def _draw_partners(obs_image, n_rows, group_offset, rng) -> np.ndarray:
@@ -121,9 +135,45 @@ def concat_prepared(parts: list[Prepared]) -> Prepared:
     return Prepared(sum(len(p) for p in full), **{k: np.concatenate([p[k] for p in full]) for k in full[0].arrays})
 
 
+#: pairs of one block of the element-wise path (about 40 bytes per pair and array read)
+PAIR_BLOCK = 1 << 20
+
+
 def observe(plan: SamplePlan, spec: DistanceSpec, cache: PreparedCache) -> tuple[np.ndarray, np.ndarray]:
     """``(do, de)`` distances, one of each per observation, in the plan's order."""
     per_image, everything = cache.get(spec)
+    if spec.pairs is None:
+        return observe_per_image(plan, spec, per_image, everything)
+    return (nearest_distance(plan, spec, everything, plan.do_group),
+            nearest_distance(plan, spec, everything, plan.de_group))
+
+
+def nearest_distance(plan: SamplePlan, spec: DistanceSpec, prep: Prepared, target: np.ndarray) -> np.ndarray:
+    """``1 - max`` similarity of each observation's query to the annotations of its ``target`` group
+    (1 where the group is empty), with ``spec.pairs`` over blocks of about ``PAIR_BLOCK`` pairs."""
+    out = np.ones(len(target))
+    size = plan.group_end[target] - plan.group_start[target]
+    for obs in pair_blocks(np.flatnonzero(size > 0), size):
+        owner, partner = ranges(plan.group_start[target[obs]], size[obs])
+        s = spec.pairs(prep.take_on_use(plan.obs_query[obs][owner]), prep.take_on_use(partner))
+        out[obs] = 1.0 - np.maximum.reduceat(s, np.cumsum(size[obs]) - size[obs])
+    return out
+
+
+def pair_blocks(index: np.ndarray, size: np.ndarray, limit: int | None = None) -> list[np.ndarray]:
+    """``index`` cut into consecutive blocks of about ``limit`` (default ``PAIR_BLOCK``) pairs, ``size[k]``
+    pairs for item k."""
+    limit = limit or PAIR_BLOCK
+    if not len(index):
+        return []
+    ends = np.cumsum(size[index])
+    cuts = np.unique(np.searchsorted(ends, np.arange(limit, ends[-1], limit), side="left") + 1)
+    return [block for block in np.split(index, cuts) if len(block)]
+
+
+def observe_per_image(plan: SamplePlan, spec: DistanceSpec, per_image: list[Prepared],
+                      everything: Prepared) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`observe` with whole similarity matrices: per image for Do, per target group for De."""
     do = np.empty(plan.n_observations)
     at = 0
     for i, prep in enumerate(per_image):

@@ -3,7 +3,8 @@
 * ``KS = max_x (F_Do(x) - F_De(x))`` on the empirical CDFs (one-sided, docs/method.md
   §5: Do is expected to be stochastically smaller), never below 0. It is exact,
   also for weighted (bootstrap) samples: the CDFs are evaluated at every
-  distinct value of the pooled sample.
+  distinct value of the pooled sample where the difference can peak (the last of a
+  run of Do-only values, see ``_runs``).
 * Braylan's σ: the share of Do values ``d`` for which a De value drawn at
   random is smaller than ``d`` with probability below ``p`` (default 0.05),
   with the empirical De distribution, ``P(De < d)``.
@@ -28,12 +29,14 @@ class KSData:
     def __init__(self, do: np.ndarray, de: np.ndarray, groups: np.ndarray | None = None,
                  n_groups: int | None = None) -> None:
         support, inverse = np.unique(np.concatenate([do, de]), return_inverse=True)
-        size = len(support)
+        inverse = inverse.ravel()
+        step = _runs(inverse[: len(do)], inverse[len(do):], len(support))
         g_do = np.zeros(len(do), np.intp) if groups is None else np.asarray(groups, np.intp)
         g_de = np.zeros(len(de), np.intp) if groups is None else np.asarray(groups, np.intp)
         n = int(n_groups if n_groups is not None else max(g_do.max(initial=0), g_de.max(initial=0)) + 1)
-        self._do = sparse.csr_matrix((np.ones(len(do)), (inverse[: len(do)], g_do)), shape=(size, n))
-        self._de = sparse.csr_matrix((np.ones(len(de)), (inverse[len(do):], g_de)), shape=(size, n))
+        size = int(step[-1]) + 1 if len(step) else 0
+        self._do = _counts(step[inverse[: len(do)]], g_do, (size, n))
+        self._de = _counts(step[inverse[len(do):]], g_de, (size, n))
 
     def statistic(self, multiplicity: np.ndarray | None = None) -> float:
         f_do, f_de = _cdf(self._do, multiplicity), _cdf(self._de, multiplicity)
@@ -47,6 +50,28 @@ def _cdf(by_group, multiplicity) -> np.ndarray | None:
             else by_group @ np.asarray(multiplicity, float))
     total = mass.sum()
     return np.cumsum(mass) / total if total > 0 else None
+
+
+def _counts(step: np.ndarray, group: np.ndarray, shape: tuple[int, int]) -> sparse.csr_matrix:
+    """How many values of each group fall in each step; whole numbers, so summing the duplicates
+    first changes no sum (and a resample's product reads each (step, group) once)."""
+    counts = sparse.csr_matrix((np.ones(len(step)), (step, group)), shape=shape)
+    counts.sum_duplicates()
+    return counts
+
+
+def _runs(do_at: np.ndarray, de_at: np.ndarray, size: int) -> np.ndarray:
+    """The CDF step each support point is counted in: a run of consecutive points holding only Do
+    values (``F_Do - F_De`` rises along it: its maximum is at the run's end) or only De values (it
+    falls) is one step; a point holding both is a step of its own. The masses are whole numbers
+    (counts times image multiplicities), so the cumulative sums at the steps are exact and the
+    statistic is the same as on every point, on far fewer of them."""
+    kind = np.zeros(size, np.int8)
+    kind[do_at] = 1
+    kind[de_at] |= 2
+    new = np.ones(size, bool)
+    new[1:] = (kind[1:] != kind[:-1]) | (kind[1:] == 3)
+    return np.cumsum(new) - 1
 
 
 def ks_statistic(do: np.ndarray, de: np.ndarray) -> float:

@@ -7,8 +7,8 @@ from typing import Sequence
 import numpy as np
 
 from ..data import Annotation, ImageRecord
-from .registry import (Prepared, box_iou_xyxy, centroid_box_similarity, centroid_similarity, paired_intersection_union,
-                       paired_iou, register_distance)
+from .registry import (Prepared, box_iou_xyxy, centroid_box_pairs, centroid_box_similarity, centroid_similarity,
+                       paired_centroid_similarity, paired_intersection_union, paired_iou, register_distance)
 
 
 def box_array(anns: Sequence[Annotation]) -> np.ndarray:
@@ -64,15 +64,25 @@ def box_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndar
     return paired_giou_similarity(a["xyxy"][:, None, :], b["xyxy"][None, :, :])
 
 
-@register_distance("box", "centroid", prepare=prepare_boxes, scale_invariant=False)
+def _centres(xyxy: np.ndarray) -> np.ndarray:
+    return (xyxy[:, :2] + xyxy[:, 2:]) / 2.0
+
+
+def _box_centres(p: Prepared) -> tuple:
+    return (_centres(p["xyxy"]),)
+
+
+def _centroid_pairs(a: Prepared, b: Prepared) -> np.ndarray:
+    return paired_centroid_similarity(a.derived("centres", _box_centres)[0], b.derived("centres", _box_centres)[0])
+
+
+@register_distance("box", "centroid", prepare=prepare_boxes, scale_invariant=False, pairs=_centroid_pairs)
 def box_centroid(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Centroid L2 distance, normalised by the image diagonal."""
-    ca = (a["xyxy"][:, :2] + a["xyxy"][:, 2:]) / 2.0
-    cb = (b["xyxy"][:, :2] + b["xyxy"][:, 2:]) / 2.0
-    return centroid_similarity(ca, cb)
+    return centroid_similarity(_centres(a["xyxy"]), _centres(b["xyxy"]))
 
 
-@register_distance("box", "centroid_box", prepare=prepare_boxes)
+@register_distance("box", "centroid_box", prepare=prepare_boxes, pairs=centroid_box_pairs)
 def box_centroid_box(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Centroid L2 distance in pixels, normalised by the larger box's diagonal (scale-invariant)."""
     return centroid_box_similarity(a["xyxy"], a["scale"], b["xyxy"], b["scale"])

@@ -14,8 +14,8 @@ import numpy as np
 import shapely
 
 from ..data import Annotation, ImageRecord
-from .registry import (Prepared, box_overlap_sides, boxes_overlap, centroid_box_similarity, centroid_similarity, pixel_scale,
-                       register_distance)
+from .registry import (Prepared, box_overlap_sides, boxes_overlap, centroid_box_pairs, centroid_box_similarity,
+                       centroid_pairs, centroid_similarity, pixel_scale, register_distance)
 
 
 UNIT_IMAGE = shapely.box(0.0, 0.0, 1.0, 1.0)
@@ -165,13 +165,13 @@ def polygon_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.
     return (1.0 + giou) / 2.0
 
 
-@register_distance("polygon", "centroid", prepare=prepare_polygons, scale_invariant=False)
+@register_distance("polygon", "centroid", prepare=prepare_polygons, scale_invariant=False, pairs=centroid_pairs)
 def polygon_centroid(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Distance between polygon centroids, normalised by the image diagonal."""
     return centroid_similarity(a["centroid"], b["centroid"])
 
 
-@register_distance("polygon", "centroid_box", prepare=prepare_polygons)
+@register_distance("polygon", "centroid_box", prepare=prepare_polygons, pairs=centroid_box_pairs)
 def polygon_centroid_box(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Distance between the shapes' bounding-box centres in pixels, over the larger box's diagonal."""
     return centroid_box_similarity(a["xyxy"], a["scale"], b["xyxy"], b["scale"])

@@ -1,0 +1,143 @@
+"""The fast paths of calibration and Braylan (issue 23) give the very values of the plain ones:
+element-wise Do / De nearest distances against whole similarity matrices, the KS statistic on
+run-merged CDF steps against every support point, columnar canonical order against the sort."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kalos_core import Annotation, load_coco, make_image
+from kalos_core.calibration import sampling
+from kalos_core.calibration.braylan import annotation_sets, braylan_agreement, set_distances
+from kalos_core.calibration.engine import default_distances
+from kalos_core.calibration.sampling import PreparedCache, build_plan, observe, observe_per_image
+from kalos_core.calibration.separation import KSData
+from kalos_core.data import MultiRaterDataset, in_canonical_order
+from kalos_core.geometry import get_distance
+
+
+def both_paths(data, seed=0):
+    """``{distance: ((do, de) element-wise, (do, de) per image)}`` for every distance with a ``pairs`` form."""
+    plan = build_plan(in_canonical_order(data), np.random.default_rng(seed))
+    cache = PreparedCache(plan)
+    out = {}
+    for name in default_distances(data.kind):
+        spec = get_distance(data.kind, name)
+        if spec.pairs is not None:
+            out[name] = observe(plan, spec, cache), observe_per_image(plan, spec, *cache.get(spec))
+    return out
+
+
+def assert_same(paths, names):
+    assert sorted(paths) == sorted(names)
+    for name, ((do, de), (do0, de0)) in paths.items():
+        assert np.array_equal(do, do0) and np.array_equal(de, de0), name     # bit for bit, not approx
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("task, names", [("bbox", ["iou", "giou", "centroid", "centroid_box"]),
+                                         ("segm", ["centroid", "centroid_box"])])
+def test_elementwise_samples_equal_the_per_image_path_on_lvis(lvis_subset_path, task, names, monkeypatch):
+    data = load_coco(lvis_subset_path, task)
+    monkeypatch.setattr(sampling, "PAIR_BLOCK", 5000)                   # many blocks
+    paths = both_paths(data)
+    assert_same(paths, names)
+    do, de = paths[names[0]][0]
+    assert len(do) == 3521 and (do < 1).mean() > 0.5 and (de == 1).any()
+
+
+box_xywh = st.tuples(st.sampled_from([0.0, 1.0, 10.0, 33.3, 50.0]), st.sampled_from([0.0, 5.0, 12.5, 50.0]),
+                     st.sampled_from([0.0, 1.0, 7.5, 20.0, 60.0]), st.sampled_from([0.0, 3.0, 20.0, 40.0]))
+
+
+@st.composite
+def box_datasets(draw):
+    images, aid = [], 0
+    for i in range(draw(st.integers(2, 6))):
+        raters = ["a", "b", "c"][: draw(st.integers(1, 3))]
+        anns = []
+        for r in raters:
+            for xywh in draw(st.lists(box_xywh, max_size=4)):        # repeated boxes, zero sizes, empty rows
+                anns.append(Annotation(aid, r, 1, xywh))
+                aid += 1
+        size = draw(st.sampled_from([(100, 100), (640, 480), (60, 90)]))
+        images.append(make_image(i, *size, raters, anns))
+    return MultiRaterDataset(images, {1: "x"}, "box")
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=box_datasets(), block=st.integers(1, 40))
+def test_elementwise_samples_equal_the_per_image_path_on_generated_boxes(data, block):
+    if sum(len(im.raters) > 1 and len(im.annotations) > 0 for im in data.images) == 0:
+        return
+    old = sampling.PAIR_BLOCK
+    sampling.PAIR_BLOCK = block
+    try:
+        paths = both_paths(data)
+    except ValueError:                                                # no Do pairs or one image: both refuse
+        return
+    finally:
+        sampling.PAIR_BLOCK = old
+    assert_same(paths, ["iou", "giou", "centroid", "centroid_box"])
+
+
+@pytest.mark.parametrize("name", ["centroid", "centroid_box", "iou", "giou"])
+def test_pair_forms_equal_the_matrix_entries(name):
+    rng = np.random.default_rng(3)
+    spec = get_distance("box", name)
+    a = spec.prepare(make_image(1, 640, 480, ["a"]), [Annotation(k, "a", 1, tuple(rng.uniform(0, 200, 4)))
+                                                      for k in range(7)])
+    b = spec.prepare(make_image(2, 100, 300, ["b"]), [Annotation(9, "b", 1, (5.0, 5.0, 0.0, 0.0))] * 2 +
+                     [Annotation(k, "b", 1, tuple(rng.uniform(0, 90, 4))) for k in range(5)])
+    matrix = spec.similarity(a, b)
+    i, j = np.divmod(np.arange(matrix.size), matrix.shape[1])
+    assert np.array_equal(spec.pairs(a.take(i), b.take(j)), matrix.ravel())
+
+
+def ks_every_point(do, de, groups, multiplicity):
+    """``max(0, max(F_Do - F_De))`` evaluated at every distinct value (the definition)."""
+    m = np.asarray(multiplicity, float)
+    support = np.unique(np.concatenate([do, de]))
+    w_do = np.bincount(np.searchsorted(support, do), m[groups], len(support))   # do[k], de[k]: image groups[k]
+    w_de = np.bincount(np.searchsorted(support, de), m[groups], len(support))
+    if w_do.sum() == 0 or w_de.sum() == 0:
+        return float("nan")
+    return float(max(0.0, np.max(np.cumsum(w_do) / w_do.sum() - np.cumsum(w_de) / w_de.sum())))
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 12), k=st.integers(1, 120), digits=st.integers(0, 2))
+def test_ks_on_merged_steps_equals_ks_at_every_value(seed, n, k, digits):
+    rng = np.random.default_rng(seed)
+    do, de = np.round(rng.beta(2, 5, k), digits), np.round(rng.beta(5, 2, k), digits)   # ties within and across
+    groups = rng.integers(0, n, k)
+    ks = KSData(do, de, groups, n)
+    for m in [np.ones(n, int)] + [rng.integers(0, 3, n) for _ in range(4)]:
+        got, want = ks.statistic(m), ks_every_point(do, de, groups, m)
+        assert got == want or (np.isnan(got) and np.isnan(want))
+    assert ks.statistic() == ks_every_point(do, de, groups, np.ones(n))
+
+
+@pytest.mark.realdata
+def test_columnar_canonical_order_and_braylan_sets_equal_the_per_annotation_reader(lvis_subset_path):
+    cols, objs = load_coco(lvis_subset_path, "bbox"), load_coco(lvis_subset_path, "bbox", columnar=False)
+    a, b = in_canonical_order(cols), in_canonical_order(objs)
+    assert [im.id for im in a.images] == [im.id for im in b.images]
+    assert all(list(x.annotations) == list(y.annotations) for x, y in zip(a.images, b.images))
+    sa, sb = annotation_sets(cols), annotation_sets(objs)
+    for field in ("corners", "start", "count", "item", "do_a", "do_b"):
+        assert np.array_equal(getattr(sa, field), getattr(sb, field)), field
+    assert braylan_agreement(cols).to_dict() == braylan_agreement(objs).to_dict()
+
+
+def test_braylan_blocks_do_not_change_a_value(monkeypatch):
+    rng = np.random.default_rng(9)
+    images = [make_image(i, 300, 200, ["a", "b", "c"],
+                         [Annotation(10 * i + k, "abc"[k % 3], 1, tuple(rng.uniform(0, 80, 4)))
+                          for k in range(int(rng.integers(0, 9)))]) for i in range(15)]
+    sets = annotation_sets(MultiRaterDataset(images, {1: "x"}, "box"))
+    whole = {name: set_distances(sets, sets.do_a, sets.do_b, name, True) for name in ("iou", "giou", "l2")}
+    monkeypatch.setattr(sampling, "PAIR_BLOCK", 7)
+    for name, want in whole.items():
+        assert np.array_equal(set_distances(sets, sets.do_a, sets.do_b, name, True), want), name
