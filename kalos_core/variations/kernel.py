@@ -40,9 +40,14 @@ from .types import IOU_BINS, TYPES, LabelVariation, threshold_key
 AGREED, MERGED, WRONG_CLASS, MERGED_WRONG_CLASS, MISSED, ADDITIONAL = range(len(TYPES))
 
 
+#: box distances whose similarity is at most the IoU: a pair or a merge above a threshold > 0 needs
+#: boxes that overlap, which is what the kernel's sweeps look for (centroid distances do not)
+OVERLAP_BOUNDED = frozenset({"iou", "giou"})
+
+
 def applies(images: list, spec) -> bool:
     """Can this chunk take the kernel? (Otherwise the per-image path runs; same results.)"""
-    return (spec.pairs is not None and spec.prepare is prepare_boxes
+    return (spec.pairs is not None and spec.prepare is prepare_boxes and spec.name in OVERLAP_BOUNDED
             and all(isinstance(im.annotations, AnnotationColumns) for im in images))
 
 
