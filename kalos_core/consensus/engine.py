@@ -18,6 +18,7 @@ On a tie the geometry is fused over the tied classes' labels.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Mapping
@@ -92,8 +93,8 @@ class ConsensusResult:
     review: list[ReviewItem] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return json_safe({"config": self.config, "kind": self.kind, "labels": _shallow(self.labels),
-                          "review": _shallow(self.review)})
+        return {"config": json_safe(self.config), "kind": self.kind, "labels": _plain(self.labels),
+                "review": _plain(self.review)}
 
     def to_coco(self, dataset: MultiRaterDataset) -> dict:
         """Plain COCO: each annotation with ``score`` = confidence, ``unit``, ``support``, ``raters``,
@@ -115,16 +116,31 @@ class ConsensusResult:
                   for im in dataset.images]
         cats = [{"id": c, "name": n} for c, n in sorted(dataset.categories.items())]
         return json_safe({"images": images, "annotations": anns, "categories": cats,
-                          "review": _shallow(self.review)})
+                          "review": _plain(self.review)})
 
 
-def _shallow(items: list) -> list[dict]:
-    """``asdict`` of each item without its deep copy: :func:`json_safe` copies anyway (the
-    fields hold no dataclasses), and the copy cost most of a 100k-label ``to_dict``."""
+_AS_IS = (str, int, bool, type(None))
+
+
+def _plain(items: list) -> list[dict]:
+    """``json_safe(asdict(x))`` of each item, the same values without ``asdict``'s deep copy and
+    with the usual types (text, ints, floats, tuples of them) converted inline: the generic
+    walk cost most of a 100k-label run (tests/core/test_consensus_fast.py holds them equal)."""
     if not items:
         return []
     names = [f.name for f in fields(items[0])]
-    return [{name: getattr(x, name) for name in names} for x in items]
+    return [{name: _safe(getattr(x, name)) for name in names} for x in items]
+
+
+def _safe(v: Any) -> Any:
+    t = type(v)
+    if t in _AS_IS:
+        return v
+    if t is float:
+        return v if math.isfinite(v) else None
+    if t is tuple or t is list:
+        return [_safe(e) for e in v]
+    return json_safe(v)
 
 
 def _rle_bytes(rle: dict) -> dict:

@@ -1,13 +1,15 @@
 """Consensus's fast paths equal the plain numpy ones they replace, to the bit."""
 
+import json
 from dataclasses import asdict
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kalos_core.consensus import compute_consensus
-from kalos_core.consensus.engine import _median_box
+from kalos_core.consensus import ConsensusConfig, compute_consensus
+from kalos_core.consensus.engine import _median_box, _safe
 from kalos_core.demo_data import demo_example
 from kalos_core.jsonsafe import json_safe
 
@@ -35,10 +37,24 @@ def test_median_box_known_answers():
     assert _median_box([(0, 0, 1, 1), (5, 5, 1, 1), (1, 2, 3, 4)]) == (1.0, 2.0, 3.0, 4.0)
 
 
-def test_to_dict_equals_the_asdict_form():
+@pytest.mark.parametrize("support", [0.5, 0.9])
+def test_to_dict_equals_the_asdict_form(support):
     data = demo_example("bbox")
-    result = compute_consensus(data.dataset)
-    assert result.labels and result.to_dict() == json_safe(
+    result = compute_consensus(data.dataset, config=ConsensusConfig(support=support))
+    assert result.labels and result.review
+    assert json.dumps(result.to_dict()) == json.dumps(json_safe(
         {"config": result.config, "kind": result.kind, "labels": [asdict(x) for x in result.labels],
-         "review": [asdict(x) for x in result.review]})
+         "review": [asdict(x) for x in result.review]}))
     assert result.to_coco(data.dataset)["review"] == json_safe([asdict(x) for x in result.review])
+
+
+values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3)
+                      | st.builds(np.int64, st.integers(-9, 9)) | st.builds(np.float32, st.floats(width=32)),
+                      lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+                      | st.dictionaries(st.integers(0, 3) | st.text(max_size=2), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values)
+def test_safe_equals_json_safe(v):
+    assert json.dumps(_safe(v)) == json.dumps(json_safe(v))
