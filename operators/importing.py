@@ -39,8 +39,9 @@ from kalos_core.io.jsonfile import read_json
 from ..fiftyone_layer import rawdocs
 from ..fiftyone_layer.placeholders import Placeholders, default_folder
 from .common import (
-    FIELD_NAME_RE, drive, form_error, progress_op, report_errors, result_card, run_steps, safe_name, show_result,
+    FIELD_NAME_RE, drive, form_error, progress_op, report_errors, run_steps, safe_name,
 )
+from .cards import show_card
 
 logger = logging.getLogger(__name__)
 LAYOUTS = ("rater_fields", "rater_attribute")
@@ -481,12 +482,12 @@ class ImportMultiraterCoco(foo.Operator):
             yield ctx.ops.open_dataset(dataset.name) if new else ctx.ops.reload_dataset()
             yield ctx.ops.notify(f"Imported {n} images with {n_labels} labels into {dataset.name!r}{note}",
                                  variant="success")
-        card = result_card(*(("str", key, label) for key, label in (
-            ("dataset", "Dataset"), ("images", "Images imported"), ("labels", "Labels"),
-            ("skipped", "Invalid items skipped"), ("next", "Next"))))
-        yield show_result(ctx, card, {
-            "dataset": dataset.name, "images": str(n), "labels": str(n_labels), "skipped": str(skipped),
-            "next": "Run 'KaLOS: compute agreement' (or 'KaLOS: calibrate threshold') on the rater fields."})
+        fields = sorted((dataset.info.get("kalos_import") or {}).get("rater_fields") or {})
+        yield show_card(ctx, "KaLOS: imported", [
+            ("Images imported", n), ("Labels", n_labels), ("Invalid items skipped", skipped)],
+            f"data set {dataset.name!r}" + (": fields " + ", ".join(fields) if fields else ""), None,
+            "Run 'KaLOS: compute agreement' (or 'KaLOS: calibrate threshold') on the rater fields.",
+            dataset=dataset.name)
 
     def __call__(self, sample_collection, labels_path, **kwargs):
         """Python entry with the operator's defaults; same as :func:`import_multirater_coco`."""
