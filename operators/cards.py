@@ -70,9 +70,10 @@ def describe_paths(paths, views=()) -> str:
 
 
 def card(title: str, numbers=(), written: str = "", run_key: str | None = None, next_step: str = "", **data):
-    """``(outputs, results)`` of a result card for :func:`show_result`: ``numbers`` are
-    ``(label, value)`` rows (values through :func:`human`), then Written, Run key, Next."""
+    """``(outputs, results)`` of a result card for :func:`show_result`: ``title`` in a success box,
+    ``numbers`` as ``(label, value)`` rows (values through :func:`human`), then Written, Run key, Next."""
     out = types.Object()
+    out.view("title", types.Success(label=title))     # the App does not show the card's own label
     results = {}
     rows = [(f"n{i}", label, human(value)) for i, (label, value) in enumerate(numbers)]
     rows += [("written", "Written", written or "nothing"), ("run_key", "Run key", run_key or NO_RUN),

@@ -14,8 +14,8 @@ import fiftyone.operators.types as types
 
 from kalos_core.data import TASK_KINDS
 
-from .common import (CALIBRATE_URI, CALIBRATION_METHOD, COMPUTE_URI, RunPanel, chart, clean, dropdown, fmt,
-                     label_source_params, load_results, plot_layout, vline)
+from .common import (CALIBRATE_URI, CALIBRATION_METHOD, COMPUTE_URI, LEGEND, RunPanel, chart, clean, dropdown,
+                     fmt, label_source_params, load_results, plot_layout, vline)
 
 #: calibration task name -> kind of kalos_core.geometry's distance registry
 DO_COLOR, DE_COLOR = "#1f77b4", "#ff7f0e"
@@ -52,7 +52,7 @@ def calibration_figure(entry: dict) -> tuple[list[dict], dict]:
         notes.append(a)
     layout = plot_layout("Distance distributions of matched pairs", "distance", "fraction of pairs", height=380,
                          barmode="overlay", shapes=shapes, annotations=notes, showlegend=True,
-                         legend={"orientation": "h", "y": -0.25})
+                         legend=LEGEND)
     return clean(traces), clean(layout)
 
 
@@ -130,6 +130,8 @@ class CalibrationPanel(RunPanel):
     ACTION_LABEL = "Calibrate"
     ACTION_URI = CALIBRATE_URI
     MEASURE = "calibrate"
+    NOT_CLICKABLE = ("a calibration run stores how many Do / De pairs fall in each bin, not which label pairs "
+                     "they are (the grid is unchanged).")
 
     @property
     def config(self):
@@ -239,7 +241,7 @@ class CalibrationPanel(RunPanel):
                         on_click=getattr(self, f"run_target_{i}"))
         buttons.btn("open_operator", label="Recompute", icon="refresh", on_click=self.open_operator)
         if ctx.panel.state.distance:
-            chart(panel, "calibration", ctx.panel.state.plot_layout)
+            chart(panel, "calibration", ctx.panel.state.plot_layout, on_click=self.not_clickable)
         if ctx.panel.state.details or ctx.panel.state.braylan:
             panel.bool("show_details", default=bool(ctx.panel.state.show_details), label="Details",
                        view=types.SwitchView(), on_change=self.on_toggle_details)

@@ -11,8 +11,10 @@ def shown_result(res) -> dict:
 
 
 def shown_card(res) -> tuple[str, list[tuple[str, str]], dict]:
-    """``(title, [(label, text) in order], results)`` of the last card an operator showed."""
+    """``(title, [(label, text) in order], results)`` of the last card an operator showed (its title:
+    the success box heading it)."""
     shown = _shown(res)
     props = shown["outputs"]["type"]["properties"]
-    rows = [(p["view"]["label"], shown["results"].get(name)) for name, p in props.items()]
-    return shown["outputs"]["view"]["label"], rows, shown["results"]
+    assert props["title"]["view"]["name"] == "Success" and list(props)[0] == "title"   # the title shown first
+    rows = [(p["view"]["label"], shown["results"][name]) for name, p in props.items() if name != "title"]
+    return props["title"]["view"]["label"], rows, shown["results"]
