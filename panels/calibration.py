@@ -236,7 +236,7 @@ class CalibrationPanel(RunPanel):
         panel.md(ctx.panel.state.summary or "", name="summary")
         buttons = panel.h_stack("run_buttons", gap=1)
         for i, t in enumerate((ctx.panel.state.targets or [])[:3]):
-            buttons.btn(f"run_target_{i}", label=f"Run agreement: {t['distance']} at t = {fmt(t['t'])} ({t['why']})",
+            buttons.btn(f"run_target_{i}", label=f"Run {t['distance']} at t = {fmt(t['t'])}",
                         icon="play_arrow", variant="contained" if i == 0 else "outlined",
                         on_click=getattr(self, f"run_target_{i}"))
         buttons.btn("open_operator", label="Recompute", icon="refresh", on_click=self.open_operator)

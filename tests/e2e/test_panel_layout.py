@@ -22,21 +22,19 @@ pytestmark = pytest.mark.e2e
 PANELS = ["kalos_calibration", "kalos_localisation_sensitivity", "kalos_label_convergence",
           "kalos_variation_types", "kalos_class_difficulty"]
 
-# Per chart: the plot area's width (plotly's drag layer) and the width of the panel around it
-# (the nearest ancestor as wide as the panel's tab strip allows: the first one wider than 900 px,
-# or the widest one found).
+# Per chart: the plot area's width (plotly's drag layer) and the width of the panel's pane (the
+# widest ancestor that does not also hold the sample grid: the panel opens in a split beside it).
 _WIDTHS_JS = r"""
 () => Array.from(document.querySelectorAll('.js-plotly-plot')).map((gd) => {
   const area = gd.querySelector('.nsewdrag');
   const plot = (area || gd).getBoundingClientRect().width;
-  let el = gd, panel = 0;
-  while (el && el !== document.body) {
-    const w = el.getBoundingClientRect().width;
-    if (el.getAttribute && (el.getAttribute('data-cy') || '').startsWith('panel-container')) { panel = w; break; }
-    if (el.classList && el.classList.contains('lm_content')) { panel = w; break; }   // the layout's content box
+  let el = gd, pane = gd;
+  while (el.parentElement && el.parentElement !== document.body
+         && !el.parentElement.querySelector('[data-cy="fo-grid"]')) {
     el = el.parentElement;
+    pane = el;
   }
-  return {plot, panel, chart: gd.getBoundingClientRect().width};
+  return {plot, panel: pane.getBoundingClientRect().width, chart: gd.getBoundingClientRect().width};
 })
 """
 
