@@ -14,8 +14,8 @@ from kalos_core.matching import COSTS, SOLVERS
 from ..fiftyone_layer import run_store, status_colors
 from ..fiftyone_layer.adapter import SetupError, check_label_attributes, label_fields
 from .calibration_runs import latest_calibration, matching_calibration, threshold_for
-from .common import (form, check_form, drive, form_error, report_errors, result_card, run_or_delegate, setup_inputs,
-                     show_result, source_params)
+from .cards import delete_and_confirm, interval, show_card, written_by
+from .common import form, check_form, drive, form_error, report_errors, run_or_delegate, setup_inputs, source_params
 from .forms import param_inputs
 from kalos_core.params import groups_of
 
@@ -100,24 +100,15 @@ class ComputeAgreement(foo.Operator):
             yield ctx.ops.notify(f"KaLOS run {p.get('run_key')!r}: mean α {res.mean_alpha:.3f}{ci_text}, global α "
                                  f"{res.global_alpha:.3f} ({res.interpretation}) on {res.n_images} samples",
                                  variant="success")
-        yield show_result(ctx, self._outputs(), {
-            "run_key": p.get("run_key"), "mean_alpha": res.mean_alpha,
-            "mean_alpha_ci": ci_text.strip(" ()") or "none (bootstrap off)", "global_alpha": res.global_alpha,
-            "interpretation": res.interpretation, "n_images": res.n_images,
-            "warnings": "; ".join(w["message"] for w in res.warnings) or "none",
-            "next": "Open the KaLOS panels (Overview, Vitality, ...) to explore the run."})
-
-    @staticmethod
-    def _outputs():
-        return result_card(
-            ("str", "run_key", "Run key"),
-            ("float", "mean_alpha", "Mean α (per image)"),
-            ("str", "mean_alpha_ci", "Confidence interval of the mean α"),
-            ("float", "global_alpha", "Global α"),
-            ("str", "interpretation", "Interpretation"),
-            ("int", "n_images", "Samples"),
-            ("str", "warnings", "Warnings"),
-            ("str", "next", "Next"))
+        key = p.get("run_key")
+        yield show_card(ctx, "KaLOS: agreement computed", [
+            ("Mean α (per image)", res.mean_alpha),
+            ("95 % CI of the mean α", interval(ci) or "none (bootstrap off)"),
+            ("Global α", res.global_alpha), ("Interpretation", res.interpretation), ("Samples", res.n_images),
+            ("Warnings", "; ".join(w["message"] for w in res.warnings) or "none")],
+            written_by(ctx.dataset, key), key,
+            "Open the KaLOS panels (Overview, Vitality, ...); 'KaLOS: browse disagreements' shows the "
+            "unmatched and class-disagreeing labels.")
 
 
 def _check_target(ctx, inputs, source):
@@ -189,7 +180,7 @@ class DeleteAgreementRun(foo.Operator):
     @property
     def config(self):
         return foo.OperatorConfig(name="delete_agreement_run", label="KaLOS: delete agreement run",
-                                  dynamic=True, view_target=False, icon="/assets/icon.svg")
+                                  dynamic=True, view_target=False, execute_as_generator=True, icon="/assets/icon.svg")
 
     def resolve_input(self, ctx):
         inputs = types.Object()
@@ -203,10 +194,8 @@ class DeleteAgreementRun(foo.Operator):
         return form(inputs, "KaLOS: delete agreement run")
 
     def execute(self, ctx):
-        removed = delete_agreement_run(ctx.dataset, ctx.params["run_key"])
-        ctx.ops.reload_dataset()
-        status_colors.refresh_app(ctx)
-        return {"removed": removed}
+        key = ctx.params["run_key"]
+        yield from delete_and_confirm(ctx, key, delete_agreement_run)
 
 
 class BrowseDisagreements(foo.Operator):
@@ -254,5 +243,7 @@ class BrowseDisagreements(foo.Operator):
         yield from report_errors(ctx, work())
         n = len(view)
         yield from select_saved_view(ctx, name)
-        yield show_result(ctx, result_card(("str", "view", "Saved view (selected)"), ("int", "samples", "Samples")),
-                          {"view": name, "samples": n})
+        yield show_card(ctx, "KaLOS: disagreements saved as a view", [("Samples in the view", n)],
+                        f"saved view {name} (selected now)", key,
+                        "Click a label in the grid to see its status and partner; the view stays under "
+                        "the saved views.", view=name, samples=n)

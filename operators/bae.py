@@ -27,8 +27,8 @@ from kalos_core.measure import MeasureData
 
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import SetupError, read_dataset
-from .common import form, check_form, drive, finish_run, report_errors, result_card, run_or_delegate, setup_inputs
-from .common import show_result, source_params
+from .cards import show_card, written_by
+from .common import form, check_form, drive, finish_run, report_errors, run_or_delegate, setup_inputs, source_params
 from .forms import param_inputs
 from ..fiftyone_layer.measure_runs import MeasureRun, check_run, measure_run, measure_steps, run_params
 
@@ -123,17 +123,7 @@ class ComputeBAE(foo.Operator):
         res = yield from report_errors(ctx, drive(ctx, bae_steps(ctx.target_view(), **source_params(p),
                                                                  **run_params(RUN, p))))
         yield from finish_run(ctx, f"KaLOS BAE {key!r}: {res.bae:.4f} over {len(res.raters)} raters")
-        yield show_result(ctx, self._outputs(), {
-            "run_key": key, "bae": res.bae, "raters": ", ".join(res.raters),
-            "left_out": ", ".join(res.only_labels + res.only_embeddings) or "none",
-            "next": "Open the panel 'KaLOS: Behaviour alignment'."})
-
-    @staticmethod
-    def _outputs():
-        return result_card(
-            ("str", "run_key", "Run key"),
-            ("float", "bae", "BAE (1 = the model reproduces the pairwise α)"),
-            ("str", "raters", "Raters compared"),
-            ("str", "left_out", "Left out (labels or vectors only)"),
-            ("str", "next", "Next"),
-            title="KaLOS: behaviour alignment (BAE)")
+        yield show_card(ctx, "KaLOS: behaviour alignment (BAE)", [
+            ("BAE (1 = the model reproduces the pairwise α)", res.bae), ("Raters compared", ", ".join(res.raters)),
+            ("Left out (labels or vectors only)", ", ".join(res.only_labels + res.only_embeddings) or "none")],
+            written_by(ctx.dataset, key), key, "Open the panel 'KaLOS: Behaviour alignment'.")

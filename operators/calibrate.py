@@ -14,10 +14,8 @@ from kalos_core.geometry import distances_for
 
 from ..fiftyone_layer import run_store
 from .calibration_runs import DEFAULT_KEY, METHOD, RUN, calibrate_run, calibrate_run_steps, validate_calibration_key
-from .common import (
-    form, check_form, drive, progress_op, report_errors, result_card, run_or_delegate, setup_inputs, show_result,
-    source_params,
-)
+from .cards import show_card, written_by
+from .common import form, check_form, drive, progress_op, report_errors, run_or_delegate, setup_inputs, source_params
 from .forms import param_inputs
 from ..fiftyone_layer.measure_runs import check_run, run_params
 
@@ -67,16 +65,9 @@ class Calibrate(foo.Operator):
             yield ctx.ops.notify(f"KaLOS calibration: {rec.distance}, τ* {rec.tau_star:.3f}, similarity "
                                  f"threshold {rec.similarity_threshold:.3f}{std}", variant="success")
         best = result.distances[rec.distance]
-        yield show_result(ctx, self._outputs(), {
-            "distance": rec.distance, "tau_star": float(rec.tau_star),
-            "similarity_threshold": float(rec.similarity_threshold),
-            "ks": float(best.ks), "reason": rec.reason})
-
-    @staticmethod
-    def _outputs():
-        return result_card(
-            ("str", "distance", "Recommended distance"),
-            ("float", "tau_star", "τ* (distance)"),
-            ("float", "similarity_threshold", "Similarity threshold (1 - τ*)"),
-            ("float", "ks", "KS separation"),
-            ("str", "reason", "Why"))
+        key = ctx.params.get("run_key") or DEFAULT_KEY
+        yield show_card(ctx, "KaLOS: threshold calibrated", [
+            ("Recommended distance", rec.distance), ("τ* (distance)", rec.tau_star),
+            ("Similarity threshold t = 1 - τ*", rec.similarity_threshold), ("KS separation", best.ks),
+            ("Why", rec.reason)], written_by(ctx.dataset, key), key,
+            "Open the panel 'KaLOS: Calibration'; its buttons run 'KaLOS: compute agreement' at this threshold.")

@@ -8,10 +8,10 @@ import re
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
-from kalos_core.jsonsafe import json_safe
 from kalos_core.progress import run_steps  # noqa: F401  (re-exported: the same outside the App)
 
 from ..fiftyone_layer.adapter import RaterSource, SetupError, label_fields, resolve_source
+from .cards import show_result
 
 #: a plain FiftyOne field / attribute name (no dots, no leading underscore or digit)
 FIELD_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -148,22 +148,6 @@ def failure_card(title: str, message: str):
     out = types.Object()
     out.view("failed", types.Error(label=title, description=message))
     return types.Property(out, view=types.View(label=title))
-
-
-def result_card(*fields: tuple[str, str, str], title: str | None = None):
-    """Outputs for :func:`show_result` from ``(kind, name, label)`` triples (kind: ``str``,
-    ``int``, ``float``), in order; ``title`` heads the card."""
-    out = types.Object()
-    for kind, name, label in fields:
-        getattr(out, kind)(name, label=label)
-    return types.Property(out, view=types.View(label=title)) if title else types.Property(out)
-
-
-def show_result(ctx, outputs, results: dict):
-    """``ctx.ops.show_output`` as the App reads it: ``outputs`` (a Property) serialized, ``results``
-    made JSON-safe (numpy scalars to Python, NaN and infinity to None: the App parses strict JSON).
-    Yield it from a generator ``execute``; a message that does not serialize ends the App's stream."""
-    return ctx.ops.show_output(outputs.to_json(), {k: json_safe(v) for k, v in results.items()})
 
 
 def rater_inputs(ctx, inputs) -> dict:

@@ -11,7 +11,8 @@ import fiftyone.operators.types as types
 from kalos_core.matching.params import MATCHING_PARAMS
 
 from ..fiftyone_layer import run_store
-from .common import form, drive, report_errors, result_card, show_result
+from .cards import show_card, written_by
+from .common import form, drive, report_errors
 from .consensus_runs import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
 from .consensus_runs import fusion_params
 from .common import check_form, finish_run, number_input
@@ -79,21 +80,11 @@ class BuildConsensus(foo.Operator):
         n, r = len(res.labels), len(res.review)
         yield from finish_run(ctx, f"KaLOS consensus {field!r}: {n} labels, {r} units for review")
         conf = sum(x.confidence for x in res.labels) / n if n else None
-        yield show_result(ctx, self._outputs(), {
-            "field": field, "labels": n, "ties": sum(x.tie for x in res.labels), "review": r,
-            "mean_confidence": conf,
-            "next": f"Show the field {field} in the sidebar; 'KaLOS: tag for review' tags the review units."})
-
-    @staticmethod
-    def _outputs():
-        return result_card(
-            ("str", "field", "Consensus field (and run key)"),
-            ("int", "labels", "Consensus labels"),
-            ("int", "ties", "Class ties (label left empty, tied_labels set)"),
-            ("int", "review", "Units below the support level (review list)"),
-            ("float", "mean_confidence", "Mean confidence"),
-            ("str", "next", "Next"),
-            title="KaLOS: consensus built")
+        yield show_card(ctx, "KaLOS: consensus built", [
+            ("Consensus labels", n), ("Class ties (label left empty, tied_labels set)", sum(x.tie for x in res.labels)),
+            ("Units below the support level (review list)", r), ("Mean confidence", conf)],
+            written_by(ctx.dataset, field), field,
+            f"Show the field {field} in the sidebar; 'KaLOS: tag for review' tags the review units.")
 
 
 class TagForReview(foo.Operator):
@@ -159,16 +150,10 @@ class TagForReview(foo.Operator):
 
         counts = yield from report_errors(ctx, work())
         yield from select_saved_view(ctx, counts["view"])
-        yield show_result(ctx, self._outputs(), counts)
-
-    @staticmethod
-    def _outputs():
-        return result_card(
-            ("int", "samples", "Samples tagged (α below the level)"),
-            ("int", "labels", "Labels tagged"),
-            ("int", "unmatched", "... unmatched"),
-            ("int", "class_disagreement", "... class disagreement"),
-            ("int", "unsupported", "... in units the consensus did not support"),
-            ("str", "view", "Saved view"),
-            ("int", "n_view_samples", "Samples in the view"),
-            title="KaLOS: tagged for review")
+        yield show_card(ctx, "KaLOS: tagged for review", [
+            ("Samples tagged (α below the level)", counts["samples"]), ("Labels tagged", counts["labels"]),
+            ("... unmatched", counts["unmatched"]), ("... class disagreement", counts["class_disagreement"]),
+            ("... in units the consensus did not support", counts["unsupported"]),
+            ("Samples in the view", counts["n_view_samples"])],
+            f"tag {p.get('tag', 'review')!r} on those samples and labels; saved view {counts['view']} (selected now)",
+            key, "Review the selected view; deleting the run takes the tag off what it tagged.", **counts)

@@ -39,8 +39,9 @@ from kalos_core.io.jsonfile import read_json
 from ..fiftyone_layer import rawdocs
 from ..fiftyone_layer.placeholders import Placeholders, default_folder
 from .common import (
-    form, FIELD_NAME_RE, drive, form_error, progress_op, report_errors, result_card, run_steps, safe_name, show_result,
+    form, FIELD_NAME_RE, drive, form_error, progress_op, report_errors, run_steps, safe_name,
 )
+from .cards import show_card
 
 logger = logging.getLogger(__name__)
 LAYOUTS = ("rater_fields", "rater_attribute")
@@ -436,6 +437,15 @@ def import_target(ctx):
     return new, name if new else ctx.dataset
 
 
+def import_card(ctx, dataset, n: int, n_labels: int, more=(),
+                next_step: str = "Run 'KaLOS: compute agreement' (or 'KaLOS: calibrate threshold') on the rater fields."):
+    """An import's result card: the counts (and ``more`` rows), the data set and its rater fields."""
+    fields = sorted((dataset.info.get("kalos_import") or {}).get("rater_fields") or {})
+    return show_card(ctx, "KaLOS: imported", [("Images imported", n), ("Labels", n_labels), *more],
+                     f"data set {dataset.name!r}" + (": fields " + ", ".join(fields) if fields else ""), None,
+                     next_step, dataset=dataset.name)
+
+
 def imported(ctx, dataset, new: bool, n: int, n_labels: int, note: str = ""):
     """Generator of the operations after an import: progress, open or reload, a notice."""
     if new:
@@ -502,12 +512,7 @@ class ImportMultiraterCoco(foo.Operator):
                             skip_invalid=p.get("skip_invalid", False), on_existing=p.get("on_existing", "error"))
         dataset, n, n_labels, skipped = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: import failed")
         yield from imported(ctx, dataset, new, n, n_labels, f"; skipped {skipped} invalid item(s)" if skipped else "")
-        card = result_card(*(("str", key, label) for key, label in (
-            ("dataset", "Dataset"), ("images", "Images imported"), ("labels", "Labels"),
-            ("skipped", "Invalid items skipped"), ("next", "Next"))))
-        yield show_result(ctx, card, {
-            "dataset": dataset.name, "images": str(n), "labels": str(n_labels), "skipped": str(skipped),
-            "next": "Run 'KaLOS: compute agreement' (or 'KaLOS: calibrate threshold') on the rater fields."})
+        yield import_card(ctx, dataset, n, n_labels, [("Invalid items skipped", skipped)])
 
     def __call__(self, sample_collection, labels_path, **kwargs):
         """Python entry with the operator's defaults; same as :func:`import_multirater_coco`."""

@@ -11,9 +11,10 @@ import fiftyone as fo
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
-from ..fiftyone_layer import run_store, status_colors
+from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import SetupError, label_fields
-from .common import (form, check_form, drive, finish_run, form_error, report_errors, result_card, run_or_delegate,
+from .cards import delete_and_confirm, human, interval, show_card, written_by
+from .common import (form, check_form, drive, finish_run, form_error, report_errors, run_or_delegate,
                      setup_inputs, source_params)
 from .convergence_runs import DEFAULT_KEY as CONVERGENCE_KEY
 from .convergence_runs import METHOD as CONVERGENCE
@@ -93,26 +94,16 @@ class LabelConvergence(foo.Operator):
         d = res.to_dict()
         boot = d["bootstrap"] or {}
         ci = boot.get("ci_normal")
-        ci_text = f"{ci[0]:.2f} – {ci[1]:.2f}" if ci and None not in ci else "none (bootstrap off)"
+        ci_text = interval(ci) or "none (bootstrap off)"
         model = d["model"]
-        yield from finish_run(ctx, f"KaLOS label convergence {key!r}: mAP between raters {d['full_set']['map']:.2f} "
+        yield from finish_run(ctx, f"KaLOS label convergence {key!r}: mAP between raters {human(d['full_set']['map'])} "
                                 f"(interval {ci_text})")
-        yield ctx.ops.show_output(self._outputs(), {
-            "run_key": key, "map": d["full_set"]["map"], "ap50": d["full_set"]["ap50"],
-            "ap75": d["full_set"]["ap75"], "ci_normal": ci_text,
-            "model": (f"{model['map']:.2f}: {model['placement']['ci_normal']} the interval" if model else "none"),
-            "next": "Open the panel 'KaLOS: Label convergence'."})
-
-    @staticmethod
-    def _outputs():
-        return result_card(
-            ("str", "run_key", "Run key"),
-            ("float", "map", "mAP@[.5:.95] between raters (%)"),
-            ("float", "ap50", "AP50 (%)"),
-            ("float", "ap75", "AP75 (%)"),
-            ("str", "ci_normal", "Convergence interval (mean ± 1.96 SD of the subsets)"),
-            ("str", "model", "Model mAP"),
-            ("str", "next", "Next"))
+        yield show_card(ctx, "KaLOS: label convergence", [
+            ("mAP@[.5:.95] between raters (%)", d["full_set"]["map"]), ("AP50 (%)", d["full_set"]["ap50"]),
+            ("AP75 (%)", d["full_set"]["ap75"]), ("Convergence interval (mean ± 1.96 SD of the subsets)", ci_text),
+            ("Model mAP (%)", f"{human(model['map'])}: {model['placement']['ci_normal']} the interval" if model
+             else "none (no predictions field chosen)")],
+            written_by(ctx.dataset, key), key, "Open the panel 'KaLOS: Label convergence'.")
 
 
 class NoiseAwareEvaluation(foo.Operator):
@@ -180,30 +171,21 @@ class NoiseAwareEvaluation(foo.Operator):
         steps = noise_aware_steps(ctx.target_view(), **run_params(NOISE_RUN, p))
         res = yield from report_errors(ctx, drive(ctx, steps))
         ap = res.to_dict()["ap"]["50:95"]
-        fmt = lambda v: "—" if v is None else f"{v:.2f}"  # noqa: E731
-        text = f"AP^l {fmt(ap['lower'])} ≤ AP {fmt(ap['ap'])} ≤ AP^u {fmt(ap['upper'])}"
+        text = f"AP^l {human(ap['lower'])} ≤ AP {human(ap['ap'])} ≤ AP^u {human(ap['upper'])}"
         yield from finish_run(ctx, f"KaLOS noise-aware evaluation {key!r}: {text}")
         n = res.noise
-        yield ctx.ops.show_output(self._outputs(), {
-            "run_key": key, "ap": text, "noise": f"{n.n_pairs} pairs, {n.n_inliers} inliers, share {n.share}",
-            "uncertain": sum(1 for d in res.detections.values() if d["uncertain"]),
-            "next": "Open the panel 'KaLOS: Noise-aware AP'."})
-
-    @staticmethod
-    def _outputs():
-        return result_card(
-            ("str", "run_key", "Run key"),
-            ("str", "ap", "AP@[.5:.95] with bounds (%)"),
-            ("str", "noise", "Corner-noise fit"),
-            ("int", "uncertain", "Predictions whose bounds disagree"),
-            ("str", "next", "Next"))
+        yield show_card(ctx, "KaLOS: noise-aware evaluation", [
+            ("AP@[.5:.95] with bounds (%)", text),
+            ("Corner-noise fit", f"{n.n_pairs} pairs, {n.n_inliers} inliers, share {n.share}"),
+            ("Predictions whose bounds disagree", sum(1 for d in res.detections.values() if d["uncertain"]))],
+            written_by(ctx.dataset, key), key, "Open the panel 'KaLOS: Noise-aware AP'.")
 
 
 class DeleteKalosRun(foo.Operator):
     @property
     def config(self):
         return foo.OperatorConfig(name="delete_kalos_run", label="KaLOS: delete a run", dynamic=True,
-                                  view_target=False, icon="/assets/icon.svg")
+                                  view_target=False, execute_as_generator=True, icon="/assets/icon.svg")
 
     def resolve_input(self, ctx):
         inputs = types.Object()
@@ -230,7 +212,4 @@ class DeleteKalosRun(foo.Operator):
         method = run_store.run_method(ctx.dataset, key)
         if method not in run_store.KINDS:
             raise SetupError(f"no KaLOS run {key!r} on this dataset", "run_key")
-        removed = run_store.delete_run(ctx.dataset, key)
-        ctx.ops.reload_dataset()
-        status_colors.refresh_app(ctx)
-        return {"removed": removed}
+        yield from delete_and_confirm(ctx, key, run_store.delete_run)

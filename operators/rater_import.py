@@ -40,11 +40,10 @@ from .common import (
     drive,
     form_error,
     report_errors,
-    result_card,
     run_steps,
-    show_result,
 )
 from .importing import (
+    import_card,
     _RESERVED,
     MAX_RATER_FIELDS,
     _already_imported,
@@ -269,11 +268,7 @@ class ImportRaterExports(foo.Operator):
         dataset, n, n_labels, left = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: import failed")
         note = ", ".join(f"{v} {k}" for k, v in left.items() if v)
         yield from imported(ctx, dataset, new, n, n_labels, f"; left out {note}" if note else "")
-        card = result_card(("str", "dataset", "Dataset"), ("str", "images", "Images imported"),
-                           ("str", "labels", "Labels"), ("str", "left", "Left out"), ("str", "next", "Next"))
-        yield show_result(ctx, card, {"dataset": dataset.name, "images": str(n), "labels": str(n_labels),
-                                      "left": note or "nothing",
-                                      "next": "Run 'KaLOS: compute agreement' on the rater fields."})
+        yield import_card(ctx, dataset, n, n_labels, [("Left out", note or "nothing")])
 
 
 def import_cvat_replicas(dataset_or_name, xml_paths, **kwargs):

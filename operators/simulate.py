@@ -33,6 +33,7 @@ from kalos_core.noise.generator import RefImage, Reference
 from ..fiftyone_layer.adapter import KINDS, SetupError, label_fields, rater_list_schema_problem
 from ..fiftyone_layer.rawdocs import LIST_NAMES
 from ..fiftyone_layer.values import make_config
+from .cards import show_card
 from .common import form, FIELD_NAME_RE, form_error
 from .forms import param_inputs
 
@@ -231,7 +232,7 @@ class SimulateRaters(foo.Operator):
     def config(self):
         return foo.OperatorConfig(
             name="simulate_raters", label="KaLOS: simulate raters", dynamic=True, icon="/assets/icon.svg",
-            allow_delegated_execution=True,
+            allow_delegated_execution=True, execute_as_generator=True,
             description="Create N synthetic rater fields from a reference field with the empirical noise generator")
 
     def __call__(self, sample_collection, reference_field, delegate=False, **params):
@@ -271,7 +272,12 @@ class SimulateRaters(foo.Operator):
         summary = simulate_rater_fields(ctx.dataset, p["reference_field"],
                                         prefix=p.get("prefix") or unused_prefix(ctx.dataset), **form_params(p))
         if not ctx.delegated:
-            ctx.ops.reload_dataset()
-            ctx.ops.notify(f"KaLOS: {summary['n_raters']} synthetic raters, {summary['n_labels']} labels",
-                           variant="success")
-        return {"fields": list(summary["fields"]), "n_labels": summary["n_labels"]}
+            yield ctx.ops.reload_dataset()
+            yield ctx.ops.notify(f"KaLOS: {summary['n_raters']} synthetic raters, {summary['n_labels']} labels",
+                                 variant="success")
+        fields = list(summary["fields"])
+        yield show_card(ctx, "KaLOS: raters simulated", [
+            ("Synthetic raters", summary["n_raters"]), ("Labels drawn", summary["n_labels"]),
+            ("Reference labels", summary["n_reference"])],
+            "new fields " + ", ".join(fields), None,
+            f"Run 'KaLOS: compute agreement' on {', '.join(fields)}.", fields=fields, n_labels=summary["n_labels"])

@@ -7,7 +7,8 @@ import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
 from ..fiftyone_layer import run_store
-from .common import form, drive, report_errors, result_card, run_or_delegate, setup_inputs, show_result, source_params
+from .cards import show_card, written_by
+from .common import form, drive, report_errors, run_or_delegate, setup_inputs, source_params
 from .common import check_form, finish_run
 from .forms import param_inputs
 from ..fiftyone_layer.measure_runs import check_run, run_params
@@ -61,16 +62,7 @@ class ComputeVariations(foo.Operator):
         counts = res.counts[t]
         text = ", ".join(f"{k} {v}" for k, v in counts.items())
         yield from finish_run(ctx, f"KaLOS variation types {key!r} at IoU {t}: {text}")
-        yield show_result(ctx, self._outputs(), {
-            "run_key": key, "threshold": res.config["threshold"], "counts": text,
-            "n_labels": res.n_annotations, "next": "Open the panel 'KaLOS: Variation types'."})
-
-    @staticmethod
-    def _outputs():
-        return result_card(
-            ("str", "run_key", "Run key"),
-            ("float", "threshold", "IoU threshold of the per-label types"),
-            ("str", "counts", "Labels per type"),
-            ("int", "n_labels", "Labels"),
-            ("str", "next", "Next"),
-            title="KaLOS: variation types")
+        yield show_card(ctx, "KaLOS: variation types", [
+            ("IoU threshold of the per-label types", res.config["threshold"]), ("Labels per type", text),
+            ("Labels", res.n_annotations)], written_by(ctx.dataset, key), key,
+            "Open the panel 'KaLOS: Variation types'.")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fiftyone.operators as foo
 
 from .collaboration import ALPHA_SCALE, matrix_trace
-from .common import RunPanel, chart, clean, fmt, load_results, plot_layout
+from .common import LEGEND, RunPanel, chart, clean, fmt, load_results, plot_layout
 
 METHOD = "kalos_bae"
 URI = "@kalos/agreement/compute_bae"
@@ -92,7 +92,7 @@ class BAEPanel(RunPanel):
             "model": square("S_model: cosine of the model's rater vectors"),
             "difference": square("|S_model − S_true|"),
             "maps": plot_layout("MDS maps aligned by Procrustes: ● labels, ○ model", "MDS 1", "MDS 2", height=380,
-                                showlegend=True, legend={"orientation": "h", "y": -0.2},
+                                showlegend=True, legend=LEGEND,
                                 yaxis={"title": {"text": "MDS 2"}, "scaleanchor": "x", "scaleratio": 1})})
         ctx.panel.state.summary = summary_md(res)
         ctx.panel.state.selection = None

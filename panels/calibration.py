@@ -10,11 +10,12 @@ parameter the run stored (``MEASURE``).
 from __future__ import annotations
 
 import fiftyone.operators as foo
+import fiftyone.operators.types as types
 
 from kalos_core.data import TASK_KINDS
 
-from .common import (CALIBRATE_URI, CALIBRATION_METHOD, COMPUTE_URI, RunPanel, chart, clean, dropdown, fmt,
-                     label_source_params, load_results, plot_layout, vline)
+from .common import (CALIBRATE_URI, CALIBRATION_METHOD, COMPUTE_URI, LEGEND, RunPanel, chart, clean, dropdown,
+                     fmt, label_source_params, load_results, plot_layout, vline)
 
 #: calibration task name -> kind of kalos_core.geometry's distance registry
 DO_COLOR, DE_COLOR = "#1f77b4", "#ff7f0e"
@@ -51,29 +52,40 @@ def calibration_figure(entry: dict) -> tuple[list[dict], dict]:
         notes.append(a)
     layout = plot_layout("Distance distributions of matched pairs", "distance", "fraction of pairs", height=380,
                          barmode="overlay", shapes=shapes, annotations=notes, showlegend=True,
-                         legend={"orientation": "h", "y": -0.25})
+                         legend=LEGEND)
     return clean(traces), clean(layout)
 
 
+def _target(r: dict) -> str:
+    return f"**{r.get('distance')}** (t = {fmt(r.get('similarity_threshold'))})"
+
+
 def recommendation_md(rec: dict) -> list[str]:
-    """The recommendation as markdown lines; a scale-dependent winner comes with a warning and
-    the scale-invariant alternative, each with the α it would give."""
-
-    def line(title: str, r: dict) -> str:
-        alpha = (f"; mean α {fmt(r.get('mean_alpha'))}, global α {fmt(r.get('global_alpha'))}"
-                 if r.get("mean_alpha") is not None else "")
-        return (f"{title}: **{r.get('distance')}**, τ\\* {fmt(r.get('tau_star'))} (distance) ⇒ similarity "
-                f"threshold t = {fmt(r.get('similarity_threshold'))} "
-                f"(standard {fmt(r.get('standard_threshold'), 2)}){alpha}")
-
-    lines = [line("Recommended (highest KS)", rec) + f" — {rec.get('reason', '')}"]
+    """The recommendation in one line: the recommended distance and its t, the scale-invariant
+    alternative (with the one caution why) where the winner is scale-dependent."""
+    line = f"Recommended: {_target(rec)}, highest KS"
     alt = rec.get("alternative")
-    if rec.get("scale_dependent"):
-        lines.append(f"⚠ **{rec.get('distance')} is scale-dependent**: it measures offsets relative to the image, "
-                     "so one threshold is lenient for small objects and strict for large ones.")
-    if alt:
-        lines.append(line("Scale-invariant alternative", alt) + " — pick it in *Distance* above to run at its threshold.")
-    return lines
+    if rec.get("scale_dependent") and alt:
+        line += (f" · scale-invariant alternative: {_target(alt)} — ⚠ {rec.get('distance')} is scale-dependent "
+                 "(one threshold is lenient for small objects, strict for large ones)")
+    elif rec.get("scale_dependent"):
+        line += f" — ⚠ {rec.get('distance')} is scale-dependent (lenient for small objects, strict for large ones)"
+    return [line]
+
+
+def _why(rec: dict) -> str:
+    """The recommendation's reason without its caution (the summary says it, once)."""
+    return rec.get("reason", "").split(". Caution:")[0]
+
+
+def alpha_md(rec: dict) -> list[str]:
+    """The α each recommended distance gives (details)."""
+    out = []
+    for title, r in (("recommended", rec), ("alternative", rec.get("alternative") or {})):
+        if r.get("mean_alpha") is not None:
+            out.append(f"At the {title} {r.get('distance')}: mean α {fmt(r.get('mean_alpha'))}, global α "
+                       f"{fmt(r.get('global_alpha'))} (standard threshold {fmt(r.get('standard_threshold'), 2)})")
+    return out
 
 
 BRAYLAN_NAMES = {"iou": "IoU", "giou": "GIoU", "l2": "L2", "count": "Count diff"}
@@ -118,6 +130,8 @@ class CalibrationPanel(RunPanel):
     ACTION_LABEL = "Calibrate"
     ACTION_URI = CALIBRATE_URI
     MEASURE = "calibrate"
+    NOT_CLICKABLE = ("a calibration run stores how many Do / De pairs fall in each bin, not which label pairs "
+                     "they are (the grid is unchanged).")
 
     @property
     def config(self):
@@ -146,28 +160,48 @@ class CalibrationPanel(RunPanel):
         ctx.panel.state.plot_layout = layout
         ctx.panel.state.similarity = entry.get("similarity_threshold")
         do, de = entry.get("do") or {}, entry.get("de") or {}
-        lines = [
-            f"**τ\\*** = {fmt(entry.get('tau_star'))}{_ci(entry.get('tau_ci'))} (distance) ⇒ similarity threshold "
-            f"**t = {fmt(entry.get('similarity_threshold'))}**{_ci(entry.get('similarity_ci'))} · "
-            f"method {entry.get('tau_method', '—')}",
-            f"**KS** {fmt(entry.get('ks'))}{_ci(entry.get('ks_ci'))} · **σ** {fmt(entry.get('sigma'))} · "
+        summary = [f"**{name}**: τ\\* {fmt(entry.get('tau_star'))}{_ci(entry.get('tau_ci'))} ⇒ "
+                   f"**t = {fmt(entry.get('similarity_threshold'))}**{_ci(entry.get('similarity_ci'))} · "
+                   f"**KS** {fmt(entry.get('ks'))}{_ci(entry.get('ks_ci'))}"]
+        if rec:
+            summary += recommendation_md(rec)
+        ctx.panel.state.summary = "\n\n".join(summary)
+        ctx.panel.state.targets = self._targets(rec, name, entry)
+        details = [
+            f"τ\\* is a distance; a run uses the similarity threshold t = 1 − τ\\* · method "
+            f"{entry.get('tau_method', '—')} · **σ** {fmt(entry.get('sigma'))}",
             f"Do: {do.get('n', 0)} pairs, median {fmt(do.get('median'))} · De: {de.get('n', 0)} pairs, "
             f"median {fmt(de.get('median'))}",
             f"{res.get('n_images', '?')} samples, {res.get('bootstrap', '?')} bootstrap resamples, "
             f"{int(100 * (res.get('confidence') or 0.95))}% intervals",
-        ]
-        if rec:
-            lines += recommendation_md(rec)
-        ctx.panel.state.summary = "\n\n".join(lines)
+        ] + ([f"Why {rec.get('distance')}: {_why(rec)}"] if rec.get("reason") else []) + alpha_md(rec)
+        ctx.panel.state.details = "\n\n".join(details)
+
+    @staticmethod
+    def _targets(rec: dict, name: str, entry: dict) -> list[dict]:
+        """The distances the panel offers to run agreement at: the recommended, the scale-invariant
+        alternative, the one shown (each once), with its similarity threshold."""
+        out = []
+        for why, r in (("recommended", rec), ("scale-invariant", rec.get("alternative") or {}),
+                       ("shown", {"distance": name, "similarity_threshold": entry.get("similarity_threshold")})):
+            if r.get("distance") and r.get("similarity_threshold") is not None and \
+                    r["distance"] not in [t["distance"] for t in out]:
+                out.append({"distance": r["distance"], "t": r["similarity_threshold"], "why": why})
+        return out
 
     def on_change_distance(self, ctx):
         ctx.panel.state.distance = ctx.params.get("value")
         self.load_run(ctx, ctx.panel.state.run_key)
 
-    def agreement_params(self, ctx) -> dict:
-        """compute_agreement prefill: threshold = the distance's calibrated similarity threshold."""
-        key, name = ctx.panel.state.run_key, ctx.panel.state.distance
-        params = {"threshold": ctx.panel.state.similarity, "calibration_key": key}
+    def on_toggle_details(self, ctx):
+        ctx.panel.state.show_details = bool(ctx.params.get("value"))
+
+    def agreement_params(self, ctx, target: dict | None = None) -> dict:
+        """compute_agreement prefill: ``target``'s distance and its similarity threshold t (default:
+        the distance shown, at its calibrated t)."""
+        key = ctx.panel.state.run_key
+        name = target["distance"] if target else ctx.panel.state.distance
+        params = {"threshold": target["t"] if target else ctx.panel.state.similarity, "calibration_key": key}
         kind = TASK_KINDS.get(ctx.panel.state.task, ctx.panel.state.task)   # older runs stored the kind
         if name and kind:
             from kalos_core.geometry import distances_for
@@ -180,17 +214,38 @@ class CalibrationPanel(RunPanel):
     def run_at_tau(self, ctx):
         ctx.prompt(COMPUTE_URI, params=self.agreement_params(ctx))
 
+    def run_target(self, ctx, index: int):
+        targets = ctx.panel.state.targets or []
+        if index < len(targets):
+            ctx.prompt(COMPUTE_URI, params=self.agreement_params(ctx, targets[index]))
+
+    def run_target_0(self, ctx):
+        self.run_target(ctx, 0)
+
+    def run_target_1(self, ctx):
+        self.run_target(ctx, 1)
+
+    def run_target_2(self, ctx):
+        self.run_target(ctx, 2)
+
     def render_run(self, panel, ctx):
         names = ctx.panel.state.distances or []
         if names:
             panel.enum("distance", names, default=ctx.panel.state.distance, label="Distance",
                        view=dropdown(names), on_change=self.on_change_distance)
-        if ctx.panel.state.distance:
-            chart(panel, "calibration", ctx.panel.state.plot_layout)
         panel.md(ctx.panel.state.summary or "", name="summary")
+        buttons = panel.h_stack("run_buttons", gap=1)
+        for i, t in enumerate((ctx.panel.state.targets or [])[:3]):
+            buttons.btn(f"run_target_{i}", label=f"Run {t['distance']} at t = {fmt(t['t'])}",
+                        icon="play_arrow", variant="contained" if i == 0 else "outlined",
+                        on_click=getattr(self, f"run_target_{i}"))
+        buttons.btn("open_operator", label="Recompute", icon="refresh", on_click=self.open_operator)
         if ctx.panel.state.distance:
-            panel.btn("run_at_tau", label=f"Run agreement at t = {fmt(ctx.panel.state.similarity)} (from τ*)",
-                      icon="play_arrow", variant="contained", on_click=self.run_at_tau)
-        panel.btn("open_operator", label="Recompute", icon="play_arrow", on_click=self.open_operator)
-        if ctx.panel.state.braylan:
-            panel.md(ctx.panel.state.braylan, name="braylan")
+            chart(panel, "calibration", ctx.panel.state.plot_layout, on_click=self.not_clickable)
+        if ctx.panel.state.details or ctx.panel.state.braylan:
+            panel.bool("show_details", default=bool(ctx.panel.state.show_details), label="Details",
+                       view=types.SwitchView(), on_change=self.on_toggle_details)
+            if ctx.panel.state.show_details:
+                panel.md(ctx.panel.state.details or "", name="details")
+                if ctx.panel.state.braylan:
+                    panel.md(ctx.panel.state.braylan, name="braylan")

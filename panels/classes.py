@@ -15,6 +15,7 @@ import fiftyone.operators as foo
 
 from .common import ScopedRunPanel, band_color, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
 from ..fiftyone_layer.views import RunLayout, class_view
+from .chrome import MAX_CHART_HEIGHT
 
 SCOPES = {"per_image": "mean over samples", "global": "whole dataset at once"}
 SORTS = {"hardest": "hardest first (lowest α)", "easiest": "easiest first (highest α)",
@@ -101,6 +102,14 @@ def chart_height(n: int) -> int:
     return min(MAX_HEIGHT, max(MIN_HEIGHT, BAR_PX * n + 90))
 
 
+def every_label(names: list, height: int) -> dict:
+    """Axis settings that label every bar (plotly drops every other category label when they
+    would touch): the names as explicit ticks, in a font that fits the bar height."""
+    per_bar = (min(height, MAX_CHART_HEIGHT) - 90) / max(len(names), 1)
+    return {"tickmode": "array", "tickvals": list(names), "ticktext": list(names),
+            "tickfont": {"size": max(7, min(12, int(per_bar) - 1))}}
+
+
 def class_table(items: list) -> str:
     """The shown classes as a markdown table."""
     rows = ["| class | α | units |", "|---|---:|---:|"]
@@ -168,7 +177,8 @@ class ClassDifficultyPanel(ScopedRunPanel):
         scope = SCOPES.get(ctx.panel.state.scope, SCOPES["per_image"])
         ctx.panel.state.plot_layout = clean(plot_layout(
             f"Class difficulty ({ctx.panel.state.run_key}, {scope})", "α", "class", height=chart_height(len(sel.items)),
-            yaxis={"type": "category", "title": {"text": ""}, "autorange": "reversed", "automargin": True},
+            yaxis={"type": "category", "title": {"text": ""}, "autorange": "reversed", "automargin": True,
+                   **every_label(bars["y"], chart_height(len(sel.items)))},
             margin={"t": 40, "b": 50, "l": 120, "r": 20}))
         ctx.panel.state.class_table = class_table(sel.items) if sel.items else None
         ctx.panel.state.summary = selection_summary(sel, flt) + (

@@ -36,6 +36,8 @@ BANDS = (
     (0.8, math.inf, "near-perfect", "44,160,44"),
 )
 POSITIVE, NEGATIVE, NEUTRAL = "#2ca02c", "#d62728", "#1f77b4"
+#: the legend of every chart with one: a row under the plot, so the plot keeps the panel's width
+LEGEND = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.25, "yanchor": "top"}
 #: widest run selector (CSS): beside it the header keeps room for Refresh in a split
 SELECT_WIDTH = "440px"
 
@@ -151,6 +153,9 @@ class RunPanel(foo.Panel):
     #: the engine's measure this panel shows (kalos_core.measure): Recompute re-opens its form with
     #: every declared parameter of the stored run (:func:`kalos_core.params.stored_form_values`)
     MEASURE: str | None = None
+
+    #: why a chart of this panel cannot filter the grid: clicking it says so (:meth:`not_clickable`)
+    NOT_CLICKABLE = ""
 
     # -- to implement -------------------------------------------------------------------------
     def load_run(self, ctx, run_key: str) -> None:
@@ -293,6 +298,10 @@ class RunPanel(foo.Panel):
         header.enum("run_key", runs, default=ctx.panel.state.run_key, label=None, view=view,
                     on_change=self.on_change_run)
         header.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
+
+    def not_clickable(self, ctx):
+        """A chart's ``on_click`` that cannot show anything: say why, change nothing."""
+        ctx.panel.state.selection = f"This chart is not clickable: {self.NOT_CLICKABLE}"
 
     def render_selection(self, panel, ctx) -> None:
         """While a click's view is shown: what it shows, and the Clear selection chip (a note

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
-from .common import NEUTRAL, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
+from .common import LEGEND, NEUTRAL, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 from ..fiftyone_layer.views import CONVERGENCE_THRESHOLDS, convergence_class_view, convergence_unmatched_view
 
 METHOD = "kalos_convergence"
@@ -54,7 +54,6 @@ def distribution_figure(res: dict) -> tuple[list[dict], dict]:
     traces.append({"type": "scatter", "mode": "markers", "name": "full set", "x": xs, "y": [fulls[x] for x in xs],
                    "marker": {"color": FULL_COLOR, "symbol": "diamond", "size": 11},
                    "hovertemplate": "%{x}: full set %{y:.2f}<extra></extra>"})
-    shapes, notes = [], []
     model = res.get("model")
     if model and model.get("map") is not None:
         per = (model.get("rater_averaged") or {}).get("per_threshold") or {}
@@ -62,14 +61,12 @@ def distribution_figure(res: dict) -> tuple[list[dict], dict]:
                        "y": [model["map"], *[per.get(t) for t in CONVERGENCE_THRESHOLDS]],
                        "line": {"color": MODEL_COLOR, "dash": "dot"}, "marker": {"color": MODEL_COLOR},
                        "hovertemplate": "%{x}: model %{y:.2f}<extra></extra>"})
-        shapes.append({"type": "line", "x0": 0, "x1": 1, "xref": "paper", "y0": model["map"], "y1": model["map"],
-                       "yref": "y", "line": {"color": MODEL_COLOR, "width": 2}})
-        notes.append({"x": 1, "xref": "paper", "y": model["map"], "yref": "y", "xanchor": "right",
-                      "yanchor": "bottom", "showarrow": False, "text": f"model mAP {model['map']:.2f}",
-                      "font": {"color": MODEL_COLOR}})
+        # the model's mAP as a level line named in the legend (a label on the plot covered the error bars)
+        traces.append({"type": "scatter", "mode": "lines", "name": f"model mAP {fmt(model['map'], 1)}", "x": xs,
+                       "y": [model["map"]] * len(xs), "line": {"color": MODEL_COLOR, "width": 2},
+                       "hoverinfo": "skip"})
     layout = plot_layout("AP between raters on image subsets, per IoU threshold", "IoU threshold", "AP (%)",
-                         height=420, shapes=shapes, annotations=notes, showlegend=True,
-                         legend={"orientation": "h", "y": -0.25},
+                         height=420, showlegend=True, legend=LEGEND,
                          xaxis={"type": "category", "categoryorder": "array", "categoryarray": xs,
                                 "title": {"text": "IoU threshold (click: unmatched labels)"}})
     return clean(traces), clean(layout)

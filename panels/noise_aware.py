@@ -10,7 +10,7 @@ from __future__ import annotations
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
-from .common import RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
+from .common import LEGEND, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 from ..fiftyone_layer.views import NOISE_THRESHOLDS, uncertain_view
 
 METHOD = "kalos_noise_aware"
@@ -79,7 +79,7 @@ class NoiseAwarePanel(RunPanel):
         ctx.panel.data.bounds = bounds_figure(block or {})
         ctx.panel.state.bounds_layout = clean(plot_layout(
             f"AP^l / AP / AP^u ({SIZES[size]})", "IoU threshold (click: uncertain predictions)", "AP (%)",
-            height=360, barmode="group", showlegend=True, legend={"orientation": "h", "y": -0.25},
+            height=360, barmode="group", showlegend=True, legend=LEGEND,
             xaxis={"type": "category", "title": {"text": "IoU threshold (click: uncertain predictions)"}}))
         ctx.panel.data.eps = eps_figure(res.get("eps_grid") or {})
         ctx.panel.state.eps_layout = clean(plot_layout(

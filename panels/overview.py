@@ -13,8 +13,8 @@ import fiftyone.operators as foo
 import numpy as np
 from fiftyone import ViewField as F
 
-from .common import (AGREEMENT_METHOD, BANDS, RunPanel, band_color, band_of, chart, clean, dropdown, fmt,
-                     load_results, plot_layout, runs_of, vline)
+from .common import (AGREEMENT_METHOD, BANDS, LEGEND, RunPanel, band_color, band_of, chart, clean, dropdown,
+                     fmt, load_results, plot_layout, runs_of, vline)
 from .sensitivity import threshold_md
 from ..fiftyone_layer.views import RunLayout, alpha_range_view
 
@@ -112,7 +112,7 @@ def histogram_layout(title: str, edges: list[float], means: list[tuple[str, floa
             s, a = vline(value, label, color)
             shapes.append(s)
             notes.append(a)
-    extra = {"barmode": "overlay", "showlegend": True, "legend": {"orientation": "h", "y": -0.25}} if len(means) > 1 else {}
+    extra = {"barmode": "overlay", "showlegend": True, "legend": LEGEND} if len(means) > 1 else {}
     return plot_layout(title, "α", "samples", shapes=shapes, annotations=notes, bargap=0.02,
                        xaxis={"title": {"text": "α"}, "range": [edges[0], edges[-1]]}, **extra)
 

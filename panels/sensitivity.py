@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
-from .common import NEUTRAL, RunPanel, band_color, chart, clean, fmt, load_results, plot_layout, vline
+from .common import LEGEND, NEUTRAL, RunPanel, band_color, chart, clean, fmt, load_results, plot_layout, vline
 
 
 def calibrated_tau(dataset, run_key: str) -> tuple[float, str] | None:
@@ -53,6 +53,8 @@ def sensitivity_points(lsa: dict, threshold: float | None, mean_alpha: float | N
 class LocalisationSensitivityPanel(RunPanel):
     TITLE = "KaLOS: Localisation sensitivity"
     RERUN_ADDS = {"lsa": "0.1,0.3,0.5,0.7,0.9"}
+    NOT_CLICKABLE = ("the run stores the mean α at each threshold, not which units part there (the grid is "
+                     "unchanged; the Variation types panel shows labels by IoU).")
     INTRO = ("Mean α when the run is repeated at other similarity thresholds; the dashed line is the "
              "run's similarity threshold t. A steep drop means the raters agree on *what* is there, not on *where*.")
 
@@ -86,7 +88,7 @@ class LocalisationSensitivityPanel(RunPanel):
         ctx.panel.data.sensitivity = clean(traces)
         ctx.panel.state.plot_layout = clean(plot_layout(
             f"Localisation sensitivity ({run_key})", "similarity threshold", "mean α", height=380,
-            shapes=shapes, annotations=notes, showlegend=True, legend={"orientation": "h", "y": -0.25}))
+            shapes=shapes, annotations=notes, showlegend=True, legend=LEGEND))
         delta = res.get("lsa_delta")
         strict = max(float(t) for t in lsa)
         ctx.panel.state.summary = (f"**Δ** = α(t = {fmt(tau, 2)}) − α(t = {fmt(strict, 2)}) = "
@@ -101,5 +103,5 @@ class LocalisationSensitivityPanel(RunPanel):
                                 "Recompute it with some (e.g. 0.1, 0.3, 0.5, 0.7, 0.9):", "no_lsa",
                                 label="Recompute with thresholds")
             return
-        chart(panel, "sensitivity", ctx.panel.state.plot_layout)
+        chart(panel, "sensitivity", ctx.panel.state.plot_layout, on_click=self.not_clickable)
         panel.md(ctx.panel.state.summary or "", name="summary")

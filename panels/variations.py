@@ -16,7 +16,7 @@ import fiftyone.operators as foo
 from kalos_core.variations import threshold_key
 
 from ..fiftyone_layer import views
-from .common import RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
+from .common import LEGEND, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 
 METHOD = "kalos_variations"
 URI = "@kalos/agreement/compute_variations"
@@ -96,17 +96,16 @@ class VariationTypesPanel(RunPanel):
         t = threshold_key(cfg.get("threshold", 0.5))
         counts = res.get("counts") or {}
         ts = sorted(counts, key=float)
-        legend = {"orientation": "h", "y": -0.3}
         ctx.panel.data.thresholds = clean(stacked(ts, counts))
         ctx.panel.state.threshold_layout = clean(plot_layout(
             "Labels per variation type and IoU threshold", "IoU threshold (click: labels of that type)", "labels",
-            height=400, barmode="stack", showlegend=True, legend=legend, xaxis={"type": "category"}))
+            height=400, barmode="stack", showlegend=True, legend=LEGEND, xaxis={"type": "category"}))
         by_rater = (res.get("by_rater") or {}).get(t) or {}
         raters = sorted(by_rater)
         ctx.panel.data.raters = clean(stacked(raters, by_rater))
         ctx.panel.state.rater_layout = clean(plot_layout(
             f"Labels per variation type and rater (IoU {t})", "rater (click: that rater's labels of the type)",
-            "labels", height=380, barmode="stack", showlegend=True, legend=legend, xaxis={"type": "category"}))
+            "labels", height=380, barmode="stack", showlegend=True, legend=LEGEND, xaxis={"type": "category"}))
         trace, bins = iou_histogram(res, t)
         ctx.panel.data.iou = clean([trace])
         ctx.panel.state.bins = bins

@@ -131,9 +131,9 @@ def test_a_successful_run_reaches_100_percent_and_shows_its_mean_alpha(page, dem
         card = wait_for_text(page.locator(OUTPUT), "Mean α (per image)", timeout=120)
         ds.reload()
         res = ds.load_run_results(key)
-        shown = float(re.search(r"Mean α \(per image\):\s*(-?[\d.]+)", card).group(1))
-        assert shown == pytest.approx(res.mean_alpha, abs=1e-9)
-        assert re.search(r"Samples:\s*40\b", card) and key in card
+        shown = re.search(r"Mean α \(per image\)\s*:?\s*(-?[\d.]+)", card).group(1)
+        assert shown == f"{res.mean_alpha:.3f}"          # rounded for people, not 0.5119505770595647
+        assert re.search(r"Samples\s*:?\s*40\b", card) and key in card
         history = output_dialog_history(page)
         # the run ends in its result card; a 100 % frame just before it may be coalesced away by the
         # browser under load, so either is the finish (never a stall at 9x %, never a failure card)

@@ -58,6 +58,16 @@ def test_chart_height_is_bounded_and_the_hover_names_the_units():
     assert "| cat | 0.200 | 12 |" in class_table([("cat", 0.2, 12)])
 
 
+def test_every_class_bar_is_labelled_in_a_font_that_fits():
+    from fiftyone.plugins.orgs.kalos.agreement.panels.classes import every_label
+
+    names = [f"class_{k}" for k in range(25)]
+    axis = every_label(names, 640)          # the App draws it 340 px high: (340 - 90) / 25 = 10 px a bar
+    assert axis["tickmode"] == "array" and axis["tickvals"] == axis["ticktext"] == names
+    assert axis["tickfont"]["size"] == 9
+    assert every_label(["a", "b"], 300)["tickfont"]["size"] == 12 and every_label(names * 4, 640)["tickfont"]["size"] == 7
+
+
 # -- the panel on the LVIS subset --------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import pytest
 
 from kalos_core import load_coco
 from kalos_core.demo_data import build_demo
+from tests.fiftyone.operator_results import shown_result
 
 PLUGIN = "@kalos/agreement"
 
@@ -172,7 +173,7 @@ def test_delete_removes_the_run_and_exactly_its_fields(model_ds):
     props = form("delete_kalos_run", ds, run_key="conv_del")
     assert "conv_del_matched" in props["fields"].view.label
     res = execute("delete_kalos_run", ds, run_key="conv_del")
-    assert set(res.result["removed"]) == {f"{f}.detections.conv_del_matched" for f in fields[:2]}
+    assert set(shown_result(res)["removed"]) == {f"{f}.detections.conv_del_matched" for f in fields[:2]}
     assert "conv_del" not in ds.list_runs()
     assert ds.get_field(f"{fields[0]}.detections.conv_del_matched") is None
     assert ds.count(f"{fields[0]}.detections.conv_del_matched") == 0

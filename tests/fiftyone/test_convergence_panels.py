@@ -50,9 +50,17 @@ def test_convergence_panel_draws_distribution_intervals_full_set_and_model(runs_
     assert normal["y"][0] == pytest.approx((lo + hi) / 2) and normal["error_y"]["array"][0] == pytest.approx((hi - lo) / 2)
     model = next(t for t in traces if t["name"].startswith("model"))
     assert model["y"][0] == pytest.approx(res["model"]["map"])
-    assert p.state["dist_layout"]["shapes"][0]["y0"] == pytest.approx(res["model"]["map"])
+    # the model's mAP: a level line named in the legend, no label on the plot over the error bars
+    level = next(t for t in traces if t["name"].startswith("model mAP"))
+    assert level["name"] == f"model mAP {res['model']['map']:.1f}" and level["mode"] == "lines"
+    assert level["y"] == pytest.approx([res["model"]["map"]] * 11) and level["x"] == boxes_x(boxes)
+    assert not p.state["dist_layout"].get("annotations") and not p.state["dist_layout"].get("shapes")
     assert set(p.data["classes"][0]["y"]) == set(res["full_set"]["per_class"])
     assert {"summary", "distribution", "classes"} <= p.rendered()
+
+
+def boxes_x(boxes):
+    return [b["name"] for b in boxes]
 
 
 def test_clicking_a_threshold_shows_exactly_the_samples_with_labels_unmatched_at_it(runs_ds):

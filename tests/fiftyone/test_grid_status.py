@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kalos_core.demo_data import build_demo
+from tests.fiftyone.operator_results import shown_result
 
 AGREE = "@kalos/agreement/compute_agreement"
 STATUS = {"agreed": "#2ecc40", "class_disagreement": "#ffa500", "unmatched": "#ff3b30"}
@@ -48,12 +49,6 @@ def resolve(uri, ds, params):
     ctx = ExecutionContext(request_params={"dataset_name": ds.name, "params": params}, executor=Executor(),
                            operator_uri=uri)
     return op.resolve_input(ctx).type.properties
-
-
-def shown_result(res) -> dict:
-    """The results of the output card a generator operator showed."""
-    shown = [r for r in res.executor.to_json()["requests"] if r["operator_uri"] == "show_output"]
-    return shown[-1]["params"]["results"]
 
 
 # -- colours ----------------------------------------------------------------------------------------
@@ -141,7 +136,9 @@ def test_status_view_filters_every_rater_field_at_once(fo_isolated, imported, st
                                params={"run_key": "kalos", "statuses": statuses})
     assert res.error is None, res.error
     name = disagreement_view_name("kalos", statuses)
-    assert shown_result(res) == {"view": name, "samples": len(ds.load_saved_view(name))}
+    shown = shown_result(res)
+    assert (shown["view"], shown["samples"]) == (name, len(ds.load_saved_view(name)))
+    assert shown["n0"] == str(len(ds.load_saved_view(name))) and name in shown["written"]
     view = ds.load_saved_view(name)
     shown = [s for f in fields for s in view.values(f"{f}.detections.kalos_status", unwind=True)]
     assert shown and set(shown) <= set(statuses)
@@ -179,7 +176,7 @@ def test_browse_disagreements_view_holds_the_disagreeing_samples_and_run_fields_
     assert ops.index("reload_dataset") < ops.index("set_view")   # the App learns the view, then selects it
     set_view = [r for r in res.executor.to_json()["requests"] if r["operator_uri"] == "set_view"]
     assert [r["params"] for r in set_view] == [{"name": "kalos_disagreements"}]
-    assert shown_result(res) == {"view": "kalos_disagreements", "samples": len(disagreeing)}
+    assert (shown_result(res)["view"], shown_result(res)["samples"]) == ("kalos_disagreements", len(disagreeing))
 
 
 def test_status_views_go_with_the_run(fo_isolated, imported):

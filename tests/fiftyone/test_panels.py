@@ -261,6 +261,10 @@ def test_sensitivity_curve_has_lsa_points_and_tau_marker(fields_ds):
     assert star["x"] == [0.5] and star["y"] == pytest.approx([res.mean_alpha])
     assert p.state["plot_layout"]["shapes"][0]["x0"] == 0.5
     assert f"{res.lsa_delta:.3f}" in p.state["summary"]
+    # a click on the curve says why it cannot show units, and leaves the grid alone
+    p.call("not_clickable", x=0.3)
+    assert p.state["selection"].startswith("This chart is not clickable: the run stores the mean α at each threshold")
+    assert not p.ops("set_view") and "selection" in p.rendered()
 
 
 def test_sensitivity_without_lsa_offers_a_prefilled_recompute(fo_isolated, demo):
@@ -343,7 +347,13 @@ def test_calibration_shows_do_de_tau_and_runs_agreement_at_tau(fields_ds):
     line = next(s for s in layout["shapes"] if s["type"] == "line")
     band = next(s for s in layout["shapes"] if s["type"] == "rect")
     assert line["x0"] == 0.42 and (band["x0"], band["x1"]) == pytest.approx((0.38, 0.45))
-    assert "0.810" in p.state["summary"] and "0.080" in p.state["summary"]  # KS and σ
+    # the summary first: distance, τ* ⇒ t with their CIs, KS; σ and the rest folded in the details
+    assert p.state["summary"].startswith("**iou**: τ\\* 0.420 (CI 0.380 – 0.450) ⇒ **t = 0.580** (CI 0.550 – 0.620)")
+    assert "**KS** 0.810 (CI 0.760 – 0.860)" in p.state["summary"] and "σ" not in p.state["summary"]
+    assert "**σ** 0.080" in p.state["details"] and "details" not in p.rendered()      # folded until asked
+    assert "details" in p.call("on_toggle_details", value=True).rendered()
+    p.call("not_clickable", x=0.3)
+    assert "stores how many Do / De pairs fall in each bin" in p.state["selection"] and not p.ops("set_view")
     (prompt,) = p.call("run_at_tau").ops("prompt_user_for_operation")
     assert prompt["operator_uri"] == f"{PLUGIN}/compute_agreement"
     assert prompt["params"]["threshold"] == pytest.approx(0.58) and prompt["params"]["distance"] == "iou"
@@ -360,15 +370,27 @@ def test_calibration_warns_about_a_scale_dependent_recommendation_and_shows_the_
            "reason": "best scale-invariant", "ks": 0.77, "scale_dependent": False, "mean_alpha": 0.61,
            "global_alpha": 0.58, "alternative": None}
     rec = {**CALIBRATION["recommended"], "distance": "iou", "scale_dependent": True, "mean_alpha": 0.72,
+           "reason": "iou separates best (KS 0.810). Caution: iou measures offsets relative to the image, not to "
+                     "the object, so one threshold is lenient for small objects and strict for large ones",
            "global_alpha": 0.7, "alternative": alt}
     cfg = fields_ds.init_run(method="kalos_calibration", similarity_threshold=0.58, rater_fields=rater_fields(fields_ds))
     fields_ds.register_run("scaled", cfg, overwrite=True, cleanup=False)
     fields_ds.save_run_results("scaled", fields_ds.init_run_results("scaled", **{**CALIBRATION, "recommended": rec}),
                                overwrite=True)
-    summary = Panel(fields_ds, "kalos_calibration").call("on_load").state["summary"]
-    assert "iou is scale-dependent" in summary
-    assert "Scale-invariant alternative: **giou**, τ\\* 0.550 (distance) ⇒ similarity threshold t = 0.450" in summary
-    assert "mean α 0.720" in summary and "mean α 0.610, global α 0.580" in summary
+    p = Panel(fields_ds, "kalos_calibration").call("on_load")
+    summary, details = p.state["summary"], p.state["details"]
+    assert "Recommended: **iou** (t = 0.580), highest KS · scale-invariant alternative: **giou** (t = 0.450)" in summary
+    assert (summary + details).count("scale-dependent") == 1 and "Caution" not in details   # the caution once
+    assert "Why iou: iou separates best (KS 0.810)" in details
+    assert "mean α 0.720" in details and "mean α 0.610, global α 0.580" in details
+    # a button for the recommended distance and one for the alternative, each at its own t
+    assert [(t["distance"], t["t"], t["why"]) for t in p.state["targets"]] == [
+        ("iou", 0.58, "recommended"), ("giou", 0.45, "scale-invariant")]
+    for i, (name, t) in enumerate((("iou", 0.58), ("giou", 0.45))):
+        (prompt,) = p.call(f"run_target_{i}").ops("prompt_user_for_operation")
+        assert prompt["operator_uri"] == f"{PLUGIN}/compute_agreement"
+        assert (prompt["params"]["distance"], prompt["params"]["threshold"]) == (name, pytest.approx(t))
+        assert prompt["params"]["calibration_key"] == "scaled"
     fields_ds.delete_run("scaled")
 
 
@@ -384,11 +406,11 @@ def test_calibration_panel_shows_the_braylan_table(fields_ds):
 
     store_calibration(fields_ds, rater_fields=rater_fields(fields_ds))
     p = Panel(fields_ds, "kalos_calibration").call("on_load")
-    assert p.state["braylan"] is None and "braylan" not in p.rendered()       # a run from before
+    assert p.state["braylan"] is None and "braylan" not in p.call("on_toggle_details", value=True).rendered()
     fields_ds.save_run_results("calibration", fields_ds.init_run_results(
         "calibration", **CALIBRATION, braylan=BRAYLAN), overwrite=True)
     p.call("refresh")
-    assert "braylan" in p.rendered()
+    assert "braylan" in p.rendered()                              # in the details (opened above)
     table = p.state["braylan"]
     assert "| distance | α | AUC | σ | KS | n |" in table
     assert "| IoU | 0.803 | 0.982 | 0.990 | 0.970 | 200 |" in table

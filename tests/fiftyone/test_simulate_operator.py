@@ -6,6 +6,7 @@ import uuid
 import pytest
 
 from kalos_core.noise.testbed import lvis_like_reference
+from tests.fiftyone.operator_results import shown_result
 
 URI = "@kalos/agreement/simulate_raters"
 
@@ -35,7 +36,7 @@ def execute(ds, **params):
     res = foo.execute_operator(URI, dataset=ds.name, params=params)
     if res.error:
         raise RuntimeError(res.error)
-    return res.result
+    return shown_result(res)
 
 
 def test_creates_rater_fields_with_truth_and_leaves_the_reference(fo_isolated):

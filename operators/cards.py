@@ -1,0 +1,112 @@
+"""The one result card every KaLOS operator ends with, and the one number format it uses.
+
+A card reads, top to bottom: the headline numbers, what was written where, the run key, what
+to open next. Its values are text, numbers rounded for people by :func:`human` (α 0.512, not
+0.5119505770595647); ``data`` carries machine-readable extras (Python callers and tests read
+them from the shown results; the App shows only the card's rows).
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import fiftyone.operators.types as types
+
+from kalos_core.jsonsafe import json_safe
+
+from ..fiftyone_layer import run_store, status_colors
+
+NO_RUN = "none (nothing stored as a run)"
+
+
+def human(value, digits: int = 3) -> str:
+    """A number as a person reads it: ``digits`` decimals below 10 (α 0.512, t 0.965), one
+    decimal from 10 (mAP 45.7 %), none from 1000; whole numbers as they are; an em dash when
+    missing. Text passes through."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, Real):
+        return str(value)
+    if isinstance(value, Integral):
+        return str(int(value))
+    v = float(value)
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    if v and abs(v) < 10 ** -digits:
+        return f"{v:.{digits - 1}g}"
+    return f"{v:.{digits}f}"
+
+
+def interval(ci, digits: int = 3) -> str | None:
+    """``"lo – hi"`` of a confidence interval; None when there is none."""
+    if not ci or any(v is None for v in ci):
+        return None
+    return f"{human(ci[0], digits)} – {human(ci[1], digits)}"
+
+
+def written_by(dataset, run_key: str) -> str:
+    """What the stored run ``run_key`` wrote, compactly: its sample fields, its label attributes
+    and the fields holding them, its saved views (from the run store)."""
+    paths, views = run_store.owned(dataset, run_key)
+    return describe_paths(paths, views) or f"the run {run_key!r} only (stored results; no field written)"
+
+
+def describe_paths(paths, views=()) -> str:
+    """``"fields a, b; label attributes x, y on the labels of f, g; saved view v"``."""
+    fields = [p for p in paths if "." not in p]
+    on = {}
+    for p in paths:
+        if "." in p:
+            on.setdefault(p.rsplit(".", 1)[1], []).append(p.split(".", 1)[0])
+    parts = [("field " if len(fields) == 1 else "fields ") + ", ".join(fields)] if fields else []
+    holders = list(dict.fromkeys(f for fs in on.values() for f in fs))
+    if on:
+        parts.append(("label attribute " if len(on) == 1 else "label attributes ") + ", ".join(on)
+                     + " on the labels of " + ", ".join(holders))
+    return "; ".join(parts + [f"saved view {v}" for v in views])
+
+
+def card(title: str, numbers=(), written: str = "", run_key: str | None = None, next_step: str = "", **data):
+    """``(outputs, results)`` of a result card for :func:`show_result`: ``title`` in a success box,
+    ``numbers`` as ``(label, value)`` rows (values through :func:`human`), then Written, Run key, Next."""
+    out = types.Object()
+    out.view("title", types.Success(label=title))     # the App does not show the card's own label
+    results = {}
+    rows = [(f"n{i}", label, human(value)) for i, (label, value) in enumerate(numbers)]
+    rows += [("written", "Written", written or "nothing"), ("run_key", "Run key", run_key or NO_RUN),
+             ("next", "Next", next_step)]
+    for name, label, text in rows:
+        out.str(name, label=label)
+        results[name] = text
+    results.update(data)
+    return types.Property(out, view=types.View(label=title)), results
+
+
+def show_result(ctx, outputs, results: dict):
+    """``ctx.ops.show_output`` as the App reads it: ``outputs`` (a Property) serialized, ``results``
+    made JSON-safe (numpy scalars to Python, NaN and infinity to None: the App parses strict JSON).
+    Yield it from a generator ``execute``; a message that does not serialize ends the App's stream."""
+    return ctx.ops.show_output(outputs.to_json(), {k: json_safe(v) for k, v in results.items()})
+
+
+def show_card(ctx, title: str, numbers=(), written: str = "", run_key: str | None = None, next_step: str = "",
+              **data):
+    """Yield this last from a generator ``execute``: the operator's result card (:func:`card`)."""
+    return show_result(ctx, *card(title, numbers, written, run_key, next_step, **data))
+
+
+def delete_and_confirm(ctx, run_key: str, delete):
+    """``yield from`` this as a delete operator's ``execute``: ``delete(dataset, run_key)``, then the
+    App reloaded (status colours included), a confirmation note and the card naming what went."""
+    paths, views = run_store.owned(ctx.dataset, run_key)
+    what = describe_paths(paths, views) or "the stored results only"
+    removed = delete(ctx.dataset, run_key)
+    if not ctx.delegated:
+        yield ctx.ops.reload_dataset()
+        yield status_colors.refresh_app(ctx)
+        yield ctx.ops.notify(f"KaLOS: run {run_key!r} deleted with what it wrote", variant="success")
+    yield show_card(ctx, "KaLOS: run deleted", [("Field paths removed", len(removed))], f"removed {what}",
+                    f"{run_key} (deleted)", "Nothing: the data set is as before the run.", removed=removed)

@@ -1,0 +1,155 @@
+"""End-to-end, issue 25: every operator ends with the same result card, read as the user sees it.
+
+Each operator that fiftyone.yml registers is opened from the operator browser on the demo data
+set, given what its form needs, executed; the dialog must end on the card (title, headline
+numbers, Written, Run key, Next), numbers rounded for people, never on a bare progress bar.
+What a case creates is deleted afterwards through the Python API (the App is shared)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from e2e_harness import DATASET, REPO
+from e2e_pages import (
+    OUTPUT, fill_field, form_field, open_app, open_operator, output_dialog_history, settled_execute_button,
+    wait_for_text, watch_output_dialog,
+)
+
+pytestmark = pytest.mark.e2e
+
+BOXES = ["raters_detections_careful", "raters_detections_sloppy"]
+KEY = "e2e_card"
+
+
+def _ds():
+    import fiftyone as fo
+
+    ds = fo.load_dataset(DATASET)
+    ds.reload()
+    return ds
+
+
+def _agreement_run(key=KEY):
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+
+    ds = _ds()
+    if key not in ds.list_runs():
+        compute_agreement_run(ds, rater_fields=BOXES, run_key=key, bootstrap=0)
+
+
+def _pick_one(form, label: str, value: str) -> None:
+    """Choose ``value`` in the single-choice dropdown labelled ``label``."""
+    field = form_field(form, label)
+    field.locator('[role="combobox"], input').first.click()
+    form.page.get_by_role("option").filter(has_text=value).first.click()
+    form.page.wait_for_timeout(300)
+
+
+def _radio(form, text: str) -> None:
+    form.get_by_text(text, exact=True).first.click()
+
+
+def _vectors(ds):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for f in BOXES:
+        ds.set_values(f"{f}.detections.e2e_emb", [[rng.random(3).tolist() for _ in row or []]
+                                                    for row in ds.values(f"{f}.detections")])
+
+
+#: operator -> (search text, form title, python set-up (or None), form actions)
+CASES = {
+    "import_multirater_coco": ("import multi", "KaLOS: import multi-rater COCO", None, lambda f, tmp: (
+        fill_field(f, "Labels json", str(tmp["coco"])), _radio(f, "Into a new dataset"),
+        fill_field(f, "New dataset name", tmp["new"]))),
+    "calibrate": ("calibrate", "KaLOS: calibrate threshold", None,
+                  lambda f, tmp: fill_field(f, "Run key", f"{KEY}_cal")),
+    "compute_agreement": ("compute agreement", "KaLOS: compute agreement", None,
+                          lambda f, tmp: fill_field(f, "Run key", KEY)),
+    # the run choices default to the newest agreement run: the set-up's
+    "browse_disagreements": ("browse disagreements", "KaLOS: browse disagreements", _agreement_run,
+                             lambda f, tmp: None),
+    "compute_variations": ("variation types", "KaLOS: variation types", None,
+                           lambda f, tmp: fill_field(f, "Run key", f"{KEY}_var")),
+    "build_consensus": ("build consensus", "KaLOS: build consensus", _agreement_run, lambda f, tmp: None),
+    "tag_for_review": ("tag for review", "KaLOS: tag for review", _agreement_run,
+                       lambda f, tmp: fill_field(f, "Tag", f"{KEY}_review")),
+    "label_convergence": ("label convergence", "KaLOS: label convergence", None,
+                          lambda f, tmp: fill_field(f, "Run key", f"{KEY}_conv")),
+    "noise_aware_evaluation": ("noise-aware", "KaLOS: noise-aware evaluation", None, lambda f, tmp: (
+        _pick_one(f, "Predictions field", "model"), _pick_one(f, "Reference rater field", BOXES[0]),
+        _pick_one(f, "Noise fit: other rater fields", BOXES[1]), fill_field(f, "Run key", f"{KEY}_na"))),
+    "compute_bae": ("behaviour alignment", "KaLOS: behaviour alignment (BAE)", lambda: _vectors(_ds()),
+                    lambda f, tmp: (fill_field(f, "Run key", f"{KEY}_bae"),
+                                    fill_field(f, "Embedding attribute", "e2e_emb"))),
+    "simulate_raters": ("simulate raters", "KaLOS: simulate raters", None, lambda f, tmp: (
+        _pick_one(f, "Reference field", BOXES[0]), fill_field(f, "Field prefix", f"{KEY}_syn"))),
+    "delete_agreement_run": ("delete agreement run", "KaLOS: delete agreement run", _agreement_run,
+                             lambda f, tmp: None),
+    "delete_kalos_run": ("delete a run", "KaLOS: delete a run", _agreement_run,
+                         lambda f, tmp: _pick_one(f, "Run to delete", KEY)),
+}
+
+
+def _registered() -> list[str]:
+    return yaml.safe_load((REPO / "fiftyone.yml").read_text())["operators"]
+
+
+def test_every_registered_operator_has_a_case():
+    assert set(_registered()) == set(CASES)
+
+
+def _clean_up(new_dataset: str) -> None:
+    import fiftyone as fo
+
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import run_store
+
+    ds = _ds()
+    for key in [k for k in ds.list_runs() if k.startswith(KEY)]:
+        if run_store.run_method(ds, key) is not None:
+            run_store.delete_run(ds, key)
+    for name in [n for n in ds.get_field_schema() if n.startswith(KEY)]:
+        ds.delete_sample_field(name)
+    for f in BOXES:
+        if ds.has_field(f"{f}.detections.e2e_emb"):
+            ds.delete_sample_field(f"{f}.detections.e2e_emb")
+    if fo.dataset_exists(new_dataset):
+        fo.delete_dataset(new_dataset)
+
+
+@pytest.mark.parametrize("name", _registered())
+def test_the_operator_ends_with_its_result_card(page, demo_app, tmp_path, name):
+    from kalos_core.demo_data import build_demo
+
+    query, title, setup, actions = CASES[name]
+    tmp = {"new": f"e2e-card-{uuid.uuid4().hex[:6]}"}
+    if name == "import_multirater_coco":
+        tmp["coco"] = build_demo(Path(tmp_path), n_images=3, seed=1, with_images=False)
+    try:
+        if setup:
+            setup()
+        open_app(page, demo_app)
+        form = open_operator(page, query, title)
+        actions(form, tmp)
+        execute = settled_execute_button(form)
+        assert execute.is_enabled(), form.inner_text()
+        watch_output_dialog(page)
+        execute.click()
+        card = wait_for_text(page.locator(OUTPUT), "Next", timeout=180)
+        history = output_dialog_history(page)
+        print(f"\n[e2e] {name} card:\n{card}")
+        assert card.lstrip().startswith("KaLOS: ") and "failed" not in card.lower(), card   # its title first
+        for row in ("Written", "Run key", "Next"):
+            assert row in card, (row, card)
+        assert not re.search(r"\d\.\d{4,}", card), f"numbers not rounded for people: {card}"
+        assert history and "Next" in history[-1], history        # never stops at a bare progress bar
+        if name.startswith("delete"):
+            assert KEY not in _ds().list_runs()
+            page.get_by_text(f"KaLOS: run '{KEY}' deleted").first.wait_for(timeout=15_000)  # the confirmation
+    finally:
+        _clean_up(tmp["new"])

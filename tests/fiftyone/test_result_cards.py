@@ -1,0 +1,128 @@
+"""Issue 25: every KaLOS operator ends with the same result card (headline numbers, what was
+written where, the run key, what to open next), its numbers rounded for people.
+
+Every operator that fiftyone.yml registers runs once, in workflow order, on one real data set
+(the seeded demo raters, a model's boxes with confidences, label vectors for BAE); the card
+each one showed is read from the App operations it yielded."""
+
+import math
+import re
+import uuid
+
+import numpy as np
+import pytest
+import yaml
+
+from kalos_core.demo_data import build_demo
+from tests.fiftyone.operator_results import shown_card
+from tests.fiftyone.test_convergence_operator import demo, model_dataset  # noqa: F401  (demo: the module fixture)
+
+PLUGIN = "@kalos/agreement"
+REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+ROWS = ["written", "run_key", "next"]
+
+
+def registered() -> list[str]:
+    return yaml.safe_load((REPO / "fiftyone.yml").read_text())["operators"]
+
+
+def test_human_rounds_for_people():
+    from fiftyone.plugins.orgs.kalos.agreement.operators.cards import human, interval
+
+    assert human(0.5119505770595647) == "0.512" and human(-0.0404) == "-0.040"
+    assert human(0.965) == "0.965" and human(1.0) == "1.000"
+    assert human(45.678) == "45.7" and human(12345.6) == "12,346"
+    assert human(3) == "3" and human(np.int64(40)) == "40" and human(np.float64(0.25)) == "0.250"
+    assert human(0.00012) == "0.00012"            # small, not rounded to 0.000
+    assert human(None) == human(math.nan) == "—" and human("moderate") == "moderate"
+    assert interval((0.48123, 0.5501)) == "0.481 – 0.550" and interval(None) is None and interval((0.4, None)) is None
+
+
+def test_written_paths_are_grouped_by_attribute():
+    from fiftyone.plugins.orgs.kalos.agreement.operators.cards import describe_paths
+
+    paths = ["k_alpha", "a.detections.k_unit", "a.detections.k_status", "b.detections.k_unit", "b.detections.k_status"]
+    assert describe_paths(paths, ["k_view"]) == (
+        "field k_alpha; label attributes k_unit, k_status on the labels of a, b; saved view k_view")
+    assert describe_paths(["m.detections.x"]) == "label attribute x on the labels of m" and describe_paths([]) == ""
+
+
+@pytest.fixture(scope="module")
+def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
+    """{operator name: (title, rows, results, stored-run facts)} after running each, in workflow order."""
+    import fiftyone.operators as foo
+
+    ds, fields = model_dataset(fo_isolated, demo)
+    rng = np.random.default_rng(0)
+    for f in fields:
+        ds.set_values(f"{f}.detections.emb", [[rng.random(3).tolist() for _ in row or []]
+                                               for row in ds.values(f"{f}.detections")])
+    coco = build_demo(tmp_path_factory.mktemp("cards"), n_images=4, seed=1, with_images=False)
+    new_name = f"kalos-cards-{uuid.uuid4().hex[:8]}"
+    runs = [
+        ("import_multirater_coco", {"labels_path": str(coco), "target": "new", "new_dataset": new_name}),
+        ("calibrate", {"rater_fields": fields, "run_key": "cal", "bootstrap": 0}),
+        ("compute_agreement", {"rater_fields": fields, "run_key": "agr", "bootstrap": 20, "seed": 0}),
+        ("browse_disagreements", {"run_key": "agr"}),
+        ("compute_variations", {"rater_fields": fields, "run_key": "var"}),
+        ("build_consensus", {"agreement_key": "agr"}),
+        ("tag_for_review", {"run_key": "agr", "tag": "review"}),
+        ("label_convergence", {"rater_fields": fields, "run_key": "conv", "bootstrap": 5, "predictions_field": "model"}),
+        ("noise_aware_evaluation", {"predictions_field": "model", "reference_field": fields[1],
+                                    "noise_fields": [fields[2]], "run_key": "na"}),
+        ("compute_bae", {"rater_fields": fields, "run_key": "bae", "embedding_attribute": "emb"}),
+        ("simulate_raters", {"reference_field": fields[0], "n_raters": 2, "seed": 0, "prefix": "syn"}),
+        ("delete_kalos_run", {"run_key": "var"}),
+        ("delete_agreement_run", {"run_key": "agr"}),
+    ]
+    out = {}
+    for name, params in runs:
+        res = foo.execute_operator(f"{PLUGIN}/{name}", dataset=ds.name, params=params)
+        assert res.error is None, f"{name}: {res.error}"
+        ds.reload()
+        out[name] = (*shown_card(res), {"runs": sorted(ds.list_runs())})
+        if name == "compute_agreement":
+            out["agr_results"] = ds.load_run_results("agr")
+    return out
+
+
+def test_every_registered_operator_is_covered(cards):
+    assert set(registered()) <= set(cards), set(registered()) - set(cards)
+
+
+@pytest.mark.parametrize("name", registered())
+def test_every_operator_ends_with_the_same_card(cards, name):
+    title, rows, results, _ = cards[name]
+    labels = [label for label, _ in rows]
+    assert title.startswith("KaLOS: ") and "failed" not in title
+    # headline numbers first, then the same three rows in the same order, each filled in
+    assert labels[-3:] == ["Written", "Run key", "Next"] and len(labels) >= 4, labels
+    assert all(isinstance(text, str) and text.strip() for _, text in rows), rows
+    # numbers rounded for people: never more than three decimals (α 0.512, not 0.5119505770595647)
+    long = [(label, text) for label, text in rows if re.search(r"\d\.\d{4,}", text)]
+    assert not long, long
+
+
+def test_the_cards_say_what_was_written_where(cards):
+    agr = dict(cards["compute_agreement"][1])
+    res = cards["agr_results"]
+    assert agr["Mean α (per image)"] == f"{res.mean_alpha:.3f}" and agr["Global α"] == f"{res.global_alpha:.3f}"
+    assert agr["Run key"] == "agr"
+    assert agr["Written"].startswith("fields agr_alpha, agr_statuses; label attributes agr_unit, agr_status on "
+                                     "the labels of raters_")
+    assert dict(cards["calibrate"][1])["Written"].startswith("the run 'cal' only")
+    assert dict(cards["browse_disagreements"][1])["Written"] == "saved view agr_disagreements (selected now)"
+    assert "syn_rater_1" in dict(cards["simulate_raters"][1])["Written"]
+    assert dict(cards["simulate_raters"][1])["Run key"].startswith("none")
+    conv = dict(cards["label_convergence"][1])
+    assert re.fullmatch(r"-?\d+\.\d \((below|inside|above|within)?.*", conv["Model mAP (%)"]) or \
+        re.match(r"\d+\.\d: ", conv["Model mAP (%)"]), conv["Model mAP (%)"]
+
+
+def test_delete_confirms_what_went(cards):
+    title, rows, results, facts = cards["delete_agreement_run"]
+    shown = dict(rows)
+    assert title == "KaLOS: run deleted" and shown["Run key"] == "agr (deleted)"
+    assert "agr" not in facts["runs"] and "saved view agr_disagreements" in shown["Written"]
+    assert int(shown["Field paths removed"]) == len(results["removed"]) > 0
+    assert "var" not in cards["delete_kalos_run"][3]["runs"]
