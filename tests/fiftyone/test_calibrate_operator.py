@@ -222,7 +222,7 @@ def test_recompute_reopens_the_form_with_every_stored_parameter(fo_isolated, dem
     assert all(chosen[p.name] != p.default for p in params_of(CalibrationConfig))     # each one off its default
     execute(URI, ds, rater_fields=fields, run_key="cal", **chosen)
     p = Panel(ds, "kalos_calibration").call("on_load")
-    assert "open_operator" in p.rendered()
+    assert "open_operator" in p.output["type"]["properties"]["run_buttons"]["type"]["properties"]
     (prompt,) = p.call("open_operator").ops("prompt_user_for_operation")
     params = prompt["params"]
     assert prompt["operator_uri"] == URI and params["run_key"] == "cal" and params["rater_fields"] == fields

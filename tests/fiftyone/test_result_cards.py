@@ -5,9 +5,11 @@ Every operator that fiftyone.yml registers runs once, in workflow order, on one 
 (the seeded demo raters, a model's boxes with confidences, label vectors for BAE); the card
 each one showed is read from the App operations it yielded."""
 
+import json
 import math
 import re
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ import yaml
 from kalos_core.demo_data import build_demo
 from tests.fiftyone.operator_results import shown_card
 from tests.fiftyone.test_convergence_operator import demo, model_dataset  # noqa: F401  (demo: the module fixture)
+from tests.fiftyone.test_rater_exports import coco_per_rater
 
 PLUGIN = "@kalos/agreement"
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
@@ -57,10 +60,18 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
     for f in fields:
         ds.set_values(f"{f}.detections.emb", [[rng.random(3).tolist() for _ in row or []]
                                                for row in ds.values(f"{f}.detections")])
-    coco = build_demo(tmp_path_factory.mktemp("cards"), n_images=4, seed=1, with_images=False)
+    folder = tmp_path_factory.mktemp("cards")
+    coco = build_demo(folder, n_images=4, seed=1, with_images=False)
     new_name = f"kalos-cards-{uuid.uuid4().hex[:8]}"
+    multi = json.loads(Path(coco).read_text())
+    exports = []
+    for rater in sorted({a["rater_id"] for a in multi["annotations"]})[:2]:
+        path = folder / f"{rater}.json"
+        path.write_text(json.dumps(coco_per_rater(multi, rater)))
+        exports.append({"rater": rater, "path": str(path), "format": "COCODetectionDataset"})
     runs = [
         ("import_multirater_coco", {"labels_path": str(coco), "target": "new", "new_dataset": new_name}),
+        ("import_rater_exports", {"exports": exports, "target": "new", "new_dataset": new_name + "-exports"}),
         ("calibrate", {"rater_fields": fields, "run_key": "cal", "bootstrap": 0}),
         ("compute_agreement", {"rater_fields": fields, "run_key": "agr", "bootstrap": 20, "seed": 0}),
         ("browse_disagreements", {"run_key": "agr"}),
