@@ -91,19 +91,24 @@ class Scanner:
         return (ends[k] == pos) & (runs[k] % 2 == 1) if len(ends) else np.zeros(len(pos), bool)
 
 
-def read_in_batches(path: str | Path, take: Callable[[list], bool], block: int | None = None) -> dict | None:
+def read_in_batches(path: str | Path, take: Callable[[list], bool], block: int | None = None,
+                    runs: bool = True) -> dict | None:
     """The file's top-level object with ``annotations`` set to None, its annotations given to
     ``take`` a batch (list) at a time in file order; None where the file must be read whole
-    (see the module's docstring), or where ``take`` returns False (it wants the whole file)."""
+    (see the module's docstring), or where ``take`` returns False (it wants the whole file).
+
+    ``runs=False``: the batches are not searched for integers of 19 digits, for a ``take``
+    that refuses a float wherever json would give an int (:class:`~kalos_core.io.columnar.BoxColumns`:
+    ids and category ids must be ints or strings, a coordinate of 19 digits is out of range)."""
     if orjson is None or stdlib_chosen():
         return None
     with open(path, "rb") as f:
-        return _Reader(take).read(f, block or BLOCK)
+        return _Reader(take, runs).read(f, block or BLOCK)
 
 
 class _Reader:
-    def __init__(self, take: Callable[[list], bool]) -> None:
-        self.take = take
+    def __init__(self, take: Callable[[list], bool], runs: bool = True) -> None:
+        self.take, self.runs = take, runs
         self.scanner = Scanner()
         self.outside: list[bytes] = []   # the file less the array's content
         self.pending = b""               # the array's content since the last batch
@@ -200,16 +205,17 @@ class _Reader:
         return self._take(raw, self.batches > 0, guess)
 
     def _take(self, raw: bytes, joined: bool, guess: bool) -> bool | None:
-        anns = batch_annotations(raw, joined)
+        anns = batch_annotations(raw, joined, self.runs)
         if anns is None:
             return None
         self.batches += 1
         return self.take(anns)
 
 
-def batch_annotations(raw: bytes, joined: bool) -> list | None:
-    """The annotations in a batch's text (``joined``: it begins ``[[0,``); None where it is not JSON."""
-    parsed = _parse(raw)
+def batch_annotations(raw: bytes, joined: bool, runs: bool = True) -> list | None:
+    """The annotations in a batch's text (``joined``: it begins ``[[0,``); None where it is not JSON
+    (or, with ``runs``, holds an integer run of 19 digits)."""
+    parsed = _parse(raw, runs)
     if parsed is None:
         return None
     anns = parsed[0]
@@ -218,9 +224,9 @@ def batch_annotations(raw: bytes, joined: bool) -> list | None:
     return anns
 
 
-def _parse(raw: bytes) -> Any:
+def _parse(raw: bytes, runs: bool = True) -> Any:
     """orjson's parse, or None where the whole file must go to :func:`~kalos_core.io.jsonfile.load_json_file`."""
-    if has_integer_run(raw):
+    if runs and has_integer_run(raw):
         return None
     try:
         return orjson.loads(raw)
@@ -240,20 +246,20 @@ def _parse(raw: bytes) -> Any:
 
 
 def read_forked(path: str | Path, take: Callable[[list], bool], fresh: Callable[[], Any],
-                merge: Callable[[Any], None], workers: int, block: int | None = None) -> dict | None:
+                merge: Callable[[Any], None], workers: int, block: int | None = None, runs: bool = True) -> dict | None:
     """:func:`read_in_batches` with the batches parsed by ``workers`` forked processes (``take``:
     the taker of one process, used where the file is read again by one)."""
     if workers > 1 and "fork" in mp.get_all_start_methods():
         with open(path, "rb") as f, mp.get_context("fork").Pool(workers) as pool:
-            got = _ForkedReader(pool, fresh, merge, 2 * workers).read(f, block or BLOCK)
+            got = _ForkedReader(pool, fresh, merge, 2 * workers, runs).read(f, block or BLOCK)
         if got is not _AGAIN:
             return got
-    return read_in_batches(path, take, block)
+    return read_in_batches(path, take, block, runs)
 
 
-def _part(fresh: Callable[[], Any], raw: bytes, joined: bool) -> Any:
+def _part(fresh: Callable[[], Any], raw: bytes, joined: bool, runs: bool) -> Any:
     """A batch's taker (False: it refuses the batch; None: the text is not JSON)."""
-    anns = batch_annotations(raw, joined)
+    anns = batch_annotations(raw, joined, runs)
     if anns is None:
         return None
     part = fresh()
@@ -269,8 +275,8 @@ class _Ready:
 
 
 class _ForkedReader(_Reader):
-    def __init__(self, pool, fresh: Callable[[], Any], merge: Callable[[Any], None], ahead: int) -> None:
-        super().__init__(lambda anns: False)
+    def __init__(self, pool, fresh: Callable[[], Any], merge: Callable[[Any], None], ahead: int, runs: bool) -> None:
+        super().__init__(lambda anns: False, runs)
         self.pool, self.fresh, self.merge, self.ahead = pool, fresh, merge, ahead
         self.queue: deque = deque()
         self.done: list = []
@@ -285,13 +291,13 @@ class _ForkedReader(_Reader):
 
     def _take(self, raw: bytes, joined: bool, guess: bool) -> bool | None:
         if guess and _END.search(raw, 0, len(raw) - 2):
-            anns = batch_annotations(raw, joined)     # parsed here: a refuted guess is scanned exactly
+            anns = batch_annotations(raw, joined, self.runs)     # parsed here: a refuted guess is scanned exactly
             if anns is None:
                 return None
             part = self.fresh()
             self.queue.append(_Ready(part if part.take(anns) else False))
         else:
-            self.queue.append(self.pool.apply_async(_part, (self.fresh, raw, joined)))
+            self.queue.append(self.pool.apply_async(_part, (self.fresh, raw, joined, self.runs)))
         self.batches += 1
         return self._drain(self.ahead)
 

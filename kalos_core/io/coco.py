@@ -82,9 +82,9 @@ def _load_batched(path: str | Path, task: str, workers: int) -> MultiRaterDatase
     cols = BoxColumns()
     workers = workers or os.cpu_count() or 1
     if workers > 1:
-        skeleton = read_forked(path, cols.take, BoxColumns, cols.merge, workers)
-    else:
-        skeleton = read_in_batches(path, cols.take)
+        skeleton = read_forked(path, cols.take, BoxColumns, cols.merge, workers, runs=False)
+    else:               # (runs=False: BoxColumns refuses the floats orjson gives for 19-digit ints)
+        skeleton = read_in_batches(path, cols.take, runs=False)
     if skeleton is None:
         return None
     skeleton["annotations"] = []
