@@ -86,11 +86,11 @@ def config_from_args(measure: Measure, args: argparse.Namespace):
     return measure.config(**values)
 
 
-def load_or_report(path: Path, task: str, skip_invalid: bool = False) -> MultiRaterDataset | None:
-    """``load_coco(path, task)``, or None after printing why it cannot be read (the handler
+def load_or_report(path: Path, task: str, skip_invalid: bool = False, workers: int = 1) -> MultiRaterDataset | None:
+    """``load_coco(path, task, workers=workers)``, or None after printing why it cannot be read (the handler
     then exits with status 2). Coercions are printed as warnings."""
     try:
-        ds = load_coco(path, task, skip_invalid=skip_invalid)
+        ds = load_coco(path, task, skip_invalid=skip_invalid, workers=workers)
     except InvalidInputError as e:
         print(f"error: {e}", file=sys.stderr)
         return None

@@ -52,7 +52,8 @@ def summary(result: AgreementResult, seconds: float | None = None) -> str:
 
 def read(args: argparse.Namespace) -> MeasureData | None:
     """The labels file, each ``--predictions`` file as one more (model) rater, and the executor options."""
-    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid)
+    forked = args.executor in (None, "processes")   # forked processes parse the file too
+    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid, workers=args.workers if forked else 1)
     if dataset is None:
         return None
     if len(args.model_name) > len(args.predictions):

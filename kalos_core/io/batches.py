@@ -12,13 +12,16 @@ It answers only where the whole file would parse to the same objects with
 orjson (:mod:`kalos_core.io.jsonfile`): UTF-8, valid JSON, no integer run of
 19 digits, ``"annotations"`` once. On anything else it returns ``None``
 and the caller reads the file whole, which refuses or reads it exactly as
-before and words every error.
+before and words every error. :func:`read_forked` parses the batches in forked
+processes (``--workers``), with the same answer.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
 import re
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,8 @@ _KEY = re.compile(rb'"annotations"[ \t\n\r]*:[ \t\n\r]*\Z')
 _WHITESPACE = b" \t\n\r"
 _NEXT = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 _GUESS_SPAN = 1 << 16                  # where the last cut is looked for: the block's last 64 kB
+_END = re.compile(rb"\}[ \t\n\r]*\]")    # where the array may end: after an object
+_AGAIN = object()                        # a guess was refuted: read the file by one process
 
 
 class Scanner:
@@ -86,19 +91,24 @@ class Scanner:
         return (ends[k] == pos) & (runs[k] % 2 == 1) if len(ends) else np.zeros(len(pos), bool)
 
 
-def read_in_batches(path: str | Path, take: Callable[[list], bool], block: int | None = None) -> dict | None:
+def read_in_batches(path: str | Path, take: Callable[[list], bool], block: int | None = None,
+                    runs: bool = True) -> dict | None:
     """The file's top-level object with ``annotations`` set to None, its annotations given to
     ``take`` a batch (list) at a time in file order; None where the file must be read whole
-    (see the module's docstring), or where ``take`` returns False (it wants the whole file)."""
+    (see the module's docstring), or where ``take`` returns False (it wants the whole file).
+
+    ``runs=False``: the batches are not searched for integers of 19 digits, for a ``take``
+    that refuses a float wherever json would give an int (:class:`~kalos_core.io.columnar.BoxColumns`:
+    ids and category ids must be ints or strings, a coordinate of 19 digits is out of range)."""
     if orjson is None or stdlib_chosen():
         return None
     with open(path, "rb") as f:
-        return _Reader(take).read(f, block or BLOCK)
+        return _Reader(take, runs).read(f, block or BLOCK)
 
 
 class _Reader:
-    def __init__(self, take: Callable[[list], bool]) -> None:
-        self.take = take
+    def __init__(self, take: Callable[[list], bool], runs: bool = True) -> None:
+        self.take, self.runs = take, runs
         self.scanner = Scanner()
         self.outside: list[bytes] = []   # the file less the array's content
         self.pending = b""               # the array's content since the last batch
@@ -115,6 +125,10 @@ class _Reader:
             if not (self._guess(data) if self.state == "in" else self._walk(data, 0, *self.scanner.scan(data))):
                 return None
             data = f.read(block)
+        if self.state == "in" and self.pending:      # the array's end in the text after the last cut
+            buf, self.pending, self.scanner = self.pending, b"", Scanner(depth=2)
+            if not self._inside(buf, 0, *self.scanner.scan(buf)):
+                return None
         if self.state != "after" or self.scanner.depth or self.scanner.in_string:
             return None
         parsed = _parse(b"".join(self.outside))
@@ -145,7 +159,7 @@ class _Reader:
         for m in _NEXT.finditer(data, max(0, len(data) - _GUESS_SPAN)):
             cut = m.start() + 1
         if cut is not None:
-            taken = self._batch(self.pending, memoryview(data)[:cut])
+            taken = self._batch(self.pending, memoryview(data)[:cut], guess=True)
             if taken is not None:
                 self.pending = data[cut:]
                 return taken
@@ -181,25 +195,38 @@ class _Reader:
         rest = closes[0] + 1
         return self._walk(data, end + 1, pos[rest:], depth[rest:])
 
-    def _batch(self, *piece) -> bool | None:
-        """Whether ``take`` took the annotations in the joined ``piece``; None where they are not JSON.
+    def _batch(self, *piece, guess: bool = False) -> bool | None:
+        """Whether ``take`` took the annotations in the joined ``piece``; None where they are not JSON
+        (``guess``: the piece ends at a guessed cut, which that refutes).
 
         After the first batch the text begins with the ``,`` after the last cut: a ``0`` before
         it makes it JSON (orjson checks the separator) and is dropped after parsing."""
         raw = b"".join((b"[[0" if self.batches else b"[[", *piece, b"]]"))   # as deep as in the file
-        parsed = _parse(raw)
-        if parsed is None:
+        return self._take(raw, self.batches > 0, guess)
+
+    def _take(self, raw: bytes, joined: bool, guess: bool) -> bool | None:
+        anns = batch_annotations(raw, joined, self.runs)
+        if anns is None:
             return None
-        anns = parsed[0]
-        if self.batches:
-            del anns[0]
         self.batches += 1
         return self.take(anns)
 
 
-def _parse(raw: bytes) -> Any:
+def batch_annotations(raw: bytes, joined: bool, runs: bool = True) -> list | None:
+    """The annotations in a batch's text (``joined``: it begins ``[[0,``); None where it is not JSON
+    (or, with ``runs``, holds an integer run of 19 digits)."""
+    parsed = _parse(raw, runs)
+    if parsed is None:
+        return None
+    anns = parsed[0]
+    if joined:
+        del anns[0]
+    return anns
+
+
+def _parse(raw: bytes, runs: bool = True) -> Any:
     """orjson's parse, or None where the whole file must go to :func:`~kalos_core.io.jsonfile.load_json_file`."""
-    if has_integer_run(raw):
+    if runs and has_integer_run(raw):
         return None
     try:
         return orjson.loads(raw)
@@ -207,4 +234,84 @@ def _parse(raw: bytes) -> Any:
         return None
 
 
-__all__ = ["BLOCK", "Scanner", "read_in_batches"]
+# --- the batches parsed by forked processes (``workers`` > 1), merged in file order ---------------
+#
+# :func:`read_forked` walks the file as :func:`read_in_batches` does, but hands each batch's
+# text to a pool of forked processes, which parse it and take its columns (``fresh().take``);
+# the parts are given to ``merge`` in file order once all are in, so the columns are the ones
+# one process builds. A batch cut at a guessed place is parsed there on trust; where the guess
+# may hold the end of the array (a ``}`` that a ``]`` follows), it is parsed here first, as
+# one process does. Where any batch sent off is not JSON (a guess refuted), the file is read
+# again by one process from the start: the same answer in every case, slower only there.
+
+
+def read_forked(path: str | Path, take: Callable[[list], bool], fresh: Callable[[], Any],
+                merge: Callable[[Any], None], workers: int, block: int | None = None, runs: bool = True) -> dict | None:
+    """:func:`read_in_batches` with the batches parsed by ``workers`` forked processes (``take``:
+    the taker of one process, used where the file is read again by one)."""
+    if workers > 1 and "fork" in mp.get_all_start_methods():
+        with open(path, "rb") as f, mp.get_context("fork").Pool(workers) as pool:
+            got = _ForkedReader(pool, fresh, merge, 2 * workers, runs).read(f, block or BLOCK)
+        if got is not _AGAIN:
+            return got
+    return read_in_batches(path, take, block, runs)
+
+
+def _part(fresh: Callable[[], Any], raw: bytes, joined: bool, runs: bool) -> Any:
+    """A batch's taker (False: it refuses the batch; None: the text is not JSON)."""
+    anns = batch_annotations(raw, joined, runs)
+    if anns is None:
+        return None
+    part = fresh()
+    return part if part.take(anns) else False
+
+
+class _Ready:
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def get(self) -> Any:
+        return self.value
+
+
+class _ForkedReader(_Reader):
+    def __init__(self, pool, fresh: Callable[[], Any], merge: Callable[[Any], None], ahead: int, runs: bool) -> None:
+        super().__init__(lambda anns: False, runs)
+        self.pool, self.fresh, self.merge, self.ahead = pool, fresh, merge, ahead
+        self.queue: deque = deque()
+        self.done: list = []
+        self.again = False
+
+    def read(self, f, block: int) -> Any:
+        got = super().read(f, block)
+        if not self.again and self._drain(0) and got is not None:
+            for part in self.done:      # merged once all are in: a file read again starts afresh
+                self.merge(part)
+        return _AGAIN if self.again else got if not self.queue else None
+
+    def _take(self, raw: bytes, joined: bool, guess: bool) -> bool | None:
+        if guess and _END.search(raw, 0, len(raw) - 2):
+            anns = batch_annotations(raw, joined, self.runs)     # parsed here: a refuted guess is scanned exactly
+            if anns is None:
+                return None
+            part = self.fresh()
+            self.queue.append(_Ready(part if part.take(anns) else False))
+        else:
+            self.queue.append(self.pool.apply_async(_part, (self.fresh, raw, joined, self.runs)))
+        self.batches += 1
+        return self._drain(self.ahead)
+
+    def _drain(self, keep: int) -> bool:
+        """Collect the parts done, in order, until ``keep`` are left; False on one refused or not JSON."""
+        while len(self.queue) > keep:
+            part = self.queue[0].get()
+            if part is None:
+                self.again = True
+            if not part:
+                return False
+            self.done.append(part)
+            self.queue.popleft()
+        return True
+
+
+__all__ = ["BLOCK", "Scanner", "batch_annotations", "read_forked", "read_in_batches"]

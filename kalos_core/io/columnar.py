@@ -70,6 +70,14 @@ class BoxColumns:
         self.parts.append((_codes(iids, self.images), _codes(raters, self.raters), category, xywh))
         return True
 
+    def merge(self, part: BoxColumns) -> None:
+        """Append the columns ``part`` took (of the batches after this one's): as if this had taken them."""
+        images = _recode(part.images, self.images)
+        raters = _recode(part.raters, self.raters)
+        self.ids += part.ids
+        self.id_types |= part.id_types
+        self.parts += [(images[i], raters[r], c, b) for i, r, c, b in part.parts]
+
     def column(self, k: int) -> np.ndarray:
         if self.parts:
             return np.concatenate([p[k] for p in self.parts])
@@ -110,6 +118,11 @@ def _codes(values: list, code_of: dict) -> np.ndarray:
     for v in dict.fromkeys(values):
         code_of.setdefault(v, len(code_of))
     return np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
+
+
+def _recode(values: dict, code_of: dict) -> np.ndarray:
+    """The codes in ``code_of`` of the values coded by ``values`` (the new ones coded in order)."""
+    return np.array([code_of.setdefault(v, len(code_of)) for v in values], np.int64)
 
 
 def read_boxes(raw_images: list, cols: BoxColumns | None, raw_cats: list, categories_of, images_of
