@@ -46,8 +46,8 @@ LS_VERSION := 1.23.2
 ls-setup: $(LS_VENV)/.installed
 
 $(LS_VENV)/.installed:
-	$(PYTHON) -m venv $(LS_VENV)
-	$(LS_VENV)/bin/python -m pip install -q "label-studio==$(LS_VERSION)"
+	$(PYTHON) -m venv $(LS_VENV) && timeout 1800 $(LS_VENV)/bin/python -m pip install -q "label-studio==$(LS_VERSION)" \
+	  || { rm -rf $(LS_VENV); exit 1; }
 	touch $@
 
 test-ls: setup ls-setup

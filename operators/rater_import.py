@@ -168,7 +168,8 @@ def _exports_steps(dataset_or_name, exports, match_by="file_name", label_field="
     for i, row in enumerate(rows):
         yield 0.7 * i / len(rows), f"reading {row.get('rater') or row['path']}"
         if row["format"] == LABEL_STUDIO:   # every annotator of the project
-            got, dropped = read_label_studio(row["path"], match_by, label_key, predictions=predictions)
+            got, dropped = read_label_studio(row["path"], match_by, label_key, rater_names=row.get("rater_names"),
+                                             predictions=predictions)
             left.update((k, left.get(k, 0) + v) for k, v in dropped.items())
         else:
             got = {str(row["rater"]).strip(): read_export(row["path"], row["format"], row.get("data_path") or None,
@@ -206,11 +207,13 @@ def import_rater_exports(dataset_or_name, exports, match_by="file_name", label_f
     return run_steps(steps, progress)[0]
 
 
-def import_label_studio(dataset_or_name, export_path, **kwargs):
+def import_label_studio(dataset_or_name, export_path, rater_names=None, **kwargs):
     """A Label Studio project export (JSON): one rater field per annotator (see
-    :mod:`fiftyone_layer.label_studio`); ``match_by`` ``"file_name"`` or ``"task"``. What was left out
+    :mod:`fiftyone_layer.label_studio`); ``match_by`` ``"file_name"`` or ``"task"``; ``rater_names``
+    maps ``completed_by`` values (``"user 3"``, an email) to rater names. What was left out
     (drafts, cancelled annotations) is in ``dataset.info["kalos_import"]["left_out"]``."""
-    return import_rater_exports(dataset_or_name, [(None, export_path, LABEL_STUDIO)], **kwargs)
+    export = {"rater": None, "path": export_path, "format": LABEL_STUDIO, "rater_names": rater_names}
+    return import_rater_exports(dataset_or_name, [export], **kwargs)
 
 
 class ImportRaterExports(foo.Operator):
