@@ -3,6 +3,7 @@ against COCOeval, Table 3's intervals, Eq. 1, identical raters, a model placed a
 interval, more than two raters, the CLI contract."""
 
 import contextlib
+import dataclasses
 import io
 import json
 
@@ -17,6 +18,7 @@ from kalos_core.convergence import (ConvergenceConfig, alpha_from_map, compute_c
                                     interval_stats, map_from_alpha, normal_interval, place)
 from kalos_core.convergence.accumulate import subset_ap
 from kalos_core.convergence.cocoeval import _coco_gt, evaluate_direction, rater_labels
+from kalos_core.convergence.engine import image_order, per_image_alpha, restrict_raters
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
 
 #: Table 3 of the paper: (mean, SD, CI lower, CI upper) per dataset and task
@@ -239,3 +241,33 @@ def test_config_declares_its_rules_and_the_cli_its_alpha_switch(tmp_path):
         d = json.loads(out.read_text())
         assert d["config"]["alpha"] is want and (d["alpha"] is not None) == bool(want)
     assert main(["convergence", str(src), "--predictions", str(tmp_path / "none.json")]) == 2
+
+
+def _restrict_reference(dataset, raters):
+    """restrict_raters as it was before the short cut: always copies, annotations as objects."""
+    keep = set(raters)
+    return dataclasses.replace(dataset, images=[
+        dataclasses.replace(im, raters=tuple(r for r in im.raters if r in keep),
+                            annotations=[a for a in im.annotations if a.rater in keep]) for im in dataset.images])
+
+
+@pytest.mark.realdata
+def test_alpha_per_threshold_on_all_raters_keeps_the_columns_and_every_bit(lvis_subset_path):
+    ds = load_coco(lvis_subset_path)
+    assert not isinstance(ds.images[0].annotations, list)          # column-held boxes
+    assert restrict_raters(ds, ds.raters) is ds
+    ids = image_order(ds)
+    fast, ref = per_image_alpha(ds, ids), per_image_alpha(_restrict_reference(ds, ds.raters), ids)
+    assert np.isfinite(fast).sum() > 100
+    np.testing.assert_array_equal(fast, ref)                         # bit-identical, NaN where NaN
+
+
+def test_restrict_raters_still_drops_a_rater_or_an_unassigned_one():
+    ds = synthetic(4, raters=("a", "b", "c"), seed=1)
+    two = restrict_raters(ds, ["a", "b"])
+    assert two is not ds and {a.rater for im in two.images for a in im.annotations} == {"a", "b"}
+    im = ds.images[0]
+    stray = dataclasses.replace(ds, images=[dataclasses.replace(
+        im, annotations=list(im.annotations) + [Annotation(999, "z", 1, (1.0, 1.0, 5.0, 5.0))])])
+    kept = restrict_raters(stray, ["a", "b", "c"])
+    assert kept is not stray and all(a.rater != "z" for a in kept.images[0].annotations)
