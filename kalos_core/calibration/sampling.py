@@ -181,7 +181,7 @@ def nearest_do(plan: SamplePlan, spec: DistanceSpec, prep: Prepared, cache: Prep
     """
     best = np.full(plan.n_observations, -np.inf)
     for obs, starts, query, partner, reverse in cache.do_pairs():
-        s = spec.pairs(prep.take_on_use(query), prep.take_on_use(partner))
+        s = pair_similarity(spec, prep, query, partner)
         best[obs] = np.maximum.reduceat(s, starts)
         np.maximum.at(best, reverse, s)
     size = plan.group_end[plan.do_group] - plan.group_start[plan.do_group]
@@ -195,9 +195,22 @@ def nearest_distance(plan: SamplePlan, spec: DistanceSpec, prep: Prepared, targe
     size = plan.group_end[target] - plan.group_start[target]
     for obs in pair_blocks(np.flatnonzero(size > 0), size):
         owner, partner = ranges(plan.group_start[target[obs]], size[obs])
-        s = spec.pairs(prep.take_on_use(plan.obs_query[obs][owner]), prep.take_on_use(partner))
+        s = pair_similarity(spec, prep, plan.obs_query[obs][owner], partner)
         out[obs] = 1.0 - np.maximum.reduceat(s, np.cumsum(size[obs]) - size[obs])
     return out
+
+
+def pair_similarity(spec: DistanceSpec, prep: Prepared, query: np.ndarray, partner: np.ndarray) -> np.ndarray:
+    """``spec.pairs`` of annotations ``query[k]`` and ``partner[k]``. An ``at_most_iou`` distance is computed
+    only for the pairs whose boxes overlap along x (positive width of the intersection): the others
+    are exactly 0, as the formula gives them (the IoU of boxes that do not overlap)."""
+    if not spec.at_most_iou:
+        return spec.pairs(prep.take_on_use(query), prep.take_on_use(partner))
+    x1, x2 = prep["xyxy"][:, 0], prep["xyxy"][:, 2]
+    keep = np.flatnonzero(np.minimum(x2[query], x2[partner]) - np.maximum(x1[query], x1[partner]) > 0)
+    s = np.zeros(len(query))
+    s[keep] = spec.pairs(prep.take_on_use(query[keep]), prep.take_on_use(partner[keep]))
+    return s
 
 
 def pair_blocks(index: np.ndarray, size: np.ndarray, limit: int | None = None) -> list[np.ndarray]:
