@@ -190,10 +190,21 @@ def draw_de_pairs(sets: AnnotationSets, n: int, rng: np.random.Generator) -> tup
 
 def box_distance(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Single-box distance of row-aligned corner arrays ``a``, ``b`` of shape (n, 4)."""
-    if name == "l2":
+    return box_distances([name], a, b)[name]
+
+
+def box_distances(names, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`box_distance` for each of ``names``; iou and giou share the intersection and union."""
+    out = {}
+    if "l2" in names:
         start = np.sqrt(((a[:, :2] - b[:, :2]) ** 2).mean(axis=1))
         end = np.sqrt(((a[:, 2:] - b[:, 2:]) ** 2).mean(axis=1))
-        return (start + end) / 20.0
+        out["l2"] = (start + end) / 20.0
+    unknown = set(names) - {"l2", "iou", "giou"}
+    if unknown:
+        raise ValueError(f"unknown box distance {min(unknown)!r}")
+    if "iou" not in names and "giou" not in names:
+        return out
     area_a = (a[:, 2] - a[:, 0] + 1) * (a[:, 3] - a[:, 1] + 1)
     area_b = (b[:, 2] - b[:, 0] + 1) * (b[:, 3] - b[:, 1] + 1)
     iw = np.maximum(0.0, np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]) + 1)
@@ -201,45 +212,58 @@ def box_distance(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     inter = iw * ih
     union = area_a + area_b - inter
     iou = inter / union
-    if name == "iou":
-        return 1.0 - iou
-    if name == "giou":
+    if "iou" in names:
+        out["iou"] = 1.0 - iou
+    if "giou" in names:
         hull = ((np.maximum(a[:, 2], b[:, 2]) - np.minimum(a[:, 0], b[:, 0]) + 1)
                 * (np.maximum(a[:, 3], b[:, 3]) - np.minimum(a[:, 1], b[:, 1]) + 1))
-        return 1.0 - (iou - (hull - union) / hull)
-    raise ValueError(f"unknown box distance {name!r}")
+        out["giou"] = 1.0 - (iou - (hull - union) / hull)
+    return out
 
 
 def set_distances(sets: AnnotationSets, sa: np.ndarray, sb: np.ndarray, name: str,
                   floor: bool = False) -> np.ndarray:
     """Multi-object distance of each pair of sets ``(sa[k], sb[k])`` (vectorised over all pairs);
     ``floor``: each nearest-neighbour distance capped at 1 (its similarity floored at 0)."""
+    return set_distances_by_name(sets, sa, sb, {name: floor})[name]
+
+
+def set_distances_by_name(sets: AnnotationSets, sa: np.ndarray, sb: np.ndarray,
+                          floors: dict[str, bool]) -> dict[str, np.ndarray]:
+    """:func:`set_distances` for each distance name of ``floors`` (name -> floor), the box pairs of
+    a block gathered once for all of them."""
     na, nb = sets.count[sa], sets.count[sb]
-    if name == "count":
-        return np.abs(na - nb).astype(float)
-    out = np.where((na == 0) & (nb == 0), 0.0, 1.0)          # an empty side
-    for block in pair_blocks(np.flatnonzero((na > 0) & (nb > 0)), na * nb):
-        out[block] = _pooled_nearest(sets, sa[block], sb[block], name, floor)
+    out = {name: np.abs(na - nb).astype(float) if name == "count" else np.where((na == 0) & (nb == 0), 0.0, 1.0)
+           for name in floors}                                  # set distances: an empty side
+    boxed = {name: floor for name, floor in floors.items() if name != "count"}
+    for block in pair_blocks(np.flatnonzero((na > 0) & (nb > 0)), na * nb) if boxed else []:
+        for name, values in _pooled_nearest(sets, sa[block], sb[block], boxed).items():
+            out[name][block] = values
     return out
 
 
-def _pooled_nearest(sets: AnnotationSets, sa: np.ndarray, sb: np.ndarray, name: str, floor: bool) -> np.ndarray:
-    """The pooled nearest-neighbour distance of each pair of non-empty sets ``(sa[k], sb[k])``."""
+def _pooled_nearest(sets: AnnotationSets, sa: np.ndarray, sb: np.ndarray,
+                    floors: dict[str, bool]) -> dict[str, np.ndarray]:
+    """The pooled nearest-neighbour distance of each pair of non-empty sets ``(sa[k], sb[k])``, per name."""
     na, nb = sets.count[sa], sets.count[sb]
     sizes = na * nb
     pair, local = ranges(np.zeros(len(sa), np.int64), sizes)
     offset = np.cumsum(sizes) - sizes
     i, j = local // nb[pair], local % nb[pair]                 # a-major: row i of A, column j of B
-    d = box_distance(name, np.take(sets.corners, sets.start[sa][pair] + i, axis=0),
-                     np.take(sets.corners, sets.start[sb][pair] + j, axis=0))
-    if floor:
-        d = np.minimum(d, 1.0)       # min over neighbours then cap = cap then min: the same
-    a_min = np.minimum.reduceat(d, np.repeat(offset, na) + _ranks(na) * np.repeat(nb, na))
+    distances = box_distances(list(floors), np.take(sets.corners, sets.start[sa][pair] + i, axis=0),
+                              np.take(sets.corners, sets.start[sb][pair] + j, axis=0))
+    a_starts = np.repeat(offset, na) + _ranks(na) * np.repeat(nb, na)
     by_b = offset[pair] + (local % na[pair]) * nb[pair] + local // na[pair]    # b-major: (pair, j, i)
-    b_min = np.minimum.reduceat(d[by_b], np.repeat(offset, nb) + _ranks(nb) * np.repeat(na, nb))
-    total = (np.bincount(np.repeat(np.arange(len(sa)), na), a_min, len(sa))
-             + np.bincount(np.repeat(np.arange(len(sa)), nb), b_min, len(sa)))
-    return total / (na + nb)
+    b_starts = np.repeat(offset, nb) + _ranks(nb) * np.repeat(na, nb)
+    a_owner, b_owner = np.repeat(np.arange(len(sa)), na), np.repeat(np.arange(len(sa)), nb)
+    out = {}
+    for name, d in distances.items():
+        if floors[name]:
+            d = np.minimum(d, 1.0)   # min over neighbours then cap = cap then min: the same
+        total = (np.bincount(a_owner, np.minimum.reduceat(d, a_starts), len(sa))
+                 + np.bincount(b_owner, np.minimum.reduceat(d[by_b], b_starts), len(sa)))
+        out[name] = total / (na + nb)
+    return out
 
 
 def _ranks(counts: np.ndarray) -> np.ndarray:
@@ -314,11 +338,11 @@ def braylan_agreement(dataset: MultiRaterDataset, config: BraylanConfig = Brayla
     de_a, de_b = draw_de_pairs(sets, len(sets.do_a), np.random.default_rng(config.seed))
     braylan = config.convention == "braylan"
     results = {}
+    floors = {name: braylan and name in FLOORED for name in config.distances}
+    do = set_distances_by_name(sets, sets.do_a, sets.do_b, floors)
+    de = set_distances_by_name(sets, de_a, de_b, floors)
     for name in config.distances:
-        floor = braylan and name in FLOORED
-        do = set_distances(sets, sets.do_a, sets.do_b, name, floor)
-        de = set_distances(sets, de_a, de_b, name, floor)
-        results[name] = measure(do, de, config.p, ties=0.0 if braylan else 0.5)
+        results[name] = measure(do[name], de[name], config.p, ties=0.0 if braylan else 0.5)
     return BraylanResult(distances=results, n_items=sets.n_items, n_raters=sets.n_raters,
                          n_annotations=int(sets.count.sum()), n_annotation_sets=len(sets.count),
                          seed=config.seed, p=config.p, task=dataset.meta.get("task") or "bbox",

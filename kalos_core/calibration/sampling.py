@@ -126,6 +126,31 @@ class PreparedCache:
             self._cache[spec.prepare] = (per_image, concat_prepared(per_image))
         return self._cache[spec.prepare]
 
+    def do_pairs(self) -> list[tuple]:
+        """Blocks ``(obs, starts, query, partner, reverse)`` of the Do pairs whose query's row comes
+        before the target row: ``obs`` those observations, ``starts`` their first pair, ``reverse`` the
+        observation ``(partner, row of query)`` of each pair (the same for every distance, computed once)."""
+        if "do_pairs" not in self._cache:
+            self._cache["do_pairs"] = _do_pair_blocks(self.plan)
+        return self._cache["do_pairs"]
+
+
+def _do_pair_blocks(plan: SamplePlan) -> list[tuple]:
+    sizes = plan.group_end - plan.group_start
+    own_group = np.repeat(np.arange(len(sizes)), sizes)[plan.obs_query]
+    size = sizes[plan.do_group]
+    # observation of (annotation b, row r of its image): the rank of the cell among the eligible cells
+    n_rows = np.concatenate([np.full(len(e), e.shape[1]) for e in plan.eligible]) if plan.eligible else []
+    cell_start = np.cumsum(n_rows, dtype=np.int64) - n_rows
+    obs_at = np.cumsum(np.concatenate([e.ravel() for e in plan.eligible] or [np.zeros(0, bool)])) - 1
+    row_of = own_group - plan.group_offset[plan.obs_image]
+    blocks = []
+    for obs in pair_blocks(np.flatnonzero((own_group < plan.do_group) & (size > 0)), size):
+        owner, partner = ranges(plan.group_start[plan.do_group[obs]], size[obs])
+        reverse = obs_at[cell_start[partner] + row_of[obs][owner]]
+        blocks.append((obs, np.cumsum(size[obs]) - size[obs], plan.obs_query[obs][owner], partner, reverse))
+    return blocks
+
 
 def concat_prepared(parts: list[Prepared]) -> Prepared:
     """One ``Prepared`` holding the annotations of all parts, in order (empty parts skipped)."""
@@ -144,8 +169,23 @@ def observe(plan: SamplePlan, spec: DistanceSpec, cache: PreparedCache) -> tuple
     per_image, everything = cache.get(spec)
     if spec.pairs is None:
         return observe_per_image(plan, spec, per_image, everything)
-    return (nearest_distance(plan, spec, everything, plan.do_group),
-            nearest_distance(plan, spec, everything, plan.de_group))
+    return nearest_do(plan, spec, everything, cache), nearest_distance(plan, spec, everything, plan.de_group)
+
+
+def nearest_do(plan: SamplePlan, spec: DistanceSpec, prep: Prepared, cache: PreparedCache) -> np.ndarray:
+    """The Do values of :func:`nearest_distance`, each unordered pair of annotations computed once.
+
+    ``pairs`` forms are symmetric bit for bit (``s(a, b) == s(b, a)``, tests/core/test_calibration_vectorised.py),
+    so the pairs of the observations whose query's row comes before the target row serve both
+    ``(a, row of b)`` (a segmented maximum) and ``(b, row of a)`` (``np.maximum.at``).
+    """
+    best = np.full(plan.n_observations, -np.inf)
+    for obs, starts, query, partner, reverse in cache.do_pairs():
+        s = pair_similarity(spec, prep, query, partner)
+        best[obs] = np.maximum.reduceat(s, starts)
+        np.maximum.at(best, reverse, s)
+    size = plan.group_end[plan.do_group] - plan.group_start[plan.do_group]
+    return np.where(size > 0, 1.0 - best, 1.0)
 
 
 def nearest_distance(plan: SamplePlan, spec: DistanceSpec, prep: Prepared, target: np.ndarray) -> np.ndarray:
@@ -155,9 +195,22 @@ def nearest_distance(plan: SamplePlan, spec: DistanceSpec, prep: Prepared, targe
     size = plan.group_end[target] - plan.group_start[target]
     for obs in pair_blocks(np.flatnonzero(size > 0), size):
         owner, partner = ranges(plan.group_start[target[obs]], size[obs])
-        s = spec.pairs(prep.take_on_use(plan.obs_query[obs][owner]), prep.take_on_use(partner))
+        s = pair_similarity(spec, prep, plan.obs_query[obs][owner], partner)
         out[obs] = 1.0 - np.maximum.reduceat(s, np.cumsum(size[obs]) - size[obs])
     return out
+
+
+def pair_similarity(spec: DistanceSpec, prep: Prepared, query: np.ndarray, partner: np.ndarray) -> np.ndarray:
+    """``spec.pairs`` of annotations ``query[k]`` and ``partner[k]``. An ``at_most_iou`` distance is computed
+    only for the pairs whose boxes overlap along x (positive width of the intersection): the others
+    are exactly 0, as the formula gives them (the IoU of boxes that do not overlap)."""
+    if not spec.at_most_iou:
+        return spec.pairs(prep.take_on_use(query), prep.take_on_use(partner))
+    x1, x2 = prep["xyxy"][:, 0], prep["xyxy"][:, 2]
+    keep = np.flatnonzero(np.minimum(x2[query], x2[partner]) - np.maximum(x1[query], x1[partner]) > 0)
+    s = np.zeros(len(query))
+    s[keep] = spec.pairs(prep.take_on_use(query[keep]), prep.take_on_use(partner[keep]))
+    return s
 
 
 def pair_blocks(index: np.ndarray, size: np.ndarray, limit: int | None = None) -> list[np.ndarray]:

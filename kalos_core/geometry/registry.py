@@ -105,6 +105,7 @@ class DistanceSpec:
     #: optional ``pairs(a, b) -> (n,)``: the similarity of ``a[k]`` and ``b[k]`` for equal-length
     #: prepared sets, equal to the matrix entries (lets the map step of a chunk of images
     #: compute only the pairs it needs, :mod:`kalos_core.agreement.chunk_kernel`)
+    #: it must be symmetric bit for bit, ``pairs(a, b) == pairs(b, a)`` (calibration's Do computes each pair once)
     pairs: Callable[[Prepared, Prepared], np.ndarray] | None = None
     #: the similarity never exceeds the boxes' IoU, so a pair at similarity >= t > 0 overlaps
     #: along x by at least t times the wider box's width (the map step of a chunk skips the rest)

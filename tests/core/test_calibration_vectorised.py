@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from kalos_core import Annotation, load_coco, make_image
 from kalos_core.calibration import sampling
-from kalos_core.calibration.braylan import annotation_sets, braylan_agreement, set_distances
+from kalos_core.calibration.braylan import annotation_sets, braylan_agreement, set_distances, set_distances_by_name
 from kalos_core.calibration.engine import default_distances
 from kalos_core.calibration.sampling import PreparedCache, build_plan, observe, observe_per_image
 from kalos_core.calibration.separation import KSData
@@ -95,6 +95,41 @@ def test_pair_forms_equal_the_matrix_entries(name):
     assert np.array_equal(spec.pairs(a.take(i), b.take(j)), matrix.ravel())
 
 
+@pytest.mark.parametrize("name", ["centroid", "centroid_box", "iou", "giou"])
+def test_pair_forms_are_symmetric_bit_for_bit(name):
+    """Do computes each unordered pair once (sampling.nearest_do): s(a, b) must equal s(b, a) exactly."""
+    rng = np.random.default_rng(5)
+    spec = get_distance("box", name)
+    xywh = rng.uniform(0, 100, (400, 4))
+    xywh[::2] = np.round(xywh[::2])                                   # ties: equal areas, equal sides
+    xywh[::7, 2:] = xywh[::7, 2:][:, ::-1]
+    a = spec.prepare(make_image(1, 640, 480, ["a"]), [Annotation(k, "a", 1, tuple(v)) for k, v in enumerate(xywh)])
+    b = spec.prepare(make_image(2, 333, 97, ["b"]), [Annotation(k, "b", 1, tuple(v)) for k, v in enumerate(xywh[::-1])])
+    ab, ba = spec.pairs(a, b), spec.pairs(b, a)
+    assert np.array_equal(ab, ba) and len(np.unique(ab)) > 30
+
+
+def test_do_once_per_pair_with_sessions_and_uneven_rows_equals_the_per_image_path():
+    rng = np.random.default_rng(11)
+    images, aid = [], 0
+    for i in range(40):
+        rows = ["a (S1)", "a (S2)", "b", "c"][: 2 + i % 3]
+        anns = []
+        for r in rows:
+            for _ in range(rng.integers(0, 6)):
+                anns.append(Annotation(aid, r, 1, tuple(np.round(rng.uniform(0, 60, 4), 1))))
+                aid += 1
+        images.append(make_image(i, 100, 80, rows, anns, row_rater={"a (S1)": "a", "a (S2)": "a"}))
+    data = MultiRaterDataset(images, {1: "x"}, "box")
+    plan = build_plan(in_canonical_order(data), np.random.default_rng(0))
+    for name in ("iou", "centroid_box"):
+        spec = get_distance("box", name)
+        cache = PreparedCache(plan)
+        do = sampling.nearest_do(plan, spec, cache.get(spec)[1], cache)
+        do0, _ = observe_per_image(plan, spec, *cache.get(spec))
+        assert np.array_equal(do, do0) and (do < 1).sum() > 50 and (do == 1).any(), name
+
+
 def ks_every_point(do, de, groups, multiplicity):
     """``max(0, max(F_Do - F_De))`` evaluated at every distinct value (the definition)."""
     m = np.asarray(multiplicity, float)
@@ -141,3 +176,8 @@ def test_braylan_blocks_do_not_change_a_value(monkeypatch):
     monkeypatch.setattr(sampling, "PAIR_BLOCK", 7)
     for name, want in whole.items():
         assert np.array_equal(set_distances(sets, sets.do_a, sets.do_b, name, True), want), name
+    floors = {"giou": True, "count": False, "iou": False, "l2": True}
+    together = set_distances_by_name(sets, sets.do_a, sets.do_b, floors)     # one gather for all names
+    assert sorted(together) == sorted(floors)
+    for name, floor in floors.items():
+        assert np.array_equal(together[name], set_distances(sets, sets.do_a, sets.do_b, name, floor)), name
