@@ -133,8 +133,9 @@ def test_kernel_serves_only_what_it_can():
     diags = enabled_diagnostics(cfg)
     assert chunk_kernel.applies(ds.images, cfg.distance_spec("box"), get_solver("greedy"), diags)
     assert not chunk_kernel.applies(ds.images, cfg.distance_spec("box"), get_solver("shm"), diags)
-    centroid = AgreementConfig(distance="centroid").distance_spec("box")       # no element-wise form
-    assert not chunk_kernel.applies(ds.images, centroid, get_solver("greedy"), diags)
+    centroid = AgreementConfig(distance="centroid").distance_spec("box")       # an element-wise form: served
+    assert chunk_kernel.applies(ds.images, centroid, get_solver("greedy"), diags)
+    assert not chunk_kernel.applies(ds.images, replace(centroid, pairs=None), get_solver("greedy"), diags)
     listed = [replace(ds.images[0], annotations=list(ds.images[0].annotations))]
     assert not chunk_kernel.applies(listed, cfg.distance_spec("box"), get_solver("greedy"), diags)
 
