@@ -190,7 +190,7 @@ class DeleteKalosRun(foo.Operator):
     def resolve_input(self, ctx):
         inputs = types.Object()
         runs = [k for m in run_store.KINDS for k in run_store.runs_of(ctx.dataset, m)]
-        if not runs:
+        if not runs and ctx.params.get("run_key") is None:
             inputs.view("none", types.Warning(label="No KaLOS run on this dataset."))
             return form(inputs, "KaLOS: delete a run")
         choices = types.Dropdown()
