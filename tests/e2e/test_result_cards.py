@@ -97,9 +97,10 @@ CASES = {
                   lambda f, tmp: fill_field(f, "Run key", f"{KEY}_cal")),
     "compute_agreement": ("compute agreement", "KaLOS: compute agreement", None,
                           lambda f, tmp: fill_field(f, "Run key", KEY)),
-    # the run choices default to the newest agreement run: the set-up's
+    # the run choices default to the newest agreement run (the set-up's), but the App does not
+    # always hand a dynamic form's default to its params ("Required property"): pick it
     "browse_disagreements": ("browse disagreements", "KaLOS: browse disagreements", _agreement_run,
-                             lambda f, tmp: None),
+                             lambda f, tmp: _pick_one(f, "Agreement run", KEY)),
     "compute_variations": ("variation types", "KaLOS: variation types", None,
                            lambda f, tmp: fill_field(f, "Run key", f"{KEY}_var")),
     "build_consensus": ("build consensus", "KaLOS: build consensus", _agreement_run, lambda f, tmp: None),
@@ -154,6 +155,13 @@ def _full_view(page, app) -> None:
     are gone stops the next test's App at "Field ... does not exist"."""
     try:  # best effort: a failure here must not hide the case's own
         page.keyboard.press("Escape")
+        page.locator(OUTPUT).wait_for(state="detached", timeout=15_000)
+        slug = re.search(r"[?&]view=([^&]+)", page.url)
+        if slug:   # a saved view is selected: choose "Unsaved view" in the view bar's selector
+            name = next(v["name"] for v in _ds().list_saved_views(info=True) if v["slug"] == slug.group(1))
+            page.get_by_text(name, exact=True).first.click()
+            page.get_by_text("Unsaved view", exact=True).first.click()
+            page.wait_for_url(lambda url: "view=" not in url, timeout=15_000)
         if page.locator(CLEAR_VIEW).count():
             page.locator(CLEAR_VIEW).first.dispatch_event("click")
             wait_for_count(page, lambda n: n == app.n_samples, what=f"== {app.n_samples} (full data set)")
