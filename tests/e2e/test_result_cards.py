@@ -158,7 +158,9 @@ def _full_view(page, app) -> None:
         page.locator(OUTPUT).wait_for(state="detached", timeout=15_000)
         slug = re.search(r"[?&]view=([^&]+)", page.url)
         if slug:   # a saved view is selected: choose "Unsaved view" in the view bar's selector
-            name = next(v["name"] for v in _ds().list_saved_views(info=True) if v["slug"] == slug.group(1))
+            from fiftyone.core.utils import to_slug
+
+            name = next(v for v in _ds().list_saved_views() if to_slug(v) == slug.group(1))
             page.get_by_text(name, exact=True).first.click()
             page.get_by_text("Unsaved view", exact=True).first.click()
             page.wait_for_url(lambda url: "view=" not in url, timeout=15_000)
