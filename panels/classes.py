@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import fiftyone.operators as foo
 
-from .common import ScopedRunPanel, band_color, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
+from .common import NAMES_MARGIN, ScopedRunPanel, band_color, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
 from ..fiftyone_layer.views import RunLayout, class_view
 from .chrome import MAX_CHART_HEIGHT
 
@@ -179,7 +179,7 @@ class ClassDifficultyPanel(ScopedRunPanel):
             f"Class difficulty ({ctx.panel.state.run_key}, {scope})", "α", "class", height=chart_height(len(sel.items)),
             yaxis={"type": "category", "title": {"text": ""}, "autorange": "reversed", "automargin": True,
                    **every_label(bars["y"], chart_height(len(sel.items)))},
-            margin={"t": 40, "b": 50, "l": 120, "r": 20}))
+            margin=NAMES_MARGIN))
         ctx.panel.state.class_table = class_table(sel.items) if sel.items else None
         ctx.panel.state.summary = selection_summary(sel, flt) + (
             "" if sel.items else " · no class left: clear the search or lower the minimum")

@@ -36,6 +36,9 @@ BANDS = (
     (0.8, math.inf, "near-perfect", "44,160,44"),
 )
 POSITIVE, NEGATIVE, NEUTRAL = "#2ca02c", "#d62728", "#1f77b4"
+#: a chart whose y axis names categories (classes): a narrow left margin that plotly's automargin
+#: widens to the longest name, so the plot takes the rest of the panel's width
+NAMES_MARGIN = {"t": 40, "b": 50, "l": 10, "r": 20}
 #: the legend of every chart with one: a row under the plot, so the plot keeps the panel's width
 LEGEND = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.25, "yanchor": "top"}
 #: widest run selector (CSS): beside it the header keeps room for Refresh in a split

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
-from .common import LEGEND, NEUTRAL, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
+from .common import LEGEND, NAMES_MARGIN, NEUTRAL, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 from ..fiftyone_layer.views import CONVERGENCE_THRESHOLDS, convergence_class_view, convergence_unmatched_view
 
 METHOD = "kalos_convergence"
@@ -167,8 +167,8 @@ class LabelConvergencePanel(RunPanel):
         title = "AP per class (full set, %)" + (f": the {len(classes)} lowest of {n_classes}"
                                                  if n_classes > len(classes) else "")
         ctx.panel.state.class_layout = clean(plot_layout(
-            title, "AP (%)", "class", height=max(260, 26 * len(classes) + 100),
-            yaxis={"type": "category", "title": {"text": "class"}}, margin={"t": 40, "b": 50, "l": 120, "r": 20}))
+            title, "AP (%)", "", height=max(260, 26 * len(classes) + 100),
+            yaxis={"type": "category", "title": {"text": ""}, "automargin": True}, margin=NAMES_MARGIN))
         ctx.panel.state.summary = summary_md(res)
         ctx.panel.state.selection = None
 

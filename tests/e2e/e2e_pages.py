@@ -217,8 +217,18 @@ def pick_choices(form, label: str, values) -> None:
         form_field(form, label).get_by_text(value).first.wait_for(timeout=15_000)
 
 
-def fill_field(form, label: str, text: str) -> None:
-    form_field(form, label).locator("input").first.fill(text)
+def fill_field(form, label: str, text: str, tries: int = 5) -> None:
+    """Type ``text`` into the input labelled ``label`` and make sure it stays: a dynamic form
+    re-resolves after each change (a radio click, an earlier field) and a re-render that lands
+    meanwhile drops what was typed, so wait for the form to settle, then check and type again."""
+    for _ in range(tries):
+        settled_execute_button(form)
+        box = form_field(form, label).locator("input").first
+        box.fill(text)
+        settled_execute_button(form)
+        if form_field(form, label).locator("input").first.input_value() == text:
+            return
+    raise AssertionError(f"the field {label!r} kept losing {text!r} (form re-rendered {tries} times)")
 
 
 def execute_button(form):
