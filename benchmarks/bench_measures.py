@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -93,10 +94,12 @@ def median_usage(runs: list[dict]) -> dict:
     return {k: statistics.median(r[k] for r in runs) for k in ("wall", "cpu", "max_rss_mb")}
 
 
-def run_cases(trees: dict[str, Path], inputs: dict, repeat: int, tmp: Path) -> list[dict]:
+def run_cases(trees: dict[str, Path], inputs: dict, repeat: int, tmp: Path, only: str | None = None) -> list[dict]:
     rows = []
     for fname, (path, pred) in inputs.items():
         for label, template in CASES:
+            if only and not re.search(only, f"{fname} | {label}"):
+                continue
             args = [a.format(file=path, pred=pred) for a in template]
             runs = {side: [] for side in trees}
             outs = {side: tmp / f"out_{side}.json" for side in trees}
@@ -153,6 +156,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="runs per process and tree; medians are reported")
     ap.add_argument("--images", type=int, default=5000)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--only", help="run only the cases whose 'file | process' matches this regular expression")
+    ap.add_argument("--no-reference", action="store_true", help="leave out kalos 0.8.0's row")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="kalos-bench-") as t:
         tmp = Path(t)
@@ -161,8 +166,8 @@ def main() -> None:
         if args.before:
             trees = {"before": before_tree(tmp, args.before), "after": REPO}
         try:
-            rows = run_cases(trees, inputs, args.repeat, tmp)
-            ref = reference_row(next(iter(inputs.values()))[0], args.repeat)
+            rows = run_cases(trees, inputs, args.repeat, tmp, args.only)
+            ref = None if args.no_reference else reference_row(next(iter(inputs.values()))[0], args.repeat)
         finally:
             if args.before:
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(trees["before"])])
