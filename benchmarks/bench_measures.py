@@ -28,10 +28,9 @@ import time
 from pathlib import Path
 
 from compare_reference import _run_once
-from result_digests import digest
+from result_digests import LVIS, digest
 
 REPO = Path(__file__).resolve().parents[1]
-LVIS = REPO.parent / "shared" / "data" / "lvis_v1_val_double_annotations_subset200.json"
 #: a process that takes longer than this (CPU s) in either tree on its first run is not repeated
 SLOW_CPU_S = 60.0
 REF_PYTHON = Path(os.environ.get("KALOS_REF_PYTHON", "/tmp/kalos_ref_venv/bin/python"))

@@ -42,14 +42,16 @@ from .common import (
     report_errors,
     run_steps,
 )
-from .importing import (
-    import_card,
+from .import_schema import (
     _RESERVED,
     MAX_RATER_FIELDS,
     _already_imported,
     _check_plain_fields,
     _field_names,
     declare_label_fields,
+)
+from .importing import (
+    import_card,
     import_target,
     imported,
     target_inputs,
