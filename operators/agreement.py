@@ -15,7 +15,7 @@ from ..fiftyone_layer import run_store, status_colors
 from ..fiftyone_layer.adapter import SetupError, check_label_attributes, label_fields
 from .calibration_runs import latest_calibration, matching_calibration, threshold_for
 from .cards import delete_and_confirm, interval, show_card, written_by
-from .common import form, check_form, drive, form_error, report_errors, run_or_delegate, setup_inputs, source_params
+from .common import agreement_run_input, chosen_agreement_run, form, check_form, drive, form_error, report_errors, run_or_delegate, setup_inputs, source_params
 from .forms import param_inputs
 from kalos_core.params import groups_of
 
@@ -156,18 +156,10 @@ def _used_calibration(dataset, params) -> str | None:
     return ref.key if ref else None
 
 
-def _run_choice(ctx, inputs, label: str):
-    runs = agreement_runs(ctx.dataset)
-    if not runs:
-        inputs.view("none", types.Warning(label="No KaLOS agreement run on this dataset yet: run "
-                                                "'KaLOS: compute agreement' first."))
-        return None
-    choices = types.Dropdown()
-    for k in runs:
-        choices.add_choice(k, label=k)
-    prop = inputs.enum("run_key", choices.values(), default=runs[-1], required=True, label=label, view=choices)
+def _run_choice(ctx, inputs, label: str, newest: bool = True):
+    prop = agreement_run_input(ctx, inputs, "run_key", label, newest=newest)
     key = ctx.params.get("run_key")
-    if key is not None and key not in runs:
+    if prop is not None and key is not None and key not in agreement_runs(ctx.dataset):
         try:
             get_agreement_run(ctx.dataset, key)
         except SetupError as e:
@@ -184,7 +176,7 @@ class DeleteAgreementRun(foo.Operator):
 
     def resolve_input(self, ctx):
         inputs = types.Object()
-        prop = _run_choice(ctx, inputs, "Run to delete")
+        prop = _run_choice(ctx, inputs, "Run to delete", newest=False)
         key = ctx.params.get("run_key")
         if prop is not None and key:
             paths, views = run_store.owned(ctx.dataset, key)
@@ -221,16 +213,16 @@ class BrowseDisagreements(foo.Operator):
         chosen = ctx.params.get("statuses", list(DISAGREEMENT))
         if not chosen:
             form_error(prop, "choose at least one status")
-        elif ctx.params.get("run_key"):
+        elif chosen_agreement_run(ctx, "run_key"):
             try:
-                run_store.check_view_free(ctx.dataset, ctx.params["run_key"],
-                                          disagreement_view_name(ctx.params["run_key"], chosen))
+                key = chosen_agreement_run(ctx, "run_key")
+                run_store.check_view_free(ctx.dataset, key, disagreement_view_name(key, chosen))
             except SetupError as e:
                 form_error(prop, str(e))
         return form(inputs, "KaLOS: browse disagreements")
 
     def execute(self, ctx):
-        key = ctx.params["run_key"]
+        key = chosen_agreement_run(ctx, "run_key")
         statuses = ctx.params.get("statuses") or list(DISAGREEMENT)
         view = disagreement_view(ctx.dataset, key, statuses)
         name = disagreement_view_name(key, statuses)

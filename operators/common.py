@@ -10,6 +10,7 @@ import fiftyone.operators.types as types
 
 from kalos_core.progress import run_steps  # noqa: F401  (re-exported: the same outside the App)
 
+from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import RaterSource, SetupError, label_fields, resolve_source
 from .cards import show_result
 
@@ -265,3 +266,28 @@ def number_input(ctx, inputs, name: str, integer: bool = False, lo=None, hi=None
     if hi is not None and value > hi:
         return form_error(prop, f"must be at most {num(hi)}" + (f" (and at least {num(lo)})" if lo is not None else ""))
     return prop
+
+
+def agreement_run_input(ctx, inputs, name: str, label: str, newest: bool = True):
+    """A dropdown of the dataset's agreement runs; None (and a warning) when there is none.
+
+    ``newest``: the newest run is shown chosen and is the one used when the params lack it (the App
+    does not always hand a dynamic form's default to its params, and a field showing a value must
+    not then say "Required property"); without it the user must choose (deleting a run)."""
+    runs = run_store.runs_of(ctx.dataset, run_store.AGREEMENT)
+    if not runs:
+        inputs.view("none", types.Warning(label="No KaLOS agreement run on this dataset yet: run "
+                                                "'KaLOS: compute agreement' first."))
+        return None
+    choices = types.Dropdown()
+    for k in runs:
+        choices.add_choice(k, label=k, description=run_store.describe_run(ctx.dataset, k))
+    if newest:
+        return inputs.enum(name, choices.values(), default=runs[-1], required=False, label=label, view=choices)
+    return inputs.enum(name, choices.values(), required=True, label=label, view=choices)
+
+
+def chosen_agreement_run(ctx, name: str):
+    """The agreement run the form chose: its params value, else the newest run (None if none)."""
+    runs = run_store.runs_of(ctx.dataset, run_store.AGREEMENT)
+    return ctx.params.get(name) or (runs[-1] if runs else None)

@@ -15,23 +15,10 @@ from .cards import show_card, written_by
 from .common import form, drive, report_errors
 from .consensus_runs import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
 from .consensus_runs import fusion_params
-from .common import check_form, finish_run, number_input
+from .common import agreement_run_input, check_form, chosen_agreement_run, finish_run, number_input
 from .forms import param_inputs
 from .review import check_review, review_view_name, tag_for_review, users_tag
 from ..fiftyone_layer.saved_views import select_saved_view
-
-
-def agreement_choice(ctx, inputs, name: str, label: str):
-    """A dropdown of the dataset's agreement runs (newest first chosen); None when there is none."""
-    runs = run_store.runs_of(ctx.dataset, AGREEMENT)
-    if not runs:
-        inputs.view("none", types.Warning(label="No KaLOS agreement run on this dataset yet: run "
-                                                "'KaLOS: compute agreement' first."))
-        return None
-    choices = types.Dropdown()
-    for k in runs:
-        choices.add_choice(k, label=k, description=run_store.describe_run(ctx.dataset, k))
-    return inputs.enum(name, choices.values(), default=runs[-1], required=True, label=label, view=choices)
 
 
 class BuildConsensus(foo.Operator):
@@ -51,14 +38,13 @@ class BuildConsensus(foo.Operator):
     def resolve_input(self, ctx):
         ds, p = ctx.dataset, ctx.params
         inputs = types.Object()
-        props = {"agreement_key": agreement_choice(ctx, inputs, "agreement_key", "Agreement run")}
+        props = {"agreement_key": agreement_run_input(ctx, inputs, "agreement_key", "Agreement run")}
         if props["agreement_key"] is None:
             return form(inputs, "KaLOS: build consensus")
         props.update(param_inputs(ctx, inputs, MEASURE, skip=MATCHING_PARAMS))
-        key = p.get("agreement_key")
-        runs = run_store.runs_of(ds, AGREEMENT)
-        if key is None or key in runs:
-            target = consensus_key(key or runs[-1])
+        key = chosen_agreement_run(ctx, "agreement_key")
+        if key in run_store.runs_of(ds, AGREEMENT):
+            target = consensus_key(key)
             about = run_store.describe_run(ds, target) if run_store.run_method(ds, target) == CONSENSUS else None
             props["overwrite"] = None
             if about:
@@ -67,13 +53,13 @@ class BuildConsensus(foo.Operator):
                     description=f"Replaces the run and its field {target}: {about}")
             inputs.view("writes", types.Notice(label=f"Writes the new field {target}; the raters' fields are "
                                                      "only read."))
-        check_form(props, lambda: check_consensus(ds, key or runs[-1], overwrite=bool(p.get("overwrite")),
+        check_form(props, lambda: check_consensus(ds, key, overwrite=bool(p.get("overwrite")),
                                                   **fusion_params(p)))
         return form(inputs, "KaLOS: build consensus")
 
     def execute(self, ctx):
         p = ctx.params
-        key = p.get("agreement_key")
+        key = chosen_agreement_run(ctx, "agreement_key")
         steps = consensus_steps(ctx.dataset, key, overwrite=bool(p.get("overwrite")), **fusion_params(p))
         res = yield from report_errors(ctx, drive(ctx, steps))
         field = consensus_key(key)
@@ -102,10 +88,10 @@ class TagForReview(foo.Operator):
     def resolve_input(self, ctx):
         ds, p = ctx.dataset, ctx.params
         inputs = types.Object()
-        props = {"run_key": agreement_choice(ctx, inputs, "run_key", "Agreement run")}
+        props = {"run_key": agreement_run_input(ctx, inputs, "run_key", "Agreement run")}
         if props["run_key"] is None:
             return form(inputs, "KaLOS: tag for review")
-        key = p.get("run_key") or run_store.runs_of(ds, AGREEMENT)[-1]
+        key = chosen_agreement_run(ctx, "run_key")
         props["tag"] = inputs.str("tag", default="review", required=True, label="Tag")
         tag = p.get("tag", "review")
         theirs = users_tag(ds, tag.strip()) if isinstance(tag, str) and tag.strip() else (0, 0)
@@ -139,7 +125,7 @@ class TagForReview(foo.Operator):
 
     def execute(self, ctx):
         p = ctx.params
-        key = p.get("run_key")
+        key = chosen_agreement_run(ctx, "run_key")
         unsupported = p.get("unsupported", run_store.run_method(ctx.dataset, consensus_key(key)) == CONSENSUS)
 
         def work():

@@ -148,3 +148,20 @@ def test_consensus_stores_every_parameter_with_the_agreement_runs_matching(ds):
     assert {"support", "box_fusion", "pixel_share"} <= set(props) and not {"threshold", "solver"} & set(props)
     with pytest.raises(Exception, match="agreement run's"):   # the matching is the agreement run's, not set here
         consensus_run(ds, agreement_key="kalos", overwrite=True, threshold=0.9)
+
+
+def test_run_dropdowns_fall_back_to_the_newest_run_the_form_shows(ds):
+    """The App does not always hand a dynamic form's default to its params: the agreement-run
+    dropdown shows the newest run, is not "Required", and the operator then uses that run;
+    deleting a run has no default and must be chosen."""
+    execute("compute_agreement", ds, rater_fields=FIELDS, run_key="newer", bootstrap=0)
+    props = form("build_consensus", ds)
+    assert props["agreement_key"].default == "newer" and not props["agreement_key"].required
+    assert errors(props) == {}
+    execute("build_consensus", ds)                 # no agreement_key in the params
+    assert "newer_consensus" in ds.list_runs() and "kalos_consensus" not in ds.list_runs()
+    execute("tag_for_review", ds, tag="fallback")  # no run_key: the newest run
+    assert ds.load_run_results("newer_consensus") is not None
+    assert ds.match_tags("fallback").count() > 0 or ds.count_label_tags().get("fallback", 0) > 0
+    delete = form("delete_agreement_run", ds)["run_key"]
+    assert delete.required and delete.default is None
