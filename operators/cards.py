@@ -8,6 +8,7 @@ them from the shown results; the App shows only the card's rows).
 
 from __future__ import annotations
 
+import json
 import math
 from numbers import Integral, Real
 
@@ -98,13 +99,27 @@ def show_card(ctx, title: str, numbers=(), written: str = "", run_key: str | Non
     return show_result(ctx, *card(title, numbers, written, run_key, next_step, **data))
 
 
+def _view_uses(ctx, paths, views) -> bool:
+    """Whether the App's current view is one of ``views`` or names one of the field ``paths``."""
+    if ctx.request_params.get("view_name") in views:
+        return True
+    try:
+        stages = json.dumps(ctx.view._serialize(), default=str)
+    except Exception:  # noqa: BLE001  (an unreadable view: leave it as it is)
+        return False
+    return any(p.rsplit(".", 1)[-1] in stages for p in paths)
+
+
 def delete_and_confirm(ctx, run_key: str, delete):
     """``yield from`` this as a delete operator's ``execute``: ``delete(dataset, run_key)``, then the
     App reloaded (status colours included), a confirmation note and the card naming what went."""
     paths, views = run_store.owned(ctx.dataset, run_key)
     what = describe_paths(paths, views) or "the stored results only"
+    stale = not ctx.delegated and _view_uses(ctx, paths, views)
     removed = delete(ctx.dataset, run_key)
     if not ctx.delegated:
+        if stale:  # the App would ask for the removed fields ("Field ... does not exist")
+            yield ctx.ops.clear_view()
         yield ctx.ops.reload_dataset()
         yield status_colors.refresh_app(ctx)
         yield ctx.ops.notify(f"KaLOS: run {run_key!r} deleted with what it wrote", variant="success")

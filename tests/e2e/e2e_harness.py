@@ -7,6 +7,7 @@ only a link to this checkout; the subprocesses started here inherit both.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -92,6 +93,20 @@ class AppServer:
                 self.stop()
                 raise RuntimeError(f"App did not answer on {self.url} within {timeout:.0f} s:\n{self.log_tail()}")
             time.sleep(0.5)
+
+    def reset_state(self) -> None:
+        """Put the App's shared session back on the whole data set (no view, no saved view, default
+        spaces) through the server's own ``setDataset`` mutation, as choosing the data set in the
+        App does. A case that deletes fields a selected (saved) view uses calls this first: the
+        next page load would otherwise ask for the missing field ("Field ... does not exist")."""
+        query = ('mutation { setDataset(subscription: "kalos-e2e", session: null, name: "%s", '
+                 'viewName: null) }' % self.name)
+        req = urllib.request.Request(self.url + "/graphql", data=json.dumps({"query": query}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            answer = json.loads(r.read())
+        if answer.get("errors") or not (answer.get("data") or {}).get("setDataset"):
+            raise RuntimeError(f"the App did not reset its session: {answer}")
 
     def log_tail(self, n: int = 60) -> str:
         try:

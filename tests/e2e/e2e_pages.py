@@ -59,7 +59,9 @@ def wait_for_tiles(page, timeout: float = 60.0) -> int:
 
 def open_app(page, app) -> None:
     """Open the demo data set on a clean slate: the App shares one Session per server, so a
-    view or a panel left by an earlier test is cleared first."""
+    view or a panel left by an earlier test is cleared first (the server's session state reset,
+    then in the page)."""
+    app.reset_state()
     page.goto(app.dataset_url)
     page.locator(COUNT).first.wait_for(timeout=90_000)
     page.locator(CLEAR_VIEW).click()

@@ -165,3 +165,27 @@ def test_run_dropdowns_fall_back_to_the_newest_run_the_form_shows(ds):
     assert ds.match_tags("fallback").count() > 0 or ds.count_label_tags().get("fallback", 0) > 0
     delete = form("delete_agreement_run", ds)["run_key"]
     assert delete.required and delete.default is None
+
+
+def _triggered(res) -> list[str]:
+    return [r["operator_uri"] for r in res.executor.to_json()["requests"]]
+
+
+def test_deleting_a_run_clears_an_app_view_that_uses_its_fields(ds):
+    """A view that names the run's fields (its saved disagreement view, a sort by its α) would stop
+    the App at "Field ... does not exist" once they are gone: the App goes back to the whole data
+    set. Any other view is left as the user chose it."""
+    import fiftyone.operators as foo
+
+    execute("browse_disagreements", ds, run_key="kalos")
+    sorted_by_alpha = ds.sort_by("kalos_alpha")
+    res = foo.execute_operator(f"{PLUGIN}/delete_agreement_run", view=sorted_by_alpha, params={"run_key": "kalos"})
+    assert "clear_view" in _triggered(res)
+    execute("compute_agreement", ds, rater_fields=FIELDS, run_key="kalos", bootstrap=0)
+    execute("browse_disagreements", ds, run_key="kalos")
+    res = foo.execute_operator(f"{PLUGIN}/delete_agreement_run", dataset=ds.name,
+                               view_name="kalos_disagreements", params={"run_key": "kalos"})
+    assert "clear_view" in _triggered(res) and "reload_dataset" in _triggered(res)
+    execute("compute_agreement", ds, rater_fields=FIELDS, run_key="kalos", bootstrap=0)
+    res = foo.execute_operator(f"{PLUGIN}/delete_agreement_run", view=ds.limit(1), params={"run_key": "kalos"})
+    assert "clear_view" not in _triggered(res)
