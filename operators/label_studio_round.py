@@ -14,7 +14,7 @@ a new field, so no rater sees anyone's labels, and lets ``raters_per_task`` anno
 Loading writes each annotator's annotations as the field ``<prefix>_<rater>`` (rater = the user's
 email, or its name in ``rater_names``) on the samples sent, labels carrying ``rater_id``; each sample's
 ``rater_list`` gets the round-2 raters who annotated it (a skipped task or a task the rater never
-opened: *not assigned*); the saved view ``<anno_key>_samples`` holds the round's samples, where its
+opened: *not assigned*); the saved view ``<prefix>_samples`` holds the round's samples, where its
 agreement run is computed. Never written over: a field that exists, or a round-1 rater of a sample who
 has no round-2 annotation of it while named the same (that would read as "drew nothing").
 """
@@ -24,14 +24,19 @@ from __future__ import annotations
 import math
 
 import fiftyone as fo
+import fiftyone.operators as foo
+from fiftyone.operators import types
 
 from ..fiftyone_layer.errors import SetupError
 from ..fiftyone_layer.label_studio_api import fetch_round, send_samples
 from ..fiftyone_layer.rawdocs import LIST_NAMES
-from .common import FIELD_NAME_RE
+from ..fiftyone_layer.saved_views import select_saved_view
+from .cards import show_card
+from .common import FIELD_NAME_RE, form, form_error, report_errors
 from .import_schema import _field_names, declare_label_fields
 from .rater_import import _one_type
 
+DEFAULT_URL = "http://localhost:8080"
 #: the annotation run's field: FiftyOne's own, never filled (the rounds are read per annotator)
 UPLOAD_SUFFIX = "_ls_upload"
 
@@ -55,10 +60,10 @@ def send_review_to_label_studio(dataset, view_name: str, anno_key: str, url: str
                         raters_per_task, project_name or f"{dataset.name} {anno_key}")
 
 
-def round_view_name(anno_key: str) -> str:
+def round_view_name(prefix: str) -> str:
     """The saved view of a loaded round's samples: its agreement run runs on it (elsewhere the round's
     raters are assigned through ``rater_list`` and their missing fields would read "drew nothing")."""
-    return f"{anno_key}_samples"
+    return f"{prefix}_samples"
 
 
 def _assigned_without_labels(lists: dict, per_rater: dict) -> str | None:
@@ -84,9 +89,9 @@ def load_label_studio_round(dataset, anno_key: str, prefix: str = "round2", rate
     if taken:
         raise SetupError(f"field(s) {', '.join(taken)} exist; loading never writes over a field: choose another "
                          "prefix", "prefix")
-    view_name = round_view_name(anno_key)
+    view_name = round_view_name(prefix)
     if view_name in dataset.list_saved_views():
-        raise SetupError(f"saved view {view_name!r} exists; delete it or load under another annotation key", "anno_key")
+        raise SetupError(f"saved view {view_name!r} exists; choose another prefix", "prefix")
     ids = list(dict.fromkeys(sid for images in per_rater.values() for sid in images))
     lists = dict(zip(ids, dataset.select(ids, ordered=True).values("rater_list"))) \
         if dataset.has_sample_field("rater_list") else {}
@@ -135,3 +140,104 @@ def compare_rounds(dataset, first: str, second: str) -> dict:
 
     return {"samples": len(pairs), "mean_first": mean(0), "mean_second": mean(1),
             "changed": sum(abs(x - y) > 1e-9 for x, y in pairs.values()), "per_sample": pairs}
+
+
+def _review_view(dataset) -> str | None:
+    """The newest saved view named like a review queue, else the newest saved view."""
+    views = dataset.list_saved_views()
+    return ([v for v in views if v.endswith("_review")] or views or [None])[-1]
+
+
+def _ls_runs(dataset) -> list[str]:
+    return [k for k in dataset.list_annotation_runs()
+            if getattr(dataset.get_annotation_info(k).config, "method", None) == "labelstudio"]
+
+
+class SendToLabelStudio(foo.Operator):
+    """A saved review view to Label Studio: the images only, several annotators per task."""
+
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="send_to_label_studio", label="KaLOS: send for a second round (Label Studio)", dynamic=True,
+            view_target=False, execute_as_generator=True, icon="/assets/icon.svg",
+            description="Upload a saved view's images (e.g. the review queue) to a Label Studio project, without "
+                        "anyone's labels, for several annotators per task")
+
+    def resolve_input(self, ctx):
+        ds, p, inputs = ctx.dataset, ctx.params, types.Object()
+        views = ds.list_saved_views()
+        if not views:
+            inputs.view("none", types.Warning(label="No saved view: run 'KaLOS: tag for review' first"))
+            return form(inputs, "KaLOS: send for a second round")
+        # defaults are not required: the App may leave a shown default out of the params
+        inputs.enum("view_name", views, default=_review_view(ds), label="Saved view to send", view=types.Dropdown())
+        key = inputs.str("anno_key", default="round2", label="Annotation key (the round's name)")
+        if p.get("anno_key", "round2") in ds.list_annotation_runs():
+            form_error(key, f"annotation run {p.get('anno_key', 'round2')!r} exists; choose another key")
+        inputs.str("url", default=DEFAULT_URL, label="Label Studio URL")
+        inputs.str("api_key", required=True, label="Label Studio API token (legacy token)")
+        inputs.list("classes", types.String(), default=review_classes(ds), label="Classes")
+        inputs.int("raters_per_task", default=2, label="Annotators per task")
+        return form(inputs, "KaLOS: send for a second round")
+
+    def execute(self, ctx):
+        p = ctx.params
+
+        def work():
+            return send_review_to_label_studio(ctx.dataset, p.get("view_name") or _review_view(ctx.dataset),
+                                               p.get("anno_key") or "round2", p.get("url") or DEFAULT_URL,
+                                               p["api_key"], p.get("classes"), int(p.get("raters_per_task", 2)))
+            yield  # unreachable: makes this a generator for report_errors
+
+        results = yield from report_errors(ctx, work(), "KaLOS: sending to Label Studio failed")
+        yield show_card(ctx, "KaLOS: sent to Label Studio", [("Tasks", len(results.uploaded_tasks))],
+                        f"project {p.get('url') or DEFAULT_URL}/projects/{results.project_id}", None,
+                        "When the annotators are done: 'KaLOS: load a Label Studio round'.")
+
+
+class LoadLabelStudioRound(foo.Operator):
+    """Every annotator's work of a Label Studio round as one field per annotator."""
+
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="load_label_studio_round", label="KaLOS: load a Label Studio round", dynamic=True,
+            view_target=False, execute_as_generator=True, icon="/assets/icon.svg",
+            description="Every annotator's annotations of a Label Studio round as <prefix>_<annotator> fields")
+
+    def resolve_input(self, ctx):
+        ds, p, inputs = ctx.dataset, ctx.params, types.Object()
+        runs = _ls_runs(ds)
+        if not runs:
+            inputs.view("none", types.Warning(label="No Label Studio round: 'KaLOS: send for a second round' first"))
+            return form(inputs, "KaLOS: load a Label Studio round")
+        inputs.enum("anno_key", runs, default=runs[-1], label="Round", view=types.Dropdown())
+        prefix = inputs.str("prefix", default="round2", label="Field prefix")
+        value = p.get("prefix", "round2") or ""
+        if not FIELD_NAME_RE.match(value):
+            form_error(prefix, "start with a letter; letters, digits and _ only")
+        row = types.Object()
+        row.str("annotator", label="Annotator (email in Label Studio)")
+        row.str("rater", label="Rater name (e.g. the round-1 name)")
+        inputs.list("rater_names", row, label="Rater names (optional)",
+                    description="Name an annotator like a round-1 rater to follow that rater across rounds")
+        return form(inputs, "KaLOS: load a Label Studio round")
+
+    def execute(self, ctx):
+        p = ctx.params
+        names = {r["annotator"]: r["rater"] for r in p.get("rater_names") or [] if r.get("annotator") and r.get("rater")}
+
+        def work():
+            return load_label_studio_round(ctx.dataset, p.get("anno_key") or _ls_runs(ctx.dataset)[-1],
+                                           p.get("prefix") or "round2", names)
+            yield  # unreachable: makes this a generator for report_errors
+
+        out = yield from report_errors(ctx, work(), "KaLOS: loading the round failed")
+        yield from select_saved_view(ctx, out["view"])
+        left = ", ".join(f"{v} {k}" for k, v in out["left_out"].items() if v) or "nothing"
+        yield show_card(ctx, "KaLOS: round loaded", [("Samples", out["samples"]), ("Labels", out["labels"]),
+                                                     ("Tasks", out["tasks"]), ("Left out", left)],
+                        "fields " + ", ".join(sorted(out["fields"])) + f"; saved view {out['view']} (selected now)",
+                        None, f"Run 'KaLOS: compute agreement' on this view with the fields {', '.join(sorted(out['fields']))}; "
+                              "then compare the two runs in the Overview and Collaboration panels.")

@@ -53,6 +53,7 @@ def _post_round1_boxes(server, results, ds, data, user_ids, label_field):
 
 def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_path, label_studio,
                                                                     label_studio_sdk, tmp_path):
+    import fiftyone.operators as foo
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
     from fiftyone.plugins.orgs.kalos.agreement.operators import (
         label_studio_round as lsr,
@@ -73,10 +74,14 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
     assert 2 <= len(sent) < N_IMAGES   # the review queue, not the whole set
 
     start = time.monotonic()
-    results = lsr.send_review_to_label_studio(ds, counts["view"], "round2", label_studio.url, USERS["r1"][1])
+    sent_op = foo.execute_operator("@kalos/agreement/send_to_label_studio", dataset=ds.name, params={
+        "view_name": counts["view"], "anno_key": "round2", "url": label_studio.url, "api_key": USERS["r1"][1]})
+    assert sent_op.error is None, sent_op.error
+    results = ds.load_annotation_results("round2")
     assert sorted(results.uploaded_tasks.values()) == sorted(sent)
     project = label_studio.api("GET", f"/api/projects/{results.project_id}")
     assert project["maximum_annotations"] == 2 and project["task_number"] == len(sent)
+    assert project["label_config"].count("<Label ") == len(lsr.review_classes(ds)) > 1   # round 1's classes
     task = label_studio.api("GET", f"/api/tasks/{next(iter(results.uploaded_tasks))}")
     assert not task["predictions"] and not task["annotations"]   # nobody's labels on the images sent
 
@@ -107,3 +112,10 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
 
     with pytest.raises(SetupError, match="round2_r1.*never writes over"):
         lsr.load_label_studio_round(ds, "round2", prefix="round2", rater_names=names)
+    again = foo.execute_operator("@kalos/agreement/load_label_studio_round", dataset=ds.name, params={
+        "anno_key": "round2", "prefix": "again"})   # the emails as rater names: new raters, new fields
+    assert again.error is None, again.error
+    assert {f: ds.info["kalos_import"]["rater_fields"][f] for f in ("again_rater1_kalos_test", "again_rater2_kalos_test")
+            } == {"again_rater1_kalos_test": "rater1@kalos.test", "again_rater2_kalos_test": "rater2@kalos.test"}
+    assert ds.count("again_rater1_kalos_test.detections") == ds.count("round2_r1.detections")
+    assert set(ds.load_saved_view("again_samples").first().rater_list) == {"r1", "r2", *names}
