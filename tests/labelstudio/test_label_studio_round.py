@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from tests.fiftyone.operator_results import check_card, shown_card
 from tests.fiftyone.test_rater_exports import (
     agreement,
     label_studio_tasks,
@@ -77,6 +78,7 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
     sent_op = foo.execute_operator("@kalos/agreement/send_to_label_studio", dataset=ds.name, params={
         "view_name": counts["view"], "anno_key": "round2", "url": label_studio.url, "api_key": USERS["r1"][1]})
     assert sent_op.error is None, sent_op.error
+    check_card(*shown_card(sent_op)[:2])   # the card every operator ends with (tests/fiftyone/test_result_cards.py)
     results = ds.load_annotation_results("round2")
     assert sorted(results.uploaded_tasks.values()) == sorted(sent)
     project = label_studio.api("GET", f"/api/projects/{results.project_id}")
@@ -115,6 +117,9 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
     again = foo.execute_operator("@kalos/agreement/load_label_studio_round", dataset=ds.name, params={
         "anno_key": "round2", "prefix": "again"})   # the emails as rater names: new raters, new fields
     assert again.error is None, again.error
+    title, rows, _ = shown_card(again)
+    check_card(title, rows)
+    assert dict(rows)["Written"].startswith("fields again_rater1_kalos_test, again_rater2_kalos_test; saved view ")
     assert {f: ds.info["kalos_import"]["rater_fields"][f] for f in ("again_rater1_kalos_test", "again_rater2_kalos_test")
             } == {"again_rater1_kalos_test": "rater1@kalos.test", "again_rater2_kalos_test": "rater2@kalos.test"}
     assert ds.count("again_rater1_kalos_test.detections") == ds.count("round2_r1.detections")
