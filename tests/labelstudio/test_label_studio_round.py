@@ -25,12 +25,11 @@ N_IMAGES = 12
 
 
 def _round2_agreement(ds, view_name, fields):
+    """The README's call: compute_agreement's Python entry on the round's saved view."""
     import fiftyone.operators as foo
 
-    res = foo.execute_operator("@kalos/agreement/compute_agreement", dataset=ds.name,
-                               view=ds.load_saved_view(view_name).view(), params={
-                                   "rater_fields": fields, "run_key": "round2", "threshold": 0.5})
-    assert res.error is None, res.error
+    agree = foo.get_operator("@kalos/agreement/compute_agreement")
+    agree(ds.load_saved_view(view_name), rater_fields=fields, run_key="round2", threshold=0.5)
     return ds.load_run_results("round2")
 
 
