@@ -30,7 +30,6 @@ def send_samples(view, anno_key: str, url: str, api_key: str, classes, label_fie
     """Upload ``view``'s images as one Label Studio project (no labels on them: each rater starts from
     the bare image) and let ``raters_per_task`` annotators label every task (the project's overlap, so
     that a task is not done after its first annotation). Returns FiftyOne's annotation results."""
-    _check_sdk()
     classes = [str(c) for c in classes or [] if str(c).strip()]
     if not classes:
         raise SetupError("give the classes the raters may draw (classes=[...])", "classes")
@@ -45,6 +44,7 @@ def send_samples(view, anno_key: str, url: str, api_key: str, classes, label_fie
                          "later write into it: choose another label_field", "label_field")
     if not len(view):
         raise SetupError("the view holds no samples to send", "view")
+    _check_sdk()
     results = view.annotate(anno_key, backend="labelstudio", url=url, api_key=api_key, label_field=label_field,
                             label_type="detections", classes=classes, attributes=False,
                             project_name=project_name)
@@ -68,13 +68,13 @@ def fetch_round(dataset, anno_key: str, rater_names=None) -> tuple[dict, dict, d
     """``({rater: {sample id: ExportImage}}, left out counts, {"tasks", "annotated"})`` of an annotation
     run's project: every annotation of every task, rater = the annotator's email, or its name in
     ``rater_names`` (keys: emails or ``"user <id>"``)."""
-    _check_sdk()
     if anno_key not in dataset.list_annotation_runs():
         raise SetupError(f"no annotation run {anno_key!r} on {dataset.name}; runs: "
                          f"{dataset.list_annotation_runs() or 'none'}", "anno_key")
     results = dataset.load_annotation_results(anno_key)
     if not hasattr(results, "project_id"):
         raise SetupError(f"annotation run {anno_key!r} is not a Label Studio run", "anno_key")
+    _check_sdk()
     client = _client(results)
     tasks = client.make_request("GET", f"/api/projects/{results.project_id}/export",
                                 params={"exportType": "JSON", "download_all_tasks": "true"}).json()
