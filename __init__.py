@@ -33,19 +33,28 @@ if not any(isinstance(f, _EngineFinder) for f in sys.meta_path):
 
 
 def register(p):
-    from .operators.agreement import BrowseDisagreements, ComputeAgreement, DeleteAgreementRun
+    from .operators.agreement import (
+        BrowseDisagreements,
+        ComputeAgreement,
+        DeleteAgreementRun,
+    )
     from .operators.bae import ComputeBAE
     from .operators.calibrate import Calibrate
     from .operators.followup import BuildConsensus, TagForReview
     from .operators.importing import ImportMultiraterCoco
-    from .operators.measures import DeleteKalosRun, LabelConvergence, NoiseAwareEvaluation
+    from .operators.label_studio_round import LoadLabelStudioRound, SendToLabelStudio
+    from .operators.measures import (
+        DeleteKalosRun,
+        LabelConvergence,
+        NoiseAwareEvaluation,
+    )
     from .operators.rater_import import ImportRaterExports
     from .operators.simulate import SimulateRaters
     from .operators.variations import ComputeVariations
 
     # workflow order, as in fiftyone.yml: import, calibrate, agree, browse, look closer, follow up, clean up
     for cls in (ImportMultiraterCoco, ImportRaterExports, Calibrate, ComputeAgreement, BrowseDisagreements, ComputeVariations,
-                BuildConsensus, TagForReview, LabelConvergence, NoiseAwareEvaluation, ComputeBAE, SimulateRaters,
+                BuildConsensus, TagForReview, SendToLabelStudio, LoadLabelStudioRound, LabelConvergence, NoiseAwareEvaluation, ComputeBAE, SimulateRaters,
                 DeleteAgreementRun, DeleteKalosRun):
         p.register(cls)
 

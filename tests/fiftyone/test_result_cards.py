@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.operator_results import shown_card
+from tests.fiftyone.operator_results import REAL_SERVER, check_card, shown_card
 from tests.fiftyone.test_convergence_operator import demo, model_dataset  # noqa: F401  (demo: the module fixture)
 from tests.fiftyone.test_rater_exports import coco_per_rater
 
@@ -26,7 +26,8 @@ ROWS = ["written", "run_key", "next"]
 
 
 def registered() -> list[str]:
-    return yaml.safe_load((REPO / "fiftyone.yml").read_text())["operators"]
+    """The registered operators but those that need a real Label Studio server (REAL_SERVER)."""
+    return [n for n in yaml.safe_load((REPO / "fiftyone.yml").read_text())["operators"] if n not in REAL_SERVER]
 
 
 def test_human_rounds_for_people():
@@ -103,15 +104,7 @@ def test_every_registered_operator_is_covered(cards):
 
 @pytest.mark.parametrize("name", registered())
 def test_every_operator_ends_with_the_same_card(cards, name):
-    title, rows, results, _ = cards[name]
-    labels = [label for label, _ in rows]
-    assert title.startswith("KaLOS: ") and "failed" not in title
-    # headline numbers first, then the same three rows in the same order, each filled in
-    assert labels[-3:] == ["Written", "Run key", "Next"] and len(labels) >= 4, labels
-    assert all(isinstance(text, str) and text.strip() for _, text in rows), rows
-    # numbers rounded for people: never more than three decimals (α 0.512, not 0.5119505770595647)
-    long = [(label, text) for label, text in rows if re.search(r"\d\.\d{4,}", text)]
-    assert not long, long
+    check_card(*cards[name][:2])
 
 
 def test_the_cards_say_what_was_written_where(cards):

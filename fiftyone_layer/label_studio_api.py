@@ -1,0 +1,88 @@
+"""A second round in Label Studio, the server side: samples out through FiftyOne's annotation API
+(``annotate(..., backend="labelstudio")``), every annotator's annotation back through the Label
+Studio API.
+
+FiftyOne's ``load_annotations`` keeps one annotation per task; a round of several raters needs all
+of them, so the project's tasks are read with the project export (the documented JSON task format,
+the same converter as :func:`fiftyone_layer.label_studio.read_label_studio`), each annotator by the
+user's email. Both need FiftyOne's Label Studio backend, which needs ``label-studio-sdk`` installed
+next to FiftyOne.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from .errors import SetupError
+from .label_studio import read_label_studio
+
+SDK_MISSING = ("FiftyOne's Label Studio backend needs the Label Studio SDK next to FiftyOne: "
+               "pip install label-studio-sdk")
+
+
+def _check_sdk() -> None:
+    if importlib.util.find_spec("label_studio_sdk") is None:
+        raise SetupError(SDK_MISSING)
+
+
+def send_samples(view, anno_key: str, url: str, api_key: str, classes, label_field: str,
+                 raters_per_task: int = 2, project_name=None):
+    """Upload ``view``'s images as one Label Studio project (no labels on them: each rater starts from
+    the bare image) and let ``raters_per_task`` annotators label every task (the project's overlap, so
+    that a task is not done after its first annotation). Returns FiftyOne's annotation results."""
+    classes = [str(c) for c in classes or [] if str(c).strip()]
+    if not classes:
+        raise SetupError("give the classes the raters may draw (classes=[...])", "classes")
+    if not isinstance(raters_per_task, int) or raters_per_task < 1:
+        raise SetupError(f"raters_per_task must be a whole number >= 1, got {raters_per_task!r}", "raters_per_task")
+    dataset = view._dataset
+    if anno_key in dataset.list_annotation_runs():
+        raise SetupError(f"annotation run {anno_key!r} exists on {dataset.name}; choose another key (or "
+                         f"dataset.delete_annotation_run({anno_key!r}))", "anno_key")
+    if dataset.has_sample_field(label_field):
+        raise SetupError(f"field {label_field!r} exists; FiftyOne's annotation run would upload its labels and "
+                         "later write into it: choose another label_field", "label_field")
+    if not len(view):
+        raise SetupError("the view holds no samples to send", "view")
+    _check_sdk()
+    results = view.annotate(anno_key, backend="labelstudio", url=url, api_key=api_key, label_field=label_field,
+                            label_type="detections", classes=classes, attributes=False,
+                            project_name=project_name)
+    _client(results).make_request("PATCH", f"/api/projects/{results.project_id}", json={
+        "maximum_annotations": raters_per_task, "overlap_cohort_percentage": 100, "show_collab_predictions": False})
+    return results
+
+
+def _client(results):
+    return results.connect_to_api()._client
+
+
+def _users(client) -> dict:
+    """``{"user <id>": email}`` of the server's users."""
+    users = client.make_request("GET", "/api/users/").json()
+    users = users.get("results", []) if isinstance(users, dict) else users
+    return {f"user {u['id']}": u.get("email") or f"user {u['id']}" for u in users}
+
+
+def fetch_round(dataset, anno_key: str, rater_names=None) -> tuple[dict, dict, dict]:
+    """``({rater: {sample id: ExportImage}}, left out counts, {"tasks", "annotated"})`` of an annotation
+    run's project: every annotation of every task, rater = the annotator's email, or its name in
+    ``rater_names`` (keys: emails or ``"user <id>"``)."""
+    if anno_key not in dataset.list_annotation_runs():
+        raise SetupError(f"no annotation run {anno_key!r} on {dataset.name}; runs: "
+                         f"{dataset.list_annotation_runs() or 'none'}", "anno_key")
+    results = dataset.load_annotation_results(anno_key)
+    if not hasattr(results, "project_id"):
+        raise SetupError(f"annotation run {anno_key!r} is not a Label Studio run", "anno_key")
+    _check_sdk()
+    client = _client(results)
+    tasks = client.make_request("GET", f"/api/projects/{results.project_id}/export",
+                                params={"exportType": "JSON", "download_all_tasks": "true"}).json()
+    samples = {int(k): v for k, v in results.uploaded_tasks.items()}
+    tasks = [t for t in tasks if int(t["id"]) in samples]
+    given = rater_names or {}
+    names = {k: str(given.get(k, given.get(email, email))) for k, email in _users(client).items()}
+    per_rater, left = read_label_studio(tasks, "task", None, rater_names=names)
+    by_sample = {r: {samples[int(k)]: im for k, im in images.items()} for r, images in per_rater.items()}
+    counts = {"tasks": len(tasks), "annotated": len({k for images in per_rater.values() for k in images})}
+    return by_sample, left, counts

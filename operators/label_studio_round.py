@@ -1,0 +1,243 @@
+"""A second round in Label Studio: the review queue out to the raters, every rater's work back.
+
+::
+
+    from fiftyone.plugins.orgs.kalos.agreement.operators import label_studio_round as lsr
+    lsr.send_review_to_label_studio(dataset, "kalos_review", "round2", url, api_key)   # tag_for_review's view
+    # ... the raters annotate in Label Studio ...
+    lsr.load_label_studio_round(dataset, "round2", prefix="round2", rater_names={"ann@x.org": "r1"})
+    # compute_agreement on the round2_* fields, run key "round2", on the saved view "round2_samples"; then
+    lsr.compare_rounds(dataset, "kalos", "round2")
+
+Sending uploads the view's images through FiftyOne's annotation API (``backend="labelstudio"``) into
+a new field, so no rater sees anyone's labels, and lets ``raters_per_task`` annotators label each task.
+Loading writes each annotator's annotations as the field ``<prefix>_<rater>`` (rater = the user's
+email, or its name in ``rater_names``) on the samples sent, labels carrying ``rater_id``; each sample's
+``rater_list`` gets the round-2 raters who annotated it (a skipped task or a task the rater never
+opened: *not assigned*); the saved view ``<prefix>_samples`` holds the round's samples, where its
+agreement run is computed. Never written over: a field that exists, or a round-1 rater of a sample who
+has no round-2 annotation of it while named the same (that would read as "drew nothing").
+"""
+
+from __future__ import annotations
+
+import math
+
+import fiftyone as fo
+import fiftyone.operators as foo
+from fiftyone.operators import types
+
+from ..fiftyone_layer.errors import SetupError
+from ..fiftyone_layer.label_studio_api import fetch_round, send_samples
+from ..fiftyone_layer.rawdocs import LIST_NAMES
+from ..fiftyone_layer.saved_views import select_saved_view
+from .cards import show_card
+from .common import FIELD_NAME_RE, form, form_error, report_errors
+from .import_schema import _field_names, declare_label_fields
+from .rater_import import _one_type
+
+DEFAULT_URL = "http://localhost:8080"
+#: the annotation run's field: FiftyOne's own, never filled (the rounds are read per annotator)
+UPLOAD_SUFFIX = "_ls_upload"
+
+
+def review_classes(dataset) -> list[str]:
+    """The classes of the dataset's imported box rater fields: what round 2 may draw."""
+    fields = [f for f in (dataset.info.get("kalos_import") or {}).get("rater_fields", {})
+              if dataset.has_sample_field(f) and dataset.get_field(f).document_type is fo.Detections]
+    return sorted({c for f in fields for c in dataset.distinct(f"{f}.detections.label")})
+
+
+def send_review_to_label_studio(dataset, view_name: str, anno_key: str, url: str, api_key: str, classes=None,
+                                raters_per_task: int = 2, project_name=None):
+    """Send the saved view ``view_name`` (e.g. ``tag_for_review``'s) to Label Studio as annotation run
+    ``anno_key``; ``classes`` default: those of the imported rater fields. Returns FiftyOne's results."""
+    if view_name not in dataset.list_saved_views():
+        raise SetupError(f"no saved view {view_name!r} on {dataset.name}; run 'KaLOS: tag for review' first "
+                         f"(saved views: {dataset.list_saved_views() or 'none'})", "view_name")
+    view = dataset.load_saved_view(view_name).select_fields()   # the images only: nobody's labels
+    return send_samples(view, anno_key, url, api_key, classes or review_classes(dataset), anno_key + UPLOAD_SUFFIX,
+                        raters_per_task, project_name or f"{dataset.name} {anno_key}")
+
+
+def round_view_name(prefix: str) -> str:
+    """The saved view of a loaded round's samples: its agreement run runs on it (elsewhere the round's
+    raters are assigned through ``rater_list`` and their missing fields would read "drew nothing")."""
+    return f"{prefix}_samples"
+
+
+def _assigned_without_labels(lists: dict, per_rater: dict) -> str | None:
+    for sid, assigned in lists.items():
+        for rater, images in per_rater.items():
+            if assigned and rater in assigned and sid not in images:
+                return (f"sample {sid}: {rater!r} is in its rater_list but has no round-2 annotation of it, so the "
+                        "round-2 run would read 'drew nothing'; give round-2 raters their own names (rater_names)")
+    return None
+
+
+def load_label_studio_round(dataset, anno_key: str, prefix: str = "round2", rater_names=None) -> dict:
+    """Every annotator's annotations of annotation run ``anno_key`` as ``<prefix>_<rater>`` fields (see
+    the module doc). Returns ``{"fields": {field: rater}, "samples", "labels", "tasks", "left_out"}``."""
+    if not isinstance(prefix, str) or not FIELD_NAME_RE.match(prefix):
+        raise SetupError(f"prefix must start with a letter and hold only letters, digits and _: {prefix!r}", "prefix")
+    per_rater, left, counts = fetch_round(dataset, anno_key, rater_names)
+    if not per_rater:
+        raise SetupError(f"nobody has annotated the {counts['tasks']} tasks of {anno_key!r} yet", "anno_key")
+    cls = _one_type(per_rater)
+    plan = _field_names(dataset.info, prefix, ["labels"], "rater_fields", list(per_rater))["labels"]
+    taken = sorted(f for f in plan.values() if dataset.has_sample_field(f))
+    if taken:
+        raise SetupError(f"field(s) {', '.join(taken)} exist; loading never writes over a field: choose another "
+                         "prefix", "prefix")
+    view_name = round_view_name(prefix)
+    if view_name in dataset.list_saved_views():
+        raise SetupError(f"saved view {view_name!r} exists; choose another prefix", "prefix")
+    ids = list(dict.fromkeys(sid for images in per_rater.values() for sid in images))
+    lists = dict(zip(ids, dataset.select(ids, ordered=True).values("rater_list"))) \
+        if dataset.has_sample_field("rater_list") else {}
+    problem = _assigned_without_labels(lists, per_rater)
+    if problem:
+        raise SetupError(problem, "rater_names")
+    declare_label_fields(dataset, {f: cls for f in plan.values()})
+    n_labels = 0
+    for rater, field in plan.items():
+        values = {}
+        for sid, im in per_rater[rater].items():
+            labels = getattr(im.labels, LIST_NAMES[cls], None) or []
+            for label in labels:
+                label["rater_id"] = rater
+            values[sid], n_labels = cls(**{LIST_NAMES[cls]: labels}), n_labels + len(labels)
+        dataset.set_values(field, values, key_field="id")
+    grown = {sid: old + [r for r in per_rater if sid in per_rater[r] and r not in old]
+             for sid, old in lists.items() if old is not None}
+    if grown:
+        dataset.set_values("rater_list", grown, key_field="id")
+    dataset.add_dynamic_sample_fields(fields=list(plan.values()))
+    dataset.info.setdefault("kalos_import", {}).setdefault("rater_fields", {}).update(
+        {f: r for r, f in plan.items()})
+    dataset.info.setdefault("kalos_rounds", {})[anno_key] = {"fields": sorted(plan.values()), "left_out": left}
+    dataset.save()
+    dataset.save_view(view_name, dataset.select(ids), description=f"round {anno_key!r} from Label Studio: run "
+                      f"agreement on this view ({', '.join(sorted(plan.values()))})")
+    return {"fields": {f: r for r, f in plan.items()}, "samples": len(ids), "labels": n_labels,
+            "tasks": counts["tasks"], "left_out": left, "view": view_name}
+
+
+def compare_rounds(dataset, first: str, second: str) -> dict:
+    """Per-image α of two agreement runs on the samples both scored: ``{"samples", "mean_first",
+    "mean_second", "changed", "per_sample": {sample id: (α first, α second)}}``."""
+    fields = [f"{first}_alpha", f"{second}_alpha"]
+    for key, f in zip((first, second), fields):
+        if not dataset.has_sample_field(f):
+            raise SetupError(f"no per-image α of run {key!r} (field {f}); run 'KaLOS: compute agreement' with run "
+                             f"key {key!r}")
+    ids, a, b = dataset.values(["id", *fields])
+    pairs = {i: (x, y) for i, x, y in zip(ids, a, b)
+             if x is not None and y is not None and not (math.isnan(x) or math.isnan(y))}
+
+    def mean(k):
+        return sum(p[k] for p in pairs.values()) / len(pairs) if pairs else None
+
+    return {"samples": len(pairs), "mean_first": mean(0), "mean_second": mean(1),
+            "changed": sum(abs(x - y) > 1e-9 for x, y in pairs.values()), "per_sample": pairs}
+
+
+def _review_view(dataset) -> str | None:
+    """The newest saved view named like a review queue, else the newest saved view."""
+    views = dataset.list_saved_views()
+    return ([v for v in views if v.endswith("_review")] or views or [None])[-1]
+
+
+def _ls_runs(dataset) -> list[str]:
+    return [k for k in dataset.list_annotation_runs()
+            if getattr(dataset.get_annotation_info(k).config, "method", None) == "labelstudio"]
+
+
+class SendToLabelStudio(foo.Operator):
+    """A saved review view to Label Studio: the images only, several annotators per task."""
+
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="send_to_label_studio", label="KaLOS: send for a second round (Label Studio)", dynamic=True,
+            view_target=False, execute_as_generator=True, icon="/assets/icon.svg",
+            description="Upload a saved view's images (e.g. the review queue) to a Label Studio project, without "
+                        "anyone's labels, for several annotators per task")
+
+    def resolve_input(self, ctx):
+        ds, p, inputs = ctx.dataset, ctx.params, types.Object()
+        views = ds.list_saved_views()
+        if not views:
+            inputs.view("none", types.Warning(label="No saved view: run 'KaLOS: tag for review' first"))
+            return form(inputs, "KaLOS: send for a second round")
+        # defaults are not required: the App may leave a shown default out of the params
+        inputs.enum("view_name", views, default=_review_view(ds), label="Saved view to send", view=types.Dropdown())
+        key = inputs.str("anno_key", default="round2", label="Annotation key (the round's name)")
+        if p.get("anno_key", "round2") in ds.list_annotation_runs():
+            form_error(key, f"annotation run {p.get('anno_key', 'round2')!r} exists; choose another key")
+        inputs.str("url", default=DEFAULT_URL, label="Label Studio URL")
+        inputs.str("api_key", required=True, label="Label Studio API token (legacy token)")
+        inputs.list("classes", types.String(), default=review_classes(ds), label="Classes")
+        inputs.int("raters_per_task", default=2, label="Annotators per task")
+        return form(inputs, "KaLOS: send for a second round")
+
+    def execute(self, ctx):
+        p = ctx.params
+
+        def work():
+            return send_review_to_label_studio(ctx.dataset, p.get("view_name") or _review_view(ctx.dataset),
+                                               p.get("anno_key") or "round2", p.get("url") or DEFAULT_URL,
+                                               p["api_key"], p.get("classes"), int(p.get("raters_per_task", 2)))
+            yield  # unreachable: makes this a generator for report_errors
+
+        results = yield from report_errors(ctx, work(), "KaLOS: sending to Label Studio failed")
+        yield show_card(ctx, "KaLOS: sent to Label Studio", [("Tasks", len(results.uploaded_tasks))],
+                        f"project {p.get('url') or DEFAULT_URL}/projects/{results.project_id}", None,
+                        "When the annotators are done: 'KaLOS: load a Label Studio round'.")
+
+
+class LoadLabelStudioRound(foo.Operator):
+    """Every annotator's work of a Label Studio round as one field per annotator."""
+
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="load_label_studio_round", label="KaLOS: load a Label Studio round", dynamic=True,
+            view_target=False, execute_as_generator=True, icon="/assets/icon.svg",
+            description="Every annotator's annotations of a Label Studio round as <prefix>_<annotator> fields")
+
+    def resolve_input(self, ctx):
+        ds, p, inputs = ctx.dataset, ctx.params, types.Object()
+        runs = _ls_runs(ds)
+        if not runs:
+            inputs.view("none", types.Warning(label="No Label Studio round: 'KaLOS: send for a second round' first"))
+            return form(inputs, "KaLOS: load a Label Studio round")
+        inputs.enum("anno_key", runs, default=runs[-1], label="Round", view=types.Dropdown())
+        prefix = inputs.str("prefix", default="round2", label="Field prefix")
+        value = p.get("prefix", "round2") or ""
+        if not FIELD_NAME_RE.match(value):
+            form_error(prefix, "start with a letter; letters, digits and _ only")
+        row = types.Object()
+        row.str("annotator", label="Annotator (email in Label Studio)")
+        row.str("rater", label="Rater name (e.g. the round-1 name)")
+        inputs.list("rater_names", row, label="Rater names (optional)",
+                    description="Name an annotator like a round-1 rater to follow that rater across rounds")
+        return form(inputs, "KaLOS: load a Label Studio round")
+
+    def execute(self, ctx):
+        p = ctx.params
+        names = {r["annotator"]: r["rater"] for r in p.get("rater_names") or [] if r.get("annotator") and r.get("rater")}
+
+        def work():
+            return load_label_studio_round(ctx.dataset, p.get("anno_key") or _ls_runs(ctx.dataset)[-1],
+                                           p.get("prefix") or "round2", names)
+            yield  # unreachable: makes this a generator for report_errors
+
+        out = yield from report_errors(ctx, work(), "KaLOS: loading the round failed")
+        yield from select_saved_view(ctx, out["view"])
+        left = ", ".join(f"{v} {k}" for k, v in out["left_out"].items() if v) or "nothing"
+        yield show_card(ctx, "KaLOS: round loaded", [("Samples", out["samples"]), ("Labels", out["labels"]),
+                                                     ("Tasks", out["tasks"]), ("Left out", left)],
+                        "fields " + ", ".join(sorted(out["fields"])) + f"; saved view {out['view']} (selected now)",
+                        None, f"Run 'KaLOS: compute agreement' on this view with the fields {', '.join(sorted(out['fields']))}; "
+                              "then compare the two runs in the Overview and Collaboration panels.")

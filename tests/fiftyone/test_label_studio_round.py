@@ -1,0 +1,74 @@
+"""A second round in Label Studio, the parts that need no server: the refusals before anything is sent or
+written, the rule that keeps a round-1 rater from reading as "drew nothing", and the round comparison
+(hand-set α). The round trip itself: tests/labelstudio/test_label_studio_round.py (a real server)."""
+
+import math
+import uuid
+
+import pytest
+
+
+@pytest.fixture
+def lsr(fo_isolated):
+    from fiftyone.plugins.orgs.kalos.agreement.operators import label_studio_round
+
+    return label_studio_round
+
+
+@pytest.fixture
+def ds(fo_isolated):
+    fo = fo_isolated
+    ds = fo.Dataset(f"kalos-lsr-{uuid.uuid4().hex[:8]}")
+    ds.add_samples([fo.Sample(filepath=f"/nowhere/{i}.png", rater_list=["r1", "r2"]) for i in range(3)])
+    ds.save_view("kalos_review", ds.limit(2))
+    yield ds
+    ds.delete()
+
+
+def test_sending_refuses_before_contacting_anyone(lsr, ds, fo_isolated):
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
+
+    url, token = "http://127.0.0.1:9", "t"   # nothing listens: a refusal must come first
+    with pytest.raises(SetupError, match="no saved view 'queue'.*tag for review") as e:
+        lsr.send_review_to_label_studio(ds, "queue", "round2", url, token, ["cat"])
+    assert e.value.param == "view_name"
+    with pytest.raises(SetupError, match="give the classes"):   # no rater fields to take them from
+        lsr.send_review_to_label_studio(ds, "kalos_review", "round2", url, token)
+    with pytest.raises(SetupError, match="raters_per_task must be a whole number >= 1, got 0"):
+        lsr.send_review_to_label_studio(ds, "kalos_review", "round2", url, token, ["cat"], raters_per_task=0)
+    ds.add_sample_field("round2" + lsr.UPLOAD_SUFFIX, fo_isolated.StringField)
+    with pytest.raises(SetupError, match="field 'round2_ls_upload' exists") as e:
+        lsr.send_review_to_label_studio(ds, "kalos_review", "round2", url, token, ["cat"])
+    assert e.value.param == "label_field"
+
+
+def test_loading_refuses_a_bad_prefix_and_an_unknown_round(lsr, ds):
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
+
+    with pytest.raises(SetupError, match="prefix must start with a letter"):
+        lsr.load_label_studio_round(ds, "round2", prefix="2nd round")
+    with pytest.raises(SetupError, match="no annotation run 'round2'.*runs: none"):
+        lsr.load_label_studio_round(ds, "round2")
+
+
+def test_a_round1_rater_named_again_must_have_annotated_their_samples(lsr):
+    lists = {"s1": ["r1", "r2"], "s2": ["r1", "r2"], "s3": None}
+    both = {"r1": {"s1": 0, "s2": 0}, "r2": {"s1": 0, "s2": 0}}
+    assert lsr._assigned_without_labels(lists, both) is None
+    assert lsr._assigned_without_labels(lists, {"alice@x": {"s1": 0}, "r2": {"s1": 0, "s2": 0}}) is None
+    problem = lsr._assigned_without_labels(lists, {"r1": {"s1": 0}, "r2": {"s1": 0, "s2": 0}})
+    assert problem.startswith("sample s2: 'r1' is in its rater_list but has no round-2 annotation")
+
+
+def test_compare_rounds_pairs_the_images_both_runs_scored(lsr, ds):
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
+
+    ds.set_values("kalos_alpha", [0.5, -0.5, 1.0])
+    with pytest.raises(SetupError, match="no per-image α of run 'round2' \\(field round2_alpha\\)"):
+        lsr.compare_rounds(ds, "kalos", "round2")
+    ds.set_values("round2_alpha", [0.75, -0.5, None])   # the third sample was not in round 2
+    out = lsr.compare_rounds(ds, "kalos", "round2")
+    assert out["samples"] == 2 and out["changed"] == 1
+    assert out["mean_first"] == 0.0 and out["mean_second"] == 0.125
+    ds.set_values("round2_alpha", [math.nan, -0.5, None])   # an undefined α is left out too
+    assert lsr.compare_rounds(ds, "kalos", "round2")["samples"] == 1
