@@ -19,7 +19,6 @@ On a tie the geometry is fused over the tied classes' labels.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Mapping
 
@@ -32,6 +31,7 @@ from ..jsonsafe import json_safe
 from ..progress import rescale, run_steps
 from ..matching.params import MATCHING_PARAMS, MatchingConfig
 from ..params import Config, param, same_param
+from .units import median_boxes, unit_table
 
 BOX_FUSIONS = ("median", "weighted")
 
@@ -148,29 +148,13 @@ def _rle_bytes(rle: dict) -> dict:
     return {"size": list(rle["size"]), "counts": c.encode("ascii") if isinstance(c, str) else c}
 
 
-def _fuse_boxes(anns: list[Annotation], how: str) -> tuple:
-    if how == "median":
-        return _median_box([a.geometry for a in anns])
-    xywh = np.array([a.geometry for a in anns], float).reshape(-1, 4)
+def _weighted_box(xywh: np.ndarray, w: np.ndarray) -> tuple:
+    """Score-weighted mean of ``(x, y, w, h)`` rows as ``x1, y1, x2, y2`` (equal weights when the
+    scores sum to 0), back as ``(x, y, w, h)``."""
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
-    w = np.array([1.0 if a.score is None else float(a.score) for a in anns])
     w = w if w.sum() > 0 else np.ones_like(w)
     f = (xyxy * w[:, None]).sum(0) / w.sum()
     return tuple(float(v) for v in (f[0], f[1], f[2] - f[0], f[3] - f[1]))
-
-
-def _median_box(boxes: list) -> tuple:
-    """Per-coordinate median of ``(x, y, w, h)`` boxes as ``x1, y1, x2, y2``, back as ``(x, y, w, h)``:
-    ``np.median`` to the bit (the middle value, or the two middle ones' sum halved) in plain
-    floats, which for a unit's few boxes costs a hundredth of numpy's calls."""
-    cols = [[float(b[0]) for b in boxes], [float(b[1]) for b in boxes]]
-    cols += [[x + float(b[2]) for x, b in zip(cols[0], boxes)], [y + float(b[3]) for y, b in zip(cols[1], boxes)]]
-    k = len(boxes) // 2
-    f = []
-    for c in cols:
-        c.sort()
-        f.append(c[k] if len(c) % 2 else (c[k - 1] + c[k]) / 2)
-    return f[0], f[1], f[2] - f[0], f[3] - f[1]
 
 
 def _fuse_masks(anns: list[Annotation], image: ImageRecord, share: float) -> tuple[dict, tuple]:
@@ -202,31 +186,31 @@ def build_consensus(dataset: MultiRaterDataset, unit_of: Mapping[Any, str],
     if dataset.kind not in ("box", "polygon", "rle"):
         raise ValueError(f"consensus supports box, polygon and rle geometry, not {dataset.kind!r}")
     out = ConsensusResult(config.to_dict(), dataset.kind)
-    for image in dataset.images:
-        units: dict[str, list[Annotation]] = defaultdict(list)
-        for a in image.annotations:
-            units[unit_of[a.id]].append(a)
-        n = len(image.raters)
-        need = needed_support(n, config.support)
-        for unit in sorted(units, key=lambda u: (len(u), u)):
-            members = sorted(units[unit], key=lambda a: a.rater)
-            votes = Counter(a.category for a in members)
-            top = max(votes.values())
-            winners = sorted(c for c, v in votes.items() if v == top)
-            tie = len(winners) > 1
-            agreeing = [a for a in members if a.category in winners]
-            ids = tuple(a.id for a in members)
-            if top < need:
-                out.review.append(ReviewItem(unit, image.id, top, n, tuple(a.rater for a in agreeing), ids,
-                                             dict(sorted(votes.items())), tie))
-                continue
-            if dataset.kind == "box":
-                geometry = bbox = _fuse_boxes(agreeing, config.box_fusion)
-            else:
-                geometry, bbox = _fuse_masks(agreeing, image, config.pixel_share)
-            out.labels.append(ConsensusLabel(
-                unit, image.id, None if tie else winners[0], geometry, bbox, top / n, top, n,
-                tuple(a.rater for a in agreeing), ids, tie, tuple(winners) if tie else ()))
+    t = unit_table(dataset, unit_of)
+    images = dataset.images
+    n_of = [len(im.raters) for im in images]
+    need_of = [needed_support(n, config.support) for n in n_of]
+    start = t.start.tolist()
+    ends = start[1:] + [len(t.ids)]
+    agreeing = t.agreeing.tolist()
+    median = median_boxes(t).tolist() if dataset.kind == "box" and config.box_fusion == "median" else None
+    for u, (s, e, img, top, winners) in enumerate(zip(start, ends, t.unit_image.tolist(), t.top.tolist(),
+                                                      t.winners)):
+        n, tie = n_of[img], len(winners) > 1
+        agree = [k for k in range(s, e) if agreeing[k]]
+        raters, ids = tuple(t.raters[k] for k in agree), tuple(t.ids[s:e])
+        if top < need_of[img]:
+            out.review.append(ReviewItem(t.names[u], images[img].id, top, n, raters, ids, t.votes[u], tie))
+            continue
+        if median is not None:
+            f = median[u]
+            geometry = bbox = (f[0], f[1], f[2] - f[0], f[3] - f[1])
+        elif dataset.kind == "box":
+            geometry = bbox = _weighted_box(t.xywh[agree], t.weight[agree])
+        else:
+            geometry, bbox = _fuse_masks([t.objects[k] for k in agree], images[img], config.pixel_share)
+        out.labels.append(ConsensusLabel(t.names[u], images[img].id, None if tie else winners[0], geometry, bbox,
+                                         top / n, top, n, raters, ids, tie, tuple(winners) if tie else ()))
     return out
 
 
