@@ -26,6 +26,7 @@ import numpy as np
 
 from ..agreement.pipeline import AgreementConfig, agreement_steps
 from ..data import Annotation, ImageRecord, MultiRaterDataset
+from ..gcpause import paused_gc
 from ..geometry.masks import mask_utils, to_rle
 from ..jsonsafe import json_safe
 from ..progress import rescale, run_steps
@@ -99,37 +100,65 @@ class ConsensusResult:
     def to_coco(self, dataset: MultiRaterDataset) -> dict:
         """Plain COCO: each annotation with ``score`` = confidence, ``unit``, ``support``, ``raters``,
         ``tie``; the review queue under ``review``."""
-        anns = []
-        for k, lab in enumerate(self.labels, start=1):
-            a = {"id": k, "image_id": lab.image_id, "category_id": lab.category, "bbox": list(lab.bbox),
-                 "score": lab.confidence, "unit": lab.unit, "support": lab.support, "raters": list(lab.raters),
-                 "tie": lab.tie, "iscrowd": 0}
-            if lab.tie:
-                a["tied_categories"] = list(lab.tied_categories)
-            if self.kind == "box":
-                a["area"] = lab.bbox[2] * lab.bbox[3]
-            else:
-                a["segmentation"] = lab.geometry
-                a["area"] = float(mask_utils.area(_rle_bytes(lab.geometry)))
-            anns.append(a)
+        with paused_gc():   # one dict per label, no cycles among them
+            anns = self._coco_annotations()
         images = [{"id": im.id, "width": im.width, "height": im.height, "file_name": im.file_name}
                   for im in dataset.images]
         cats = [{"id": c, "name": n} for c, n in sorted(dataset.categories.items())]
-        return json_safe({"images": images, "annotations": anns, "categories": cats,
-                          "review": _plain(self.review)})
+        return {"images": json_safe(images), "annotations": anns, "categories": json_safe(cats),
+                "review": _plain(self.review)}
+
+    def _coco_annotations(self) -> list[dict]:
+        anns = []
+        for k, (lab, p) in enumerate(zip(self.labels, _plain(self.labels)), start=1):
+            a = {"id": k, "image_id": p["image_id"], "category_id": p["category"], "bbox": p["bbox"],
+                 "score": p["confidence"], "unit": p["unit"], "support": p["support"], "raters": p["raters"],
+                 "tie": p["tie"], "iscrowd": 0}
+            if lab.tie:
+                a["tied_categories"] = p["tied_categories"]
+            if self.kind == "box":
+                a["area"] = _safe(lab.bbox[2] * lab.bbox[3])
+            else:
+                a["segmentation"] = p["geometry"]
+                a["area"] = _safe(float(mask_utils.area(_rle_bytes(lab.geometry))))
+            anns.append(a)
+        return anns
 
 
 _AS_IS = (str, int, bool, type(None))
+_PLAIN = set(_AS_IS)
 
 
 def _plain(items: list) -> list[dict]:
-    """``json_safe(asdict(x))`` of each item, the same values without ``asdict``'s deep copy and
-    with the usual types (text, ints, floats, tuples of them) converted inline: the generic
-    walk cost most of a 100k-label run (tests/core/test_consensus_fast.py holds them equal)."""
+    """``json_safe(asdict(x))`` of each item, the same values without ``asdict``'s deep copy: field
+    by field, a column of plain values (text, ints, finite floats, or tuples of them) converted at
+    once, any other value by :func:`_safe` (tests/core/test_consensus_fast.py holds them equal)."""
     if not items:
         return []
     names = [f.name for f in fields(items[0])]
-    return [{name: _safe(getattr(x, name)) for name in names} for x in items]
+    with paused_gc():   # hundreds of thousands of new containers, no cycles among them
+        cols = [_safe_column([getattr(x, name) for x in items]) for name in names]
+        return [dict(zip(names, row)) for row in zip(*cols)]
+
+
+def _safe_column(col: list) -> list:
+    """``[_safe(v) for v in col]``."""
+    if set(map(type, col)) == {tuple}:
+        if _all_plain([e for v in col for e in v]):
+            return [list(v) for v in col]
+    elif _all_plain(col):
+        return col
+    return [_safe(v) for v in col]
+
+
+def _all_plain(values: list) -> bool:
+    """Whether every value is its own JSON form: text, an int, a bool, None or a finite float."""
+    kinds = set(map(type, values))
+    if float in kinds:
+        kinds.discard(float)
+        if not all(map(math.isfinite, [v for v in values if type(v) is float])):
+            return False
+    return kinds <= _PLAIN
 
 
 def _safe(v: Any) -> Any:
@@ -185,6 +214,11 @@ def build_consensus(dataset: MultiRaterDataset, unit_of: Mapping[Any, str],
     """
     if dataset.kind not in ("box", "polygon", "rle"):
         raise ValueError(f"consensus supports box, polygon and rle geometry, not {dataset.kind!r}")
+    with paused_gc():   # one label or review item per unit, no cycles among them
+        return _build(dataset, unit_of, config)
+
+
+def _build(dataset: MultiRaterDataset, unit_of: Mapping[Any, str], config: ConsensusConfig) -> ConsensusResult:
     out = ConsensusResult(config.to_dict(), dataset.kind)
     t = unit_table(dataset, unit_of)
     images = dataset.images

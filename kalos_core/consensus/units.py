@@ -13,7 +13,8 @@ agreeing boxes. The order and the values are those of the loop, to the bit
 
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 
