@@ -226,13 +226,16 @@ def _build(dataset: MultiRaterDataset, unit_of: Mapping[Any, str], config: Conse
     need_of = [needed_support(n, config.support) for n in n_of]
     start = t.start.tolist()
     ends = start[1:] + [len(t.ids)]
-    agreeing = t.agreeing.tolist()
+    agreeing = np.flatnonzero(t.agreeing)
+    first = np.searchsorted(agreeing, t.start).tolist() + [len(agreeing)]     # each unit's first agreeing
+    agree_raters = [t.rater_names[r] for r in t.rater[agreeing].tolist()]
+    agreeing = agreeing.tolist()
     median = median_boxes(t).tolist() if dataset.kind == "box" and config.box_fusion == "median" else None
     for u, (s, e, img, top, winners) in enumerate(zip(start, ends, t.unit_image.tolist(), t.top.tolist(),
                                                       t.winners)):
         n, tie = n_of[img], len(winners) > 1
-        agree = [k for k in range(s, e) if agreeing[k]]
-        raters, ids = tuple(t.raters[k] for k in agree), tuple(t.ids[s:e])
+        raters, ids = tuple(agree_raters[first[u]:first[u + 1]]), tuple(t.ids[s:e])
+        agree = agreeing[first[u]:first[u + 1]]
         if top < need_of[img]:
             out.review.append(ReviewItem(t.names[u], images[img].id, top, n, raters, ids, t.votes[u], tie))
             continue

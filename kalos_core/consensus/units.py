@@ -22,14 +22,14 @@ from ..columns import AnnotationColumns
 
 
 class UnitTable(NamedTuple):
-    """Annotations in member order (``ids``, ``raters``, ``categories``, ``image``, ``xywh``,
+    """Annotations in member order (``ids``, ``rater``: codes into ``rater_names``, ``xywh``,
     ``weight``, ``objects``; ``agreeing`` marks the winning classes' labels) and per unit
-    (``start``: its first member, ``names``, ``top``: support, ``winners``: the tied or single
-    class, ``votes``: ``{class: labels}``)."""
+    (``start``: its first member, ``names``, ``unit_image``, ``top``: support, ``winners``: the
+    tied or single class, ``votes``: ``{class: labels}``)."""
 
     ids: list
-    raters: list
-    image: np.ndarray
+    rater: np.ndarray
+    rater_names: list
     xywh: np.ndarray | None
     weight: np.ndarray | None
     objects: list | None
@@ -52,6 +52,14 @@ def _codes(values: list, key=None) -> tuple[np.ndarray, list]:
     return rank[first], distinct
 
 
+def _ranked(parts: list[tuple[tuple, np.ndarray]]) -> tuple[np.ndarray, list]:
+    """Per image ``(names, codes into names)`` -> codes into all the names sorted, and those names."""
+    names = sorted({n for ns, _ in parts for n in ns})
+    rank = {n: i for i, n in enumerate(names)}
+    codes = [np.array([rank[n] for n in ns], np.int64)[np.asarray(c, np.int64)] for ns, c in parts]
+    return np.concatenate(codes or [np.empty(0, np.int64)]), names
+
+
 def _columns(dataset, boxes: bool):
     """Every annotation's id, rater, class, image index (and box, weight; or the objects)."""
     ids, raters, cats, xywh, weight, objects, sizes = [], [], [], [], [], [], []
@@ -60,36 +68,39 @@ def _columns(dataset, boxes: bool):
         sizes.append(len(anns))
         if isinstance(anns, AnnotationColumns):
             ids += anns.ids
-            raters += anns.rater_names()
-            cats += anns.category.tolist()
+            raters.append((anns.names, anns.rater))
+            if len(anns):
+                cats.append(anns.category)
             xywh.append(anns.boxes.reshape(-1, 4))
             weight.append(np.ones(len(anns)))
             continue
         anns = list(anns)
         ids += [a.id for a in anns]
-        raters += [a.rater for a in anns]
-        cats += [a.category for a in anns]
+        index = {r: k for k, r in enumerate(dict.fromkeys(a.rater for a in anns))}
+        raters.append((tuple(index), [index[a.rater] for a in anns]))
+        if anns:
+            cats.append(np.asarray([a.category for a in anns]))
         if boxes:
             xywh.append(np.array([a.geometry for a in anns], float).reshape(-1, 4))
             weight.append(np.array([1.0 if a.score is None else float(a.score) for a in anns]))
         objects += anns
     image_of = np.repeat(np.arange(len(sizes)), sizes)
+    classes, cat_rank = np.unique(np.concatenate(cats or [np.empty(0, np.int64)]), return_inverse=True)
+    rater, rater_names = _ranked(raters)
     if not boxes:
-        return ids, raters, cats, image_of, None, None, objects
-    return ids, raters, cats, image_of, np.concatenate(xywh or [np.empty((0, 4))]), \
-        np.concatenate(weight or [np.empty(0)]), None
+        return ids, rater, rater_names, cat_rank, classes.tolist(), image_of, None, None, objects
+    return ids, rater, rater_names, cat_rank, classes.tolist(), image_of, \
+        np.concatenate(xywh or [np.empty((0, 4))]), np.concatenate(weight or [np.empty(0)]), None
 
 
 def unit_table(dataset, unit_of: Mapping[Any, str]) -> UnitTable:
     """The units of ``unit_of`` (annotation id -> unit id) over ``dataset``'s annotations."""
     boxes = dataset.kind == "box"
-    ids, raters, cats, image_of, xywh, weight, objects = _columns(dataset, boxes)
+    ids, rater, rater_names, cat_rank, classes, image_of, xywh, weight, objects = _columns(dataset, boxes)
     lookup = unit_of.as_dict() if hasattr(unit_of, "as_dict") else unit_of
     unit_rank, _ = _codes([lookup[i] for i in ids], key=lambda u: (len(u), u))
-    rater_rank, _ = _codes(raters)
-    cat_rank, classes = _codes(cats)
-    order = np.lexsort((rater_rank, unit_rank, image_of))
-    unit_rank, cat_rank, image_of = unit_rank[order], cat_rank[order], image_of[order]
+    order = np.lexsort((rater, unit_rank, image_of))
+    unit_rank, cat_rank, image_of = unit_rank[order], cat_rank[order].astype(np.int64), image_of[order]
     n = len(order)
     new = np.ones(n, bool)
     new[1:] = (unit_rank[1:] != unit_rank[:-1]) | (image_of[1:] != image_of[:-1])
@@ -116,7 +127,7 @@ def unit_table(dataset, unit_of: Mapping[Any, str]) -> UnitTable:
     order_l = order.tolist()
     member_ids = [ids[k] for k in order_l]
     return UnitTable(
-        member_ids, [raters[k] for k in order_l], image_of,
+        member_ids, rater[order], rater_names,
         None if xywh is None else xywh[order], None if weight is None else weight[order],
         None if objects is None else [objects[k] for k in order_l], agreeing, start,
         [lookup[member_ids[s]] for s in start.tolist()], image_of[start], top, winners, votes)
@@ -124,7 +135,8 @@ def unit_table(dataset, unit_of: Mapping[Any, str]) -> UnitTable:
 
 def median_boxes(table: UnitTable) -> np.ndarray:
     """Per unit, the per-coordinate median of its agreeing boxes as ``x1, y1, x2, y2`` (``(units, 4)``):
-    the middle value, or the two middle ones' sum halved (``np.median``)."""
+    the middle value, or the two middle ones' sum halved (as ``np.median``, except that two -0.0
+    give -0.0 as in kalos 0.8's per-unit fusion, where ``np.median`` gives 0.0)."""
     keep = np.flatnonzero(table.agreeing)
     b = table.xywh[keep]
     xyxy = np.concatenate([b[:, :2], b[:, :2] + b[:, 2:]], axis=1)
