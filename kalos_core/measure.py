@@ -91,6 +91,9 @@ class Measure:
         :func:`kalos_core.data.in_canonical_order` instead). The registry-wide tests then permute
         only the raters' names.
     output_required : ``--output`` must be given (a command whose result is the file it writes).
+    result_conventions : False where ``to_dict()`` names no convention of its own (no ``convention``
+        key, :func:`kalos_core.conventions.conventions_of`): the command line then builds it only to
+        write it (a large result's ``to_dict()`` costs as much as its computation).
     """
 
     name: str
@@ -109,6 +112,7 @@ class Measure:
     example_params: dict = field(default_factory=dict)
     order_invariant: bool = True
     output_required: bool = False
+    result_conventions: bool = True
 
     def run(self, data: MeasureData, config: Config, progress: Callable[[float, str], None] | None = None):
         """The measure on ``data``: ``progress(fraction, message)`` per step (optional); returns the result."""

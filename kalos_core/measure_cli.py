@@ -139,7 +139,8 @@ def run_command(measure: Measure, args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    plain = result.to_dict() if hasattr(result, "to_dict") else {}
+    written = args.output and measure.output is None
+    plain = result.to_dict() if hasattr(result, "to_dict") and (measure.result_conventions or written) else {}
     if measure.summary is not None:
         print(measure.summary(result, time.perf_counter() - start)
               + conventions_text(conventions_of(measure.method, plain)))

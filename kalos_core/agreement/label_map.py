@@ -63,6 +63,10 @@ class LabelMap(Mapping):
     def __getitem__(self, key: Any) -> Any:
         return self._data()[key]
 
+    def as_dict(self) -> dict:
+        """The dict itself (built once; not to be changed): many look-ups without a call each."""
+        return self._data()
+
     def __iter__(self):
         return iter(self._data())
 

@@ -19,7 +19,6 @@ On a tie the geometry is fused over the tied classes' labels.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Mapping
 
@@ -27,11 +26,13 @@ import numpy as np
 
 from ..agreement.pipeline import AgreementConfig, agreement_steps
 from ..data import Annotation, ImageRecord, MultiRaterDataset
+from ..gcpause import paused_gc
 from ..geometry.masks import mask_utils, to_rle
 from ..jsonsafe import json_safe
 from ..progress import rescale, run_steps
 from ..matching.params import MATCHING_PARAMS, MatchingConfig
 from ..params import Config, param, same_param
+from .units import median_boxes, unit_table
 
 BOX_FUSIONS = ("median", "weighted")
 
@@ -99,37 +100,65 @@ class ConsensusResult:
     def to_coco(self, dataset: MultiRaterDataset) -> dict:
         """Plain COCO: each annotation with ``score`` = confidence, ``unit``, ``support``, ``raters``,
         ``tie``; the review queue under ``review``."""
-        anns = []
-        for k, lab in enumerate(self.labels, start=1):
-            a = {"id": k, "image_id": lab.image_id, "category_id": lab.category, "bbox": list(lab.bbox),
-                 "score": lab.confidence, "unit": lab.unit, "support": lab.support, "raters": list(lab.raters),
-                 "tie": lab.tie, "iscrowd": 0}
-            if lab.tie:
-                a["tied_categories"] = list(lab.tied_categories)
-            if self.kind == "box":
-                a["area"] = lab.bbox[2] * lab.bbox[3]
-            else:
-                a["segmentation"] = lab.geometry
-                a["area"] = float(mask_utils.area(_rle_bytes(lab.geometry)))
-            anns.append(a)
+        with paused_gc():   # one dict per label, no cycles among them
+            anns = self._coco_annotations()
         images = [{"id": im.id, "width": im.width, "height": im.height, "file_name": im.file_name}
                   for im in dataset.images]
         cats = [{"id": c, "name": n} for c, n in sorted(dataset.categories.items())]
-        return json_safe({"images": images, "annotations": anns, "categories": cats,
-                          "review": _plain(self.review)})
+        return {"images": json_safe(images), "annotations": anns, "categories": json_safe(cats),
+                "review": _plain(self.review)}
+
+    def _coco_annotations(self) -> list[dict]:
+        anns = []
+        for k, (lab, p) in enumerate(zip(self.labels, _plain(self.labels)), start=1):
+            a = {"id": k, "image_id": p["image_id"], "category_id": p["category"], "bbox": p["bbox"],
+                 "score": p["confidence"], "unit": p["unit"], "support": p["support"], "raters": p["raters"],
+                 "tie": p["tie"], "iscrowd": 0}
+            if lab.tie:
+                a["tied_categories"] = p["tied_categories"]
+            if self.kind == "box":
+                a["area"] = _safe(lab.bbox[2] * lab.bbox[3])
+            else:
+                a["segmentation"] = p["geometry"]
+                a["area"] = _safe(float(mask_utils.area(_rle_bytes(lab.geometry))))
+            anns.append(a)
+        return anns
 
 
 _AS_IS = (str, int, bool, type(None))
+_PLAIN = set(_AS_IS)
 
 
 def _plain(items: list) -> list[dict]:
-    """``json_safe(asdict(x))`` of each item, the same values without ``asdict``'s deep copy and
-    with the usual types (text, ints, floats, tuples of them) converted inline: the generic
-    walk cost most of a 100k-label run (tests/core/test_consensus_fast.py holds them equal)."""
+    """``json_safe(asdict(x))`` of each item, the same values without ``asdict``'s deep copy: field
+    by field, a column of plain values (text, ints, finite floats, or tuples of them) converted at
+    once, any other value by :func:`_safe` (tests/core/test_consensus_fast.py holds them equal)."""
     if not items:
         return []
     names = [f.name for f in fields(items[0])]
-    return [{name: _safe(getattr(x, name)) for name in names} for x in items]
+    with paused_gc():   # hundreds of thousands of new containers, no cycles among them
+        cols = [_safe_column([getattr(x, name) for x in items]) for name in names]
+        return [dict(zip(names, row)) for row in zip(*cols)]
+
+
+def _safe_column(col: list) -> list:
+    """``[_safe(v) for v in col]``."""
+    if set(map(type, col)) == {tuple}:
+        if _all_plain([e for v in col for e in v]):
+            return [list(v) for v in col]
+    elif _all_plain(col):
+        return col
+    return [_safe(v) for v in col]
+
+
+def _all_plain(values: list) -> bool:
+    """Whether every value is its own JSON form: text, an int, a bool, None or a finite float."""
+    kinds = set(map(type, values))
+    if float in kinds:
+        kinds.discard(float)
+        if not all(map(math.isfinite, [v for v in values if type(v) is float])):
+            return False
+    return kinds <= _PLAIN
 
 
 def _safe(v: Any) -> Any:
@@ -148,29 +177,13 @@ def _rle_bytes(rle: dict) -> dict:
     return {"size": list(rle["size"]), "counts": c.encode("ascii") if isinstance(c, str) else c}
 
 
-def _fuse_boxes(anns: list[Annotation], how: str) -> tuple:
-    if how == "median":
-        return _median_box([a.geometry for a in anns])
-    xywh = np.array([a.geometry for a in anns], float).reshape(-1, 4)
+def _weighted_box(xywh: np.ndarray, w: np.ndarray) -> tuple:
+    """Score-weighted mean of ``(x, y, w, h)`` rows as ``x1, y1, x2, y2`` (equal weights when the
+    scores sum to 0), back as ``(x, y, w, h)``."""
     xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
-    w = np.array([1.0 if a.score is None else float(a.score) for a in anns])
     w = w if w.sum() > 0 else np.ones_like(w)
     f = (xyxy * w[:, None]).sum(0) / w.sum()
     return tuple(float(v) for v in (f[0], f[1], f[2] - f[0], f[3] - f[1]))
-
-
-def _median_box(boxes: list) -> tuple:
-    """Per-coordinate median of ``(x, y, w, h)`` boxes as ``x1, y1, x2, y2``, back as ``(x, y, w, h)``:
-    ``np.median`` to the bit (the middle value, or the two middle ones' sum halved) in plain
-    floats, which for a unit's few boxes costs a hundredth of numpy's calls."""
-    cols = [[float(b[0]) for b in boxes], [float(b[1]) for b in boxes]]
-    cols += [[x + float(b[2]) for x, b in zip(cols[0], boxes)], [y + float(b[3]) for y, b in zip(cols[1], boxes)]]
-    k = len(boxes) // 2
-    f = []
-    for c in cols:
-        c.sort()
-        f.append(c[k] if len(c) % 2 else (c[k - 1] + c[k]) / 2)
-    return f[0], f[1], f[2] - f[0], f[3] - f[1]
 
 
 def _fuse_masks(anns: list[Annotation], image: ImageRecord, share: float) -> tuple[dict, tuple]:
@@ -201,32 +214,40 @@ def build_consensus(dataset: MultiRaterDataset, unit_of: Mapping[Any, str],
     """
     if dataset.kind not in ("box", "polygon", "rle"):
         raise ValueError(f"consensus supports box, polygon and rle geometry, not {dataset.kind!r}")
+    with paused_gc():   # one label or review item per unit, no cycles among them
+        return _build(dataset, unit_of, config)
+
+
+def _build(dataset: MultiRaterDataset, unit_of: Mapping[Any, str], config: ConsensusConfig) -> ConsensusResult:
     out = ConsensusResult(config.to_dict(), dataset.kind)
-    for image in dataset.images:
-        units: dict[str, list[Annotation]] = defaultdict(list)
-        for a in image.annotations:
-            units[unit_of[a.id]].append(a)
-        n = len(image.raters)
-        need = needed_support(n, config.support)
-        for unit in sorted(units, key=lambda u: (len(u), u)):
-            members = sorted(units[unit], key=lambda a: a.rater)
-            votes = Counter(a.category for a in members)
-            top = max(votes.values())
-            winners = sorted(c for c, v in votes.items() if v == top)
-            tie = len(winners) > 1
-            agreeing = [a for a in members if a.category in winners]
-            ids = tuple(a.id for a in members)
-            if top < need:
-                out.review.append(ReviewItem(unit, image.id, top, n, tuple(a.rater for a in agreeing), ids,
-                                             dict(sorted(votes.items())), tie))
-                continue
-            if dataset.kind == "box":
-                geometry = bbox = _fuse_boxes(agreeing, config.box_fusion)
-            else:
-                geometry, bbox = _fuse_masks(agreeing, image, config.pixel_share)
-            out.labels.append(ConsensusLabel(
-                unit, image.id, None if tie else winners[0], geometry, bbox, top / n, top, n,
-                tuple(a.rater for a in agreeing), ids, tie, tuple(winners) if tie else ()))
+    t = unit_table(dataset, unit_of)
+    images = dataset.images
+    n_of = [len(im.raters) for im in images]
+    need_of = [needed_support(n, config.support) for n in n_of]
+    start = t.start.tolist()
+    ends = start[1:] + [len(t.ids)]
+    agreeing = np.flatnonzero(t.agreeing)
+    first = np.searchsorted(agreeing, t.start).tolist() + [len(agreeing)]     # each unit's first agreeing
+    agree_raters = [t.rater_names[r] for r in t.rater[agreeing].tolist()]
+    agreeing = agreeing.tolist()
+    median = median_boxes(t).tolist() if dataset.kind == "box" and config.box_fusion == "median" else None
+    for u, (s, e, img, top, winners) in enumerate(zip(start, ends, t.unit_image.tolist(), t.top.tolist(),
+                                                      t.winners)):
+        n, tie = n_of[img], len(winners) > 1
+        raters, ids = tuple(agree_raters[first[u]:first[u + 1]]), tuple(t.ids[s:e])
+        agree = agreeing[first[u]:first[u + 1]]
+        if top < need_of[img]:
+            out.review.append(ReviewItem(t.names[u], images[img].id, top, n, raters, ids, t.votes[u], tie))
+            continue
+        if median is not None:
+            f = median[u]
+            geometry = bbox = (f[0], f[1], f[2] - f[0], f[3] - f[1])
+        elif dataset.kind == "box":
+            geometry = bbox = _weighted_box(t.xywh[agree], t.weight[agree])
+        else:
+            geometry, bbox = _fuse_masks([t.objects[k] for k in agree], images[img], config.pixel_share)
+        out.labels.append(ConsensusLabel(t.names[u], images[img].id, None if tie else winners[0], geometry, bbox,
+                                         top / n, top, n, raters, ids, tie, tuple(winners) if tie else ()))
     return out
 
 

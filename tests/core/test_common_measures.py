@@ -14,6 +14,7 @@ import math
 
 import pytest
 
+from kalos_core.conventions import conventions_of
 from kalos_core.data import MultiRaterDataset
 from kalos_core.demo_data import demo_example
 from kalos_core.measure import MEASURE_MODULES, MeasureData, get_measure
@@ -152,6 +153,15 @@ def test_the_same_seed_gives_the_same_result(measure):
     config = measure.config(**measure.example_params)
     first, second = (json.dumps(measure.run(data, config).to_dict(), sort_keys=True, default=str) for _ in range(2))
     _same(_canonical(json.loads(first)), _canonical(json.loads(second)))
+
+
+def test_a_result_said_to_name_no_conventions_names_none(measure):
+    """The command line skips ``to_dict()`` of such a measure (``result_conventions=False``)."""
+    if measure.result_conventions:
+        pytest.skip("its result may name conventions")
+    data = demo_example()
+    result = measure.run(measure.example(data) if measure.example else data, measure.config(**measure.example_params))
+    assert conventions_of(measure.method, result.to_dict()) == conventions_of(measure.method)
 
 
 def test_the_result_does_not_depend_on_image_order_or_rater_names(measure):

@@ -1,6 +1,8 @@
-"""Consensus's fast paths equal the plain numpy ones they replace, to the bit."""
+"""Consensus's fast paths equal the plain per-unit ones they replace, to the bit."""
 
 import json
+import random
+from collections import Counter, defaultdict
 from dataclasses import asdict
 
 import numpy as np
@@ -8,8 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kalos_core.consensus import ConsensusConfig, compute_consensus
-from kalos_core.consensus.engine import _median_box, _safe
+from kalos_core import Annotation, MultiRaterDataset, make_image
+from kalos_core.columns import AnnotationColumns
+from kalos_core.consensus import ConsensusConfig, build_consensus, compute_consensus, needed_support
+from kalos_core.consensus.engine import ConsensusLabel, ConsensusResult, ReviewItem, _fuse_masks, _safe
+from kalos_core.consensus.units import median_boxes, unit_table
 from kalos_core.demo_data import demo_example
 from kalos_core.jsonsafe import json_safe
 
@@ -24,17 +29,131 @@ def numpy_median_box(boxes: list) -> tuple:
     return tuple(float(v) for v in (f[0], f[1], f[2] - f[0], f[3] - f[1]))
 
 
+def median_box(boxes: list) -> tuple:
+    """The columnar median of one unit's boxes."""
+    anns = [Annotation(k, "a", 1, b) for k, b in enumerate(boxes)]
+    data = MultiRaterDataset([make_image(1, 100, 100, ("a",), anns)], {1: "A"}, "box")
+    f = median_boxes(unit_table(data, {k: "u" for k in range(len(boxes))}))[0].tolist()
+    return f[0], f[1], f[2] - f[0], f[3] - f[1]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(box, min_size=1, max_size=9))
 def test_median_box_equals_numpy_median_bit_for_bit(boxes):
-    assert _median_box(boxes) == numpy_median_box(boxes)
+    assert median_box(boxes) == numpy_median_box(boxes)
 
 
 def test_median_box_known_answers():
-    assert _median_box([(0, 0, 10, 10)]) == (0.0, 0.0, 10.0, 10.0)
+    assert median_box([(0, 0, 10, 10)]) == (0.0, 0.0, 10.0, 10.0)
     # x1 0, 2 -> 1; y1 0, 4 -> 2; x2 10, 14 -> 12; y2 10, 12 -> 11
-    assert _median_box([(0, 0, 10, 10), (2, 4, 12, 8)]) == (1.0, 2.0, 11.0, 9.0)
-    assert _median_box([(0, 0, 1, 1), (5, 5, 1, 1), (1, 2, 3, 4)]) == (1.0, 2.0, 3.0, 4.0)
+    assert median_box([(0, 0, 10, 10), (2, 4, 12, 8)]) == (1.0, 2.0, 11.0, 9.0)
+    assert median_box([(0, 0, 1, 1), (5, 5, 1, 1), (1, 2, 3, 4)]) == (1.0, 2.0, 3.0, 4.0)
+
+
+def python_median_box(boxes: list) -> tuple:
+    """The former fusion (kalos 0.8): the middle value of each sorted coordinate list, or the two
+    middle ones' sum halved; as np.median, except that two -0.0 give -0.0 (np.median: 0.0)."""
+    cols = [[float(b[0]) for b in boxes], [float(b[1]) for b in boxes]]
+    cols += [[x + float(b[2]) for x, b in zip(cols[0], boxes)], [y + float(b[3]) for y, b in zip(cols[1], boxes)]]
+    k, f = len(boxes) // 2, []
+    for c in cols:
+        c.sort()
+        f.append(c[k] if len(c) % 2 else (c[k - 1] + c[k]) / 2)
+    return f[0], f[1], f[2] - f[0], f[3] - f[1]
+
+
+def test_two_negative_zeros_stay_negative():
+    assert str(median_box([(-0.0, 1, 1, 1), (-0.0, 1, 1, 1)])[0]) == str(python_median_box([(-0.0, 1, 1, 1)] * 2)[0]) \
+        == "-0.0"
+
+
+def per_unit_consensus(dataset, unit_of, config):
+    """The former build_consensus: one Counter, one sort and one np.median per unit."""
+    out = ConsensusResult(config.to_dict(), dataset.kind)
+    for image in dataset.images:
+        units = defaultdict(list)
+        for a in image.annotations:
+            units[unit_of[a.id]].append(a)
+        n = len(image.raters)
+        for unit in sorted(units, key=lambda u: (len(u), u)):
+            members = sorted(units[unit], key=lambda a: a.rater)
+            votes = Counter(a.category for a in members)
+            top = max(votes.values())
+            winners = sorted(c for c, v in votes.items() if v == top)
+            tie = len(winners) > 1
+            agreeing = [a for a in members if a.category in winners]
+            ids, raters = tuple(a.id for a in members), tuple(a.rater for a in agreeing)
+            if top < needed_support(n, config.support):
+                out.review.append(ReviewItem(unit, image.id, top, n, raters, ids, dict(sorted(votes.items())), tie))
+                continue
+            if dataset.kind != "box":
+                geometry, bbox = _fuse_masks(agreeing, image, config.pixel_share)
+            elif config.box_fusion == "median":
+                geometry = bbox = python_median_box([a.geometry for a in agreeing])
+            else:
+                xywh = np.array([a.geometry for a in agreeing], float)
+                xyxy = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
+                w = np.array([1.0 if a.score is None else float(a.score) for a in agreeing])
+                w = w if w.sum() > 0 else np.ones_like(w)
+                f = (xyxy * w[:, None]).sum(0) / w.sum()
+                geometry = bbox = tuple(float(v) for v in (f[0], f[1], f[2] - f[0], f[3] - f[1]))
+            out.labels.append(ConsensusLabel(unit, image.id, None if tie else winners[0], geometry, bbox, top / n,
+                                             top, n, raters, ids, tie, tuple(winners) if tie else ()))
+    return out
+
+
+def random_boxes(seed: int, columns: bool):
+    """Images of 1-4 raters (some assigned, drawing nothing), clustered boxes with repeated and
+    -0.0 coordinates, classes 1-3, some scores (0 included); units named at random, with names of
+    several lengths, repeated across images, a rater twice in one unit."""
+    rng = random.Random(seed)
+    images, unit_of, aid = [], {}, 0
+    for i in range(rng.randint(1, 6)):
+        raters = tuple(rng.sample(["bob", "al", "eve", "b", "zed"], rng.randint(1, 4)))
+        anns = []
+        for _ in range(rng.randint(0, 12)):
+            x = rng.choice([0.0, -0.0, 1.5, 10.25, rng.uniform(0, 50)])
+            xywh = (x, rng.choice([0.0, 3.0, rng.uniform(0, 50)]), rng.choice([1.0, rng.uniform(1, 9)]),
+                    rng.uniform(1, 9))
+            score = None if columns else rng.choice([None, 0.0, 0.5, 0.9])
+            anns.append(Annotation(aid, rng.choice(raters), rng.choice([1, 2, 3]), xywh, xywh, score))
+            unit_of[aid] = f"{rng.choice(['7', i])}:{rng.choice([0, 1, 2, 10, 11, 100])}"
+            aid += 1
+        if columns:
+            names = tuple(sorted(set(raters)))
+            anns = AnnotationColumns([a.id for a in anns], names, np.array([names.index(a.rater) for a in anns], int),
+                                     np.array([a.category for a in anns], int),
+                                     np.array([a.geometry for a in anns], float).reshape(-1, 4))
+        images.append(make_image(f"im{i}", 60, 60, raters, anns))
+    return MultiRaterDataset(images, {1: "A", 2: "B", 3: "C"}, "box"), unit_of
+
+
+@pytest.mark.parametrize("columns", [False, True])
+@pytest.mark.parametrize("fusion", ["median", "weighted"])
+def test_columnar_build_equals_the_per_unit_loop(columns, fusion):
+    seen = Counter()
+    for seed in range(40):
+        data, unit_of = random_boxes(seed, columns)
+        for support in (0.0, 0.5, 1.0):
+            config = ConsensusConfig(support=support, box_fusion=fusion)
+            got, want = build_consensus(data, unit_of, config), per_unit_consensus(data, unit_of, config)
+            assert json.dumps(got.to_dict()) == json.dumps(want.to_dict())
+            assert [asdict(x) for x in got.labels] == [asdict(x) for x in want.labels]
+            assert [asdict(x) for x in got.review] == [asdict(x) for x in want.review]
+            assert json.dumps(got.to_coco(data)) == json.dumps(want.to_coco(data))
+            seen.update(labels=len(got.labels), review=len(got.review), ties=sum(x.tie for x in got.labels))
+    assert seen["labels"] > 200 and seen["review"] > 50 and seen["ties"] > 20   # the cases were there
+
+
+def test_masks_equal_the_per_unit_loop():
+    data = demo_example("segm")
+    units = compute_consensus(data.dataset).labels
+    unit_of = {m: lab.unit for lab in units for m in lab.members}
+    data.dataset.images = [make_image(im.id, im.width, im.height, im.raters,
+                                      [a for a in im.annotations if a.id in unit_of]) for im in data.dataset.images]
+    got = build_consensus(data.dataset, unit_of, ConsensusConfig(pixel_share=0.6))
+    want = per_unit_consensus(data.dataset, unit_of, ConsensusConfig(pixel_share=0.6))
+    assert got.labels and json.dumps(got.to_coco(data.dataset)) == json.dumps(want.to_coco(data.dataset))
 
 
 @pytest.mark.parametrize("support", [0.5, 0.9])
