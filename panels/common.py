@@ -345,6 +345,13 @@ class RunPanel(foo.Panel):
         ctx.panel.state.selection = message
         self._highlight(ctx, chrome.clicked_highlight(ctx.params) if highlight is None else (highlight or None))
 
+    def show_labels(self, ctx, label_ids: list, message: str) -> None:
+        """Show only the labels ``label_ids`` of the selected run's label fields (and so only
+        their samples)."""
+        src = label_source_params(ctx.dataset.get_run_info(ctx.panel.state.run_key).config)
+        fields = src.get("rater_fields") or [src["label_field"]]
+        self.show(ctx, ctx.dataset.select_labels(ids=label_ids, fields=fields), message)
+
     @staticmethod
     def _highlight(ctx, highlight: dict | None) -> None:
         """Move the highlight: unselect the previous point, select the new one (cells are drawn
