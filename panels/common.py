@@ -157,9 +157,6 @@ class RunPanel(foo.Panel):
     #: every declared parameter of the stored run (:func:`kalos_core.params.stored_form_values`)
     MEASURE: str | None = None
 
-    #: why a chart of this panel cannot filter the grid: clicking it says so (:meth:`not_clickable`)
-    NOT_CLICKABLE = ""
-
     # -- to implement -------------------------------------------------------------------------
     def load_run(self, ctx, run_key: str) -> None:
         raise NotImplementedError
@@ -301,10 +298,6 @@ class RunPanel(foo.Panel):
         header.enum("run_key", runs, default=ctx.panel.state.run_key, label=None, view=view,
                     on_change=self.on_change_run)
         header.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
-
-    def not_clickable(self, ctx):
-        """A chart's ``on_click`` that cannot show anything: say why, change nothing."""
-        ctx.panel.state.selection = f"This chart is not clickable: {self.NOT_CLICKABLE}"
 
     def render_selection(self, panel, ctx) -> None:
         """While a click's view is shown: what it shows, and the Clear selection chip (a note

@@ -22,7 +22,7 @@ def _dataset():
 
 def _open(page, app, panel: str) -> None:
     open_app(page, app)
-    wait_for_chart(open_panel(page, panel))
+    wait_for_chart(open_panel(page, panel), timeout=120)  # the App is slow on a busy machine
     page.wait_for_timeout(500)  # the markdown above the chart settles
 
 
