@@ -11,7 +11,6 @@ distance 1. Matched at t = 0.5, both samples have one unit of two labels; at 0.7
 import pytest
 
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
-
 from tests.fiftyone.test_agreement_operator import make_dataset
 from tests.fiftyone.test_panels import Panel
 
@@ -88,6 +87,8 @@ def test_a_sensitivity_threshold_selects_the_samples_whose_units_fall_apart(two)
     p = Panel(ds, "kalos_localisation_sensitivity").call("on_load")
     view = p.call("on_click_threshold", x=0.7, idx=2, trace_idx=0, path="sensitivity").view()
     assert view.values("id") == [sample["s1"]]
+    assert set(view.values("raters_a.detections.id", unwind=True) + view.values("raters_b.detections.id", unwind=True)) \
+        == {label["a1"], label["b1"]}
     assert "**1 samples** whose units matched at t = 0.50 fall apart at 0.70: their 2 labels" in p.state["selection"]
     p.call("on_click_threshold", x=0.3, idx=0, trace_idx=0, path="sensitivity")
     assert p.state["selection"] == "No unit matched at t = 0.50 falls apart at 0.30." and not p.ops("set_view")
