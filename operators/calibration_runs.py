@@ -14,7 +14,9 @@ offers as defaults), ``task``, ``tau_star`` and ``standard_threshold``, and whos
 ``CalibrationResult.to_dict()`` plus ``braylan``: Braylan's item-level measures
 (``BraylanResult.to_dict()``) for boxes, or ``{"skipped": reason}`` (polygons and keypoints;
 boxes of samples without ``metadata`` width/height, since the measures need pixel
-coordinates). No sample field is written.
+coordinates), and ``drill``: the sample and label ids of the pairs in each Do / De histogram
+bin (:mod:`kalos_core.calibration.drill`; what a click on a bar of the Calibration panel
+selects). No sample field is written.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 
 from kalos_core.calibration import CalibrationConfig, CalibrationResult
 from kalos_core.calibration.braylan import BraylanConfig, braylan_agreement
+from kalos_core.calibration.drill import bin_pairs
 from kalos_core.data import MultiRaterDataset
 from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData
@@ -109,12 +112,16 @@ def _check(collection, source, config: CalibrationConfig, extras: dict) -> None:
         raise SetupError(f"not a {source.kind} distance: {', '.join(unknown)}", "distances")
 
 
-def _braylan(result: CalibrationResult, data: MeasureData, config: CalibrationConfig) -> dict:
-    """The run's ``braylan`` results (:func:`braylan_summary`), timed in ``result.timings``."""
+def _more_results(result: CalibrationResult, data: MeasureData, config: CalibrationConfig) -> dict:
+    """The run's ``braylan`` results (:func:`braylan_summary`) and ``drill``: the label pairs of each
+    histogram bin (:func:`kalos_core.calibration.drill.bin_pairs`), both timed in ``result.timings``."""
     t0 = time.perf_counter()
     braylan = braylan_summary(data.dataset, config.seed)
-    result.timings["braylan_s"] = time.perf_counter() - t0
-    return {"braylan": braylan}
+    t1 = time.perf_counter()
+    drill = bin_pairs(result.observations, {name: d.histogram for name, d in result.distances.items()})
+    result.observations = None       # the pairs' arrays are no longer needed
+    result.timings.update(braylan_s=t1 - t0, drill_s=time.perf_counter() - t1)
+    return {"braylan": braylan, "drill": drill}
 
 
 def _recommended(result: CalibrationResult) -> dict:
@@ -129,7 +136,7 @@ def _recommended(result: CalibrationResult) -> dict:
 
 
 RUN = MeasureRun("calibrate", "calibration", DEFAULT_KEY, ("box", "polygon", "keypoints", "cuboids"), lambda source, key: [],
-                 check=_check, results=_braylan, more_config=_recommended)
+                 check=_check, results=_more_results, more_config=_recommended)
 
 
 def calibrate_run_steps(collection, **params):

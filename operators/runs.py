@@ -13,6 +13,7 @@ import time
 from fiftyone import ViewField as F
 
 from kalos_core.agreement import DIAGNOSTICS, AgreementConfig, AgreementResult  # noqa: F401  (re-exported)
+from kalos_core.agreement.falls_apart import falls_apart
 from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData, get_measure
 from kalos_core.progress import rescale, run_steps
@@ -101,10 +102,16 @@ def compute_agreement_steps(collection, rater_fields=None, label_field=None, rat
     t1 = time.perf_counter()
     result = yield from rescale(AGREEMENT.steps(MeasureData(data), config), 0.05, 0.9)
     timings["compute_s"] = time.perf_counter() - t1
+    more = {}
+    if config.lsa_thresholds:
+        yield 0.9, "units that fall apart at each sensitivity threshold"
+        t3 = time.perf_counter()
+        more["lsa_falls_apart"] = falls_apart(data, config)
+        timings["lsa_falls_apart_s"] = time.perf_counter() - t3
     yield 0.92, "writing the results"
     t2 = time.perf_counter()
     store_run(collection, source, run_key, config, result, calibration_key, use_masks=use_masks,
-              model_fields=models, score_threshold=score_threshold)
+              model_fields=models, score_threshold=score_threshold, more=more)
     timings["write_s"] = time.perf_counter() - t2
     result.timings = timings
     yield 1.0, "done"
@@ -113,7 +120,9 @@ def compute_agreement_steps(collection, rater_fields=None, label_field=None, rat
 
 def store_run(collection, source: RaterSource, run_key: str, config: AgreementConfig,
               result: AgreementResult, calibration_key=None, use_masks: bool = False,
-              model_fields=(), score_threshold=0.5) -> None:
+              model_fields=(), score_threshold=0.5, more: dict | None = None) -> None:
+    """Write the run's fields and store it; ``more``: results kept beside ``result.to_dict()`` (the
+    ``lsa_falls_apart`` drill-down of :func:`kalos_core.agreement.falls_apart.falls_apart`)."""
     dataset = collection._dataset
     if run_key in dataset.list_runs():
         run_store.delete_run(dataset, run_key)
@@ -123,6 +132,7 @@ def store_run(collection, source: RaterSource, run_key: str, config: AgreementCo
     status_colors.show_statuses(dataset, run_key, written.fields)
     summary = result.to_dict()
     summary["agreement_config"] = summary.pop("config")  # "config" is the run's own attribute
+    summary.update(more or {})
     run_store.save_run(
         collection, run_key, METHOD, summary, fields=paths,
         **source.run_config(), calibration_key=calibration_key, use_masks=bool(use_masks),

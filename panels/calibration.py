@@ -4,7 +4,8 @@ Reads a stored calibration run (``config.method == "kalos_calibration"``). The b
 ``compute_agreement`` prefilled with the selected distance and its similarity threshold
 t = 1 − τ* (τ* is always the calibrated *distance* threshold; runs name their similarity
 threshold t, see panels/sensitivity.py). *Recompute* re-opens the calibrate form with every
-parameter the run stored (``MEASURE``).
+parameter the run stored (``MEASURE``). A click on a Do / De bar selects the label pairs the run stored for its bin
+(a De pair's two samples; :mod:`kalos_core.calibration.drill`).
 """
 
 from __future__ import annotations
@@ -118,6 +119,29 @@ def braylan_markdown(res: dict) -> str | None:
     ])
 
 
+def bin_selection(res: dict, distance: str, key: str, b: int) -> tuple[list, str] | str:
+    """The labels of the pairs of bin ``b`` of ``distance``'s ``key`` ("do" / "de") histogram in a
+    stored run (``res["drill"]``, :mod:`kalos_core.calibration.drill`) and the panel's line
+    about them; or why there is nothing to select."""
+    drill, entry = res.get("drill"), (res.get("distances") or {}).get(distance) or {}
+    if not drill:
+        return "This calibration run was stored without the label pairs of its bins: recompute it to click its bars."
+    edges, counts = entry["histogram"]["edges"], entry["histogram"][key]
+    pairs = drill["distances"][distance][key][b] if b < len(counts) else []
+    where = f"{distance} distance {fmt(edges[b])} – {fmt(edges[b + 1])}" if b < len(counts) else "this bin"
+    if not pairs:
+        return f"No {key.capitalize()} pair has a {where}."
+    codes = sorted({c for c in pairs if c >= 0})
+    labels = [drill["labels"][c] for c in codes]
+    n_samples = len({drill["label_sample"][c] for c in codes})
+    n_pairs = len(pairs) // 2
+    listed = f"the first {n_pairs} of {counts[b]}" if counts[b] > n_pairs else f"{n_pairs}"
+    what = ("same-sample label pairs (Do)" if key == "do" else
+            "cross-sample pairs (De): each joins labels of two samples, both samples are shown")
+    return labels, (f"Showing {listed} {what} at {where}: **{len(labels)} labels on {n_samples} "
+                               "samples** (only those labels)")
+
+
 class CalibrationPanel(RunPanel):
     METHOD = CALIBRATION_METHOD
     TITLE = "KaLOS: Calibration"
@@ -130,8 +154,6 @@ class CalibrationPanel(RunPanel):
     ACTION_LABEL = "Calibrate"
     ACTION_URI = CALIBRATE_URI
     MEASURE = "calibrate"
-    NOT_CLICKABLE = ("a calibration run stores how many Do / De pairs fall in each bin, not which label pairs "
-                     "they are (the grid is unchanged).")
 
     @property
     def config(self):
@@ -189,6 +211,19 @@ class CalibrationPanel(RunPanel):
                 out.append({"distance": r["distance"], "t": r["similarity_threshold"], "why": why})
         return out
 
+    def on_click_bin(self, ctx):
+        """A Do / De bar: select the label pairs stored for its bin (a De pair's two samples)."""
+        key = {0: "do", 1: "de"}.get(ctx.params.get("trace_idx"))
+        b = ctx.params.get("idx")
+        if key is None or not isinstance(b, int):
+            return
+        res = load_results(ctx.dataset, ctx.panel.state.run_key)
+        found = bin_selection(res, ctx.panel.state.distance, key, b)
+        if isinstance(found, str):
+            ctx.panel.state.selection = found
+            return
+        self.show_labels(ctx, *found)
+
     def on_change_distance(self, ctx):
         ctx.panel.state.distance = ctx.params.get("value")
         self.load_run(ctx, ctx.panel.state.run_key)
@@ -241,7 +276,7 @@ class CalibrationPanel(RunPanel):
                         on_click=getattr(self, f"run_target_{i}"))
         buttons.btn("open_operator", label="Recompute", icon="refresh", on_click=self.open_operator)
         if ctx.panel.state.distance:
-            chart(panel, "calibration", ctx.panel.state.plot_layout, on_click=self.not_clickable)
+            chart(panel, "calibration", ctx.panel.state.plot_layout, on_click=self.on_click_bin)
         if ctx.panel.state.details or ctx.panel.state.braylan:
             panel.bool("show_details", default=bool(ctx.panel.state.show_details), label="Details",
                        view=types.SwitchView(), on_change=self.on_toggle_details)

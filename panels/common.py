@@ -157,9 +157,6 @@ class RunPanel(foo.Panel):
     #: every declared parameter of the stored run (:func:`kalos_core.params.stored_form_values`)
     MEASURE: str | None = None
 
-    #: why a chart of this panel cannot filter the grid: clicking it says so (:meth:`not_clickable`)
-    NOT_CLICKABLE = ""
-
     # -- to implement -------------------------------------------------------------------------
     def load_run(self, ctx, run_key: str) -> None:
         raise NotImplementedError
@@ -302,10 +299,6 @@ class RunPanel(foo.Panel):
                     on_change=self.on_change_run)
         header.btn("refresh", label="Refresh", icon="refresh", on_click=self.refresh)
 
-    def not_clickable(self, ctx):
-        """A chart's ``on_click`` that cannot show anything: say why, change nothing."""
-        ctx.panel.state.selection = f"This chart is not clickable: {self.NOT_CLICKABLE}"
-
     def render_selection(self, panel, ctx) -> None:
         """While a click's view is shown: what it shows, and the Clear selection chip (a note
         about a click that changed nothing is shown without the chip)."""
@@ -344,6 +337,13 @@ class RunPanel(foo.Panel):
         ctx.ops.set_view(view=view)
         ctx.panel.state.selection = message
         self._highlight(ctx, chrome.clicked_highlight(ctx.params) if highlight is None else (highlight or None))
+
+    def show_labels(self, ctx, label_ids: list, message: str) -> None:
+        """Show only the labels ``label_ids`` of the selected run's label fields (and so only
+        their samples)."""
+        src = label_source_params(ctx.dataset.get_run_info(ctx.panel.state.run_key).config)
+        fields = src.get("rater_fields") or [src["label_field"]]
+        self.show(ctx, ctx.dataset.select_labels(ids=label_ids, fields=fields), message)
 
     @staticmethod
     def _highlight(ctx, highlight: dict | None) -> None:

@@ -178,7 +178,9 @@ class LabelConvergencePanel(RunPanel):
             return
         x = str(x)
         if x == MAP:  # mAP pools every threshold: no single set of unmatched labels to show
-            ctx.panel.state.selection = "mAP pools IoU .50–.95: click a threshold's column to see its unmatched labels"
+            ctx.panel.state.selection = ("The mAP column is not clickable: it pools IoU .50–.95, and the labels "
+                                         "unmatched at any of them are (nearly) those unmatched at .95. Click a "
+                                         "threshold's column to see its unmatched labels.")
             return
         threshold = x
         if threshold not in CONVERGENCE_THRESHOLDS:

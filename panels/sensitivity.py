@@ -2,7 +2,8 @@
 
 A curve that drops sharply towards strict thresholds means raters find the same objects but
 draw them differently; a flat curve means disagreement is about *which* objects exist.
-``Δ = α(t) − α(t_strict)`` summarises the drop.
+``Δ = α(t) − α(t_strict)`` summarises the drop. A click on a threshold selects the samples whose
+units, matched at the run's t, fall apart there (:mod:`kalos_core.agreement.falls_apart`).
 
 Names (the same in every panel): **t** is a run's *similarity* threshold (two labels may match
 when their similarity is at least t); **τ*** is only the calibrated *distance* threshold of a
@@ -14,7 +15,10 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
-from .common import LEGEND, NEUTRAL, RunPanel, band_color, chart, clean, fmt, load_results, plot_layout, vline
+from kalos_core.params import fraction_key
+
+from .common import (LEGEND, NEUTRAL, RunPanel, band_color, chart, clean, clicked, fmt, load_results,
+                     plot_layout, vline)
 
 
 def calibrated_tau(dataset, run_key: str) -> tuple[float, str] | None:
@@ -50,11 +54,28 @@ def sensitivity_points(lsa: dict, threshold: float | None, mean_alpha: float | N
     return sorted(points.items())
 
 
+def falls_apart_selection(res: dict, x: float) -> tuple[list, str] | str:
+    """The labels of the units of a stored agreement run that fall apart at threshold ``x``
+    (``res["lsa_falls_apart"]``, :mod:`kalos_core.agreement.falls_apart`) and the panel's line; or why there is nothing to select."""
+    t = (res.get("agreement_config") or {}).get("threshold")
+    if t is not None and fraction_key(x) == fraction_key(t):
+        return f"t = {fmt(t, 2)} is the run's own threshold: no unit falls apart there. Click another threshold."
+    drill = res.get("lsa_falls_apart")
+    if drill is None:
+        return "This run was stored without the units that fall apart at each threshold: recompute it to click the curve."
+    entry = drill.get(fraction_key(x))
+    if entry is None:
+        return f"No threshold {fmt(x, 2)} in this run."
+    n, labels = len(entry["samples"]), entry["labels"]
+    if not n:
+        return f"No unit matched at t = {fmt(t, 2)} falls apart at {fmt(x, 2)}."
+    return labels, (f"Showing the **{n} samples** whose units matched at t = {fmt(t, 2)} fall apart at "
+                       f"{fmt(x, 2)}: their {len(labels)} labels only")
+
+
 class LocalisationSensitivityPanel(RunPanel):
     TITLE = "KaLOS: Localisation sensitivity"
     RERUN_ADDS = {"lsa": "0.1,0.3,0.5,0.7,0.9"}
-    NOT_CLICKABLE = ("the run stores the mean α at each threshold, not which units part there (the grid is "
-                     "unchanged; the Variation types panel shows labels by IoU).")
     INTRO = ("Mean α when the run is repeated at other similarity thresholds; the dashed line is the "
              "run's similarity threshold t. A steep drop means the raters agree on *what* is there, not on *where*.")
 
@@ -97,11 +118,23 @@ class LocalisationSensitivityPanel(RunPanel):
                                    f"{', '.join(fmt(x, 2) for x in xs)}\n\n"
                                    f"The run's {threshold_md(ctx.dataset, run_key)}")
 
+    def on_click_threshold(self, ctx):
+        """A threshold on the curve: the samples whose units (matched at the run's t) fall apart there."""
+        x = clicked(ctx, "x")
+        if x is None:
+            return
+        res = load_results(ctx.dataset, ctx.panel.state.run_key)
+        found = falls_apart_selection(res, float(x))
+        if isinstance(found, str):
+            ctx.panel.state.selection = found
+            return
+        self.show_labels(ctx, *found)
+
     def render_run(self, panel, ctx):
         if not ctx.panel.state.has_lsa:
             self.render_missing(panel, "This run was computed without localisation-sensitivity thresholds. "
                                 "Recompute it with some (e.g. 0.1, 0.3, 0.5, 0.7, 0.9):", "no_lsa",
                                 label="Recompute with thresholds")
             return
-        chart(panel, "sensitivity", ctx.panel.state.plot_layout, on_click=self.not_clickable)
+        chart(panel, "sensitivity", ctx.panel.state.plot_layout, on_click=self.on_click_threshold)
         panel.md(ctx.panel.state.summary or "", name="summary")

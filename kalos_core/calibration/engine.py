@@ -26,6 +26,7 @@ from ..progress import run_steps
 from .analysis import Separation, separate
 from .bootstrap import image_resamples
 from .density import Grid
+from .drill import Observations
 from .recommend import recommend
 from .sampling import PreparedCache, build_plan, observe, relative_areas, size_strata
 from .separation import braylan_sigma, histogram, summarise
@@ -61,10 +62,12 @@ def calibrate_steps(dataset: MultiRaterDataset, config: CalibrationConfig = Cali
         strata = None if areas is None else size_strata(areas)[plan.obs_query]
     timings = {"plan_s": time.perf_counter() - t0}
     results: dict[str, DistanceCalibration] = {}
+    observed = Observations(plan, cache, {s.name: s for s in specs}, {})
     for k, spec in enumerate(specs):
         yield k / len(specs), f"calibrating {spec.name}: Do / De distances"
         t1 = time.perf_counter()
         do, de = observe(plan, spec, cache)
+        observed.values[spec.name] = (do, de)
         timings[f"{spec.name}_distances_s"] = time.perf_counter() - t1
         yield (k + 0.5) / len(specs), f"calibrating {spec.name}: {config.bootstrap} bootstrap resamples"
         t2 = time.perf_counter()
@@ -84,7 +87,7 @@ def calibrate_steps(dataset: MultiRaterDataset, config: CalibrationConfig = Cali
         task=dataset.meta.get("task") or TASK_OF_KIND[dataset.kind], kind=dataset.kind,
         n_images=len(dataset.images), n_annotations=dataset.n_annotations, seed=config.seed,
         bootstrap=config.bootstrap, confidence=config.confidence, distances=results,
-        recommended=rec, timings=timings)
+        recommended=rec, timings=timings, observations=observed)
 
 
 def calibrate(dataset: MultiRaterDataset, config: CalibrationConfig = CalibrationConfig(),

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 from ..data import KIND_TASKS
@@ -135,6 +136,9 @@ class CalibrationResult:
     distances: dict[str, DistanceCalibration]
     recommended: Recommendation
     timings: dict = field(default_factory=dict)
+    #: the pairs measured (:class:`kalos_core.calibration.drill.Observations`), for the histogram
+    #: drill-down; not part of ``to_dict()``
+    observations: Any = field(default=None, repr=False, compare=False)
 
     @property
     def similarity_threshold(self) -> float:

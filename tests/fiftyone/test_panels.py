@@ -261,10 +261,11 @@ def test_sensitivity_curve_has_lsa_points_and_tau_marker(fields_ds):
     assert star["x"] == [0.5] and star["y"] == pytest.approx([res.mean_alpha])
     assert p.state["plot_layout"]["shapes"][0]["x0"] == 0.5
     assert f"{res.lsa_delta:.3f}" in p.state["summary"]
-    # a click on the curve says why it cannot show units, and leaves the grid alone
-    p.call("not_clickable", x=0.3)
-    assert p.state["selection"].startswith("This chart is not clickable: the run stores the mean α at each threshold")
-    assert not p.ops("set_view") and "selection" in p.rendered()
+    # a threshold shows the samples whose units fall apart there (what the run stored for it)
+    apart = res.lsa_falls_apart["0.9"]
+    assert apart["samples"] and len(apart["samples"]) < len(fields_ds)
+    view = p.call("on_click_threshold", x=0.9, idx=3, trace_idx=0, path="sensitivity").view()
+    assert set(view.values("id")) == set(apart["samples"]) and "selection_bar" in p.rendered()
 
 
 def test_sensitivity_without_lsa_offers_a_prefilled_recompute(fo_isolated, demo):
@@ -352,8 +353,8 @@ def test_calibration_shows_do_de_tau_and_runs_agreement_at_tau(fields_ds):
     assert "**KS** 0.810 (CI 0.760 – 0.860)" in p.state["summary"] and "σ" not in p.state["summary"]
     assert "**σ** 0.080" in p.state["details"] and "details" not in p.rendered()      # folded until asked
     assert "details" in p.call("on_toggle_details", value=True).rendered()
-    p.call("not_clickable", x=0.3)
-    assert "stores how many Do / De pairs fall in each bin" in p.state["selection"] and not p.ops("set_view")
+    p.call("on_click_bin", trace_idx=0, idx=3, path="calibration")   # a run stored without its bins' pairs
+    assert "stored without the label pairs of its bins" in p.state["selection"] and not p.ops("set_view")
     (prompt,) = p.call("run_at_tau").ops("prompt_user_for_operation")
     assert prompt["operator_uri"] == f"{PLUGIN}/compute_agreement"
     assert prompt["params"]["threshold"] == pytest.approx(0.58) and prompt["params"]["distance"] == "iou"
