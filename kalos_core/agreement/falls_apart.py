@@ -17,6 +17,7 @@ from ..data import MultiRaterDataset
 from ..matching.costs import get_cost
 from ..matching.solvers import get_solver
 from ..params import fraction_key
+from .bulk_match import match_requests
 from .problem import prepare_image
 
 
@@ -31,10 +32,16 @@ def split_units(base: np.ndarray, other: np.ndarray) -> np.ndarray:
     return (lo != hi)[base] & (np.bincount(base, minlength=n) >= 2)[base]
 
 
+#: images matched together (every threshold of an image in one bulk pass; bounds the pass's arrays)
+BATCH = 512
+
+
 def falls_apart(dataset: MultiRaterDataset, config) -> dict[str, dict]:
     """``{threshold key: {"samples": [image ids], "labels": [annotation ids]}}`` for each of
     ``config.lsa_thresholds`` (keys as the result's ``lsa``): the images and the labels of the
-    units of the run that fall apart there, in the data set's order."""
+    units of the run that fall apart there, in the data set's order. Images are matched in
+    batches, every threshold at once (:func:`~kalos_core.agreement.bulk_match.match_requests`:
+    the same units as matching each image alone)."""
     thresholds = list(dict.fromkeys(float(t) for t in config.lsa_thresholds))
     out = {fraction_key(t): {"samples": [], "labels": []} for t in thresholds}
     if not thresholds:
@@ -42,16 +49,20 @@ def falls_apart(dataset: MultiRaterDataset, config) -> dict[str, dict]:
     spec = config.distance_spec(dataset.kind)
     solver, cost = get_solver(config.solver), get_cost(config.cost)
     floor = min((float(config.threshold), *thresholds))
-    for image in dataset.images:
-        ip = prepare_image(image, spec, floor)
-        if len(ip.annotations) < 2:
-            continue
-        base, _ = ip.match(float(config.threshold), solver, cost)
-        ids = ids_and_raters(ip.annotations)[0]
-        for t in thresholds:
-            apart = np.flatnonzero(split_units(base, ip.match(t, solver, cost)[0]))
-            if len(apart):
-                entry = out[fraction_key(t)]
-                entry["samples"].append(str(image.id))
-                entry["labels"] += [str(ids[k]) for k in apart.tolist()]
+    levels = [float(config.threshold), *thresholds]
+    for b in range(0, len(dataset.images), BATCH):
+        images = dataset.images[b:b + BATCH]
+        ips = [prepare_image(image, spec, floor) for image in images]
+        many = [k for k, ip in enumerate(ips) if len(ip.annotations) >= 2]
+        units = match_requests(ips, [(k, t, None, None) for k in many for t in levels], solver, cost)
+        for n, k in enumerate(many):
+            base, *others = (u for u, _ in units[n * len(levels):(n + 1) * len(levels)])
+            ids = None
+            for t, other in zip(thresholds, others):
+                apart = np.flatnonzero(split_units(base, other))
+                if len(apart):
+                    ids = ids_and_raters(ips[k].annotations)[0] if ids is None else ids
+                    entry = out[fraction_key(t)]
+                    entry["samples"].append(str(images[k].id))
+                    entry["labels"] += [str(ids[j]) for j in apart.tolist()]
     return out
