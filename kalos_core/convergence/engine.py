@@ -117,11 +117,9 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
         start = time.perf_counter()
         T = len(THRESHOLD_KEYS)
         per_pair = np.full((len(pairs), len(masks), T), np.nan)
-        for s, mask in enumerate(masks):
-            for p, (ab, ba) in enumerate(sides):
-                per_pair[p, s] = nanmean(np.stack([ab.per_threshold(mask), ba.per_threshold(mask)]), axis=0)
-            if s % 100 == 99:
-                yield 0.4 + 0.3 * (s + 1) / len(masks), f"bootstrap {s + 1}/{len(masks)}"
+        for p, (ab, ba) in enumerate(sides):
+            per_pair[p] = nanmean(np.stack([ab.per_threshold(masks), ba.per_threshold(masks)]), axis=0)
+            yield 0.4 + 0.3 * (p + 1) / len(sides), f"bootstrap {len(masks)} subsets: pair {p + 1}/{len(sides)}"
         for p, pair in enumerate(pairs):
             pair.bootstrap = bootstrap_summary(per_pair[p], config.confidence)
         pooled = nanmean(per_pair, axis=0)

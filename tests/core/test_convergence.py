@@ -16,7 +16,7 @@ from kalos_core import load_coco
 from kalos_core.cli import main
 from kalos_core.convergence import (ConvergenceConfig, alpha_from_map, compute_convergence, draw_subsets,
                                     interval_stats, map_from_alpha, normal_interval, place)
-from kalos_core.convergence.accumulate import subset_ap
+from kalos_core.convergence.accumulate import subset_ap, subsets_ap
 from kalos_core.convergence.cocoeval import _coco_gt, evaluate_direction, rater_labels
 from kalos_core.convergence.engine import image_order, per_image_alpha, restrict_raters
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
@@ -271,3 +271,19 @@ def test_restrict_raters_still_drops_a_rater_or_an_unassigned_one():
         im, annotations=list(im.annotations) + [Annotation(999, "z", 1, (1.0, 1.0, 5.0, 5.0))])])
     kept = restrict_raters(stray, ["a", "b", "c"])
     assert kept is not stray and all(a.rater != "z" for a in kept.images[0].annotations)
+
+
+@pytest.mark.realdata
+def test_batched_subsets_give_every_bit_of_one_subset_at_a_time(lvis_subset_path):
+    """Subsets in one padded batch, in chunks of any size, or one at a time: the same bits (each row
+    keeps its own envelope offsets), and each equals a fresh COCOeval on the subset (within 1e-12)."""
+    ds = load_coco(lvis_subset_path, "bbox")
+    ids = sorted(im.id for im in ds.images)
+    table = evaluate_direction(ds, rater_labels(ds, "r1", ids), rater_labels(ds, "r2", ids), ids, "bbox")
+    masks = draw_subsets(len(ids), 60, 0.1, seed=2)
+    masks[0] = False                                  # an empty subset: NaN everywhere
+    batched = subsets_ap(table, masks)
+    assert np.isnan(batched[0]).all() and np.isfinite(batched[1:]).any()
+    assert batched.tobytes() == subsets_ap(table, masks, cells=1).tobytes()
+    assert batched.tobytes() == np.stack([subset_ap(table, m) for m in masks]).tobytes()
+    assert subsets_ap(table, masks[7:13], cells=5000).tobytes() == batched[7:13].tobytes()
