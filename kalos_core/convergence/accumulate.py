@@ -41,7 +41,7 @@ def subset_ap(table: DirectionTable, image_mask: np.ndarray | None = None) -> np
     return subsets_ap(table, np.asarray(image_mask, dtype=bool)[None, :])[0]
 
 
-def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 18) -> np.ndarray:
+def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16) -> np.ndarray:
     """(S, T, K) AP per subset (a row of ``masks``, (S, I) bool over ``table.image_ids``), IoU
     threshold and category; subsets go in chunks of about ``cells`` (threshold, detection) cells."""
     T = table.matched.shape[0]

@@ -43,6 +43,14 @@ def restrict_raters(dataset: MultiRaterDataset, raters: Sequence[str]) -> MultiR
     return replace(dataset, images=images)
 
 
+def _on_images(labels: list[dict], image_ids: list, own: list) -> list[dict]:
+    """``labels`` (on the images ``own``) restricted to ``image_ids``."""
+    if len(image_ids) == len(own):
+        return labels
+    keep = set(image_ids)
+    return [d for d in labels if d["image_id"] in keep]
+
+
 def per_image_alpha(dataset: MultiRaterDataset, ids: list) -> np.ndarray:
     """(T, I) per-image α at each COCO IoU threshold (default distance, Greedy, ψsoft); NaN for
     images without a value."""
@@ -91,17 +99,19 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
     start = time.perf_counter()
     pairs, sides = [], []
     all_pairs = list(combinations(raters, 2))
+    own = {r: [im.id for im in dataset.images if r in im.raters] for r in raters}
+    labels = {r: rater_labels(dataset, r, own[r]) for r in raters}   # each rater's once, not per pair
     for n, (a, b) in enumerate(all_pairs):
         shared = [im.id for im in dataset.images if a in im.raters and b in im.raters]
         if not shared:
             continue
-        la, lb = rater_labels(dataset, a, shared), rater_labels(dataset, b, shared)
+        la, lb = _on_images(labels[a], shared, own[a]), _on_images(labels[b], shared, own[b])
         ab = Side(evaluate_direction(dataset, la, lb, shared, config.task), index_of)
         ba = Side(evaluate_direction(dataset, lb, la, shared, config.task), index_of)
         directions = {f"{a}->{b}": direction_summary(full_set_ap(ab.table), ab.table.cat_ids, names),
                       f"{b}->{a}": direction_summary(full_set_ap(ba.table), ba.table.cat_ids, names)}
-        matched = {src: ab.table.matched[:, j].tolist() for j, src in enumerate(ab.table.det_source)}
-        matched.update({src: ba.table.matched[:, j].tolist() for j, src in enumerate(ba.table.det_source)})
+        matched = dict(zip(ab.table.det_source, ab.table.matched.T.tolist()))
+        matched.update(zip(ba.table.det_source, ba.table.matched.T.tolist()))
         pairs.append(PairResult((a, b), len(shared), average_summaries(list(directions.values())), directions,
                                 matched=matched))
         sides.append((ab, ba))
