@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cocoeval import ALL_AREAS, IOU_THRESHOLDS, REC_THRESHOLDS
+#: COCO's IoU thresholds .50:.05:.95 and 101 recall points (pycocotools' defaults); one area range
+IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
+REC_THRESHOLDS = np.linspace(0.0, 1.00, 101)
+ALL_AREAS = [0.0, 1e5**2]
 
 
 def _columns(labels: list[dict], img_index: dict, cat_index: dict):

@@ -23,13 +23,10 @@ from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
 from ..data import MultiRaterDataset, order_key
+from .boxeval import ALL_AREAS, IOU_THRESHOLDS, REC_THRESHOLDS, match_boxes, precision_array
 
 #: the score every rater label gets when it plays the detections (the paper's 0.99)
 RATER_SCORE = 0.99
-#: COCO's IoU thresholds .50:.05:.95 and 101 recall points (pycocotools' defaults)
-IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
-REC_THRESHOLDS = np.linspace(0.0, 1.00, 101)
-ALL_AREAS = [0.0, 1e5**2]
 
 
 def rater_labels(dataset: MultiRaterDataset, rater: str, image_ids: Sequence[Any]) -> list[dict]:
@@ -188,8 +185,6 @@ def evaluate_direction(dataset: MultiRaterDataset, gt_labels: list[dict], dt_lab
 
 def _box_table(gt_labels, dt_labels, image_ids, cats) -> DirectionTable:
     """Boxes: COCOeval's per-image matching and accumulation, vectorised (:mod:`.boxeval`)."""
-    from .boxeval import match_boxes, precision_array
-
     order, det_cat, det_img, matched, ignored, npig = match_boxes(gt_labels, dt_labels, image_ids, cats)
     return DirectionTable(np.asarray(cats), list(image_ids), det_cat, det_img,
                           [dt_labels[j]["source_id"] for j in order], matched, ignored, npig,
