@@ -80,43 +80,55 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     tp = flags[0][:, det]                                             # (T, S, L)
     start = np.ones((S, L), dtype=bool)
     start[:, 1:] = cat[:, 1:] != cat[:, :-1]
-    tp_c = _segment_cumsum(tp, start)
+    head = start & real
+    gid = np.cumsum(head.ravel()).reshape(S, L) - 1                   # each cell's segment (row-major)
+    tp_c = _segment_cumsum(tp, head, gid)
     if table.ignored.any():
-        counted = tp_c + _segment_cumsum(flags[1][:, det], start)
+        counted = tp_c + _segment_cumsum(flags[1][:, det], head, gid)
     else:   # every detection is a TP or an FP: TP + FP = the place in the segment
         place = np.arange(1, L + 1, dtype=np.int32)
         counted = place - np.maximum.accumulate(np.where(start, place - 1, 0), axis=1)
     pr = tp_c / (counted + np.spacing(1))
     seg_of = np.cumsum(start, axis=1) - 1                             # segment index within its row
-    offset = 2.0 * ((start & real).sum(axis=1)[:, None] - seg_of)
-    shifted = np.where(real, pr + offset, -np.inf)
-    env = np.maximum.accumulate(shifted[:, :, ::-1], axis=2)[:, :, ::-1] - offset
-    # flat over the real cells, groups = (threshold, subset, segment) in order; a recall point reads
-    # the envelope where the TP count first reaches the count it needs
-    head = start & real
-    sel = np.broadcast_to(real, (T, S, L))
-    tp_f, tpc_f, env_f = tp[sel], tp_c[sel], env[sel]
-    first = np.flatnonzero(np.broadcast_to(head, (T, S, L))[sel])
-    last = np.r_[first[1:], len(tp_f)] - 1
+    offset = 2.0 * (head.sum(axis=1)[:, None] - seg_of)
+    shifted = pr + offset
+    if not real.all():
+        shifted[:, ~real] = -np.inf
+    env = (np.maximum.accumulate(shifted[:, :, ::-1], axis=2)[:, :, ::-1] - offset).ravel()
+    # flat over the padded cells, groups = (threshold, subset, segment) in order; a recall point
+    # reads the envelope where the TP count first reaches the count it needs
+    first = (np.flatnonzero(head)[None, :] + (np.arange(T) * S * L)[:, None]).ravel()
     g_sub = np.tile(np.broadcast_to(np.arange(S)[:, None], (S, L))[head], T)
     g_cat = np.tile(cat[head], T)
     g_thr = np.repeat(np.arange(T), len(g_cat) // T)
     n_g = npig[g_sub, g_cat]
-    tp_pos = np.flatnonzero(tp_f)
-    before = (np.cumsum(tp_f) - tpc_f)[first]                         # TPs before each group
-    # per group, the precision the k-th TP count gives (k = 0 .. n + 1; 0 where not reached)
-    size = n_g + 2
-    grp = np.repeat(np.arange(len(n_g)), size)
-    k = np.arange(len(grp)) - np.repeat(np.cumsum(size) - size, size)
-    reached = k <= np.minimum(tpc_f[last], n_g)[grp]
-    at = np.where(k > 0, np.r_[tp_pos, 0][np.minimum(before[grp] + k - 1, len(tp_pos))], first[grp])
-    by_count = np.where(reached, env_f[at], 0.0)
-    value = by_count[(np.cumsum(size) - size)[:, None] + need_of[n_g]].mean(axis=1)
+    tp_pos = np.flatnonzero(tp)
+    before = np.searchsorted(tp_pos, first)                           # TPs before each group
+    total = np.diff(np.r_[before, len(tp_pos)])                       # TPs in each group
+    value = _recall_mean(env, tp_pos, first, before, np.minimum(total, n_g), need_of[n_g])
     ap[g_sub, g_thr, g_cat] = np.where(n_g > 0, value, ap[g_sub, g_thr, g_cat])
     return ap
 
 
-def _segment_cumsum(flags: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """(T, S, L) running count of ``flags`` within each segment (``start``: its first cells)."""
+def _recall_mean(env, tp_pos, first, before, reach, need) -> np.ndarray:
+    """(G,) mean over the recall points of the envelope at the detection where each group's TP count
+    first reaches ``need`` (G, R) (the group's first cell for 0; 0.0 beyond ``reach``, the TP count
+    the group reaches and can use). Large groups read it per recall point; many small ones from a
+    table per TP count k = 0 .. reach."""
+    tp_at = np.r_[tp_pos, 0]
+    if need.size <= (reach + 1).sum():
+        at = np.where(need > 0, tp_at[np.minimum(before[:, None] + need - 1, len(tp_pos))], first[:, None])
+        return np.where(need <= reach[:, None], env[at], 0.0).mean(axis=1)
+    size = reach + 2                                                  # k = 0 .. reach, then 0.0
+    grp = np.repeat(np.arange(len(reach)), size)
+    k = np.arange(len(grp)) - np.repeat(np.cumsum(size) - size, size)
+    at = np.where(k > 0, tp_at[np.minimum(before[grp] + k - 1, len(tp_pos))], first[grp])
+    by_count = np.where(k <= reach[grp], env[at], 0.0)
+    return by_count[(np.cumsum(size) - size)[:, None] + np.minimum(need, reach[:, None] + 1)].mean(axis=1)
+
+
+def _segment_cumsum(flags: np.ndarray, head: np.ndarray, gid: np.ndarray) -> np.ndarray:
+    """(T, S, L) running count of ``flags`` within each segment (``head``: the first cells, ``gid``:
+    each cell's segment)."""
     cum = np.cumsum(flags, axis=2, dtype=np.int32)
-    return cum - np.maximum.accumulate(np.where(start, cum - flags, 0), axis=2)
+    return cum - (cum[:, head] - flags[:, head])[:, gid]
