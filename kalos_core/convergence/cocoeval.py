@@ -1,4 +1,5 @@
-"""One COCOeval run per direction, and its per-image results as flat arrays.
+"""One COCOeval run per direction (boxes: :mod:`.boxeval`, bit-identical), and its per-image
+results as flat arrays.
 
 Conventions (issue 11, docs/convergence.md):
 
