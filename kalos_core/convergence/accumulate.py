@@ -34,51 +34,101 @@ def _first_tp_needed(npig_max: int) -> np.ndarray:
 
 
 def subset_ap(table: DirectionTable, image_mask: np.ndarray | None = None) -> np.ndarray:
-    """AP per IoU threshold and category on the images where ``image_mask`` is true.
-
-    Parameters
-    ----------
-    table : one direction's per-image results.
-    image_mask : (I,) bool over ``table.image_ids``; None = all images.
-
-    Returns
-    -------
-    (T, K) float: AP in [0, 1], NaN where the category has no ground truth on the subset
-    (COCOeval's -1).
-    """
-    T = table.matched.shape[0]
+    """AP per IoU threshold and category on the images where ``image_mask`` is true: (T, K), NaN
+    where the category has no ground truth on the subset (COCOeval's -1); None = all images."""
     if image_mask is None:
         image_mask = np.ones(len(table.image_ids), dtype=bool)
-    npig = table.npig[:, image_mask].sum(axis=1)
-    ap = np.where(npig > 0, 0.0, np.nan)[None, :].repeat(T, axis=0)
-    keep = image_mask[table.det_img]
-    seg = table.det_cat[keep]
-    if len(seg) == 0 or not (npig > 0).any():
+    return subsets_ap(table, np.asarray(image_mask, dtype=bool)[None, :])[0]
+
+
+def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16) -> np.ndarray:
+    """(S, T, K) AP per subset (a row of ``masks``, (S, I) bool over ``table.image_ids``), IoU
+    threshold and category; subsets go in chunks of about ``cells`` (threshold, detection) cells."""
+    T = table.matched.shape[0]
+    masks = np.asarray(masks, dtype=bool)
+    out = np.empty((len(masks), T, len(table.cat_ids)))
+    pad = np.zeros((T, 1), dtype=bool)
+    flags = (np.concatenate([table.matched & ~table.ignored, pad], axis=1),
+             np.concatenate([~table.matched & ~table.ignored, pad], axis=1), np.r_[table.det_cat, -1])
+    need = _first_tp_needed(int(table.npig.sum(axis=1).max(initial=0)))
+    width = max(1, int(masks[:, table.det_img].sum(axis=1).max(initial=0)) * T)
+    step = max(1, cells // width)
+    for lo in range(0, len(masks), step):
+        out[lo:lo + step] = _chunk_ap(table, masks[lo:lo + step], flags, need)
+    return out
+
+
+def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: np.ndarray) -> np.ndarray:
+    """:func:`subsets_ap` on one chunk. Each subset's kept detections form a row of a padded
+    (T, S, L) array in accumulation order; every float operation is the one-subset computation's
+    (the envelope's ``(pr + offset) - offset`` keeps each row's own segment offsets), so the bits
+    do not depend on how the subsets are batched."""
+    T, N = table.matched.shape
+    S = len(masks)
+    npig = masks.astype(np.int64) @ table.npig.T                      # (S, K)
+    ap = np.where(npig > 0, 0.0, np.nan)[:, None, :].repeat(T, axis=1)
+    keep = masks[:, table.det_img]                                    # (S, N)
+    length = keep.sum(axis=1)
+    L = int(length.max(initial=0))
+    if L == 0:
         return ap
-    m, ig = table.matched[:, keep], table.ignored[:, keep]
-    tp, fp = (m & ~ig), (~m & ~ig)
-    tp_cum, fp_cum = np.cumsum(tp, axis=1), np.cumsum(fp, axis=1)
-    starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]])
-    lengths = np.diff(np.r_[starts, len(seg)])
-    base_tp = np.repeat(np.where(starts > 0, tp_cum[:, starts - 1], 0) * (starts > 0), lengths, axis=1)
-    base_fp = np.repeat(np.where(starts > 0, fp_cum[:, starts - 1], 0) * (starts > 0), lengths, axis=1)
-    tp_c, fp_c = tp_cum - base_tp, fp_cum - base_fp
-    pr = tp_c / (tp_c + fp_c + np.spacing(1))
-    # precision envelope: max over the rest of the segment (COCOeval's backward sweep)
-    seg_of = np.repeat(np.arange(len(starts)), lengths)
-    offset = 2.0 * (len(starts) - seg_of)
-    env = np.maximum.accumulate((pr + offset)[:, ::-1], axis=1)[:, ::-1] - offset
-    # first detection of each segment whose TP count reaches the count each recall point needs
-    cats = seg[starts]
-    n_seg = npig[cats]
-    need = _first_tp_needed(int(npig.max()))[n_seg]                  # (S, R)
-    big = int(max(tp_c.max(), n_seg.max())) + 2
-    out = np.zeros((T, len(starts), need.shape[1]))
-    seg_key = seg_of * big
-    for t in range(T):
-        key = seg_key + tp_c[t]
-        idx = np.searchsorted(key, (np.arange(len(starts)) * big)[:, None] + need, side="left")
-        valid = (idx < (starts + lengths)[:, None]) & (need <= n_seg[:, None])
-        out[t] = np.where(valid, env[t][np.minimum(idx, len(seg) - 1)], 0.0)
-    ap[:, cats] = np.where(n_seg > 0, out.mean(axis=2), ap[:, cats])
+    rows, cols = np.nonzero(keep)
+    det = np.full((S, L), N)                                          # N: padding
+    det[rows, np.arange(len(rows)) - np.repeat(np.cumsum(length) - length, length)] = cols
+    real = det < N
+    cat = flags[2][det]
+    tp = flags[0][:, det]                                             # (T, S, L)
+    start = np.ones((S, L), dtype=bool)
+    start[:, 1:] = cat[:, 1:] != cat[:, :-1]
+    head = start & real
+    gid = np.cumsum(head.ravel()).reshape(S, L) - 1                   # each cell's segment (row-major)
+    tp_c = _segment_cumsum(tp, head, gid)
+    if table.ignored.any():
+        counted = tp_c + _segment_cumsum(flags[1][:, det], head, gid)
+    else:   # every detection is a TP or an FP: TP + FP = the place in the segment
+        place = np.arange(1, L + 1, dtype=np.int32)
+        counted = place - np.maximum.accumulate(np.where(start, place - 1, 0), axis=1)
+    pr = tp_c / (counted + np.spacing(1))
+    seg_of = np.cumsum(start, axis=1) - 1                             # segment index within its row
+    offset = 2.0 * (head.sum(axis=1)[:, None] - seg_of)
+    shifted = pr + offset
+    if not real.all():
+        shifted[:, ~real] = -np.inf
+    env = (np.maximum.accumulate(shifted[:, :, ::-1], axis=2)[:, :, ::-1] - offset).ravel()
+    # flat over the padded cells, groups = (threshold, subset, segment) in order; a recall point
+    # reads the envelope where the TP count first reaches the count it needs
+    first = (np.flatnonzero(head)[None, :] + (np.arange(T) * S * L)[:, None]).ravel()
+    g_sub = np.tile(np.broadcast_to(np.arange(S)[:, None], (S, L))[head], T)
+    g_cat = np.tile(cat[head], T)
+    g_thr = np.repeat(np.arange(T), len(g_cat) // T)
+    n_g = npig[g_sub, g_cat]
+    tp_pos = np.flatnonzero(tp)
+    before = np.searchsorted(tp_pos, first)                           # TPs before each group
+    total = np.diff(np.r_[before, len(tp_pos)])                       # TPs in each group
+    value = _recall_mean(env, tp_pos, first, before, np.minimum(total, n_g), need_of[n_g])
+    ap[g_sub, g_thr, g_cat] = np.where(n_g > 0, value, ap[g_sub, g_thr, g_cat])
     return ap
+
+
+def _recall_mean(env, tp_pos, first, before, reach, need) -> np.ndarray:
+    """(G,) mean over the recall points of the envelope at the detection where each group's TP count
+    first reaches ``need`` (G, R) (the group's first cell for 0; 0.0 beyond ``reach``, the TP count
+    the group reaches and can use). Large groups read it per recall point; many small ones from a
+    table per TP count k = 0 .. reach."""
+    tp_at = np.r_[tp_pos, 0]
+    if need.size <= (reach + 1).sum():
+        at = np.where(need > 0, tp_at[np.minimum(before[:, None] + need - 1, len(tp_pos))], first[:, None])
+        return np.where(need <= reach[:, None], env[at], 0.0).mean(axis=1)
+    size = reach + 2                                                  # k = 0 .. reach, then 0.0
+    grp = np.repeat(np.arange(len(reach)), size)
+    k = np.arange(len(grp)) - np.repeat(np.cumsum(size) - size, size)
+    at = np.where(k > 0, tp_at[np.minimum(before[grp] + k - 1, len(tp_pos))], first[grp])
+    by_count = np.where(k <= reach[grp], env[at], 0.0)
+    return by_count[(np.cumsum(size) - size)[:, None] + np.minimum(need, reach[:, None] + 1)].mean(axis=1)
+
+
+def _segment_cumsum(flags: np.ndarray, head: np.ndarray, gid: np.ndarray) -> np.ndarray:
+    """(T, S, L) running count of ``flags`` within each segment (``head``: the first cells, ``gid``:
+    each cell's segment)."""
+    cum = np.cumsum(flags, axis=2, dtype=np.int32)
+    return cum - (cum[:, head] - flags[:, head])[:, gid]

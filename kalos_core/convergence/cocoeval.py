@@ -1,4 +1,5 @@
-"""One COCOeval run per direction, and its per-image results as flat arrays.
+"""One COCOeval run per direction (boxes: :mod:`.boxeval`, bit-identical), and its per-image
+results as flat arrays.
 
 Conventions (issue 11, docs/convergence.md):
 
@@ -23,13 +24,10 @@ from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
 from ..data import MultiRaterDataset, order_key
+from .boxeval import ALL_AREAS, IOU_THRESHOLDS, REC_THRESHOLDS, match_boxes, precision_array
 
 #: the score every rater label gets when it plays the detections (the paper's 0.99)
 RATER_SCORE = 0.99
-#: COCO's IoU thresholds .50:.05:.95 and 101 recall points (pycocotools' defaults)
-IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
-REC_THRESHOLDS = np.linspace(0.0, 1.00, 101)
-ALL_AREAS = [0.0, 1e5**2]
 
 
 def rater_labels(dataset: MultiRaterDataset, rater: str, image_ids: Sequence[Any]) -> list[dict]:
@@ -38,6 +36,10 @@ def rater_labels(dataset: MultiRaterDataset, rater: str, image_ids: Sequence[Any
     wanted = set(image_ids)
     out = []
     for im in sorted((im for im in dataset.images if im.id in wanted), key=lambda im: order_key(im.id)):
+        names = getattr(im.annotations, "names", None)
+        if names is not None and dataset.kind == "box":   # column-held boxes: no Annotation objects
+            out.extend(_column_labels(im, rater))
+            continue
         for a in sorted((a for a in im.annotations if a.rater == rater), key=lambda a: order_key(a.id)):
             d = {"image_id": im.id, "category_id": a.category, "score": RATER_SCORE, "source_id": a.id}
             if dataset.kind == "box":
@@ -46,6 +48,18 @@ def rater_labels(dataset: MultiRaterDataset, rater: str, image_ids: Sequence[Any
                 d["segmentation"] = a.geometry
             out.append(d)
     return out
+
+
+def _column_labels(im, rater: str) -> list[dict]:
+    """:func:`rater_labels` of one image whose boxes are held as columns."""
+    cols = im.annotations
+    if rater not in cols.names:
+        return []
+    rows = np.flatnonzero(cols.rater == cols.names.index(rater)).tolist()
+    rows.sort(key=lambda k: order_key(cols.ids[k]))
+    cats, boxes = cols.category[rows].tolist(), cols.boxes[rows].tolist()
+    return [{"image_id": im.id, "category_id": c, "score": RATER_SCORE, "source_id": cols.ids[k], "bbox": b}
+            for k, c, b in zip(rows, cats, boxes)]
 
 
 def _coco_gt(dataset: MultiRaterDataset, image_ids: Sequence[Any], labels: list[dict], task: str) -> COCO:
@@ -111,13 +125,16 @@ class DirectionTable:
 
 
 def evaluate_direction(dataset: MultiRaterDataset, gt_labels: list[dict], dt_labels: list[dict],
-                       image_ids: Sequence[Any], task: str) -> DirectionTable:
-    """Run COCOeval once (``gt_labels`` as ground truth, ``dt_labels`` as detections)."""
+                       image_ids: Sequence[Any], task: str, pycocotools: bool = False) -> DirectionTable:
+    """Run COCOeval once (``gt_labels`` as ground truth, ``dt_labels`` as detections); boxes take
+    :mod:`.boxeval`'s bit-identical vectorised path unless ``pycocotools``."""
     image_ids = sorted(set(image_ids), key=order_key)
     T = len(IOU_THRESHOLDS)
     cats = sorted({d["category_id"] for d in gt_labels} | {d["category_id"] for d in dt_labels})
     if not cats or not gt_labels or not dt_labels:   # loadRes([]) fails: build the table directly
         return _one_sided_table(gt_labels, dt_labels, image_ids, cats)
+    if task == "bbox" and not pycocotools:
+        return _box_table(gt_labels, dt_labels, image_ids, cats)
     gt = _coco_gt(dataset, image_ids, gt_labels, task)
     key = "bbox" if task == "bbox" else "segmentation"
     results = [{"image_id": d["image_id"], "category_id": d["category_id"], "score": d["score"],
@@ -165,6 +182,14 @@ def evaluate_direction(dataset: MultiRaterDataset, gt_labels: list[dict], dt_lab
         matched = ignored = np.zeros((T, 0), dtype=bool)
     precision = ev.eval["precision"][:, :, :, 0, 0]
     return DirectionTable(np.asarray(cats), list(image_ids), det_cat, det_img, src, matched, ignored, npig, precision)
+
+
+def _box_table(gt_labels, dt_labels, image_ids, cats) -> DirectionTable:
+    """Boxes: COCOeval's per-image matching and accumulation, vectorised (:mod:`.boxeval`)."""
+    order, det_cat, det_img, matched, ignored, npig = match_boxes(gt_labels, dt_labels, image_ids, cats)
+    return DirectionTable(np.asarray(cats), list(image_ids), det_cat, det_img,
+                          [dt_labels[j]["source_id"] for j in order], matched, ignored, npig,
+                          precision_array(det_cat, matched, ignored, npig))
 
 
 def _one_sided_table(gt_labels, dt_labels, image_ids, cats) -> DirectionTable:

@@ -44,7 +44,7 @@ def evaluate_model(dataset: MultiRaterDataset, raters: list[str], predictions: S
     averaged = average_summaries(list(per_rater.values()))
     boot = None
     if masks is not None:
-        values = np.array([nanmean(nanmean(np.stack([s.per_threshold(m) for s in sides]), axis=0)) for m in masks])
+        values = nanmean(nanmean(np.stack([s.per_threshold(masks) for s in sides]), axis=0), axis=1)
         boot = interval_stats(values, config.confidence)
 
     def where(value: float) -> dict[str, str]:

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from .accumulate import subset_ap
+from .accumulate import subsets_ap
 from .cocoeval import DirectionTable
 from .types import THRESHOLD_KEYS, MapSummary
 
@@ -34,12 +34,10 @@ class Side:
         self.table = table
         self.pos = np.array([index_of[i] for i in table.image_ids], dtype=np.int64)
 
-    def per_threshold(self, union_mask: np.ndarray) -> np.ndarray:
-        """(T,) AP per threshold (mean over classes) on the subset; NaN where undefined."""
-        mask = union_mask[self.pos]
-        if not mask.any():
-            return np.full(self.table.matched.shape[0], np.nan)
-        return nanmean(subset_ap(self.table, mask), axis=1)
+    def per_threshold(self, union_masks: np.ndarray) -> np.ndarray:
+        """(S, T) AP per subset (a row of ``union_masks``, over the run's images) and threshold, the
+        mean over classes; NaN where undefined."""
+        return nanmean(subsets_ap(self.table, np.asarray(union_masks, dtype=bool)[:, self.pos]), axis=2)
 
 
 def direction_summary(ap: np.ndarray, cat_ids, names: dict) -> MapSummary:
