@@ -22,7 +22,7 @@ from kalos_core.measure import get_measure
 from kalos_core.params import stored_form_values
 
 from ..fiftyone_layer import run_store
-from . import chrome
+from . import chrome, notices
 from .runs import load_results, run_labels, runs_of  # noqa: F401  (the run store; panels import them from here)
 
 AGREEMENT_METHOD = run_store.AGREEMENT
@@ -238,7 +238,11 @@ class RunPanel(foo.Panel):
 
     def on_load(self, ctx):
         t0 = time.perf_counter()
-        runs = runs_of(ctx.dataset, self.METHOD)
+        dataset = ctx.dataset   # FiftyOne loads the dataset, reloaded, on a request's first use
+        t0 = lap(ctx, "dataset", t0)
+        notices.check(ctx)   # scheduled runs that ended since last heard: announced, the dataset reloaded
+        t0 = lap(ctx, "scheduled", t0)
+        runs = runs_of(dataset, self.METHOD)
         key = ctx.panel.state.run_key
         if key is None:  # a fresh panel: the run (and scope) chosen last time on this dataset
             saved = chrome.remembered(ctx, self.panel_name)
@@ -249,7 +253,7 @@ class RunPanel(foo.Panel):
             key = runs[-1] if runs else None
         ctx.panel.state.runs = runs
         ctx.panel.state.run_labels = run_labels(ctx.dataset, runs)
-        t = lap(ctx, "dataset+runs", t0)   # the first ctx.dataset: FiftyOne reloads the dataset
+        t = lap(ctx, "runs", t0)
         ctx.panel.state.run_key = key
         ctx.panel.state.set("header.run_key", key)
         ctx.panel.state.error = None
@@ -288,6 +292,14 @@ class RunPanel(foo.Panel):
     def refresh(self, ctx):
         self.on_load(ctx)
 
+    def check_scheduled(self, ctx):
+        """The timer's event while a scheduled run waits or runs: reload when one ended."""
+        if notices.check(ctx):
+            self.on_load(ctx)
+
+    def dismiss_notice(self, ctx):
+        ctx.panel.state.scheduled_notice = None
+
     def open_operator(self, ctx):
         """The empty state's / action button: open the operator's form, prefilled."""
         ctx.prompt(self.ACTION_URI, params=self.action_params(ctx), on_success=self.refresh)
@@ -314,6 +326,7 @@ class RunPanel(foo.Panel):
     def render(self, ctx):
         panel = types.Object()
         runs = ctx.panel.state.runs or []
+        notices.render(panel, ctx, on_interval=self.check_scheduled, on_dismiss=self.dismiss_notice)
         if not runs:
             self.render_intro(panel)
             panel.md(self.EMPTY, name="empty_state")
