@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-import fiftyone.operators.types as types
+from fiftyone.operators import types
 
 from ..fiftyone_layer.scheduled import clock, scheduled_runs
 from . import chrome
