@@ -10,6 +10,9 @@ Pure helpers of :class:`panels.common.RunPanel` (no panel class here):
   around the cell. A highlight is a small dict: ``{"path", "trace", "idx"}`` (a point) or
   ``{"path", "x", "y", "row", "col"}`` (a heatmap cell); ``path`` is the chart's property path,
   which is also where its traces live in ``ctx.panel.data``.
+* **One patch per event.** Every ``ctx.panel.state.x = v`` is an operation of its own that the
+  App applies, re-rendering the panel each time (about twenty on a load: seconds of browser time);
+  :func:`batched_patches` sends one state patch and one data patch per event instead.
 * **Help link.** A panel's ``HELP_URL`` is absolute, or a path inside this repository
   (``docs/panels.md``), served by the App under ``/plugins/<plugin folder>/``.
 """
@@ -17,6 +20,7 @@ Pure helpers of :class:`panels.common.RunPanel` (no panel class here):
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 STORE = "kalos_panels"
 #: tallest chart, in pixels: in a split beside the grid (1600 x 1000 window) the whole chart
@@ -44,6 +48,47 @@ def remember(ctx, panel: str, **values) -> None:
         store.set(panel, state)
     except Exception:  # remembering is a convenience: never fail the click over it
         pass
+
+
+# -- one patch per event -------------------------------------------------------------------------
+
+@contextmanager
+def batched_patches(ctx):
+    """Within the block, the panel's state and data patches are gathered (a later value of a path
+    replaces the earlier one, in the order last set) and sent as one patch each, just before the
+    panel's output (or at the end of the block)."""
+    ops = ctx.ops
+    send = {"patch_panel_state": ops.patch_panel_state, "patch_panel_data": ops.patch_panel_data}
+    output = ops.show_panel_output
+    pending = {name: {} for name in send}
+
+    def gather(name):
+        def patch(values, panel_id=None):
+            for k, v in values.items():
+                pending[name].pop(k, None)   # re-set: goes last, after any path set in between
+                pending[name][k] = v
+        return patch
+
+    def flush():
+        for name, values in pending.items():
+            if values:
+                send[name](dict(values))
+                values.clear()
+
+    def show(*args, **kwargs):
+        flush()
+        return output(*args, **kwargs)
+
+    for name in send:
+        setattr(ops, name, gather(name))
+    ops.show_panel_output = show
+    try:
+        yield
+        flush()
+    finally:
+        for name, fn in send.items():
+            setattr(ops, name, fn)
+        ops.show_panel_output = output
 
 
 # -- highlight ------------------------------------------------------------------------------------

@@ -8,7 +8,10 @@ happens in the event handlers; ``render`` only reads panel state.
 
 from __future__ import annotations
 
+import logging
 import math
+import os
+import time
 
 import fiftyone.operators as foo
 import fiftyone.operators.types as types
@@ -19,7 +22,7 @@ from kalos_core.measure import get_measure
 from kalos_core.params import stored_form_values
 
 from ..fiftyone_layer import run_store
-from . import chrome
+from . import chrome, notices
 from .runs import load_results, run_labels, runs_of  # noqa: F401  (the run store; panels import them from here)
 
 AGREEMENT_METHOD = run_store.AGREEMENT
@@ -43,6 +46,19 @@ NAMES_MARGIN = {"t": 40, "b": 50, "l": 10, "r": 20}
 LEGEND = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.25, "yanchor": "top"}
 #: widest run selector (CSS): beside it the header keeps room for Refresh in a split
 SELECT_WIDTH = "440px"
+
+#: one line per panel event: the panel, the event, its server-side time (FiftyOne's log; also
+#: appended to the file named by $KALOS_PANEL_TIMINGS, as the App server's own output is not kept)
+logger = logging.getLogger(__name__)
+TIMINGS_ENV = "KALOS_PANEL_TIMINGS"
+
+
+def log_timing(line: str) -> None:
+    logger.info(line)
+    path = os.environ.get(TIMINGS_ENV)
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
 
 
 def clean(x):
@@ -133,6 +149,16 @@ def agreement_rerun_params(dataset, run_key: str, diagnostic: str | None = None,
     return {k: v for k, v in params.items() if v is not None}
 
 
+def lap(ctx, step: str, since: float) -> float:
+    """Note the ms since ``since`` as ``step`` of the event being timed (:meth:`RunPanel.execute`
+    logs them); returns the time now."""
+    now = time.perf_counter()
+    steps = getattr(ctx, "kalos_steps", None)
+    if steps is not None:
+        steps[step] = (now - since) * 1000
+    return now
+
+
 class RunPanel(foo.Panel):
     """Base of the KaLOS panels: a one-row header (run selector, refresh, clear selection), one
     line of intro with a link to the docs, the empty state; subclasses fill in the run.
@@ -193,8 +219,27 @@ class RunPanel(foo.Panel):
         return self.config.name
 
     # -- events --------------------------------------------------------------------------------
+    def execute(self, ctx):
+        """FiftyOne's dispatch (the event's handler, then ``render``) with the handler's panel
+        patches sent at once (:func:`chrome.batched_patches`), timed: ``kalos panel <name> <event>:
+        <ms> ms`` is logged for every event (:func:`log_timing`, docs/perf/app_open.md)."""
+        t0 = time.perf_counter()
+        ctx.kalos_steps = {}   # the handler's parts, in ms (:func:`lap`)
+        try:
+            with chrome.batched_patches(ctx):   # one state and one data patch: one re-render in the App
+                return super().execute(ctx)
+        finally:
+            parts = ", ".join(f"{k} {v:.0f}" for k, v in ctx.kalos_steps.items())
+            log_timing(f"kalos panel {self.panel_name} {ctx.params.get('__method__')}: "
+                       f"{(time.perf_counter() - t0) * 1000:.0f} ms" + (f" ({parts})" if parts else ""))
+
     def on_load(self, ctx):
-        runs = runs_of(ctx.dataset, self.METHOD)
+        t0 = time.perf_counter()
+        dataset = ctx.dataset   # FiftyOne loads the dataset, reloaded, on a request's first use
+        t0 = lap(ctx, "dataset", t0)
+        notices.check(ctx)   # scheduled runs that ended since last heard: announced, the dataset reloaded
+        t0 = lap(ctx, "scheduled", t0)
+        runs = runs_of(dataset, self.METHOD)
         key = ctx.panel.state.run_key
         if key is None:  # a fresh panel: the run (and scope) chosen last time on this dataset
             saved = chrome.remembered(ctx, self.panel_name)
@@ -205,6 +250,7 @@ class RunPanel(foo.Panel):
             key = runs[-1] if runs else None
         ctx.panel.state.runs = runs
         ctx.panel.state.run_labels = run_labels(ctx.dataset, runs)
+        t = lap(ctx, "runs", t0)
         ctx.panel.state.run_key = key
         ctx.panel.state.set("header.run_key", key)
         ctx.panel.state.error = None
@@ -213,7 +259,9 @@ class RunPanel(foo.Panel):
         if key:
             try:
                 self.load_run(ctx, key)
+                t = lap(ctx, "load_run", t)
                 ctx.panel.state.conventions = conventions_md(run_store.run_conventions(ctx.dataset, key))
+                lap(ctx, "conventions", t)
             except Exception as e:  # a damaged or foreign run: say so instead of a blank panel
                 ctx.panel.state.error = f"Could not read run {key!r}: {e}"
             self._count_traces(ctx)
@@ -241,6 +289,14 @@ class RunPanel(foo.Panel):
     def refresh(self, ctx):
         self.on_load(ctx)
 
+    def check_scheduled(self, ctx):
+        """The timer's event while a scheduled run waits or runs: reload when one ended."""
+        if notices.check(ctx):
+            self.on_load(ctx)
+
+    def dismiss_notice(self, ctx):
+        ctx.panel.state.scheduled_notice = None
+
     def open_operator(self, ctx):
         """The empty state's / action button: open the operator's form, prefilled."""
         ctx.prompt(self.ACTION_URI, params=self.action_params(ctx), on_success=self.refresh)
@@ -267,6 +323,7 @@ class RunPanel(foo.Panel):
     def render(self, ctx):
         panel = types.Object()
         runs = ctx.panel.state.runs or []
+        notices.render(panel, ctx, on_interval=self.check_scheduled, on_dismiss=self.dismiss_notice)
         if not runs:
             self.render_intro(panel)
             panel.md(self.EMPTY, name="empty_state")

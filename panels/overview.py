@@ -165,7 +165,9 @@ class AgreementOverviewPanel(RunPanel):
         title = f"Per-sample α ({run_key}{f' vs {other}' if other else ''})"
         layout = histogram_layout(title, edges, means, None if other else res.get("global_alpha"))
         ctx.panel.data.histogram = clean(histogram_traces(edges, runs))
-        ctx.panel.state.compare_key = other
+        # the dropdown's own value ("none" too): a state that differs from what it shows makes the
+        # App send on_change_compare at once, a second load of the run on every open
+        ctx.panel.state.compare_key = other or NO_COMPARE
         ctx.panel.state.edges = edges
         ctx.panel.state.counts = clean(counts)
         ctx.panel.state.compare_counts = clean(runs[1][1]) if other else None
@@ -201,7 +203,7 @@ class AgreementOverviewPanel(RunPanel):
             return
         lo, hi, last = edges[k], edges[k + 1], k == len(edges) - 2
         key, counts = ctx.panel.state.run_key, ctx.panel.state.counts or []
-        other = ctx.panel.state.compare_key
+        other = self.compare_key(ctx, key)
         if other and (ctx.params.get("trace") == other or ctx.params.get("trace_idx") == 1):
             key, counts = other, ctx.panel.state.compare_counts or []
         n = counts[k] if k < len(counts) else "?"
@@ -211,8 +213,10 @@ class AgreementOverviewPanel(RunPanel):
                   f"Showing {n} sample{'' if n == 1 else 's'} with {fmt(lo, 2)} ≤ α{run} {upper}")
 
     def on_change_compare(self, ctx):
-        value = ctx.params.get("value")
-        ctx.panel.state.compare_key = None if value in (None, "", NO_COMPARE) else value
+        value = ctx.params.get("value") or NO_COMPARE
+        if value == ctx.panel.state.compare_key:   # the value shown already: nothing to load
+            return
+        ctx.panel.state.compare_key = value
         self.load_run(ctx, ctx.panel.state.run_key)
 
     def render_run(self, panel, ctx):

@@ -67,11 +67,12 @@ class AppServer:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log
+        self.timings_path = log.with_suffix(".timings")  # the panels' event times (panels/common.py)
         self.name = name
         self.proc = None
 
     def start(self, timeout: float = 180) -> AppServer:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", KALOS_PANEL_TIMINGS=str(self.timings_path))
         env.pop("FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS", None)   # as `make app`: FiftyOne's own settings
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(

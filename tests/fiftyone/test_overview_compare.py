@@ -56,7 +56,7 @@ def test_overview_overlays_a_second_run_on_the_same_bins(two_runs):
     assert "of strict" in p.state["selection"]
 
     p.call("on_change_compare", value="none")
-    assert len(p.data["histogram"]) == 1 and p.state["compare_key"] is None
+    assert len(p.data["histogram"]) == 1 and p.state["compare_key"] == "none"
     assert "Compared with" not in p.state["summary"]
 
 
@@ -65,7 +65,7 @@ def test_a_run_compared_with_itself_is_shown_alone(two_runs):
     p.call("on_change_run", value="kalos")
     p.state["compare_key"] = "kalos"
     p.call("refresh")
-    assert len(p.data["histogram"]) == 1 and p.state["compare_key"] is None
+    assert len(p.data["histogram"]) == 1 and p.state["compare_key"] == "none"
 
 
 def test_a_runs_threshold_is_t_and_only_a_calibration_says_tau(two_runs):

@@ -230,3 +230,28 @@ def test_a_click_on_stacked_bars_dims_the_other_traces_too():
 def test_panels_record_their_charts_trace_counts(two_runs):
     p = Panel(two_runs, "kalos_collaboration").call("on_load")
     assert p.state["trace_counts"]["heatmap"] == 1 and p.state["trace_counts"]["mds"] == len(p.data["mds"])
+
+
+# -- one patch per event ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["kalos_agreement_overview", "kalos_collaboration", "kalos_class_difficulty"])
+def test_an_event_sends_one_state_patch_and_one_data_patch_before_its_output(two_runs, name):
+    p = Panel(two_runs, name).call("on_load")
+    uris = [r["operator_uri"] for r in p.requests]
+    assert uris.count("patch_panel_state") == 1 and uris.count("patch_panel_data") == 1, uris
+    assert uris.index("patch_panel_state") < uris.index("show_panel_output"), uris
+    assert uris.index("patch_panel_data") < uris.index("show_panel_output"), uris
+    before = p.state["run_key"]
+    assert before in ("kalos", "pair") and p.state["header"]["run_key"] == before
+    other = "kalos" if before == "pair" else "pair"
+    p.call("on_change_run", value=other)   # run_key is set twice in this event: the last value stays
+    assert (p.state["run_key"], p.state["header"]["run_key"]) == (other, other)
+
+
+def test_the_overview_does_not_reload_when_the_compare_dropdown_reports_what_it_shows(two_runs):
+    p = Panel(two_runs, "kalos_agreement_overview").call("on_load")
+    assert p.state["compare_key"] == "none"   # what the dropdown shows, so the App sends no change
+    p.call("on_change_compare", value="none")
+    assert not p.ops("patch_panel_data")   # no second load of the run
+    p.call("on_change_compare", value="kalos" if p.state["run_key"] == "pair" else "pair")
+    assert len(p.data["histogram"]) == 2

@@ -1,0 +1,84 @@
+"""End-to-end: the first KaLOS panel opened after the App starts, timed (printed, not asserted:
+the machine is shared), and what it shows checked; a run scheduled for a worker announces
+itself in the open panel and its field shows in the sidebar without reloading the page.
+
+The server-side time comes from the panels' timing file (``kalos panel <name> <event>: <ms> ms``,
+written by :meth:`panels.common.RunPanel.execute` to $KALOS_PANEL_TIMINGS); the browser wall time runs from the click on
+the panel's menu entry to the first chart's drawn bars. docs/perf/app_open.md has the figures.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from e2e_harness import DATASET
+from e2e_pages import open_app, open_panel, wait_for_chart, wait_for_text
+
+pytestmark = pytest.mark.e2e
+
+FIRST = "kalos_agreement_overview"
+SCHEDULED = "e2e_scheduled"
+LOG_LINE = re.compile(r"kalos panel (\w+) (\w+): (\d+) ms")
+
+
+def server_times(app, panel: str) -> list[tuple[str, int]]:
+    """``(event, ms)`` of every logged event of ``panel``, in order."""
+    path = app.timings_path
+    text = path.read_text(errors="replace") if path.exists() else ""
+    return [(m.group(2), int(m.group(3))) for m in LOG_LINE.finditer(text) if m.group(1) == panel]
+
+
+def off_loop(fn, *args, **kwargs):
+    """``fn(...)`` in a thread of its own: Playwright's event loop runs in this one, and FiftyOne's
+    execute_operator would hand back an unawaited task inside it."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(fn, *args, **kwargs).result()
+
+
+def test_first_panel_open_is_timed_and_shows_the_run(page, demo_app):
+    open_app(page, demo_app)
+    assert not server_times(demo_app, FIRST), "a panel was opened before: this is not the first open"
+    calls = []   # (path, ms after the click it was sent, ms it took) of every request
+    page.on("requestfinished", lambda r: calls.append(
+        (r.url.split("/", 3)[-1][:40], round(r.timing["startTime"] - epoch * 1000), round(r.timing["responseEnd"]))))
+    t0, epoch = time.monotonic(), time.time()
+    body = open_panel(page, FIRST)
+    t_tab = time.monotonic() - t0
+    body.get_by_text("Per-sample α of the run").first.wait_for(timeout=60_000)
+    t_text = time.monotonic() - t0
+    marks = wait_for_chart(body, timeout=60)
+    wall = time.monotonic() - t0
+    text = wait_for_text(body, "Mean α")
+    assert re.search(r"Mean α\*?\*? -?\d\.\d{3}", text), text[-800:]
+    assert any(m["type"] == "bar" for m in marks), marks[:5]
+    events = server_times(demo_app, FIRST)
+    assert events and events[0][0] == "on_load", events
+    print(f"\n[app-open] first panel {FIRST}: browser {wall * 1000:.0f} ms from the click to drawn bars "
+          f"(tab {t_tab * 1000:.0f} ms, panel text {t_text * 1000:.0f} ms); server {events}; "
+          f"requests {[c for c in calls if c[1] >= 0]}", file=sys.stderr)
+
+
+def test_a_scheduled_run_announces_itself_in_the_open_panel(page, demo_app):
+    import fiftyone as fo
+    import fiftyone.operators as foo
+    from fiftyone.operators.delegated import DelegatedOperationService
+
+    ds = fo.load_dataset(DATASET)
+    open_app(page, demo_app)
+    body = open_panel(page, FIRST)
+    wait_for_chart(body, timeout=60)
+    assert f"{SCHEDULED}_alpha" not in page.locator("body").inner_text()
+    queued = off_loop(foo.get_operator("@kalos/agreement/compute_agreement"), ds, delegate=True,
+                      rater_fields=ds.get_run_info("kalos").config.rater_fields, run_key=SCHEDULED, bootstrap=0)
+    assert queued.delegated
+    page.get_by_role("button", name="Refresh").first.click()   # as after scheduling it from the panel
+    wait_for_text(body, f"1 scheduled KaLOS run waiting or running: compute_agreement (run key {SCHEDULED})")
+
+    off_loop(DelegatedOperationService().execute_queued_operations, dataset_name=DATASET, log=False)   # the worker
+    text = wait_for_text(body, f"Scheduled run finished: compute_agreement (run key {SCHEDULED}) at", timeout=60)
+    assert "waiting or running" not in text
+    wait_for_text(page.locator("body"), f"{SCHEDULED}_alpha", timeout=30)   # the sidebar, no page reload
