@@ -19,6 +19,8 @@ from .types import AP_KEYS, SIZES
 #: COCO's area ranges (pixels²): all, small < 32², medium < 96², large
 AREA_RANGES = {"all": list(ALL_AREAS), "small": [0.0, 32.0**2], "medium": [32.0**2, 96.0**2],
                "large": [96.0**2, 1e5**2]}
+#: the three evaluations: IoU − ε̄, IoU, IoU + ε̄
+SHIFTS = {"lower": -1.0, "ap": 0.0, "upper": 1.0}
 
 
 class ShiftedIoUEval(COCOeval):
@@ -38,7 +40,7 @@ class ShiftedIoUEval(COCOeval):
         return np.clip(np.asarray(ious) + self.shift * eps[None, :], 0.0, 1.0)
 
 
-def _ap_table(precision: np.ndarray) -> dict[str, dict[str, float]]:
+def ap_table(precision: np.ndarray) -> dict[str, dict[str, float]]:
     """(T, R, K, A) precision -> {area: {"50", "75", "95", "50:95"}} (mean over valid classes)."""
     out = {}
     for a, area in enumerate(AREA_RANGES):
@@ -53,7 +55,7 @@ def _ap_table(precision: np.ndarray) -> dict[str, dict[str, float]]:
 def bounded_ap(gt, dt, eps_fn, image_ids, cat_ids, max_dets: int) -> dict[str, dict[str, dict[str, float]]]:
     """AP at shifts −1, 0, +1 -> {area: {key: {"lower", "ap", "upper"}}} (fractions)."""
     tables = {}
-    for name, shift in (("lower", -1.0), ("ap", 0.0), ("upper", 1.0)):
+    for name, shift in SHIFTS.items():
         with contextlib.redirect_stdout(io.StringIO()):
             ev = ShiftedIoUEval(gt, dt, eps_fn, shift)
             ev.params.imgIds, ev.params.catIds = list(image_ids), list(cat_ids)
@@ -62,5 +64,10 @@ def bounded_ap(gt, dt, eps_fn, image_ids, cat_ids, max_dets: int) -> dict[str, d
             ev.params.maxDets = [max_dets]
             ev.evaluate()
             ev.accumulate()
-        tables[name] = _ap_table(ev.eval["precision"][..., 0])
+        tables[name] = ap_table(ev.eval["precision"][..., 0])
+    return bound_table(tables)
+
+
+def bound_table(tables: dict) -> dict[str, dict[str, dict[str, float]]]:
+    """``{bound: {area: {key: AP}}}`` -> ``{area: {key: {bound: AP}}}``."""
     return {area: {k: {b: tables[b][area][k] for b in tables} for k in AP_KEYS} for area in ("all", *SIZES)}

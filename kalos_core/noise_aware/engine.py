@@ -21,7 +21,7 @@ from ..convergence.cocoeval import rater_labels
 from ..convergence.model import prepare_predictions
 from ..data import MultiRaterDataset, order_key
 from ..progress import run_steps
-from .bounds import bounded_ap
+from .box_eval import bounded_ap_columns
 from .corner_noise import fit_corner_noise
 from .expected_iou import EpsInterpolator, eps_grid
 from .types import NoiseAwareConfig, NoiseAwareResult, NoiseFit
@@ -66,7 +66,8 @@ def evaluation_steps(dataset: MultiRaterDataset, predictions: Sequence[dict], re
         noise = fit_reference_noise(dataset, reference, noise_raters, config)
     images = sorted((im.id for im in dataset.images if reference in im.raters), key=order_key)
     gt_labels = rater_labels(dataset, reference, images)
-    preds = [p for p in prepare_predictions(predictions, dataset, "bbox") if p["image_id"] in set(images)]
+    on_images = set(images)
+    preds = [p for p in prepare_predictions(predictions, dataset, "bbox") if p["image_id"] in on_images]
     sizes = [max(d["bbox"][2], d["bbox"][3]) for d in gt_labels]
     yield 0.15, "the expected IoU grid"
     grid = eps_grid(noise, config.max_size or max([64.0, *sizes]), config.grid_points, config.quad_nodes)
@@ -80,30 +81,35 @@ def evaluation_steps(dataset: MultiRaterDataset, predictions: Sequence[dict], re
                  for k in ("50", "75", "95", "50:95")}
         table = {a: {k: dict(v) for k, v in empty.items()} for a in ("all", "small", "medium", "large")}
     else:
-        gt = COCO()
-        gt.dataset = {"images": [{"id": im.id, "width": im.width, "height": im.height}
-                                 for im in dataset.images if im.id in set(images)],
-                      "annotations": [{"id": n, "image_id": d["image_id"], "category_id": d["category_id"],
-                                       "bbox": d["bbox"], "area": d["bbox"][2] * d["bbox"][3], "iscrowd": 0}
-                                      for n, d in enumerate(gt_labels, start=1)],
-                      "categories": [{"id": c} for c in cats]}
-        counts: dict = {}
-        for p in preds:
-            counts[p["image_id"], p["category_id"]] = counts.get((p["image_id"], p["category_id"]), 0) + 1
-        with contextlib.redirect_stdout(io.StringIO()):
-            gt.createIndex()
-            dt = gt.loadRes([{k: p[k] for k in ("image_id", "category_id", "bbox", "score")} for p in preds])
-        table = bounded_ap(gt, dt, eps, images, cats, max(counts.values()) + 1)
+        table = bounded_ap_columns(gt_labels, preds, images, cats, eps)
         if per_detection:
             from .per_detection import detection_outcomes
 
             yield 0.7, "per-prediction outcomes"
-            detections = detection_outcomes(gt, dt, eps, images, cats, max(counts.values()) + 1,
-                                            [p["source_id"] for p in preds])
+            gt, dt, max_dets = coco_pair(dataset, images, gt_labels, preds, cats)
+            detections = detection_outcomes(gt, dt, eps, images, cats, max_dets, [p["source_id"] for p in preds])
     yield 1.0, "done"
     return NoiseAwareResult(noise=noise, ap=table["all"], by_size={s: table[s] for s in ("small", "medium", "large")},
                             eps_grid=grid, reference=reference, n_predictions=len(preds),
                             n_reference=len(gt_labels), config=config, detections=detections)
+
+
+def coco_pair(dataset: MultiRaterDataset, images: list, gt_labels: list[dict], preds: list[dict], cats: list):
+    """pycocotools' ground truth (ids 1..n) and ``loadRes`` detections, and a ``maxDets`` that truncates nothing."""
+    gt, on_images = COCO(), set(images)
+    gt.dataset = {"images": [{"id": im.id, "width": im.width, "height": im.height}
+                             for im in dataset.images if im.id in on_images],
+                  "annotations": [{"id": n, "image_id": d["image_id"], "category_id": d["category_id"],
+                                   "bbox": d["bbox"], "area": d["bbox"][2] * d["bbox"][3], "iscrowd": 0}
+                                  for n, d in enumerate(gt_labels, start=1)],
+                  "categories": [{"id": c} for c in cats]}
+    counts: dict = {}
+    for p in preds:
+        counts[p["image_id"], p["category_id"]] = counts.get((p["image_id"], p["category_id"]), 0) + 1
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt.createIndex()
+        dt = gt.loadRes([{k: p[k] for k in ("image_id", "category_id", "bbox", "score")} for p in preds])
+    return gt, dt, max(counts.values()) + 1
 
 
 def noise_aware_evaluation(dataset: MultiRaterDataset, predictions: Sequence[dict], reference: str,

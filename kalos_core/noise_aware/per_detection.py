@@ -17,9 +17,7 @@ import io
 import numpy as np
 
 from ..convergence.cocoeval import IOU_THRESHOLDS, REC_THRESHOLDS
-from .bounds import AREA_RANGES, ShiftedIoUEval
-
-SHIFTS = {"lower": -1.0, "ap": 0.0, "upper": 1.0}
+from .bounds import AREA_RANGES, SHIFTS, ShiftedIoUEval
 
 
 def _evaluate(gt, dt, eps_fn, shift, image_ids, cat_ids, max_dets):
