@@ -138,9 +138,18 @@ class BoxEval:
         return out
 
 
+def bounded_ap_arrays(gt: Boxes, dt: Boxes, scores: np.ndarray, n_cats: int, eps_fn) -> dict:
+    """:func:`.bounds.bounded_ap` of ``gt`` and ``dt`` (its ``loadRes`` order, with ``scores``)."""
+    gt_eps = np.asarray(eps_fn(gt.xywh[:, 2], gt.xywh[:, 3]), dtype=float).reshape(-1)
+    ev = BoxEval(gt, dt, scores, n_cats, gt_eps)
+    return bound_table({name: ap_table(np.stack([ev.precision(shift, tuple(rng)) for rng in AREA_RANGES.values()],
+                                                axis=-1))
+                        for name, shift in SHIFTS.items()})
+
+
 def bounded_ap_columns(gt_labels: list[dict], preds: list[dict], image_ids, cat_ids, eps_fn) -> dict:
-    """:func:`.bounds.bounded_ap` of the COCO ``gt_labels`` and ``preds`` (its ``loadRes`` order) on
-    ``image_ids`` and ``cat_ids``, from arrays."""
+    """:func:`.bounds.bounded_ap` of the COCO dicts ``gt_labels`` and ``preds`` (its ``loadRes`` order)
+    on ``image_ids`` and ``cat_ids``."""
     img_at = {i: n for n, i in enumerate(np.unique(np.asarray(list(image_ids))).tolist())}
     cat_at = {c: n for n, c in enumerate(np.unique(np.asarray(list(cat_ids))).tolist())}
 
@@ -149,9 +158,5 @@ def bounded_ap_columns(gt_labels: list[dict], preds: list[dict], image_ids, cat_
         return Boxes(xywh, np.array([img_at[d["image_id"]] for d in labels], dtype=np.int64),
                      np.array([cat_at[d["category_id"]] for d in labels], dtype=np.int64))
 
-    gt, dt = boxes(gt_labels), boxes(preds)
-    gt_eps = np.asarray(eps_fn(gt.xywh[:, 2], gt.xywh[:, 3]), dtype=float).reshape(-1)
-    ev = BoxEval(gt, dt, np.array([d["score"] for d in preds], dtype=float), len(cat_at), gt_eps)
-    return bound_table({name: ap_table(np.stack([ev.precision(shift, tuple(rng)) for rng in AREA_RANGES.values()],
-                                                axis=-1))
-                        for name, shift in SHIFTS.items()})
+    return bounded_ap_arrays(boxes(gt_labels), boxes(preds), np.array([d["score"] for d in preds], dtype=float),
+                             len(cat_at), eps_fn)

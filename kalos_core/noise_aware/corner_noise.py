@@ -17,9 +17,9 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ..agreement.bulk_match import ranges
-from ..columns import AnnotationColumns
 from ..data import MultiRaterDataset
 from ..geometry.registry import box_iou_xyxy, paired_iou
+from .inputs import BoxColumns, box_columns
 from .laplace import fit_sigma
 from .types import COMPONENTS, NoiseFit
 
@@ -38,27 +38,8 @@ def _xyxy(xywh: np.ndarray) -> np.ndarray:
     return np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
 
 
-def box_columns(dataset: MultiRaterDataset) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every box of the data set as columns ``(image index, rater, class, xywh)``, images in their
-    order and each image's boxes in its order (read straight from :class:`AnnotationColumns`)."""
-    img, rater, cat, boxes = [], [], [], []
-    for i, im in enumerate(dataset.images):
-        anns = im.annotations
-        if isinstance(anns, AnnotationColumns):
-            rater.append(np.asarray(anns.names, dtype=object)[anns.rater] if len(anns) else np.zeros(0, object))
-            cat.append(np.asarray(anns.category, dtype=np.int64))
-            boxes.append(np.asarray(anns.boxes, dtype=float).reshape(-1, 4))
-        else:
-            rater.append(np.array([a.rater for a in anns], dtype=object))
-            cat.append(np.array([a.category for a in anns], dtype=np.int64))
-            boxes.append(np.array([a.bbox or a.geometry for a in anns], dtype=float).reshape(-1, 4))
-        img.append(np.full(len(anns), i, dtype=np.int64))
-    if not img:
-        return np.zeros(0, np.int64), np.zeros(0, object), np.zeros(0, np.int64), np.zeros((0, 4))
-    return np.concatenate(img), np.concatenate(rater), np.concatenate(cat), np.concatenate(boxes)
-
-
-def pair_boxes(dataset: MultiRaterDataset, reference: str, other: str, iou_min: float = 0.1, columns=None):
+def pair_boxes(dataset: MultiRaterDataset, reference: str, other: str, iou_min: float = 0.1,
+               columns: BoxColumns | None = None):
     """Hungarian pairs (per image and class) of ``reference`` and ``other`` boxes with IoU >= iou_min.
 
     Returns (ref, oth, iou): (N, 4) xywh arrays and (N,) IoU, by image, class and reference box.
@@ -67,7 +48,7 @@ def pair_boxes(dataset: MultiRaterDataset, reference: str, other: str, iou_min: 
     An (image, class) whose overlapping boxes pair off one to one (no box overlaps two) needs no
     solver: every optimal assignment holds those pairs (swapping one in gains its IoU); the others
     go to ``linear_sum_assignment`` on 1 − IoU as a whole."""
-    img, rater, cat, boxes = box_columns(dataset) if columns is None else columns
+    img, rater, cat, boxes, _ = box_columns(dataset) if columns is None else columns
     both = np.array([reference in im.raters and other in im.raters for im in dataset.images], dtype=bool)
     codes = np.unique(cat, return_inverse=True)[1].reshape(-1)
     key = img * (int(codes.max(initial=0)) + 1) + codes
@@ -130,9 +111,10 @@ def fit_offsets(offsets: np.ndarray, fence_k: float = 1.5, share: str = "split",
 
 
 def fit_corner_noise(dataset: MultiRaterDataset, reference: str, others: list[str], iou_min: float = 0.1,
-                     fence_k: float = 1.5, share: str = "split") -> NoiseFit:
-    """Pair ``reference`` with each of ``others`` (pooled) and fit the corner noise."""
-    columns = box_columns(dataset)
+                     fence_k: float = 1.5, share: str = "split", columns: BoxColumns | None = None) -> NoiseFit:
+    """Pair ``reference`` with each of ``others`` (pooled) and fit the corner noise (``columns``:
+    :func:`.inputs.box_columns` of ``dataset``, read here when None)."""
+    columns = box_columns(dataset) if columns is None else columns
     parts = [pair_boxes(dataset, reference, o, iou_min, columns) for o in others]
     ref = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 4))
     oth = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 4))

@@ -13,7 +13,7 @@ from kalos_core.data import Annotation, MultiRaterDataset, make_image
 from kalos_core.noise_aware.bounds import bounded_ap
 from kalos_core.noise_aware.box_eval import bounded_ap_columns, coco_iou
 from kalos_core.noise_aware.corner_noise import box_iou, pair_boxes
-from kalos_core.noise_aware.engine import coco_pair
+from kalos_core.noise_aware.per_detection import coco_pair
 
 
 def const_eps(value):
