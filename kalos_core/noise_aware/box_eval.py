@@ -21,7 +21,7 @@ import numpy as np
 
 from ..agreement.bulk_match import ranges
 from ..convergence.cocoeval import IOU_THRESHOLDS, REC_THRESHOLDS
-from .bounds import AREA_RANGES, SHIFTS, ap_table, bound_table
+from .tables import AREA_RANGES, SHIFTS, ap_table, bound_table
 
 
 @dataclass
@@ -160,3 +160,10 @@ def bounded_ap_columns(gt_labels: list[dict], preds: list[dict], image_ids, cat_
 
     return bounded_ap_arrays(boxes(gt_labels), boxes(preds), np.array([d["score"] for d in preds], dtype=float),
                              len(cat_at), eps_fn)
+
+
+def coco_boxes(image_pos: np.ndarray, cat: np.ndarray, xywh: np.ndarray, images: list, cats: np.ndarray) -> Boxes:
+    """:class:`.box_eval.Boxes` with pycocotools' image ranks (its sorted ``np.unique`` of ids) and class indices."""
+    rank = {v: n for n, v in enumerate(np.unique(np.asarray(images)).tolist())}
+    image_rank = np.array([rank[i] for i in images], dtype=np.int64)
+    return Boxes(xywh, image_rank[image_pos] if len(image_pos) else image_pos, np.searchsorted(cats, cat))

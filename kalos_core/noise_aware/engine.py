@@ -17,16 +17,10 @@ import numpy as np
 
 from ..data import MultiRaterDataset, order_key
 from ..progress import run_steps
-from .box_eval import bounded_ap_arrays
+from .box_eval import bounded_ap_arrays, coco_boxes
 from .corner_noise import fit_corner_noise
 from .expected_iou import EpsInterpolator, eps_grid
-from .inputs import (
-    BoxColumns,
-    box_columns,
-    coco_boxes,
-    prediction_columns,
-    reference_boxes,
-)
+from .inputs import BoxColumns, box_columns, prediction_columns, reference_boxes
 from .types import NoiseAwareConfig, NoiseAwareResult, NoiseFit
 
 

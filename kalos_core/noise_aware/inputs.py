@@ -1,6 +1,6 @@
 """The noise-aware evaluation's inputs as columns: every box of the data set, the reference rater's
 boxes and the predictions in the canonical order of :func:`kalos_core.convergence.cocoeval.rater_labels`
-and :func:`kalos_core.convergence.model.prepare_predictions` (image id, then annotation id), the order
+and :func:`kalos_core.io.predictions.prepare_predictions` (image id, then annotation id), the order
 pycocotools' ground truth and ``loadRes`` take them in.
 """
 
@@ -14,7 +14,6 @@ import numpy as np
 from ..columns import AnnotationColumns
 from ..data import MultiRaterDataset, order_key
 from ..io.predictions import check_predictions
-from .box_eval import Boxes
 
 
 class BoxColumns(NamedTuple):
@@ -83,10 +82,3 @@ def prediction_columns(predictions: Sequence[dict], dataset: MultiRaterDataset, 
     xywh = np.array([p["bbox"] for p in picked], dtype=float).reshape(-1, 4)
     return (xywh, where[where >= 0], np.array([int(p["category_id"]) for p in picked], dtype=np.int64),
             np.array([float(p["score"]) for p in picked], dtype=float))
-
-
-def coco_boxes(image_pos: np.ndarray, cat: np.ndarray, xywh: np.ndarray, images: list, cats: np.ndarray) -> Boxes:
-    """:class:`.box_eval.Boxes` with pycocotools' image ranks (its sorted ``np.unique`` of ids) and class indices."""
-    rank = {v: n for n, v in enumerate(np.unique(np.asarray(images)).tolist())}
-    image_rank = np.array([rank[i] for i in images], dtype=np.int64)
-    return Boxes(xywh, image_rank[image_pos] if len(image_pos) else image_pos, np.searchsorted(cats, cat))

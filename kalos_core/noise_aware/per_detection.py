@@ -18,8 +18,9 @@ import numpy as np
 from pycocotools.coco import COCO
 
 from ..convergence.cocoeval import IOU_THRESHOLDS, REC_THRESHOLDS, rater_labels
-from ..convergence.model import prepare_predictions
-from .bounds import AREA_RANGES, SHIFTS, ShiftedIoUEval
+from ..io.predictions import prepare_predictions
+from .bounds import ShiftedIoUEval
+from .tables import AREA_RANGES, SHIFTS
 
 
 def _evaluate(gt, dt, eps_fn, shift, image_ids, cat_ids, max_dets):
