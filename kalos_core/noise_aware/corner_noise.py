@@ -64,12 +64,14 @@ def pair_boxes(dataset: MultiRaterDataset, reference: str, other: str, iou_min: 
     group = key[r_at[ri]]
     solve = np.isin(group, group[~one_to_one]) if iou_min > 1e-9 else np.ones(len(ri), dtype=bool)
     take = [np.flatnonzero(~solve & (iou >= iou_min))]
-    starts = np.flatnonzero(solve & np.r_[True, group[1:] != group[:-1]])
-    for a in starts:                                   # pairs of a group: reference boxes by row, others by column
-        b = a + np.searchsorted(group[a:], group[a], side="right")
-        n_r = len(np.unique(ri[a:b]))
-        rows, cols = linear_sum_assignment(1.0 - iou[a:b].reshape(n_r, -1))
-        at = a + rows * ((b - a) // n_r) + cols
+    new = np.ones(len(group), dtype=bool)
+    new[1:] = group[1:] != group[:-1]
+    starts = np.flatnonzero(new)
+    ends = np.r_[starts[1:], len(group)]
+    width = (hi - lo)[ri[starts]]                      # other boxes per group: the matrix's columns
+    for a, b, n_o in zip(*(v[solve[starts]].tolist() for v in (starts, ends, width))):
+        rows, cols = linear_sum_assignment(1.0 - iou[a:b].reshape(-1, n_o))
+        at = a + rows * n_o + cols                     # pairs of a group: reference boxes by row, others by column
         take.append(at[iou[at] >= iou_min])
     at = np.concatenate(take)
     at = at[np.lexsort((ri[at], group[at]))]

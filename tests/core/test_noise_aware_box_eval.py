@@ -120,3 +120,12 @@ def test_pair_boxes_is_the_per_image_hungarian(iou_min):
     for data in (dataset, replace(dataset, images=[replace(im, annotations=list(im.annotations)) for im in images])):
         got = pair_boxes(data, "a", "b", iou_min)
         assert all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
+def test_pair_boxes_without_a_same_class_pair_is_empty():
+    """The other rater drew nothing (or only another class): no pairs, (0, 4) arrays, no error."""
+    box = (1.0, 1.0, 5.0, 5.0)
+    images = [make_image(1, 10, 10, ("a", "b"), [Annotation(1, "a", 1, box, box)]),
+              make_image(2, 10, 10, ("a", "b"), [Annotation(2, "a", 1, box, box), Annotation(3, "b", 2, box, box)])]
+    ref, oth, iou = pair_boxes(MultiRaterDataset(images, {1: "x", 2: "y"}, "box"), "a", "b")
+    assert ref.shape == oth.shape == (0, 4) and iou.shape == (0,)
