@@ -4,7 +4,7 @@ against it (docs/convergence.md). No FiftyOne import.
 The names below are imported on first use (PEP 562): a module that needs only
 :mod:`.cocoeval` (the noise-aware evaluation) does not pay for :mod:`.stats`' scipy.stats."""
 
-from importlib import import_module
+from ..lazy import lazy_attributes
 
 #: name -> the module it is imported from on first use
 _LAZY = {
@@ -15,12 +15,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())
 
 
 __all__ = ["ConvergenceConfig", "ConvergenceResult", "alpha_from_map", "compute_convergence", "convergence_steps",
