@@ -10,13 +10,12 @@ also reachable the same way through the registry: ``get_measure(name).run(Measur
 ``import kalos_core`` (and every command line run) pays only for what it uses.
 """
 
-from importlib import import_module
-
 from .agreement.pipeline import AgreementConfig, AgreementResult, compute_agreement
 from .data import Annotation, ImageRecord, MultiRaterDataset, make_image
 from .io.coco import load_coco
 from .io.validation import InvalidInputError
 from .io.yolo import load_yolo
+from .lazy import lazy_attributes
 from .measure import MEASURE_MODULES, Measure, MeasureData, get_measure, measures
 from .params import Config, Param, ParamError, param
 from .reliability import NO_OBJECT, alpha
@@ -37,12 +36,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+from .io.jsonfile import read_json
 from .io.validation import InvalidInputError, describe_warning
 
 
@@ -100,8 +101,9 @@ def write_result(path: Path, data: dict | str) -> None:
 
 
 def read_predictions(path: Path) -> list:
-    """A COCO results file: a list of detections, or a COCO dict whose ``annotations`` are them."""
-    predictions = json.loads(Path(path).read_text())
+    """A COCO results file: a list of detections, or a COCO dict whose ``annotations`` are them
+    (:func:`~kalos_core.io.jsonfile.read_json`: the objects ``json`` gives, by orjson where it can)."""
+    predictions = read_json(path)
     return predictions.get("annotations", []) if isinstance(predictions, dict) else predictions
 
 

@@ -6,25 +6,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ..data import MultiRaterDataset, order_key
-from ..io.predictions import check_predictions
+from ..data import MultiRaterDataset
+from ..io.predictions import prepare_predictions
 from .cocoeval import evaluate_direction, rater_labels
 from .stats import interval_stats, place
 from .summaries import Side, average_summaries, direction_summary, full_set_ap, nanmean
 from .types import BootstrapSummary, ConvergenceConfig, ModelResult
-
-
-def prepare_predictions(predictions: Sequence[dict], dataset: MultiRaterDataset, task: str) -> list[dict]:
-    """Validate COCO results and put them in canonical order (image id, then ``id`` or position).
-
-    Raises ValueError naming the predictions at fault (:func:`kalos_core.io.predictions.check_predictions`)."""
-    key = "bbox" if task == "bbox" else "segmentation"
-    check_predictions(predictions, (im.id for im in dataset.images), key)
-    out = [{"image_id": p["image_id"], "category_id": int(p["category_id"]), "score": float(p["score"]),
-            key: [float(v) for v in p[key]] if task == "bbox" else p[key], "source_id": p.get("id", n)}
-           for n, p in enumerate(predictions)]
-    out.sort(key=lambda d: (order_key(d["image_id"]), order_key(d["source_id"])))
-    return out
 
 
 def evaluate_model(dataset: MultiRaterDataset, raters: list[str], predictions: Sequence[dict],

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..data import order_key
+
+if TYPE_CHECKING:
+    from ..data import MultiRaterDataset
 
 #: how many problems one error lists
 SHOWN = 5
@@ -22,6 +27,8 @@ SHOWN = 5
 def score_problem(score: Any, required: bool = True) -> str | None:
     """What is wrong with a prediction's confidence ``score``; None when it is a number in [0, 1]
     (or missing where not ``required``)."""
+    if type(score) is float and 0.0 <= score <= 1.0:      # the common case, without the ABC checks below
+        return None
     if score is None:
         return "has no score (AP ranks predictions by their confidence)" if required else None
     if isinstance(score, bool) or not isinstance(score, numbers.Real) or not math.isfinite(score):
@@ -33,13 +40,20 @@ def score_problem(score: Any, required: bool = True) -> str | None:
 
 
 def _is_int(v: Any) -> bool:
+    if type(v) is int:
+        return True
     return not isinstance(v, bool) and (isinstance(v, numbers.Integral)
                                         or (isinstance(v, float) and math.isfinite(v) and v == int(v)))
 
 
+def _finite(v: Any) -> bool:
+    """A finite real number (``float`` and ``int`` checked first: the ABC check is slow)."""
+    return (type(v) is float or type(v) is int or isinstance(v, numbers.Real)) and math.isfinite(v)
+
+
 def prediction_problem(p: Any, images: set, key: str, score_required: bool = True) -> str | None:
     """What is wrong with one prediction ``p`` (geometry under ``key``); None when it is usable."""
-    if not isinstance(p, Mapping):
+    if type(p) is not dict and not isinstance(p, Mapping):
         return f"is not a JSON object but {type(p).__name__}"
     if p.get("image_id") not in images:
         return f"image_id {p.get('image_id')!r} is not an image of the labels file"
@@ -53,7 +67,7 @@ def prediction_problem(p: Any, images: set, key: str, score_required: bool = Tru
     if geom is None:
         return f"needs a valid {key!r}"
     if key == "bbox" and (not isinstance(geom, (list, tuple)) or len(geom) != 4
-                          or not all(isinstance(v, numbers.Real) and math.isfinite(v) for v in geom)
+                          or not all(_finite(v) for v in geom)
                           or geom[2] < 0 or geom[3] < 0):
         return f"needs a valid 'bbox' [x, y, width, height] (finite, width and height >= 0), got {geom!r}"
     return None
@@ -77,3 +91,16 @@ def check_predictions(predictions: Iterable[Any], images: Iterable[Any], key: st
     if problems:
         more = f"; ... and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
         raise ValueError(f"{len(problems)} invalid prediction(s): " + "; ".join(problems[:SHOWN]) + more)
+
+
+def prepare_predictions(predictions: Sequence[dict], dataset: MultiRaterDataset, task: str) -> list[dict]:
+    """Validate COCO results and put them in canonical order (image id, then ``id`` or position).
+
+    Raises ValueError naming the predictions at fault (:func:`check_predictions`)."""
+    key = "bbox" if task == "bbox" else "segmentation"
+    check_predictions(predictions, (im.id for im in dataset.images), key)
+    out = [{"image_id": p["image_id"], "category_id": int(p["category_id"]), "score": float(p["score"]),
+            key: [float(v) for v in p[key]] if task == "bbox" else p[key], "source_id": p.get("id", n)}
+           for n, p in enumerate(predictions)]
+    out.sort(key=lambda d: (order_key(d["image_id"]), order_key(d["source_id"])))
+    return out

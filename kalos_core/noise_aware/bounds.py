@@ -13,12 +13,8 @@ import io
 import numpy as np
 from pycocotools.cocoeval import COCOeval
 
-from ..convergence.cocoeval import ALL_AREAS, IOU_THRESHOLDS, REC_THRESHOLDS
-from .types import AP_KEYS, SIZES
-
-#: COCO's area ranges (pixels²): all, small < 32², medium < 96², large
-AREA_RANGES = {"all": list(ALL_AREAS), "small": [0.0, 32.0**2], "medium": [32.0**2, 96.0**2],
-               "large": [96.0**2, 1e5**2]}
+from ..convergence.cocoeval import IOU_THRESHOLDS, REC_THRESHOLDS
+from .tables import AREA_RANGES, SHIFTS, ap_table, bound_table
 
 
 class ShiftedIoUEval(COCOeval):
@@ -38,22 +34,10 @@ class ShiftedIoUEval(COCOeval):
         return np.clip(np.asarray(ious) + self.shift * eps[None, :], 0.0, 1.0)
 
 
-def _ap_table(precision: np.ndarray) -> dict[str, dict[str, float]]:
-    """(T, R, K, A) precision -> {area: {"50", "75", "95", "50:95"}} (mean over valid classes)."""
-    out = {}
-    for a, area in enumerate(AREA_RANGES):
-        p = precision[:, :, :, a]
-        valid = p[:, 0, :] > -1                                  # (T, K)
-        per_t = np.array([p[t][:, valid[t]].mean() if valid[t].any() else np.nan for t in range(p.shape[0])])
-        out[area] = {k: float(np.nanmean(per_t) if i is None else per_t[i]) if np.isfinite(per_t).any()
-                     else float("nan") for k, i in AP_KEYS.items()}
-    return out
-
-
 def bounded_ap(gt, dt, eps_fn, image_ids, cat_ids, max_dets: int) -> dict[str, dict[str, dict[str, float]]]:
     """AP at shifts −1, 0, +1 -> {area: {key: {"lower", "ap", "upper"}}} (fractions)."""
     tables = {}
-    for name, shift in (("lower", -1.0), ("ap", 0.0), ("upper", 1.0)):
+    for name, shift in SHIFTS.items():
         with contextlib.redirect_stdout(io.StringIO()):
             ev = ShiftedIoUEval(gt, dt, eps_fn, shift)
             ev.params.imgIds, ev.params.catIds = list(image_ids), list(cat_ids)
@@ -62,5 +46,5 @@ def bounded_ap(gt, dt, eps_fn, image_ids, cat_ids, max_dets: int) -> dict[str, d
             ev.params.maxDets = [max_dets]
             ev.evaluate()
             ev.accumulate()
-        tables[name] = _ap_table(ev.eval["precision"][..., 0])
-    return {area: {k: {b: tables[b][area][k] for b in tables} for k in AP_KEYS} for area in ("all", *SIZES)}
+        tables[name] = ap_table(ev.eval["precision"][..., 0])
+    return bound_table(tables)

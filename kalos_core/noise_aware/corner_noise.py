@@ -16,8 +16,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ..agreement.bulk_match import ranges
 from ..data import MultiRaterDataset
-from ..geometry.registry import box_iou_xyxy
+from ..geometry.registry import box_iou_xyxy, paired_iou
+from .inputs import BoxColumns, box_columns
 from .laplace import fit_sigma
 from .types import COMPONENTS, NoiseFit
 
@@ -27,34 +29,53 @@ def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return box_iou_xyxy(_xyxy(a), _xyxy(b))
 
 
+def box_iou_xyxy_paired(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(n,) IoU of paired xywh rows (:func:`box_iou`'s arithmetic)."""
+    return paired_iou(_xyxy(a), _xyxy(b))
+
+
 def _xyxy(xywh: np.ndarray) -> np.ndarray:
     return np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
 
 
-def pair_boxes(dataset: MultiRaterDataset, reference: str, other: str, iou_min: float = 0.1):
+def pair_boxes(dataset: MultiRaterDataset, reference: str, other: str, iou_min: float = 0.1,
+               columns: BoxColumns | None = None):
     """Hungarian pairs (per image and class) of ``reference`` and ``other`` boxes with IoU >= iou_min.
 
-    Returns (ref, oth, iou): (N, 4) xywh arrays and (N,) IoU."""
-    refs, oths, ious = [], [], []
-    for im in dataset.images:
-        if reference not in im.raters or other not in im.raters:
-            continue
-        for c in sorted({a.category for a in im.annotations}):
-            r = np.array([a.bbox or a.geometry for a in im.annotations if a.rater == reference and a.category == c],
-                         dtype=float).reshape(-1, 4)
-            o = np.array([a.bbox or a.geometry for a in im.annotations if a.rater == other and a.category == c],
-                         dtype=float).reshape(-1, 4)
-            if not len(r) or not len(o):
-                continue
-            iou = box_iou(r, o)
-            rows, cols = linear_sum_assignment(1.0 - iou)
-            keep = iou[rows, cols] >= iou_min
-            refs.append(r[rows[keep]])
-            oths.append(o[cols[keep]])
-            ious.append(iou[rows[keep], cols[keep]])
-    if not refs:
-        return np.zeros((0, 4)), np.zeros((0, 4)), np.zeros(0)
-    return np.concatenate(refs), np.concatenate(oths), np.concatenate(ious)
+    Returns (ref, oth, iou): (N, 4) xywh arrays and (N,) IoU, by image, class and reference box.
+    ``columns``: :func:`box_columns` of ``dataset`` (read here when None).
+
+    An (image, class) whose overlapping boxes pair off one to one (no box overlaps two) needs no
+    solver: every optimal assignment holds those pairs (swapping one in gains its IoU); the others
+    go to ``linear_sum_assignment`` on 1 − IoU as a whole."""
+    img, rater, cat, boxes, _ = box_columns(dataset) if columns is None else columns
+    both = np.array([reference in im.raters and other in im.raters for im in dataset.images], dtype=bool)
+    codes = np.unique(cat, return_inverse=True)[1].reshape(-1)
+    key = img * (int(codes.max(initial=0)) + 1) + codes
+    r_at = np.flatnonzero((rater == reference) & both[img])
+    o_at = np.flatnonzero((rater == other) & both[img])
+    r_at, o_at = r_at[np.argsort(key[r_at], kind="stable")], o_at[np.argsort(key[o_at], kind="stable")]
+    lo = np.searchsorted(key[o_at], key[r_at], side="left")
+    hi = np.searchsorted(key[o_at], key[r_at], side="right")
+    ri, oj = ranges(lo, hi - lo)                       # every same-class pair: index into r_at, o_at
+    iou = box_iou_xyxy_paired(boxes[r_at[ri]], boxes[o_at[oj]])
+    pos = iou > 0
+    one_to_one = (np.bincount(ri[pos], minlength=len(r_at)) <= 1)[ri] & (np.bincount(oj[pos], minlength=len(o_at)) <= 1)[oj]
+    group = key[r_at[ri]]
+    solve = np.isin(group, group[~one_to_one]) if iou_min > 1e-9 else np.ones(len(ri), dtype=bool)
+    take = [np.flatnonzero(~solve & (iou >= iou_min))]
+    new = np.ones(len(group), dtype=bool)
+    new[1:] = group[1:] != group[:-1]
+    starts = np.flatnonzero(new)
+    ends = np.r_[starts[1:], len(group)]
+    width = (hi - lo)[ri[starts]]                      # other boxes per group: the matrix's columns
+    for a, b, n_o in zip(*(v[solve[starts]].tolist() for v in (starts, ends, width))):
+        rows, cols = linear_sum_assignment(1.0 - iou[a:b].reshape(-1, n_o))
+        at = a + rows * n_o + cols                     # pairs of a group: reference boxes by row, others by column
+        take.append(at[iou[at] >= iou_min])
+    at = np.concatenate(take)
+    at = at[np.lexsort((ri[at], group[at]))]
+    return boxes[r_at[ri[at]]], boxes[o_at[oj[at]]], iou[at]
 
 
 def corner_offsets(ref: np.ndarray, other: np.ndarray) -> np.ndarray:
@@ -92,9 +113,11 @@ def fit_offsets(offsets: np.ndarray, fence_k: float = 1.5, share: str = "split",
 
 
 def fit_corner_noise(dataset: MultiRaterDataset, reference: str, others: list[str], iou_min: float = 0.1,
-                     fence_k: float = 1.5, share: str = "split") -> NoiseFit:
-    """Pair ``reference`` with each of ``others`` (pooled) and fit the corner noise."""
-    parts = [pair_boxes(dataset, reference, o, iou_min) for o in others]
+                     fence_k: float = 1.5, share: str = "split", columns: BoxColumns | None = None) -> NoiseFit:
+    """Pair ``reference`` with each of ``others`` (pooled) and fit the corner noise (``columns``:
+    :func:`.inputs.box_columns` of ``dataset``, read here when None)."""
+    columns = box_columns(dataset) if columns is None else columns
+    parts = [pair_boxes(dataset, reference, o, iou_min, columns) for o in others]
     ref = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 4))
     oth = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, 4))
     iou = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)

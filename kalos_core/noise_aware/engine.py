@@ -11,24 +11,21 @@ bounds from the corner noise of the reference labels.
 
 from __future__ import annotations
 
-import contextlib
-import io
-from typing import Generator, Sequence
+from collections.abc import Generator, Sequence
 
-from pycocotools.coco import COCO
+import numpy as np
 
-from ..convergence.cocoeval import rater_labels
-from ..convergence.model import prepare_predictions
 from ..data import MultiRaterDataset, order_key
 from ..progress import run_steps
-from .bounds import bounded_ap
+from .box_eval import bounded_ap_arrays, coco_boxes
 from .corner_noise import fit_corner_noise
 from .expected_iou import EpsInterpolator, eps_grid
+from .inputs import BoxColumns, box_columns, prediction_columns, reference_boxes
 from .types import NoiseAwareConfig, NoiseAwareResult, NoiseFit
 
 
 def fit_reference_noise(dataset: MultiRaterDataset, reference: str, others: Sequence[str] | None = None,
-                        config: NoiseAwareConfig = NoiseAwareConfig()) -> NoiseFit:
+                        config: NoiseAwareConfig = NoiseAwareConfig(), columns: BoxColumns | None = None) -> NoiseFit:
     """Corner noise between ``reference`` and ``others`` (default: every other rater of the data set).
 
     (Not :func:`kalos_core.noise.fit_noise_profile`, which fits the empirical noise generator's profile.)"""
@@ -41,7 +38,7 @@ def fit_reference_noise(dataset: MultiRaterDataset, reference: str, others: Sequ
     if not others:
         raise ValueError(f"noise raters: need a rater besides the reference {reference!r} to fit the corner "
                          f"noise; the data's raters are: {', '.join(dataset.raters)}")
-    return fit_corner_noise(dataset, reference, others, config.iou_min, config.fence_k, config.share)
+    return fit_corner_noise(dataset, reference, others, config.iou_min, config.fence_k, config.share, columns)
 
 
 def evaluation_steps(dataset: MultiRaterDataset, predictions: Sequence[dict], reference: str,
@@ -61,49 +58,39 @@ def evaluation_steps(dataset: MultiRaterDataset, predictions: Sequence[dict], re
     per_detection : also fill ``result.detections`` (per prediction, keyed by its ``id``: matched
         under each bound at each threshold, status, IoU and its bounds, size; :mod:`.per_detection`).
     """
+    if dataset.kind != "box":
+        raise ValueError("the corner-noise model needs boxes (task bbox)")
+    columns = box_columns(dataset)
     if noise is None:
         yield 0.0, "fitting the corner noise"
-        noise = fit_reference_noise(dataset, reference, noise_raters, config)
+        noise = fit_reference_noise(dataset, reference, noise_raters, config, columns)
     images = sorted((im.id for im in dataset.images if reference in im.raters), key=order_key)
-    gt_labels = rater_labels(dataset, reference, images)
-    preds = [p for p in prepare_predictions(predictions, dataset, "bbox") if p["image_id"] in set(images)]
-    sizes = [max(d["bbox"][2], d["bbox"][3]) for d in gt_labels]
+    gt_xywh, gt_img, gt_cat = reference_boxes(dataset, reference, images, columns)
+    dt_xywh, dt_img, dt_cat, scores = prediction_columns(predictions, dataset, images)
     yield 0.15, "the expected IoU grid"
-    grid = eps_grid(noise, config.max_size or max([64.0, *sizes]), config.grid_points, config.quad_nodes)
+    largest = float(gt_xywh[:, 2:].max()) if len(gt_xywh) else 0.0
+    grid = eps_grid(noise, config.max_size or max(64.0, largest), config.grid_points, config.quad_nodes)
     eps = EpsInterpolator(grid)
     yield 0.3, "AP with IoU bounds"
-    cats = sorted({d["category_id"] for d in gt_labels} | {d["category_id"] for d in preds})
+    cats = np.unique(np.concatenate([gt_cat, dt_cat]))
     detections = {} if per_detection else None
-    if not gt_labels or not preds:
+    if not len(gt_xywh) or not len(dt_xywh):
         nan = float("nan")
-        empty = {k: {"lower": 0.0, "ap": 0.0, "upper": 0.0} if gt_labels else {"lower": nan, "ap": nan, "upper": nan}
+        empty = {k: {"lower": 0.0, "ap": 0.0, "upper": 0.0} if len(gt_xywh) else {"lower": nan, "ap": nan, "upper": nan}
                  for k in ("50", "75", "95", "50:95")}
         table = {a: {k: dict(v) for k, v in empty.items()} for a in ("all", "small", "medium", "large")}
     else:
-        gt = COCO()
-        gt.dataset = {"images": [{"id": im.id, "width": im.width, "height": im.height}
-                                 for im in dataset.images if im.id in set(images)],
-                      "annotations": [{"id": n, "image_id": d["image_id"], "category_id": d["category_id"],
-                                       "bbox": d["bbox"], "area": d["bbox"][2] * d["bbox"][3], "iscrowd": 0}
-                                      for n, d in enumerate(gt_labels, start=1)],
-                      "categories": [{"id": c} for c in cats]}
-        counts: dict = {}
-        for p in preds:
-            counts[p["image_id"], p["category_id"]] = counts.get((p["image_id"], p["category_id"]), 0) + 1
-        with contextlib.redirect_stdout(io.StringIO()):
-            gt.createIndex()
-            dt = gt.loadRes([{k: p[k] for k in ("image_id", "category_id", "bbox", "score")} for p in preds])
-        table = bounded_ap(gt, dt, eps, images, cats, max(counts.values()) + 1)
+        table = bounded_ap_arrays(coco_boxes(gt_img, gt_cat, gt_xywh, images, cats),
+                                  coco_boxes(dt_img, dt_cat, dt_xywh, images, cats), scores, len(cats), eps)
         if per_detection:
-            from .per_detection import detection_outcomes
+            from .per_detection import prediction_outcomes
 
             yield 0.7, "per-prediction outcomes"
-            detections = detection_outcomes(gt, dt, eps, images, cats, max(counts.values()) + 1,
-                                            [p["source_id"] for p in preds])
+            detections = prediction_outcomes(dataset, predictions, reference, images, cats.tolist(), eps)
     yield 1.0, "done"
     return NoiseAwareResult(noise=noise, ap=table["all"], by_size={s: table[s] for s in ("small", "medium", "large")},
-                            eps_grid=grid, reference=reference, n_predictions=len(preds),
-                            n_reference=len(gt_labels), config=config, detections=detections)
+                            eps_grid=grid, reference=reference, n_predictions=len(dt_xywh),
+                            n_reference=len(gt_xywh), config=config, detections=detections)
 
 
 def noise_aware_evaluation(dataset: MultiRaterDataset, predictions: Sequence[dict], reference: str,

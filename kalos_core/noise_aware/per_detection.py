@@ -15,11 +15,12 @@ import contextlib
 import io
 
 import numpy as np
+from pycocotools.coco import COCO
 
-from ..convergence.cocoeval import IOU_THRESHOLDS, REC_THRESHOLDS
-from .bounds import AREA_RANGES, ShiftedIoUEval
-
-SHIFTS = {"lower": -1.0, "ap": 0.0, "upper": 1.0}
+from ..convergence.cocoeval import IOU_THRESHOLDS, REC_THRESHOLDS, rater_labels
+from ..io.predictions import prepare_predictions
+from .bounds import ShiftedIoUEval
+from .tables import AREA_RANGES, SHIFTS
 
 
 def _evaluate(gt, dt, eps_fn, shift, image_ids, cat_ids, max_dets):
@@ -41,6 +42,33 @@ def status(lower: bool, upper: bool) -> str:
 def size_of(area: float) -> str:
     """COCO size of a box area in pixels²: ``small`` (< 32²), ``medium`` (< 96²), else ``large``."""
     return "small" if area < 32 ** 2 else "medium" if area < 96 ** 2 else "large"
+
+
+def coco_pair(dataset, images: list, gt_labels: list[dict], preds: list[dict], cats: list):
+    """pycocotools' ground truth (ids 1..n) and ``loadRes`` detections, and a ``maxDets`` that truncates nothing."""
+    gt, on_images = COCO(), set(images)
+    gt.dataset = {"images": [{"id": im.id, "width": im.width, "height": im.height}
+                             for im in dataset.images if im.id in on_images],
+                  "annotations": [{"id": n, "image_id": d["image_id"], "category_id": d["category_id"],
+                                   "bbox": d["bbox"], "area": d["bbox"][2] * d["bbox"][3], "iscrowd": 0}
+                                  for n, d in enumerate(gt_labels, start=1)],
+                  "categories": [{"id": c} for c in cats]}
+    counts: dict = {}
+    for p in preds:
+        counts[p["image_id"], p["category_id"]] = counts.get((p["image_id"], p["category_id"]), 0) + 1
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt.createIndex()
+        dt = gt.loadRes([{k: p[k] for k in ("image_id", "category_id", "bbox", "score")} for p in preds])
+    return gt, dt, max(counts.values()) + 1
+
+
+def prediction_outcomes(dataset, predictions, reference: str, images: list, cats: list, eps_fn) -> dict:
+    """:func:`detection_outcomes` of ``predictions`` (COCO results) against ``reference`` on ``images``."""
+    gt_labels = rater_labels(dataset, reference, images)
+    on_images = set(images)
+    preds = [p for p in prepare_predictions(predictions, dataset, "bbox") if p["image_id"] in on_images]
+    gt, dt, max_dets = coco_pair(dataset, images, gt_labels, preds, cats)
+    return detection_outcomes(gt, dt, eps_fn, images, cats, max_dets, [p["source_id"] for p in preds])
 
 
 def detection_outcomes(gt, dt, eps_fn, image_ids, cat_ids, max_dets: int, source_ids: list) -> dict:

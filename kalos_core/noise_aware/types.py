@@ -13,12 +13,10 @@ import numpy as np
 
 from ..jsonsafe import json_safe
 from ..params import Config, param
+from .tables import AP_KEYS, SIZES  # noqa: F401 (part of the package's boundary)
 
 #: corner offsets: left, right, top, bottom edge (Eq. 5's x1, x2, y1, y2)
 COMPONENTS = ("x1", "x2", "y1", "y2")
-#: AP keys: IoU thresholds (index into .50:.05:.95) and the mean over all ten
-AP_KEYS = {"50": 0, "75": 5, "95": 9, "50:95": None}
-SIZES = ("small", "medium", "large")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,21 @@
+"""Names a package imports on first use (PEP 562), so that importing it pays only for what is used."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+from typing import Any
+
+
+def lazy_attributes(package: str, table: dict[str, str], namespace: dict) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package``: ``name`` comes from the submodule ``table[name]`` on
+    first use and is kept in ``namespace`` (the package's globals) after that."""
+
+    def __getattr__(name: str) -> Any:
+        if name in table:
+            value = getattr(import_module(f"{package}.{table[name]}"), name)
+            namespace[name] = value
+            return value
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
