@@ -8,7 +8,6 @@ same objects (``identical``) or shifted by its index in x (``shifted``).
 
 import json
 import re
-import time
 
 import numpy as np
 import pytest
@@ -190,11 +189,10 @@ def test_bootstrap_bound_is_a_cli_usage_error(tmp_path, capsys):
 
 
 # -- many raters --------------------------------------------------------------------------------
-def test_fifty_raters_on_one_image_finish_in_seconds():
+def test_fifty_raters_on_one_image_give_every_pair():
+    """(Its time is a benchmark's business, not a unit test's: benchmarks/many_raters.py.)"""
     ds = dataset(tuple(f"r{k:02d}" for k in range(50)), shift=0.2, n_images=1)
-    start = time.perf_counter()
     d = compute_convergence(ds, ConvergenceConfig(bootstrap=0, alpha=False)).to_dict()
-    assert time.perf_counter() - start < 30
     assert len(d["pairs"]) == 50 * 49 // 2
     no_nan(d)
     assert np.isfinite(d["full_set"]["map"])
