@@ -1,4 +1,4 @@
-"""The noise-aware evaluation from arrays (kalos_core.noise_aware.box_eval, corner_noise.pair_boxes)
+"""The noise-aware evaluation from arrays (kalos_core.noise_aware.box_eval on kalos_core.coco_eval, corner_noise.pair_boxes)
 against pycocotools and the per-image Hungarian it replaces: bit for bit, plus a hand-computed AP."""
 
 import json
