@@ -3,7 +3,7 @@ matching and precision array (pycocotools equality is in test_convergence.py and
 
 import numpy as np
 
-from kalos_core.coco_eval import IOU_THRESHOLDS, BoxEval, Boxes
+from kalos_core.coco_eval import IOU_THRESHOLDS, Boxes, BoxEval
 
 
 def _eval(gt_eps=None):
