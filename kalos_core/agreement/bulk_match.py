@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..arrays import ranges
 from ..matching.costs import CostFn
 from ..matching.solvers import SORTED_PAIR_SOLVERS, SolverFn
 from ..reliability import NO_OBJECT, Cells
@@ -139,10 +140,4 @@ def request_cells(label: np.ndarray, kept_before: np.ndarray, ann0: np.ndarray, 
     return k0, kq, unit_k, uq, c0, value, row, unit
 
 
-def ranges(first: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(owner, value)``: for each k, the values ``first[k] .. first[k] + count[k] - 1``, owned by k."""
-    owner = np.repeat(np.arange(len(count)), count)
-    return owner, np.arange(len(owner)) - np.repeat(np.cumsum(count) - count - first, count)
-
-
-__all__ = ["Request", "match_requests", "ranges", "request_cells"]
+__all__ = ["Request", "match_requests", "request_cells"]

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from ..columns import AnnotationColumns, canonical_order
-from .bulk_match import ranges, request_cells
+from ..arrays import ranges
+from .bulk_match import request_cells
 from .diagnostics import ALPHA, ChunkCells, Emitter, RowRequest, full_key
 from ..geometry.boxes import prepare_box_columns, prepare_boxes
 from ..matching.solvers import SORTED_PAIR_SOLVERS

@@ -50,7 +50,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtr
 
-from ..agreement.bulk_match import ranges
+from ..arrays import ranges
 from ..data import MultiRaterDataset, in_canonical_order, row_positions
 from .sampling import pair_blocks
 from .separation import ks_statistic

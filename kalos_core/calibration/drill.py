@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..agreement.bulk_match import ranges
+from ..arrays import ranges
 from ..columns import ids_and_raters
 from ..geometry import DistanceSpec
 from .sampling import PreparedCache, SamplePlan, pair_similarity

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..agreement.bulk_match import ranges
+from ..arrays import ranges
 from ..data import MultiRaterDataset, row_positions
 from ..geometry import DistanceSpec, Prepared, get_distance
 from .types import SIZE_CUTOFFS

@@ -10,10 +10,14 @@ its float comparison of recall against the 101 recall points (``recall_steps`` w
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cocoeval import REC_THRESHOLDS, DirectionTable
+from ..coco_eval import REC_THRESHOLDS
+
+if TYPE_CHECKING:
+    from .cocoeval import DirectionTable
 
 
 @lru_cache(maxsize=64)

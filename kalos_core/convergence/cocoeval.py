@@ -1,4 +1,4 @@
-"""One COCOeval run per direction (boxes: :mod:`.boxeval`, bit-identical), and its per-image
+"""One COCOeval run per direction (boxes: :mod:`kalos_core.coco_eval`, bit-identical), and its per-image
 results as flat arrays.
 
 Conventions (issue 11, docs/convergence.md):
@@ -23,8 +23,8 @@ import numpy as np
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
+from ..coco_eval import ALL_AREAS, IOU_THRESHOLDS, REC_THRESHOLDS, Boxes, BoxEval
 from ..data import MultiRaterDataset, order_key
-from .boxeval import ALL_AREAS, IOU_THRESHOLDS, REC_THRESHOLDS, match_boxes, precision_array
 
 #: the score every rater label gets when it plays the detections (the paper's 0.99)
 RATER_SCORE = 0.99
@@ -127,7 +127,7 @@ class DirectionTable:
 def evaluate_direction(dataset: MultiRaterDataset, gt_labels: list[dict], dt_labels: list[dict],
                        image_ids: Sequence[Any], task: str, pycocotools: bool = False) -> DirectionTable:
     """Run COCOeval once (``gt_labels`` as ground truth, ``dt_labels`` as detections); boxes take
-    :mod:`.boxeval`'s bit-identical vectorised path unless ``pycocotools``."""
+    :mod:`kalos_core.coco_eval`'s bit-identical vectorised path unless ``pycocotools``."""
     image_ids = sorted(set(image_ids), key=order_key)
     T = len(IOU_THRESHOLDS)
     cats = sorted({d["category_id"] for d in gt_labels} | {d["category_id"] for d in dt_labels})
@@ -185,11 +185,18 @@ def evaluate_direction(dataset: MultiRaterDataset, gt_labels: list[dict], dt_lab
 
 
 def _box_table(gt_labels, dt_labels, image_ids, cats) -> DirectionTable:
-    """Boxes: COCOeval's per-image matching and accumulation, vectorised (:mod:`.boxeval`)."""
-    order, det_cat, det_img, matched, ignored, npig = match_boxes(gt_labels, dt_labels, image_ids, cats)
-    return DirectionTable(np.asarray(cats), list(image_ids), det_cat, det_img,
-                          [dt_labels[j]["source_id"] for j in order], matched, ignored, npig,
-                          precision_array(det_cat, matched, ignored, npig))
+    """Boxes: COCOeval's per-image matching and accumulation, vectorised (:class:`kalos_core.coco_eval.BoxEval`);
+    image index = position in ``image_ids``."""
+    img_at, cat_at = {i: n for n, i in enumerate(image_ids)}, {c: n for n, c in enumerate(cats)}
+    gt = Boxes.from_dicts(gt_labels, img_at, cat_at)
+    ev = BoxEval(gt, Boxes.from_dicts(dt_labels, img_at, cat_at), np.array([d["score"] for d in dt_labels], float),
+                 len(cats))
+    matched, ignored, gt_ig = ev.match()
+    I, K, order = len(image_ids), len(cats), ev.acc_order
+    npig = np.bincount((gt.img * K + gt.cat)[~gt_ig], minlength=I * K).reshape(I, K).T
+    return DirectionTable(np.asarray(cats), list(image_ids), ev.dt.cat[order], ev.dt.img[order],
+                          [dt_labels[j]["source_id"] for j in order], matched[:, order], ignored[:, order], npig,
+                          ev.accumulate(matched, ignored, gt_ig))
 
 
 def _one_sided_table(gt_labels, dt_labels, image_ids, cats) -> DirectionTable:

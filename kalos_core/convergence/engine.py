@@ -1,7 +1,7 @@
 """Label convergence (Tschirschwitz & Rodehorst, WACV 2025): modified mAP between raters.
 
 ``convergence_steps`` (``compute_convergence`` runs it) evaluates every rater pair in both
-directions with pycocotools' COCOeval (once per direction; boxes vectorised in boxeval.py,
+directions with pycocotools' COCOeval (once per direction; boxes vectorised in kalos_core/coco_eval.py,
 bit-identical), re-accumulates AP on 1,000 seeded subsets of 10 % of the images from the
 per-image results, pools the pairs, and optionally maps α through Eq. 1 and places a model's
 predictions against the interval. See docs/convergence.md.

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .accumulate import subsets_ap
-from .cocoeval import DirectionTable
 from .types import THRESHOLD_KEYS, MapSummary
+
+if TYPE_CHECKING:
+    from .cocoeval import DirectionTable
 
 
 def nanmean(a, axis=None):

@@ -13,7 +13,7 @@ import io
 import numpy as np
 from pycocotools.cocoeval import COCOeval
 
-from ..convergence.cocoeval import IOU_THRESHOLDS, REC_THRESHOLDS
+from ..coco_eval import IOU_THRESHOLDS, REC_THRESHOLDS
 from .tables import AREA_RANGES, SHIFTS, ap_table, bound_table
 
 

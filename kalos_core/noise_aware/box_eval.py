@@ -1,141 +1,14 @@
-"""COCOeval for boxes in whole-array operations, with the noise-aware IoU shift (:mod:`.bounds`).
-
-:func:`.bounds.bounded_ap` runs pycocotools three times with four area ranges: 12 matchings of
-every (image, class) in Python. Here the same numbers come from arrays over the whole file, bit
-for bit (tests/core/test_noise_aware_box_eval.py holds the two equal):
-
-* IoU: every (prediction, ground truth) pair of an (image, class), with pycocotools' ``bbIou``
-  arithmetic; shifted ``clip(IoU + shift · ε̄(gt W, gt H), 0, 1)``;
-* matching: COCOeval's greedy (predictions by score, stable; each takes the available ground truth
-  with the highest IoU ≥ t, the last one among equals, non-ignored before ignored), run for every
-  (image, class) and threshold at once, one prediction rank per step;
-* accumulation: COCOeval's precision array, a class at a time with the thresholds as rows.
-"""
+"""The noise-aware AP bounds from arrays: :func:`.bounds.bounded_ap`'s three pycocotools runs with
+four area ranges (12 matchings of every (image, class) in Python), here :class:`kalos_core.coco_eval.BoxEval`
+with the IoU shift ``clip(IoU + shift · ε̄(gt W, gt H), 0, 1)``, bit for bit
+(tests/core/test_noise_aware_box_eval.py holds the two equal)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from itertools import pairwise
-
 import numpy as np
 
-from ..agreement.bulk_match import ranges
-from ..convergence.cocoeval import IOU_THRESHOLDS, REC_THRESHOLDS
+from ..coco_eval import Boxes, BoxEval
 from .tables import AREA_RANGES, SHIFTS, ap_table, bound_table
-
-
-@dataclass
-class Boxes:
-    """One side's boxes: ``xywh`` (n, 4), image rank (pycocotools' sorted image ids) and class index."""
-
-    xywh: np.ndarray
-    img: np.ndarray
-    cat: np.ndarray
-
-    @property
-    def area(self) -> np.ndarray:
-        return self.xywh[:, 2] * self.xywh[:, 3]
-
-
-def coco_iou(d: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """IoU of paired xywh rows with pycocotools' ``bbIou`` arithmetic (0 where they do not overlap)."""
-    w = np.minimum(d[:, 2] + d[:, 0], g[:, 2] + g[:, 0]) - np.maximum(d[:, 0], g[:, 0])
-    h = np.minimum(d[:, 3] + d[:, 1], g[:, 3] + g[:, 1]) - np.maximum(d[:, 1], g[:, 1])
-    inter = w * h
-    with np.errstate(divide="ignore", invalid="ignore"):
-        iou = inter / (d[:, 2] * d[:, 3] + g[:, 2] * g[:, 3] - inter)
-    return np.where((w > 0) & (h > 0), iou, 0.0)
-
-
-class BoxEval:
-    """The pairs, ranks and orders shared by every shift and area range of one evaluation.
-
-    ``scores`` are the predictions' (``dt`` in pycocotools' ``loadRes`` order); ``n_cats`` classes."""
-
-    def __init__(self, gt: Boxes, dt: Boxes, scores: np.ndarray, n_cats: int, gt_eps: np.ndarray):
-        self.gt, self.dt, self.n_cats, self.gt_eps = gt, dt, n_cats, gt_eps
-        gkey, dkey = gt.img * n_cats + gt.cat, dt.img * n_cats + dt.cat
-        # a prediction's rank among its (image, class) by score, stable (COCOeval's mergesort)
-        by_score = np.lexsort((np.arange(len(dkey)), -scores, dkey))
-        first = np.searchsorted(dkey[by_score], dkey[by_score], side="left")
-        self.rank = np.empty(len(dkey), dtype=np.int64)
-        self.rank[by_score] = np.arange(len(dkey)) - first
-        # accumulation order: class, score descending, image, loadRes order
-        self.acc_order = np.lexsort((np.arange(len(dkey)), dt.img, -scores, dt.cat))
-        # every (prediction, ground truth) pair of an (image, class), ground truths in their order
-        g_order = np.argsort(gkey, kind="stable")
-        lo = np.searchsorted(gkey[g_order], dkey, side="left")
-        hi = np.searchsorted(gkey[g_order], dkey, side="right")
-        pd, at = ranges(lo, hi - lo)
-        pg = g_order[at]
-        raw = coco_iou(dt.xywh[pd], gt.xywh[pg])
-        reach = np.maximum(raw, np.maximum(*(np.clip(raw + s * gt_eps[pg], 0.0, 1.0) for s in (-1.0, 1.0))))
-        keep = np.flatnonzero(reach >= IOU_THRESHOLDS.min())                      # the rest never match
-        order = keep[np.lexsort((pg[keep], pd[keep], self.rank[pd[keep]]))]        # by rank, prediction, gt
-        self.pd, self.pg, self.raw = pd[order], pg[order], raw[order]
-
-    def shifted(self, shift: float) -> np.ndarray:
-        """The pairs' IoU as :class:`.bounds.ShiftedIoUEval` computes it."""
-        return self.raw if shift == 0 else np.clip(self.raw + shift * self.gt_eps[self.pg], 0.0, 1.0)
-
-    def match(self, shift: float, area: tuple[float, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """COCOeval's matching at every threshold: ``(matched, ignored, gt_ignored)``, (T, n dt) and (n gt,) bool."""
-        T = len(IOU_THRESHOLDS)
-        thr = np.minimum(IOU_THRESHOLDS, 1 - 1e-10)[:, None]
-        gt_ig = (self.gt.area < area[0]) | (self.gt.area > area[1])
-        v = self.shifted(shift)
-        pd, pg = self.pd, self.pg
-        nig = ~gt_ig[pg]
-        gtm = np.zeros((T, len(gt_ig)), dtype=bool)
-        dtm = np.zeros((T, len(self.rank)), dtype=bool)
-        dt_ig = np.zeros((T, len(self.rank)), dtype=bool)
-        rank = self.rank[pd]
-        bounds = np.searchsorted(rank, np.arange(rank[-1] + 2 if len(pd) else 0))
-        for a, b in pairwise(bounds):
-            if a == b:
-                continue
-            vs, gs, ns = v[a:b], pg[a:b], nig[a:b]
-            starts = np.flatnonzero(np.r_[True, pd[a + 1:b] != pd[a:b - 1]])
-            lengths = np.diff(np.r_[starts, b - a])
-            ok = (vs >= thr) & ~gtm[:, gs]                                             # (T, P)
-            has_free = np.maximum.reduceat(np.where(ok & ns, vs, -1.0), starts, axis=1) >= 0
-            ok &= ns == np.repeat(has_free, lengths, axis=1)       # non-ignored ones first, if any
-            best = np.maximum.reduceat(np.where(ok, vs, -1.0), starts, axis=1)
-            win = ok & (vs == np.repeat(best, lengths, axis=1))
-            last = np.maximum.reduceat(np.where(win, np.arange(a, b), -1), starts, axis=1)
-            t, _ = np.nonzero(last >= 0)
-            p = last[last >= 0]
-            gtm[t, pg[p]] = True
-            dtm[t, pd[p]] = True
-            dt_ig[t, pd[p]] = gt_ig[pg[p]]
-        dt_out = (self.dt.area < area[0]) | (self.dt.area > area[1])
-        return dtm, dt_ig | (~dtm & dt_out[None, :]), gt_ig
-
-    def precision(self, shift: float, area: tuple[float, float]) -> np.ndarray:
-        """(T, R, K) COCOeval's accumulated precision (-1 for a class without non-ignored ground truth)."""
-        dtm, dt_ig, gt_ig = self.match(shift, area)
-        T, R = len(IOU_THRESHOLDS), len(REC_THRESHOLDS)
-        out = -np.ones((T, R, self.n_cats))
-        npig = np.bincount(self.gt.cat[~gt_ig], minlength=self.n_cats)
-        order = self.acc_order
-        cat_of = self.dt.cat[order]
-        edges = np.searchsorted(cat_of, np.arange(self.n_cats + 1))
-        for k in np.flatnonzero(npig):
-            idx = order[edges[k]:edges[k + 1]]
-            m, ig = dtm[:, idx], dt_ig[:, idx]
-            tp = np.cumsum(m & ~ig, axis=1).astype(float)
-            fp = np.cumsum(~m & ~ig, axis=1).astype(float)
-            rc = tp / npig[k]
-            pr = tp / (fp + tp + np.spacing(1))
-            nd = len(idx)
-            out[:, :, k] = 0.0
-            if not nd:
-                continue
-            pr = np.maximum.accumulate(pr[:, ::-1], axis=1)[:, ::-1]
-            for t in range(T):
-                at = np.searchsorted(rc[t], REC_THRESHOLDS, side="left")
-                out[t, :, k] = np.where(at < nd, pr[t][np.minimum(at, nd - 1)], 0.0)
-        return out
 
 
 def bounded_ap_arrays(gt: Boxes, dt: Boxes, scores: np.ndarray, n_cats: int, eps_fn) -> dict:
@@ -152,18 +25,12 @@ def bounded_ap_columns(gt_labels: list[dict], preds: list[dict], image_ids, cat_
     on ``image_ids`` and ``cat_ids``."""
     img_at = {i: n for n, i in enumerate(np.unique(np.asarray(list(image_ids))).tolist())}
     cat_at = {c: n for n, c in enumerate(np.unique(np.asarray(list(cat_ids))).tolist())}
-
-    def boxes(labels):
-        xywh = np.array([d["bbox"] for d in labels], dtype=float).reshape(-1, 4)
-        return Boxes(xywh, np.array([img_at[d["image_id"]] for d in labels], dtype=np.int64),
-                     np.array([cat_at[d["category_id"]] for d in labels], dtype=np.int64))
-
-    return bounded_ap_arrays(boxes(gt_labels), boxes(preds), np.array([d["score"] for d in preds], dtype=float),
-                             len(cat_at), eps_fn)
+    return bounded_ap_arrays(Boxes.from_dicts(gt_labels, img_at, cat_at), Boxes.from_dicts(preds, img_at, cat_at),
+                             np.array([d["score"] for d in preds], dtype=float), len(cat_at), eps_fn)
 
 
 def coco_boxes(image_pos: np.ndarray, cat: np.ndarray, xywh: np.ndarray, images: list, cats: np.ndarray) -> Boxes:
-    """:class:`.box_eval.Boxes` with pycocotools' image ranks (its sorted ``np.unique`` of ids) and class indices."""
+    """:class:`kalos_core.coco_eval.Boxes` with pycocotools' image ranks (its sorted ``np.unique`` of ids) and class indices."""
     rank = {v: n for n, v in enumerate(np.unique(np.asarray(images)).tolist())}
     image_rank = np.array([rank[i] for i in images], dtype=np.int64)
     return Boxes(xywh, image_rank[image_pos] if len(image_pos) else image_pos, np.searchsorted(cats, cat))

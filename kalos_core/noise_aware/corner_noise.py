@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..agreement.bulk_match import ranges
+from ..arrays import ranges
 from ..data import MultiRaterDataset
 from ..geometry.registry import box_iou_xyxy, paired_iou
 from .inputs import BoxColumns, box_columns

@@ -17,7 +17,8 @@ import io
 import numpy as np
 from pycocotools.coco import COCO
 
-from ..convergence.cocoeval import IOU_THRESHOLDS, REC_THRESHOLDS, rater_labels
+from ..coco_eval import IOU_THRESHOLDS, REC_THRESHOLDS
+from ..convergence.cocoeval import rater_labels
 from ..io.predictions import prepare_predictions
 from .bounds import ShiftedIoUEval
 from .tables import AREA_RANGES, SHIFTS

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..convergence.cocoeval import ALL_AREAS
+from ..coco_eval import ALL_AREAS
 
 #: AP keys: IoU thresholds (index into .50:.05:.95) and the mean over all ten
 AP_KEYS = {"50": 0, "75": 5, "95": 9, "50:95": None}

@@ -27,8 +27,8 @@ from functools import partial
 
 import numpy as np
 
-from ..agreement.bulk_match import ranges
 from ..agreement.chunk_kernel import candidate_pairs, gather, overlapping_along_x
+from ..arrays import ranges
 from ..columns import AnnotationColumns
 from ..geometry.boxes import prepare_box_columns, prepare_boxes
 from ..geometry.registry import paired_overlap_sides

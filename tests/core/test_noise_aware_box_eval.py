@@ -1,4 +1,4 @@
-"""The noise-aware evaluation from arrays (kalos_core.noise_aware.box_eval, corner_noise.pair_boxes)
+"""The noise-aware evaluation from arrays (kalos_core.noise_aware.box_eval on kalos_core.coco_eval, corner_noise.pair_boxes)
 against pycocotools and the per-image Hungarian it replaces: bit for bit, plus a hand-computed AP."""
 
 import json
@@ -9,9 +9,10 @@ import pytest
 from pycocotools import mask as mask_utils
 from scipy.optimize import linear_sum_assignment
 
+from kalos_core.coco_eval import coco_iou
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
 from kalos_core.noise_aware.bounds import bounded_ap
-from kalos_core.noise_aware.box_eval import bounded_ap_columns, coco_iou
+from kalos_core.noise_aware.box_eval import bounded_ap_columns
 from kalos_core.noise_aware.corner_noise import box_iou, pair_boxes
 from kalos_core.noise_aware.per_detection import coco_pair
 
