@@ -1,0 +1,13 @@
+"""Brush masks (RLE) decoded by Label Studio's own code, where the plugin's venv lacks it: the SDK of
+the Label Studio venv (``make ls-setup``) put on the path by the ``label_studio_sdk`` fixture."""
+
+import pytest
+
+from tests.fiftyone.test_rater_exports import rex  # noqa: F401  (the module fixture)
+from tests.fiftyone.test_rater_exports import test_label_studio_cancelled_is_not_assigned_polygons_and_brush_masks as case
+
+pytestmark = pytest.mark.labelstudio
+
+
+def test_brush_masks_decoded_by_the_label_studio_sdk(label_studio_sdk, rex, tmp_path):  # noqa: F811
+    case(rex, tmp_path)
