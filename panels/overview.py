@@ -120,14 +120,15 @@ def histogram_layout(title: str, edges: list[float], means: list[tuple[str, floa
                        xaxis={"title": {"text": "α"}, "range": [edges[0], edges[-1]]}, **extra)
 
 
-def comparison_md(key_a: str, res_a: dict, key_b: str, res_b: dict) -> str:
-    """The second run against the first: its mean and global α and the differences (b − a)."""
+def comparison_md(key_a: str, res_a: dict, key_b: str, res_b: dict, own: bool = False) -> str:
+    """The second run against the first: its mean and global α and the differences (b − a);
+    ``own``: say that each run's figures cover its own samples (they differ)."""
     def diff(name: str) -> str:
         a, b = res_a.get(name), res_b.get(name)
         d = b - a if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) else None
         return f"{fmt(b)} (Δ {'+' if d is not None and d >= 0 else ''}{fmt(d)})"
 
-    return (f"**Compared with {key_b}**: mean α {diff('mean_alpha')} · global α {diff('global_alpha')} · "
+    return (f"**Compared with {key_b}**{' (each run over its own samples)' if own else ''}: mean α {diff('mean_alpha')} · global α {diff('global_alpha')} · "
             f"Δ = {key_b} − {key_a}")
 
 
@@ -201,6 +202,7 @@ class AgreementOverviewPanel(RunPanel):
         # the dropdown's own value ("none" too): a state that differs from what it shows makes the
         # App send on_change_compare at once, a second load of the run on every open
         ctx.panel.state.compare_key = other or NO_COMPARE
+        ctx.panel.state.compare_loaded = other or NO_COMPARE
         ctx.panel.state.shared_only = shared is not None
         ctx.panel.state.edges = edges
         ctx.panel.state.counts = clean(counts)
@@ -208,7 +210,7 @@ class AgreementOverviewPanel(RunPanel):
         ctx.panel.state.histogram_layout = clean(layout)
         summary = self._summary(res, int(undefined) if shared is None else None, threshold_md(ctx.dataset, run_key))
         if other:
-            summary += "\n\n" + comparison_md(run_key, res, other, res_b)
+            summary += "\n\n" + comparison_md(run_key, res, other, res_b, own=shared is not None)
         if shared is not None:
             summary += "\n\n" + shared_md(pair)
         ctx.panel.state.summary = summary
@@ -254,7 +256,9 @@ class AgreementOverviewPanel(RunPanel):
 
     def on_change_compare(self, ctx):
         value = ctx.params.get("value") or NO_COMPARE
-        if value == ctx.panel.state.compare_key:   # the value shown already: nothing to load
+        # the comparison loaded already: nothing to load (the App writes the dropdown's value into
+        # state.compare_key before calling this, so that key cannot tell)
+        if value == ctx.panel.state.compare_loaded:
             return
         ctx.panel.state.compare_key = value
         self.load_run(ctx, ctx.panel.state.run_key)

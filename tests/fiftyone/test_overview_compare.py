@@ -30,6 +30,7 @@ def test_overview_overlays_a_second_run_on_the_same_bins(two_runs):
     assert len(p.data["histogram"]) == 1 and p.state["compare_choices"] == ["strict"]
     assert "compare_key" in p.rendered()
 
+    p.state["compare_key"] = "strict"   # the App writes the dropdown's value into the state first
     p.call("on_change_compare", value="strict")
     first, second = p.data["histogram"]
     assert (first["name"], second["name"]) == ("kalos", "strict")
@@ -83,6 +84,7 @@ def test_round2_on_a_subset_is_compared_on_the_samples_both_scored(round2):
     ds, ids = round2, round2.values("id")
     p = Panel(ds, "kalos_agreement_overview").call("on_load")
     p.call("on_change_run", value="round2")
+    p.state["compare_key"] = "kalos"
     p.call("on_change_compare", value="kalos")
     assert p.state["shared_only"] is True
     first, second = p.data["histogram"]
@@ -99,6 +101,7 @@ def test_round2_on_a_subset_is_compared_on_the_samples_both_scored(round2):
     summary = p.state["summary"]
     assert ("**On the 4 samples both runs scored** (kalos: 16 samples, round2: 5): mean α kalos 0.345 → round2 "
             "0.570 (Δ +0.225) · from kalos to round2: **2 improved**, **1 worsened**, 1 unchanged") in summary
+    assert "**Compared with kalos** (each run over its own samples): mean α" in summary
     assert "on 4 shared samples" in p.state["histogram_layout"]["title"]["text"]
 
     # kalos's bin [0.2, 0.25) holds 12 samples of the dataset, 1 of the shared ones: the click shows that one
