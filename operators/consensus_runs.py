@@ -4,6 +4,7 @@ What the ``build_consensus`` operator calls, and what a notebook calls directly:
 
     from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
     result = consensus_run(dataset, agreement_key="kalos")   # writes the field kalos_consensus
+    export_consensus_coco(dataset, "kalos_consensus", "consensus.json")   # the same labels as COCO
 
 The run is stored under ``<agreement_key>_consensus`` (``config.method == "kalos_consensus"``)
 and writes ONE new sample field of the same name: ``fo.Detections``, one label per unit that
@@ -23,6 +24,7 @@ from dataclasses import replace
 
 import fiftyone as fo
 import numpy as np
+from fiftyone import ViewField as F
 
 from kalos_core.consensus import ConsensusResult, build_consensus
 from kalos_core.geometry.masks import mask_utils
@@ -192,3 +194,26 @@ def review_label_ids(dataset, consensus_key_: str) -> set:
 
 def load_consensus(dataset, key: str) -> dict:
     return run_store.load_results(dataset, key, METHOD)
+
+
+def export_consensus_coco(dataset, key: str, labels_path: str, overwrite: bool = False) -> dict:
+    """The consensus field ``key`` as one COCO detection file (FiftyOne's own COCO exporter, labels
+    only, ``file_name`` = each sample's file name) over the samples the run covered. A tied label
+    (``label`` None: the class was not guessed) has no COCO category and is left out (counted in
+    ``left_out_ties``). ``labels_path`` is never written over unless ``overwrite``.
+    Returns ``{"path", "samples", "labels", "left_out_ties"}``."""
+    import os
+
+    if key not in run_store.runs_of(dataset, METHOD):
+        raise SetupError(f"no consensus run {key!r} on dataset {dataset.name!r} (runs: "
+                         f"{', '.join(run_store.runs_of(dataset, METHOD)) or 'none'}); build it with "
+                         f"'KaLOS: build consensus'", "consensus_key")
+    if os.path.exists(labels_path) and not overwrite:
+        raise SetupError(f"{labels_path} exists; choose another path or pass overwrite=True", "labels_path")
+    covered = dataset.exists(key)
+    view = covered.filter_labels(key, F("label").exists(), only_matches=False)
+    ties = covered.count(f"{key}.detections") - view.count(f"{key}.detections")
+    view.export(labels_path=labels_path, dataset_type=fo.types.COCODetectionDataset, label_field=key,
+                export_media=False)
+    return {"path": labels_path, "samples": len(view), "labels": view.count(f"{key}.detections"),
+            "left_out_ties": ties}

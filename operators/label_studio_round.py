@@ -21,14 +21,13 @@ has no round-2 annotation of it while named the same (that would read as "drew n
 
 from __future__ import annotations
 
-import math
-
 import fiftyone as fo
 import fiftyone.operators as foo
 from fiftyone.operators import types
 
 from ..fiftyone_layer.errors import SetupError
 from ..fiftyone_layer.label_studio_api import fetch_round, send_samples
+from ..fiftyone_layer.paired_alpha import paired_alpha
 from ..fiftyone_layer.rawdocs import LIST_NAMES
 from ..fiftyone_layer.saved_views import select_saved_view
 from .cards import show_card
@@ -125,21 +124,14 @@ def load_label_studio_round(dataset, anno_key: str, prefix: str = "round2", rate
 
 def compare_rounds(dataset, first: str, second: str) -> dict:
     """Per-image α of two agreement runs on the samples both scored: ``{"samples", "mean_first",
-    "mean_second", "changed", "per_sample": {sample id: (α first, α second)}}``."""
+    "mean_second", "improved", "worsened", "changed", "per_sample": {sample id: (α first, α second)}, ...}``
+    (:func:`..fiftyone_layer.paired_alpha.paired_alpha`, the Overview's comparison too)."""
     fields = [f"{first}_alpha", f"{second}_alpha"]
     for key, f in zip((first, second), fields):
         if not dataset.has_sample_field(f):
             raise SetupError(f"no per-image α of run {key!r} (field {f}); run 'KaLOS: compute agreement' with run "
                              f"key {key!r}")
-    ids, a, b = dataset.values(["id", *fields])
-    pairs = {i: (x, y) for i, x, y in zip(ids, a, b)
-             if x is not None and y is not None and not (math.isnan(x) or math.isnan(y))}
-
-    def mean(k):
-        return sum(p[k] for p in pairs.values()) / len(pairs) if pairs else None
-
-    return {"samples": len(pairs), "mean_first": mean(0), "mean_second": mean(1),
-            "changed": sum(abs(x - y) > 1e-9 for x, y in pairs.values()), "per_sample": pairs}
+    return paired_alpha(dataset, *fields)
 
 
 def _review_view(dataset) -> str | None:

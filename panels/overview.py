@@ -2,7 +2,9 @@
 
 Clicking a bar of the histogram shows exactly the samples whose α lies in that bin, worst first.
 An optional second run ("Compare with") overlays its histogram on the same bins, with both
-means, and the summary gives the difference (second − first).
+means, and the summary gives the difference (second − first). When one run covers samples the
+other does not (a second round on the review queue), both histograms and means are taken on the
+samples both scored, and the summary says how many improved and worsened from the older run.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from fiftyone import ViewField as F
 from .common import (AGREEMENT_METHOD, BANDS, LEGEND, RunPanel, band_color, band_of, chart, clean, dropdown,
                      fmt, load_results, plot_layout, runs_of, vline)
 from .sensitivity import threshold_md
+from ..fiftyone_layer.paired_alpha import paired_alpha
 from ..fiftyone_layer.views import RunLayout, alpha_range_view
 
 BIN_WIDTH = 0.05
@@ -117,15 +120,27 @@ def histogram_layout(title: str, edges: list[float], means: list[tuple[str, floa
                        xaxis={"title": {"text": "α"}, "range": [edges[0], edges[-1]]}, **extra)
 
 
-def comparison_md(key_a: str, res_a: dict, key_b: str, res_b: dict) -> str:
-    """The second run against the first: its mean and global α and the differences (b − a)."""
+def comparison_md(key_a: str, res_a: dict, key_b: str, res_b: dict, own: bool = False) -> str:
+    """The second run against the first: its mean and global α and the differences (b − a);
+    ``own``: say that each run's figures cover its own samples (they differ)."""
     def diff(name: str) -> str:
         a, b = res_a.get(name), res_b.get(name)
         d = b - a if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) else None
         return f"{fmt(b)} (Δ {'+' if d is not None and d >= 0 else ''}{fmt(d)})"
 
-    return (f"**Compared with {key_b}**: mean α {diff('mean_alpha')} · global α {diff('global_alpha')} · "
+    return (f"**Compared with {key_b}**{' (each run over its own samples)' if own else ''}: mean α {diff('mean_alpha')} · global α {diff('global_alpha')} · "
             f"Δ = {key_b} − {key_a}")
+
+
+def shared_md(pair: dict) -> str:
+    """The two runs on the samples both scored (``pair``: :meth:`AgreementOverviewPanel.shared_samples`)."""
+    older, newer, n = pair["older"], pair["newer"], pair["samples"]
+    d = pair["mean_second"] - pair["mean_first"]
+    same = n - pair["changed"]
+    return (f"**On the {n} samples both runs scored** ({older}: {pair['scored_first']} samples, {newer}: "
+            f"{pair['scored_second']}): mean α {older} {fmt(pair['mean_first'])} → {newer} "
+            f"{fmt(pair['mean_second'])} (Δ {'+' if d >= 0 else ''}{fmt(d)}) · from {older} to {newer}: "
+            f"**{pair['improved']} improved**, **{pair['worsened']} worsened**, {same} unchanged")
 
 
 class AgreementOverviewPanel(RunPanel):
@@ -148,38 +163,61 @@ class AgreementOverviewPanel(RunPanel):
         key = ctx.panel.state.compare_key
         return key if key in others else None
 
+    @staticmethod
+    def shared_samples(ctx, run_key: str, other: str):
+        """``(comparison, view)``: :func:`paired_alpha` of the older run then the newer one, and
+        the view of the samples both scored with a defined α, when one run covers samples the
+        other does not (e.g. round 2 on the review queue); ``(comparison, None)`` when both runs
+        scored the same samples or none in common (each histogram then covers its own run's)."""
+        older, newer = [k for k in runs_of(ctx.dataset, AGREEMENT_METHOD) if k in (run_key, other)]
+        pair = paired_alpha(ctx.dataset, *(RunLayout.from_run(ctx.dataset, k).alpha_field for k in (older, newer)))
+        pair["older"], pair["newer"] = older, newer
+        if pair["same_samples"] or not pair["samples"]:
+            return pair, None
+        return pair, ctx.dataset.select(list(pair["per_sample"]))
+
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
         other = self.compare_key(ctx, run_key)
         res_b = load_results(ctx.dataset, other) if other else None
-        low = lowest_alpha(res, *([res_b] if res_b else []))
-        edges, counts, undefined = alpha_histogram(ctx.dataset, RunLayout.from_run(ctx.dataset, run_key).alpha_field, low)
+        pair, shared = self.shared_samples(ctx, run_key, other) if other else (None, None)
+        scope = ctx.dataset if shared is None else shared
+        low = (lowest_alpha(res, *([res_b] if res_b else [])) if shared is None
+               else min(min(p) for p in pair["per_sample"].values()))
+        edges, counts, undefined = alpha_histogram(scope, RunLayout.from_run(ctx.dataset, run_key).alpha_field, low)
         runs, means = [(run_key, counts)], [("mean α", res.get("mean_alpha"), "#222")]
         if other:
-            edges_b, counts_b, _ = alpha_histogram(ctx.dataset, RunLayout.from_run(ctx.dataset, other).alpha_field, low)
+            edges_b, counts_b, _ = alpha_histogram(scope, RunLayout.from_run(ctx.dataset, other).alpha_field, low)
             if edges_b != edges:  # same lowest α, same bins: a bug if ever
                 raise ValueError(f"the histograms of {run_key} and {other} do not share their bins")
             runs.append((other, counts_b))
-            means = [(f"mean α {run_key}", res.get("mean_alpha"), RUN_COLORS[0]),
-                     (f"mean α {other}", res_b.get("mean_alpha"), RUN_COLORS[1])]
-        title = f"Per-sample α ({run_key}{f' vs {other}' if other else ''})"
+            mean_of = {run_key: res.get("mean_alpha"), other: res_b.get("mean_alpha")}
+            if shared is not None:
+                mean_of = {pair["older"]: pair["mean_first"], pair["newer"]: pair["mean_second"]}
+            means = [(f"mean α {k}", mean_of[k], RUN_COLORS[i]) for i, k in enumerate((run_key, other))]
+        on = f" on {pair['samples']} shared samples" if shared is not None else ""
+        title = f"Per-sample α ({run_key}{f' vs {other}' if other else ''}{on})"
         layout = histogram_layout(title, edges, means, None if other else res.get("global_alpha"))
         ctx.panel.data.histogram = clean(histogram_traces(edges, runs))
         # the dropdown's own value ("none" too): a state that differs from what it shows makes the
         # App send on_change_compare at once, a second load of the run on every open
         ctx.panel.state.compare_key = other or NO_COMPARE
+        ctx.panel.state.compare_loaded = other or NO_COMPARE
+        ctx.panel.state.shared_only = shared is not None
         ctx.panel.state.edges = edges
         ctx.panel.state.counts = clean(counts)
         ctx.panel.state.compare_counts = clean(runs[1][1]) if other else None
         ctx.panel.state.histogram_layout = clean(layout)
-        summary = self._summary(res, int(undefined), threshold_md(ctx.dataset, run_key))
+        summary = self._summary(res, int(undefined) if shared is None else None, threshold_md(ctx.dataset, run_key))
         if other:
-            summary += "\n\n" + comparison_md(run_key, res, other, res_b)
+            summary += "\n\n" + comparison_md(run_key, res, other, res_b, own=shared is not None)
+        if shared is not None:
+            summary += "\n\n" + shared_md(pair)
         ctx.panel.state.summary = summary
         ctx.panel.state.selection = None
 
     @staticmethod
-    def _summary(res: dict, undefined: int, threshold: str | None = None) -> str:
+    def _summary(res: dict, undefined: int | None, threshold: str | None = None) -> str:
         ci = res.get("mean_alpha_ci")
         ci_text = f" (95% CI {fmt(ci[0])} – {fmt(ci[1])})" if ci else ""
         cfg = res.get("agreement_config") or {}
@@ -187,7 +225,7 @@ class AgreementOverviewPanel(RunPanel):
         lines = [
             f"**Mean α** {fmt(mean)}{ci_text} · **Global α** {fmt(res.get('global_alpha'))} · "
             f"interpretation: **{res.get('interpretation') or band_of(mean)}**",
-            f"{res.get('n_images', 0)} samples ({undefined} with undefined α), "
+            f"{res.get('n_images', 0)} samples{'' if undefined is None else f' ({undefined} with undefined α)'}, "
             f"{res.get('n_annotations', 0)} labels in {res.get('n_units', 0)} units · "
             f"{threshold or 'similarity threshold t = ' + fmt(cfg.get('threshold'), 2)}, "
             f"distance {cfg.get('distance', '—')}, solver {cfg.get('solver', '—')}",
@@ -209,12 +247,18 @@ class AgreementOverviewPanel(RunPanel):
         n = counts[k] if k < len(counts) else "?"
         upper = f"≤ {fmt(1.0, 2)}" if last else f"< {fmt(hi, 2)}"
         run = f" of {key}" if other else ""
-        self.show(ctx, alpha_range_view(ctx.dataset, RunLayout.from_run(ctx.dataset, key), lo, hi, current=ctx.view),
-                  f"Showing {n} sample{'' if n == 1 else 's'} with {fmt(lo, 2)} ≤ α{run} {upper}")
+        shared = other and ctx.panel.state.shared_only
+        scope = self.shared_samples(ctx, ctx.panel.state.run_key, other)[1] if shared else None
+        shown = " (of the samples both runs scored)" if scope is not None else ""
+        self.show(ctx, alpha_range_view(ctx.dataset if scope is None else scope, RunLayout.from_run(ctx.dataset, key),
+                                        lo, hi, current=ctx.view),
+                  f"Showing {n} sample{'' if n == 1 else 's'} with {fmt(lo, 2)} ≤ α{run} {upper}{shown}")
 
     def on_change_compare(self, ctx):
         value = ctx.params.get("value") or NO_COMPARE
-        if value == ctx.panel.state.compare_key:   # the value shown already: nothing to load
+        # the comparison loaded already: nothing to load (the App writes the dropdown's value into
+        # state.compare_key before calling this, so that key cannot tell)
+        if value == ctx.panel.state.compare_loaded:
             return
         ctx.panel.state.compare_key = value
         self.load_run(ctx, ctx.panel.state.run_key)

@@ -7,9 +7,10 @@ way a user does (the "+" next to the Samples tab), plotly charts are clicked by 
 
 from __future__ import annotations
 
+import os
 import time
 
-from e2e_harness import parse_count
+from e2e_harness import REPO, VIEWPORT, parse_count, save_png
 
 COUNT = '[data-cy="entry-counts"]'
 GRID = '[data-cy="fo-grid"]'
@@ -303,3 +304,23 @@ def count_kept(ds, paths, keep) -> tuple[int, int, int]:
                     kept += 1
                     samples.add(sid)
     return kept, len(samples), total
+
+
+def doc_screenshot(page, name: str) -> None:
+    """KALOS_SCREENSHOTS=1: the page as docs/img/panels/<name>.png (no hover label, plotly settled)."""
+    if os.environ.get("KALOS_SCREENSHOTS", "") not in ("", "0"):
+        page.mouse.move(5, VIEWPORT["height"] - 5)
+        page.wait_for_timeout(800)
+        save_png(page.screenshot(), REPO / "docs" / "img" / "panels" / f"{name}.png")
+
+
+def pick_after_label(page, label_text: str, option: str) -> None:
+    """Pick ``option`` in the dropdown right after the text ``label_text`` (an MUI Select: role
+    combobox, or a button with a listbox popup in older MUI)."""
+    label = page.get_by_text(label_text, exact=True).first
+    label.wait_for(state="attached", timeout=30_000)
+    label.scroll_into_view_if_needed()
+    select = label.locator("xpath=following::*[@role='combobox' or @aria-haspopup='listbox'][1]")
+    select.scroll_into_view_if_needed()
+    select.click()
+    page.get_by_role("option", name=option, exact=True).click()

@@ -12,7 +12,8 @@ import re
 
 import pytest
 from e2e_harness import DATASET
-from e2e_pages import chart_marks, click_until_count_changes, open_app, open_panel, wait_for_chart, wait_for_text
+from e2e_pages import (chart_marks, click_until_count_changes, open_app, open_panel, pick_after_label, wait_for_chart,
+                       wait_for_text)
 
 pytestmark = pytest.mark.e2e
 
@@ -42,14 +43,7 @@ def test_second_run_shows_dic_and_difference_clicks_filter_the_grid(page, demo_a
     open_app(page, demo_app)
     content = open_panel(page, PANEL)
     wait_for_chart(content)
-    label = page.get_by_text("Second run", exact=True).first
-    label.wait_for(state="attached", timeout=30_000)
-    label.scroll_into_view_if_needed()
-    # the dropdown right after its label (an MUI Select: role combobox, or button in older MUI)
-    select = label.locator("xpath=following::*[@role='combobox' or @aria-haspopup='listbox'][1]")
-    select.scroll_into_view_if_needed()
-    select.click()
-    page.get_by_role("option", name=SECOND, exact=True).click()
+    pick_after_label(page, "Second run", SECOND)
     text = wait_for_text(content, "DIC = ", timeout=60)
     m = re.search(r"DIC = ‖M − M′‖ / ‖M‖ \(Frobenius\) = (-?\d+\.\d+)", text)
     assert m, text[:2000]

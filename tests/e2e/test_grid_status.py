@@ -15,18 +15,18 @@ the failure report work unchanged.
 from __future__ import annotations
 
 import io
-import os
 import sys
 import time
 
 import numpy as np
 import pytest
-from e2e_harness import REPO, VIEWPORT, AppServer, save_png
+from e2e_harness import AppServer
 from e2e_pages import (
     COUNT,
     GRID,
     OUTPUT,
     clear_choices,
+    doc_screenshot,
     fill_field,
     form_field,
     open_operator,
@@ -90,14 +90,6 @@ def _status_pixels(png: bytes) -> dict:
         rgb = np.array([int(hexcolor[i:i + 2], 16) for i in (1, 3, 5)])
         out[status] = int((np.abs(img - rgb).max(axis=2) <= 12).sum())
     return out
-
-
-def _screenshot(page, name: str) -> None:
-    """KALOS_SCREENSHOTS=1: docs/img/panels/<name>.png (as tests/e2e/test_app_e2e.py does)."""
-    if os.environ.get("KALOS_SCREENSHOTS", "") not in ("", "0"):
-        page.mouse.move(5, VIEWPORT["height"] - 5)
-        page.wait_for_timeout(800)
-        save_png(page.screenshot(), REPO / "docs" / "img" / "panels" / f"{name}.png")
 
 
 def _open(page, app, missing: list):
@@ -166,7 +158,7 @@ def test_agreement_form_preselects_raters_and_the_run_colours_labels_by_status(p
     page.wait_for_timeout(3_000)   # the grid redraws its tiles in the new colours
     counts = _status_pixels(page.locator(GRID).screenshot())
     print(f"[e2e] status-coloured pixels on the grid: {counts}", file=sys.stderr)
-    _screenshot(page, "grid_imageless_status")
+    doc_screenshot(page, "grid_imageless_status")
     assert counts["agreed"] > 100, f"no label drawn in the 'agreed' colour: {counts}"
     assert counts["class_disagreement"] + counts["unmatched"] > 100, f"no disagreement colour drawn: {counts}"
     # one status filter over both rater fields, saved and shown as the selected saved view
@@ -180,7 +172,7 @@ def test_agreement_form_preselects_raters_and_the_run_colours_labels_by_status(p
     page.locator(OUTPUT).wait_for(state="detached", timeout=15_000)
     page.get_by_text("kalos_disagreements").first.wait_for(timeout=15_000)   # the saved-view selector
     assert page.get_by_text("Unsaved view").count() == 0
-    _screenshot(page, "grid_imageless_disagreements")
+    doc_screenshot(page, "grid_imageless_disagreements")
     assert missing == []
     delete_agreement_run(ds, "kalos")
     assert not any(e.get("colorByAttribute") == "kalos_status" for e in ds.app_config.color_scheme.fields or [])

@@ -189,3 +189,35 @@ def test_deleting_a_run_clears_an_app_view_that_uses_its_fields(ds):
     execute("compute_agreement", ds, rater_fields=FIELDS, run_key="kalos", bootstrap=0)
     res = foo.execute_operator(f"{PLUGIN}/delete_agreement_run", view=ds.limit(1), params={"run_key": "kalos"})
     assert "clear_view" not in _triggered(res)
+
+
+def test_consensus_exported_as_coco(ds, tmp_path):
+    """The consensus field through FiftyOne's COCO exporter: known boxes in pixels (100 × 100),
+    a tie left out and counted, an existing file never written over."""
+    import json
+
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
+    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import export_consensus_coco
+
+    path = str(tmp_path / "consensus.json")
+    with pytest.raises(SetupError, match="no consensus run 'kalos_consensus'.*runs: none.*build consensus"):
+        export_consensus_coco(ds, "kalos_consensus", path)
+    execute("build_consensus", ds, agreement_key="kalos")
+    out = export_consensus_coco(ds, "kalos_consensus", path)
+    assert (out["samples"], out["labels"], out["left_out_ties"]) == (2, 3, 0)
+    coco = json.loads(open(path).read())
+    names = {c["id"]: c["name"] for c in coco["categories"]}
+    files = {im["id"]: im["file_name"] for im in coco["images"]}
+    got = sorted((files[a["image_id"]], names[a["category_id"]], [round(v, 6) for v in a["bbox"]])
+                 for a in coco["annotations"])
+    assert got == [("1.jpg", "A", [11.0, 10.0, 30.0, 31.0]), ("2.jpg", "A", [20.0, 20.0, 40.0, 40.0]),
+                   ("2.jpg", "B", [70.0, 10.0, 20.0, 20.0])]
+    with pytest.raises(SetupError, match="consensus.json exists; choose another path or pass overwrite=True"):
+        export_consensus_coco(ds, "kalos_consensus", path)
+
+    sample = ds.first()   # a tie: the class was not guessed, so it has no COCO category
+    sample["kalos_consensus"].detections[0].label = None
+    sample.save()
+    out = export_consensus_coco(ds, "kalos_consensus", path, overwrite=True)
+    assert (out["labels"], out["left_out_ties"]) == (2, 1)
+    assert len(json.loads(open(path).read())["annotations"]) == 2

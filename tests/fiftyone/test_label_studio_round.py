@@ -68,7 +68,8 @@ def test_compare_rounds_pairs_the_images_both_runs_scored(lsr, ds):
         lsr.compare_rounds(ds, "kalos", "round2")
     ds.set_values("round2_alpha", [0.75, -0.5, None])   # the third sample was not in round 2
     out = lsr.compare_rounds(ds, "kalos", "round2")
-    assert out["samples"] == 2 and out["changed"] == 1
+    assert out["samples"] == 2 and out["changed"] == 1 and (out["improved"], out["worsened"]) == (1, 0)
+    assert (out["scored_first"], out["scored_second"], out["same_samples"]) == (3, 2, False)
     assert out["mean_first"] == 0.0 and out["mean_second"] == 0.125
     ds.set_values("round2_alpha", [math.nan, -0.5, None])   # an undefined α is left out too
     assert lsr.compare_rounds(ds, "kalos", "round2")["samples"] == 1
