@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from e2e_harness import DATASET
+from e2e_harness import DATASET, AppServer
 from e2e_pages import open_app, open_panel, wait_for_chart, wait_for_text
 
 pytestmark = pytest.mark.e2e
@@ -39,7 +39,20 @@ def off_loop(fn, *args, **kwargs):
         return pool.submit(fn, *args, **kwargs).result()
 
 
-def test_first_panel_open_is_timed_and_shows_the_run(page, demo_app):
+@pytest.fixture
+def fresh_app(demo_app, artifacts_dir):
+    """An App server of its own on the demo data set, just started: no panel opened in it yet
+    (the shared one has served the tests before this one)."""
+    app = AppServer(artifacts_dir / "app-open-server.log").start()
+    app.n_samples, app.dataset_url = demo_app.n_samples, f"{app.url}/datasets/{DATASET}"
+    try:
+        yield app
+    finally:
+        app.stop()
+
+
+def test_first_panel_open_is_timed_and_shows_the_run(page, fresh_app):
+    demo_app = fresh_app
     open_app(page, demo_app)
     assert not server_times(demo_app, FIRST), "a panel was opened before: this is not the first open"
     calls = []   # (path, ms after the click it was sent, ms it took) of every request
@@ -68,6 +81,19 @@ def test_a_scheduled_run_announces_itself_in_the_open_panel(page, demo_app):
     from fiftyone.operators.delegated import DelegatedOperationService
 
     ds = fo.load_dataset(DATASET)
+    try:
+        _announce(page, demo_app, ds, foo, DelegatedOperationService)
+    finally:   # the run would be the newest on the shared demo: later panels would open it
+        from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import run_store
+
+        ds.reload()
+        if SCHEDULED in ds.list_runs():
+            run_store.delete_run(ds, SCHEDULED)
+        page.goto("about:blank")
+        demo_app.reset_state()
+
+
+def _announce(page, demo_app, ds, foo, DelegatedOperationService):
     open_app(page, demo_app)
     body = open_panel(page, FIRST)
     wait_for_chart(body, timeout=60)
