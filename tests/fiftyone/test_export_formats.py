@@ -1,0 +1,70 @@
+"""One export per rater in each detection format FiftyOne writes and reads (KITTI, VOC, CVAT image XML,
+FiftyOne image detections), written by FiftyOne's own exporters from a data set whose α is known,
+imported back (without the images, but KITTI, whose labels hold no image size): the same per-image α
+as the data set they came from."""
+
+import os
+import uuid
+
+import pytest
+from PIL import Image
+
+URI = "@kalos/agreement/compute_agreement"
+#: KITTI: FiftyOne's importer gives every 2D label KITTI's 3D fields (dimensions, location, no rotation),
+#: so the field reads as 3D detections and the run refuses it (issue 24, open: the import must keep a
+#: KITTI 2D export 2D); YOLOv5 (left out): its importer finds labels through the images only
+FORMATS = [pytest.param("KITTIDetectionDataset", marks=pytest.mark.xfail(
+    strict=True, reason="KITTI 2D labels imported with 3D fields: refused as 3D detections (issue 24, open)")),
+    "VOCDetectionDataset", "CVATImageDataset", "FiftyOneImageDetectionDataset"]
+
+
+def alpha_by_stem(ds, fields, stem_of, key="k"):
+    import fiftyone.operators as foo
+
+    res = foo.execute_operator(URI, dataset=ds.name, params={"rater_fields": fields, "run_key": key, "threshold": 0.5})
+    assert res.error is None, res.error
+    return {stem_of(v): a for v, a in zip(ds.values("filepath" if stem_of is not str else "file_key"),
+                                          ds.values(f"{key}_alpha"))}
+
+
+@pytest.fixture(scope="module")
+def source(fo_isolated, tmp_path_factory):
+    """Six 200x100 images, two raters; whole-pixel boxes (every format keeps them), r2 shifted by 0-9 px and
+    missing a box on one image; two classes."""
+    folder = tmp_path_factory.mktemp("formats")
+    ds = fo_isolated.Dataset(f"kalos-formats-{uuid.uuid4().hex[:8]}")
+    for i in range(6):
+        path = folder / f"img{i}.png"
+        Image.new("RGB", (200, 100)).save(path)
+        s = fo_isolated.Sample(filepath=str(path), metadata=fo_isolated.ImageMetadata(width=200, height=100))
+        for r, jit in (("r1", 0), ("r2", 3)):
+            dets = [fo_isolated.Detection(label=["cat", "dog"][k % 2], bounding_box=[
+                (10 + 50 * k + jit * (k + i % 3)) / 200, (10 + 5 * k) / 100, 30 / 200, 40 / 100])
+                for k in range(3 + i % 2 - (r == "r2" and i == 2))]
+            s[f"raters_{r}"] = fo_isolated.Detections(detections=dets)
+        ds.add_sample(s)
+    stem = lambda p: os.path.splitext(os.path.basename(p))[0]  # noqa: E731
+    alpha = alpha_by_stem(ds, ["raters_r1", "raters_r2"], stem)
+    assert len(set(alpha.values())) > 2          # the case has disagreement to find
+    return ds, folder, alpha
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_each_format_written_by_fiftyone_gives_the_alpha_of_its_source(source, fmt):
+    import fiftyone as fo
+
+    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+
+    ds, folder, alpha = source
+    exports = []
+    for r in ("r1", "r2"):
+        out = folder / f"{fmt}_{r}"
+        ds.export(export_dir=str(out), dataset_type=getattr(fo.types, fmt), label_field=f"raters_{r}",
+                  export_media=False, **({"classes": ["cat", "dog"]} if fmt == "YOLOv5Dataset" else {}))
+        # KITTI labels carry no image size: its boxes are placed with the images' own
+        exports.append((r, str(out), fmt) + ((str(folder),) if fmt == "KITTIDetectionDataset" else ()))
+    got = rater_import.import_rater_exports(f"kalos-fmt-{uuid.uuid4().hex[:8]}", exports, match_by="stem")
+    assert sorted(got.info["kalos_import"]["rater_fields"]) == ["raters_r1", "raters_r2"]
+    assert got.count("raters_r1.detections") == ds.count("raters_r1.detections")
+    # the exports carry the source run's label attributes (k_unit, ...): the plugin never overwrites them
+    assert alpha_by_stem(got, ["raters_r1", "raters_r2"], str, key="again") == pytest.approx(alpha)
