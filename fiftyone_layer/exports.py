@@ -22,7 +22,11 @@ MATCH_BY = ("file_name", "stem", "path")
 #: parent of the paths given to images that are not on this machine (never created)
 NO_IMAGES = os.path.join(os.sep, "__kalos_no_images__")
 #: importer options used unless the caller gives that option: COCO's default also loads every mask
-DEFAULT_OPTIONS = {"COCODetectionDataset": {"label_types": "detections"}}
+#: importer options by format: COCO's boxes only; KITTI's 2D boxes without its 3D fields (dimensions,
+#: location, rotation_y), which would make the field read as 3D detections (and a 2D-only export
+#: writes placeholders there)
+DEFAULT_OPTIONS = {"COCODetectionDataset": {"label_types": "detections"},
+                   "KITTIDetectionDataset": {"extra_attrs": ["truncated", "occluded", "alpha"]}}
 
 
 @dataclass
@@ -103,6 +107,9 @@ def read_export(path: str, format, data_path=None, match_by="file_name", label_k
     if not os.path.exists(path):
         raise ValueError(f"no export at {path}")
     dtype = dataset_type(format)
+    if type(dtype).__name__ == "KITTIDetectionDataset" and not data_path:
+        raise ValueError(f"{path}: KITTI labels hold pixel boxes but no image size: give the images folder "
+                         "of this export (its boxes are placed with the images' own sizes)")
     options = {**DEFAULT_OPTIONS.get(type(dtype).__name__, {}), **options}
     # data_path {}: no images folder (not the importer's default <export>/data)
     paths = {"labels_path": path} if os.path.isfile(path) else {"dataset_dir": path}

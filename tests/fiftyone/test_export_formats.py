@@ -10,12 +10,8 @@ import pytest
 from PIL import Image
 
 URI = "@kalos/agreement/compute_agreement"
-#: KITTI: FiftyOne's importer gives every 2D label KITTI's 3D fields (dimensions, location, no rotation),
-#: so the field reads as 3D detections and the run refuses it (issue 24, open: the import must keep a
-#: KITTI 2D export 2D); YOLOv5 (left out): its importer finds labels through the images only
-FORMATS = [pytest.param("KITTIDetectionDataset", marks=pytest.mark.xfail(
-    strict=True, reason="KITTI 2D labels imported with 3D fields: refused as 3D detections (issue 24, open)")),
-    "VOCDetectionDataset", "CVATImageDataset", "FiftyOneImageDetectionDataset"]
+#: (YOLOv5 left out: its importer finds labels through the image files only, and takes no data_path)
+FORMATS = ["KITTIDetectionDataset", "VOCDetectionDataset", "CVATImageDataset", "FiftyOneImageDetectionDataset"]
 
 
 def alpha_by_stem(ds, fields, stem_of, key="k"):
@@ -68,3 +64,18 @@ def test_each_format_written_by_fiftyone_gives_the_alpha_of_its_source(source, f
     assert got.count("raters_r1.detections") == ds.count("raters_r1.detections")
     # the exports carry the source run's label attributes (k_unit, ...): the plugin never overwrites them
     assert alpha_by_stem(got, ["raters_r1", "raters_r2"], str, key="again") == pytest.approx(alpha)
+
+
+def test_kitti_without_its_images_is_refused_with_the_reason(source):
+    import fiftyone as fo
+
+    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+
+    ds, folder, _ = source
+    out = folder / "kitti_alone"
+    ds.export(export_dir=str(out), dataset_type=fo.types.KITTIDetectionDataset, label_field="raters_r1",
+              export_media=False)
+    with pytest.raises(ValueError, match="kitti_alone: KITTI labels hold pixel boxes but no image size: give the "
+                                         "images folder"):
+        rater_import.import_rater_exports(f"kalos-fmt-{uuid.uuid4().hex[:8]}",
+                                          [("r1", str(out), "KITTIDetectionDataset")], match_by="stem")
