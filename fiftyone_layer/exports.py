@@ -107,6 +107,11 @@ def read_export(path: str, format, data_path=None, match_by="file_name", label_k
     if not os.path.exists(path):
         raise ValueError(f"no export at {path}")
     dtype = dataset_type(format)
+    if type(dtype).__name__ == "YOLOv5Dataset":
+        raise ValueError(f"{path}: YOLOv5 exports are read through their images (FiftyOne's YOLOv5 importer finds "
+                         "each labels file from an image file): load it with fo.Dataset.from_dir(..., "
+                         "dataset_type=fo.types.YOLOv5Dataset) and measure its field, or export the rater as "
+                         "YOLOv4Dataset or COCODetectionDataset")
     if type(dtype).__name__ == "KITTIDetectionDataset" and not data_path:
         raise ValueError(f"{path}: KITTI labels hold pixel boxes but no image size: give the images folder "
                          "of this export (its boxes are placed with the images' own sizes)")

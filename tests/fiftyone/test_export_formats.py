@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 URI = "@kalos/agreement/compute_agreement"
-#: (YOLOv5 left out: its importer finds labels through the image files only, and takes no data_path)
+#: (YOLOv5: refused with the reason, below: its importer finds labels through the image files only)
 FORMATS = ["KITTIDetectionDataset", "VOCDetectionDataset", "CVATImageDataset", "FiftyOneImageDetectionDataset"]
 
 
@@ -66,7 +66,7 @@ def test_each_format_written_by_fiftyone_gives_the_alpha_of_its_source(source, f
     assert alpha_by_stem(got, ["raters_r1", "raters_r2"], str, key="again") == pytest.approx(alpha)
 
 
-def test_kitti_without_its_images_is_refused_with_the_reason(source):
+def test_kitti_without_its_images_and_yolov5_are_refused_with_the_reason(source):
     import fiftyone as fo
 
     from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
@@ -79,3 +79,8 @@ def test_kitti_without_its_images_is_refused_with_the_reason(source):
                                          "images folder"):
         rater_import.import_rater_exports(f"kalos-fmt-{uuid.uuid4().hex[:8]}",
                                           [("r1", str(out), "KITTIDetectionDataset")], match_by="stem")
+    yolo = folder / "yolo_alone"
+    ds.export(export_dir=str(yolo), dataset_type=fo.types.YOLOv5Dataset, label_field="raters_r1",
+              export_media=False, classes=["cat", "dog"])
+    with pytest.raises(ValueError, match="yolo_alone: YOLOv5 exports are read through their images"):
+        rater_import.import_rater_exports(f"kalos-fmt-{uuid.uuid4().hex[:8]}", [("r1", str(yolo), "YOLOv5Dataset")])
