@@ -211,11 +211,11 @@ class BrowseDisagreements(foo.Operator):
                                        "left out. The view is saved as <run_key>_disagreements (the default "
                                        "statuses) or <run_key>_status_<statuses>", view=choices)
         chosen = ctx.params.get("statuses", list(DISAGREEMENT))
+        key = chosen_agreement_run(ctx, "run_key")
         if not chosen:
             form_error(prop, "choose at least one status")
-        elif chosen_agreement_run(ctx, "run_key"):
+        elif key:
             try:
-                key = chosen_agreement_run(ctx, "run_key")
                 run_store.check_view_free(ctx.dataset, key, disagreement_view_name(key, chosen))
             except SetupError as e:
                 form_error(prop, str(e))

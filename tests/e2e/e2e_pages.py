@@ -76,6 +76,13 @@ def open_app(page, app) -> None:
     wait_for_tiles(page)
 
 
+def leave_app(page, app) -> None:
+    """Leave the App before deleting what a test wrote: the page goes blank and the server's shared
+    session goes back to the whole data set (a view it still held would name the deleted fields)."""
+    page.goto("about:blank")
+    app.reset_state()
+
+
 def open_operator_browser(page, query: str = "") -> str:
     """Press ` (the App's shortcut), type ``query``; returns the browser's text."""
     page.keyboard.press("`")

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from e2e_harness import DATASET, AppServer
-from e2e_pages import open_app, open_panel, wait_for_chart, wait_for_text
+from e2e_pages import leave_app, open_app, open_panel, wait_for_chart, wait_for_text
 
 pytestmark = pytest.mark.e2e
 
@@ -89,8 +89,7 @@ def test_a_scheduled_run_announces_itself_in_the_open_panel(page, demo_app):
         ds.reload()
         if SCHEDULED in ds.list_runs():
             run_store.delete_run(ds, SCHEDULED)
-        page.goto("about:blank")
-        demo_app.reset_state()
+        leave_app(page, demo_app)
 
 
 def _announce(page, demo_app, ds, foo, DelegatedOperationService):

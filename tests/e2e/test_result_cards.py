@@ -16,6 +16,7 @@ import pytest
 import yaml
 from e2e_harness import DATASET, REPO
 from e2e_pages import (
+    leave_app,
     OUTPUT, fill_field, form_field, open_app, open_operator, output_dialog_history, settled_execute_button,
     wait_for_text, watch_output_dialog,
 )
@@ -162,8 +163,7 @@ def _leave_app(page, app) -> None:
         page.locator(OUTPUT).wait_for(state="detached", timeout=15_000)
     except Exception as e:  # noqa: BLE001
         print(f"[e2e] the output dialog did not close: {e}")
-    page.goto("about:blank")
-    app.reset_state()
+    leave_app(page, app)
 
 
 @pytest.mark.parametrize("name", _registered())
