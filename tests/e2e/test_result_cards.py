@@ -79,14 +79,35 @@ def _per_rater_exports(folder: Path) -> dict:
     return out
 
 
+def _row_input(form, label: str, i: int):
+    """The input of the ``i``-th list row labelled ``label`` (rows nest grid items: the innermost
+    item that carries the label is the row's own)."""
+    page = form.page
+    has_label = page.locator(".MuiGrid-item").filter(has=page.get_by_text(label, exact=True))
+    rows = form.locator(".MuiGrid-item").filter(has=page.get_by_text(label, exact=True)).filter(has_not=has_label)
+    return rows.nth(i).locator("input").first
+
+
 def _add_exports(form, exports: dict) -> None:
-    """The list input: "Add exports, ..." appends a row (Rater, Export, Format, Images folder); the
-    newest row's fields are the last ones with their label."""
-    for rater, path in exports.items():
+    """The list input: "Add exports, ..." appends a row (Rater, Export, Format, Images folder).
+    A re-resolve of the dynamic form (after a row is added or a radio clicked) can drop what
+    was typed in a row, as it can for a user typing quickly: type, let the form settle, check
+    every row and type again what was lost."""
+    for _ in exports:
         form.get_by_role("button", name=re.compile("^Add exports")).click()
-        form.page.wait_for_timeout(300)
-        fill_field(form, "Rater", rater)
-        fill_field(form, "Export (labels file or folder)", str(path))
+        settled_execute_button(form)
+    for _ in range(5):
+        lost = 0
+        for i, (rater, path) in enumerate(exports.items()):
+            for label, text in (("Rater", rater), ("Export (labels file or folder)", str(path))):
+                box = _row_input(form, label, i)
+                if box.input_value() != text:
+                    lost += 1
+                    box.fill(text)
+                    settled_execute_button(form)
+        if not lost:
+            return
+    raise AssertionError("the export rows kept losing what was typed")
 
 
 #: operator -> (search text, form title, python set-up (or None), form actions)
@@ -95,7 +116,7 @@ CASES = {
         fill_field(f, "Labels json", str(tmp["coco"])), _radio(f, "Into a new dataset"),
         fill_field(f, "New dataset name", tmp["new"]))),
     "import_rater_exports": ("one export per rater", "KaLOS: import one export per rater", None, lambda f, tmp: (
-        _add_exports(f, tmp["exports"]), _radio(f, "Into a new dataset"), fill_field(f, "New dataset name", tmp["new"]))),
+        _radio(f, "Into a new dataset"), fill_field(f, "New dataset name", tmp["new"]), _add_exports(f, tmp["exports"]))),
     "calibrate": ("calibrate", "KaLOS: calibrate threshold", None,
                   lambda f, tmp: fill_field(f, "Run key", f"{KEY}_cal")),
     "compute_agreement": ("compute agreement", "KaLOS: compute agreement", None,
