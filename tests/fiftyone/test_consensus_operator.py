@@ -5,30 +5,10 @@ import uuid
 
 import bson
 import pytest
+from tests.fiftyone.operator_calls import run_operator as execute, resolved_form as form, form_errors as errors
 
 PLUGIN = "@kalos/agreement"
 FIELDS = ["raters_r1", "raters_r2", "raters_r3"]
-
-
-def execute(name, ds, **params):
-    import fiftyone.operators as foo
-
-    res = foo.execute_operator(f"{PLUGIN}/{name}", dataset=ds.name, params=params)
-    if res.error:
-        raise RuntimeError(res.error)
-    return res
-
-
-def form(name, ds, **params):
-    import fiftyone.operators as foo
-    from fiftyone.operators.executor import ExecutionContext
-
-    ctx = ExecutionContext(request_params={"dataset_name": ds.name, "params": params})
-    return foo.get_operator(f"{PLUGIN}/{name}").resolve_input(ctx).type.properties
-
-
-def errors(props):
-    return {k: p.error_message for k, p in props.items() if p.invalid}
 
 
 def three_raters(fo):
