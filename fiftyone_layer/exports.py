@@ -11,7 +11,6 @@ exist, and the import goes on with the sizes the export itself gives.
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import fiftyone as fo
@@ -137,27 +136,3 @@ def read_export(path: str, format, data_path=None, match_by="file_name", label_k
         raise ValueError(f"could not read {path} as {type(dtype).__name__}: {type(e).__name__}: {e}") from None
     return out
 
-
-def cvat_rater(xml_path: str) -> str:
-    """Who made a CVAT-for-images 1.1 export: the job's (or task's) assignee, else ``job <id>``, else the
-    file name without extension (replicas of a consensus job are exported one XML per job)."""
-    meta = None
-    try:
-        for _, elem in ET.iterparse(xml_path, events=("end",)):
-            if elem.tag == "meta":
-                meta = elem
-                break
-            if elem.tag == "image":   # past the header
-                break
-    except ET.ParseError as e:
-        raise ValueError(f"{xml_path} is not a CVAT XML file: {e}") from None
-    for part in ("job", "task"):
-        node = meta.find(part) if meta is not None else None
-        if node is None:
-            continue
-        who = node.findtext("assignee/username") or (node.findtext("assignee") or "").strip()
-        if who:
-            return who
-        if part == "job" and (node.findtext("id") or "").strip():
-            return f"job {node.findtext('id').strip()}"
-    return os.path.splitext(os.path.basename(xml_path))[0]

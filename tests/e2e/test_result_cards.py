@@ -45,6 +45,15 @@ def _agreement_run(key=KEY):
         compute_agreement_run(ds, rater_fields=BOXES, run_key=key, bootstrap=0)
 
 
+def _consensus_run():
+    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
+
+    _agreement_run()
+    ds = _ds()
+    if f"{KEY}_consensus" not in ds.list_runs():
+        consensus_run(ds, agreement_key=KEY)
+
+
 def _pick_one(form, label: str, value: str) -> None:
     """Choose ``value`` in the single-choice dropdown labelled ``label``."""
     field = form_field(form, label)
@@ -128,6 +137,9 @@ CASES = {
     "compute_variations": ("variation types", "KaLOS: variation types", None,
                            lambda f, tmp: fill_field(f, "Run key", f"{KEY}_var")),
     "build_consensus": ("build consensus", "KaLOS: build consensus", _agreement_run, lambda f, tmp: None),
+    "export_consensus_coco": ("export consensus", "KaLOS: export consensus as COCO", _consensus_run,
+                              lambda f, tmp: (_pick_one(f, "Consensus run", f"{KEY}_consensus"),
+                                              fill_field(f, "COCO file to write", str(tmp["coco_out"])))),
     "tag_for_review": ("tag for review", "KaLOS: tag for review", _agreement_run,
                        lambda f, tmp: fill_field(f, "Tag", f"{KEY}_review")),
     "label_convergence": ("label convergence", "KaLOS: label convergence", None,
@@ -197,6 +209,7 @@ def test_the_operator_ends_with_its_result_card(page, demo_app, tmp_path, name):
         tmp["coco"] = build_demo(Path(tmp_path), n_images=3, seed=1, with_images=False)
     if name == "import_rater_exports":
         tmp["exports"] = _per_rater_exports(Path(tmp_path))
+    tmp["coco_out"] = Path(tmp_path) / "consensus.json"
     try:
         if setup:
             setup()
@@ -215,6 +228,8 @@ def test_the_operator_ends_with_its_result_card(page, demo_app, tmp_path, name):
             assert row in card, (row, card)
         assert not re.search(r"\d\.\d{4,}", card), f"numbers not rounded for people: {card}"
         assert history and "Next" in history[-1], history        # never stops at a bare progress bar
+        if name == "export_consensus_coco":
+            assert tmp["coco_out"].is_file() and "Labels written" in card, card
         if name.startswith("delete"):
             assert KEY not in _ds().list_runs()
             page.get_by_text(f"KaLOS: run '{KEY}' deleted").first.wait_for(timeout=15_000)  # the confirmation
