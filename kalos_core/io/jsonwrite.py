@@ -34,29 +34,37 @@ def _escaped(text: np.ndarray, quotes: np.ndarray) -> np.ndarray:
     return escaped
 
 
+def _insertions(text: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where whitespace goes in the compact ``text`` (the index it goes before) and how much
+    (``"\\n"`` and the depth's spaces). Temporaries end here, before the output is made."""
+    where = np.flatnonzero(_KIND[text])
+    kind = _KIND[text[where]]
+    quote = kind == _QUOTE
+    quote[quote] = ~_escaped(text, where[quote])
+    outside = (np.cumsum(quote, dtype=np.uint8) & 1) == 0   # an even number of quotes before it (mod 256)
+    outside &= kind != _QUOTE
+    where, kind = where[outside], kind[outside]
+    depth = np.cumsum((kind == _OPEN).astype(np.int64) - (kind == _CLOSE))
+    close = kind == _CLOSE
+    empty_open = (kind == _OPEN) & (_KIND[text[np.minimum(where + 1, len(text) - 1)]] == _CLOSE)
+    empty_close = close & (_KIND[text[where - 1]] == _OPEN)
+    keep = ~(empty_open | empty_close)
+    return np.where(close, where, where + 1)[keep], depth[keep] + 1   # before a close, after the rest
+
+
 def dumps_indented(obj) -> str:
     """Exactly ``json.dumps(obj, indent=1)``."""
     if not (isinstance(obj, (list, tuple, dict)) and obj):
         return json.dumps(obj, indent=1)   # a scalar or an empty container: no whitespace to add
     text = np.frombuffer(json.dumps(obj, separators=(",", ": ")).encode("ascii"), np.uint8)
-    where = np.flatnonzero(_KIND[text])
-    kind = _KIND[text[where]]
-    quote = kind == _QUOTE
-    quote[quote] = ~_escaped(text, where[quote])
-    outside = (np.cumsum(quote) & 1) == 0                  # an even number of quotes before it
-    where, kind = where[outside & (kind != _QUOTE)], kind[outside & (kind != _QUOTE)]
-    depth = np.cumsum((kind == _OPEN).astype(np.int64) - (kind == _CLOSE))
-    open_, close = kind == _OPEN, kind == _CLOSE
-    empty_open = open_ & (_KIND[text[np.minimum(where + 1, len(text) - 1)]] == _CLOSE)
-    empty_close = close & (_KIND[text[where - 1]] == _OPEN)
-    keep = ~(empty_open | empty_close)
-    at = np.where(close, where, where + 1)[keep]          # insert before a close, after the rest
-    width = depth[keep] + 1                                 # "\n" and the depth's spaces
-    before = np.cumsum(width) - width                       # whitespace written before each insertion
+    at, width = _insertions(text)
     out = np.full(len(text) + int(width.sum()), _SPACE, np.uint8)
-    newline = at + before                                   # where each insertion starts in ``out``
-    out[newline] = _NEWLINE
-    text_at = np.ones(len(out), bool)
-    text_at[np.repeat(at, width) + np.arange(len(out) - len(text))] = False   # start + 0, 1, ...: at + before + j
-    out[text_at] = text
-    return out.tobytes().decode("ascii")
+    start = at + np.cumsum(width) - width                   # where each insertion begins in ``out``
+    out[start] = _NEWLINE
+    whitespace = np.zeros(len(out) + 1, np.int8)            # +1 where a run of whitespace starts, -1 after it
+    whitespace[start] = 1
+    whitespace[start + width] -= 1
+    del at, width, start
+    np.cumsum(whitespace, dtype=np.int8, out=whitespace)     # 1 on whitespace, 0 on text (int8: no int64 array)
+    out[whitespace[:-1] == 0] = text
+    return str(out.data, "ascii")
