@@ -50,8 +50,9 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtr
 
-from ..arrays import columnar, ranges, take_rows
+from ..arrays import ranges
 from ..data import MultiRaterDataset, in_canonical_order, row_positions
+from ..geometry.registry import columnar, take_rows
 from .sampling import pair_blocks
 from .separation import ks_statistic
 from ..jsonsafe import json_safe

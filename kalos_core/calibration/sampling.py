@@ -29,9 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..arrays import columnar, ranges
+from ..arrays import ranges
 from ..data import MultiRaterDataset, row_positions
 from ..geometry import DistanceSpec, Prepared, get_distance
+from ..geometry.registry import columnar
 from .types import SIZE_CUTOFFS
 
 

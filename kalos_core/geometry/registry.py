@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
-from ..arrays import columnar, take_rows
-
 if TYPE_CHECKING:
     from ..data import Annotation, ImageRecord
 
@@ -81,6 +79,20 @@ class _TakenOnUse(Prepared):
         if ("derived", key) not in self._taken:
             self._taken[("derived", key)] = tuple(take_rows(v, self._index) for v in self._base.derived(key, fn))
         return self._taken[("derived", key)]
+
+
+def take_rows(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``values[index]`` (``np.take`` along the first axis: the same rows, several times faster on 2D arrays);
+    a column-major 2D array (:func:`columnar`) gives column-major rows."""
+    if values.ndim == 2 and values.flags.f_contiguous and not values.flags.c_contiguous:
+        return np.take(values.T, index, axis=1).T
+    return np.take(values, index, axis=0)
+
+
+def columnar(values: np.ndarray) -> np.ndarray:
+    """``values`` with each column contiguous (2D: Fortran order), the same values: formulas over pairs of
+    rows that read one column of every pair at a time (``A[..., 2]``) run about twice as fast."""
+    return np.asfortranarray(values) if values.ndim == 2 else values
 
 
 PrepareFn = Callable[["ImageRecord", Sequence["Annotation"]], Prepared]

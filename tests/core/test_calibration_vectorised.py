@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kalos_core import Annotation, load_coco, make_image
-from kalos_core.arrays import columnar, take_rows
+
 from kalos_core.calibration import sampling
 from kalos_core.calibration.braylan import (_mean_square, annotation_sets, braylan_agreement, set_distances,
                                            set_distances_by_name)
@@ -17,7 +17,7 @@ from kalos_core.calibration.sampling import PreparedCache, build_plan, observe, 
 from kalos_core.calibration.separation import KSData
 from kalos_core.data import MultiRaterDataset, in_canonical_order
 from kalos_core.geometry import Prepared, get_distance
-from kalos_core.geometry.registry import _squared_norm
+from kalos_core.geometry.registry import _squared_norm, columnar, take_rows
 
 
 def both_paths(data, seed=0):
