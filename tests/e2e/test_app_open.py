@@ -3,8 +3,11 @@ the machine is shared), and what it shows checked; a run scheduled for a worker 
 itself in the open panel and its field shows in the sidebar without reloading the page.
 
 The server-side time comes from the panels' timing file (``kalos panel <name> <event>: <ms> ms``,
-written by :meth:`panels.common.RunPanel.execute` to $KALOS_PANEL_TIMINGS); the browser wall time runs from the click on
-the panel's menu entry to the first chart's drawn bars. docs/perf/app_open.md has the figures.
+written by :meth:`panels.common.RunPanel.execute` to $KALOS_PANEL_TIMINGS); the browser times run from the click on
+the panel's menu entry to its tab, its first text, its headline numbers ("Mean α 0.512") and the
+first chart's drawn bars, with the load average and every request after the click (graphql
+requests by operation and size, ``operators/execute`` by panel event and the operations its
+answer sends). docs/perf/app_open.md has the figures.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ def request_name(request) -> str:
         return path
     if path == "graphql":
         found = GRAPHQL_NAME.search(str(body.get("query", "")))
-        return f"graphql {body.get('operationName') or (found.group(1) if found else '?')}"
+        return f"graphql {body.get('operationName') or (found.group(1) if found else '?')} ({len(request.post_data)} B)"
     if "operator_uri" in body:
         method = (body.get("params") or {}).get("__method__")
         return f"{path} {body['operator_uri'].rsplit('/', 1)[-1]}" + (f" {method}" if method else "") + sent_ops(request)
