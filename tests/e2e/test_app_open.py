@@ -60,9 +60,11 @@ def request_name(request) -> str:
 def sent_ops(request) -> str:
     """`` -> [operators]``: what an ``operators/execute`` answer asks the App to run (the panel's
     patches, its output, a view or reload), read from the response after the fact."""
+    from playwright.sync_api import Error as PlaywrightError
+
     try:
         answer = json.loads(request.response().body())
-    except Exception:   # no body kept (the page moved on)
+    except (AttributeError, ValueError, PlaywrightError):   # no answer, or its body not kept
         return ""
     ops = [o.get("operator_uri", "?").rsplit("/", 1)[-1] for o in (answer.get("executor") or {}).get("requests") or []]
     return f" -> {ops}" if ops else ""
