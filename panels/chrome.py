@@ -36,7 +36,7 @@ def remembered(ctx, panel: str) -> dict:
 
     One query on the documents ``ctx.store(STORE)`` writes (the key's ``value``): building
     FiftyOne's store service lists, and on a fresh database creates, the store's indexes, which
-    took 0.3-0.9 s of the first panel open (docs/perf/app_open.md); :func:`remember` still
+    took 0.3-1.1 s of the first panel open (docs/perf/app_open.md); :func:`remember` still
     writes through ``ctx.store``."""
     try:
         import fiftyone.core.odm as fodm

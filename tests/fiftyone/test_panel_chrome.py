@@ -134,7 +134,7 @@ def test_remembered_state_is_per_dataset(fo_isolated, two_runs):
 
 
 def test_a_panel_load_reads_what_it_remembers_without_building_the_store_service(two_runs, monkeypatch):
-    """Building FiftyOne's execution store service checks (or creates) its indexes: 0.3-0.9 s of
+    """Building FiftyOne's execution store service checks (or creates) its indexes: 0.3-1.1 s of
     the first open (docs/perf/app_open.md). A load only reads; a choice still writes through it."""
     from fiftyone.operators.store import service
 
