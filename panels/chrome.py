@@ -32,9 +32,19 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # -- remembered state -----------------------------------------------------------------------------
 
 def remembered(ctx, panel: str) -> dict:
-    """What ``panel`` remembers on the dataset (``{}`` when nothing, or without a store)."""
+    """What ``panel`` remembers on the dataset (``{}`` when nothing, or without a store).
+
+    One query on the documents ``ctx.store(STORE)`` writes (the key's ``value``): building
+    FiftyOne's store service lists, and on a fresh database creates, the store's indexes, which
+    took 0.3-1.1 s of the first panel open (docs/perf/app_open.md); :func:`remember` still
+    writes through ``ctx.store``."""
     try:
-        return dict(ctx.store(STORE).get(panel) or {})
+        import fiftyone.core.odm as fodm
+        from fiftyone.factory.repos.execution_store import MongoExecutionStoreRepo
+
+        doc = fodm.get_db_conn()[MongoExecutionStoreRepo.COLLECTION_NAME].find_one(
+            {"store_name": STORE, "key": panel, "dataset_id": ctx.dataset._doc.id}, {"value": 1})
+        return dict((doc or {}).get("value") or {})
     except Exception:  # no dataset, or a database without the store: nothing remembered
         return {}
 

@@ -120,11 +120,33 @@ def test_remembered_state_is_per_dataset(fo_isolated, two_runs):
         def store(self, name):
             return self._ctx.store(name)
 
+        @property
+        def dataset(self):
+            return self._ctx.dataset
+
     other = fo_isolated.Dataset()
     remember(Ctx(two_runs), "some_panel", run_key="pair")
     remember(Ctx(two_runs), "some_panel", scope="global")
     assert remembered(Ctx(two_runs), "some_panel") == {"run_key": "pair", "scope": "global"}
+    assert Ctx(two_runs).store("kalos_panels").get("some_panel") == {"run_key": "pair", "scope": "global"}
     assert remembered(Ctx(other), "some_panel") == {}
+    assert remembered(Ctx(two_runs), "other_panel") == {}
+
+
+def test_a_panel_load_reads_what_it_remembers_without_building_the_store_service(two_runs, monkeypatch):
+    """Building FiftyOne's execution store service checks (or creates) its indexes: 0.3-1.1 s of
+    the first open (docs/perf/app_open.md). A load only reads; a choice still writes through it."""
+    from fiftyone.operators.store import service
+
+    built = []
+    real_init = service.ExecutionStoreService.__init__
+    monkeypatch.setattr(service.ExecutionStoreService, "__init__",
+                        lambda self, *a, **kw: built.append(1) or real_init(self, *a, **kw))
+    p = Panel(two_runs, "kalos_agreement_overview").call("on_load")
+    assert p.state["run_key"] and not built
+    p.call("on_change_run", value="kalos")
+    assert built   # remembered through ctx.store
+    assert Panel(two_runs, "kalos_agreement_overview").call("on_load").state["run_key"] == "kalos"
 
 
 # -- highlight and clear selection -------------------------------------------------------------
