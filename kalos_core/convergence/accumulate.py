@@ -52,8 +52,8 @@ def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16) -
     masks = np.asarray(masks, dtype=bool)
     out = np.empty((len(masks), T, len(table.cat_ids)))
     pad = np.zeros((T, 1), dtype=bool)
-    flags = (np.concatenate([table.matched & ~table.ignored, pad], axis=1),
-             np.concatenate([~table.matched & ~table.ignored, pad], axis=1), np.r_[table.det_cat, -1])
+    flags = (_packed(np.concatenate([table.matched & ~table.ignored, pad], axis=1)),
+             _packed(np.concatenate([~table.matched & ~table.ignored, pad], axis=1)), np.r_[table.det_cat, -1])
     need = _first_tp_needed(int(table.npig.sum(axis=1).max(initial=0)))
     width = max(1, int(masks[:, table.det_img].sum(axis=1).max(initial=0)) * T)
     step = max(1, cells // width)
@@ -81,14 +81,14 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     det[rows, np.arange(len(rows)) - np.repeat(np.cumsum(length) - length, length)] = cols
     real = det < N
     cat = flags[2][det]
-    tp = flags[0][:, det]                                             # (T, S, L)
+    tp = _unpacked(flags[0], det, T)                                  # (T, S, L)
     start = np.ones((S, L), dtype=bool)
     start[:, 1:] = cat[:, 1:] != cat[:, :-1]
     head = start & real
     gid = np.cumsum(head.ravel()).reshape(S, L) - 1                   # each cell's segment (row-major)
     tp_c = _segment_cumsum(tp, head, gid)
     if table.ignored.any():
-        counted = tp_c + _segment_cumsum(flags[1][:, det], head, gid)
+        counted = tp_c + _segment_cumsum(_unpacked(flags[1], det, T), head, gid)
     else:   # every detection is a TP or an FP: TP + FP = the place in the segment
         place = np.arange(1, L + 1, dtype=np.int32)
         counted = place - np.maximum.accumulate(np.where(start, place - 1, 0), axis=1)
@@ -136,3 +136,21 @@ def _segment_cumsum(flags: np.ndarray, head: np.ndarray, gid: np.ndarray) -> np.
     each cell's segment)."""
     cum = np.cumsum(flags, axis=2, dtype=np.int32)
     return cum - (cum[:, head] - flags[:, head])[:, gid]
+
+
+def _packed(flags: np.ndarray) -> np.ndarray:
+    """(T, M) bool flags as one unsigned integer per column (bit t: threshold t), so that a subset's
+    detections are gathered once for all thresholds; the flags themselves beyond 64 thresholds."""
+    T = len(flags)
+    if T > 64:
+        return flags
+    kind = np.dtype(f"uint{max(8, 1 << (T - 1).bit_length())}")
+    return np.bitwise_or.reduce(flags.astype(kind) << np.arange(T, dtype=kind)[:, None], axis=0)
+
+
+def _unpacked(packed: np.ndarray, det: np.ndarray, T: int) -> np.ndarray:
+    """(T, S, L) bool: the flags of :func:`_packed` at the detections ``det`` (S, L)."""
+    if packed.ndim == 2:
+        return packed[:, det]
+    bits = packed[det]
+    return (bits[None] & (np.ones(1, packed.dtype) << np.arange(T, dtype=packed.dtype))[:, None, None]).astype(bool)
