@@ -55,7 +55,8 @@ def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16) -
     flags = (_packed(np.concatenate([table.matched & ~table.ignored, pad], axis=1)),
              _packed(np.concatenate([~table.matched & ~table.ignored, pad], axis=1)), np.r_[table.det_cat, -1])
     need = _first_tp_needed(int(table.npig.sum(axis=1).max(initial=0)))
-    width = max(1, int(masks[:, table.det_img].sum(axis=1).max(initial=0)) * T)
+    per_image = np.bincount(table.det_img, minlength=masks.shape[1])    # detections per image
+    width = max(1, int((masks.astype(np.int64) @ per_image).max(initial=0)) * T)
     step = max(1, cells // width)
     for lo in range(0, len(masks), step):
         out[lo:lo + step] = _chunk_ap(table, masks[lo:lo + step], flags, need)
@@ -72,7 +73,7 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     npig = masks.astype(np.int64) @ table.npig.T                      # (S, K)
     ap = np.where(npig > 0, 0.0, np.nan)[:, None, :].repeat(T, axis=1)
     keep = masks[:, table.det_img]                                    # (S, N)
-    length = keep.sum(axis=1)
+    length = np.count_nonzero(keep, axis=1)
     L = int(length.max(initial=0))
     if L == 0:
         return ap
