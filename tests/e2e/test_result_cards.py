@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from pathlib import Path
 
@@ -97,26 +98,38 @@ def _row_input(form, label: str, i: int):
     return rows.nth(i).locator("input").first
 
 
-def _add_exports(form, exports: dict) -> None:
+def _add_exports(form, exports: dict, name: str) -> None:
     """The list input: "Add exports, ..." appends a row (Rater, Export, Format, Images folder).
     A re-resolve of the dynamic form (after a row is added or a radio clicked) can drop what
-    was typed in a row, as it can for a user typing quickly: type, let the form settle, check
-    every row and type again what was lost."""
+    was typed, as it can for a user typing quickly: type, let the form settle, check every
+    input (each row's and the new data set's name) and type again what was lost."""
     for _ in exports:
         form.get_by_role("button", name=re.compile("^Add exports")).click()
         settled_execute_button(form)
+    wanted = [(lambda i=i, label=label: _row_input(form, label, i), text)
+              for i, (rater, path) in enumerate(exports.items())
+              for label, text in (("Rater", rater), ("Export (labels file or folder)", str(path)))]
+    wanted.append((lambda: form_field(form, "New dataset name").locator("input").first, name))
     for _ in range(5):
         lost = 0
-        for i, (rater, path) in enumerate(exports.items()):
-            for label, text in (("Rater", rater), ("Export (labels file or folder)", str(path))):
-                box = _row_input(form, label, i)
-                if box.input_value() != text:
-                    lost += 1
-                    box.fill(text)
-                    settled_execute_button(form)
+        for box, text in wanted:
+            if box().input_value() != text:
+                lost += 1
+                box().fill(text)
+                settled_execute_button(form)
         if not lost:
             return
-    raise AssertionError("the export rows kept losing what was typed")
+    raise AssertionError("the form kept losing what was typed")
+
+
+def _enabled_execute(form, timeout: float = 30.0):
+    """The Execute button once enabled (a re-resolve under load can land after the form looked settled)."""
+    execute = settled_execute_button(form)
+    deadline = time.monotonic() + timeout
+    while not execute.is_enabled() and time.monotonic() < deadline:
+        form.page.wait_for_timeout(500)
+        execute = settled_execute_button(form)
+    return execute
 
 
 #: operator -> (search text, form title, python set-up (or None), form actions)
@@ -125,7 +138,8 @@ CASES = {
         fill_field(f, "Labels json", str(tmp["coco"])), _radio(f, "Into a new dataset"),
         fill_field(f, "New dataset name", tmp["new"]))),
     "import_rater_exports": ("one export per rater", "KaLOS: import one export per rater", None, lambda f, tmp: (
-        _radio(f, "Into a new dataset"), fill_field(f, "New dataset name", tmp["new"]), _add_exports(f, tmp["exports"]))),
+        _radio(f, "Into a new dataset"), fill_field(f, "New dataset name", tmp["new"]),
+        _add_exports(f, tmp["exports"], tmp["new"]))),
     "calibrate": ("calibrate", "KaLOS: calibrate threshold", None,
                   lambda f, tmp: fill_field(f, "Run key", f"{KEY}_cal")),
     "compute_agreement": ("compute agreement", "KaLOS: compute agreement", None,
@@ -216,7 +230,7 @@ def test_the_operator_ends_with_its_result_card(page, demo_app, tmp_path, name):
         open_app(page, demo_app)
         form = open_operator(page, query, title)
         actions(form, tmp)
-        execute = settled_execute_button(form)
+        execute = _enabled_execute(form)
         assert execute.is_enabled(), form.inner_text()
         watch_output_dialog(page)
         execute.click()
