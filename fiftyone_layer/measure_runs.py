@@ -164,7 +164,7 @@ def measure_steps(run: MeasureRun, collection, run_key=None, **params):
     t0 = time.perf_counter()
     source, config, extras = check_run(run, collection, run_key=run_key, **params)
     yield 0.0, "reading labels"
-    data = run.read(collection, source, config, extras) if run.read else MeasureData(read_dataset(collection, source, columnar=True))
+    data = run.read(collection, source, config, extras) if run.read else MeasureData(read_dataset(collection, source))
     t1 = time.perf_counter()
     try:
         result = yield from rescale(run.spec.steps(data, config), 0.05, 0.9)

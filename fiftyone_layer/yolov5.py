@@ -31,23 +31,20 @@ def _classes(names):
     return list(names) if names else None
 
 
-def _labels_dirs(path: str, yaml_file: str | None, split: str) -> list[str]:
-    """The split's labels folders: its image folders with ``images`` replaced by ``labels``."""
+def _labels_dirs(path: str, yaml_file: str | None, d: dict, split: str) -> list[str]:
+    """The split's labels folders (``d``: dataset.yaml's content): its image folders with ``images``
+    replaced by ``labels``."""
     if yaml_file is None:
         split_dir = os.path.join(path, "labels", split)
         return [split_dir if os.path.isdir(split_dir) else os.path.join(path, "labels")]
-    with open(yaml_file) as f:
-        d = yaml.safe_load(f) or {}
     if split not in d:
         raise ValueError(f"{yaml_file} names no split {split!r} (it has {sorted(k for k in d if k != 'names')})")
     base = os.path.join(os.path.dirname(yaml_file), d.get("path") or "")
     out = []
     for entry in [d[split]] if isinstance(d[split], str) else d[split]:
-        folder = os.path.normpath(os.path.join(base, entry))
-        parts = folder.split(os.sep)
+        parts = os.path.normpath(os.path.join(base, entry)).split(os.sep)
         if "images" in parts:
-            i = len(parts) - 1 - parts[::-1].index("images")
-            parts[i] = "labels"
+            parts[len(parts) - 1 - parts[::-1].index("images")] = "labels"
         out.append(os.sep.join(parts))
     return out
 
@@ -58,6 +55,7 @@ def yolov5_items(path: str, match_by: str, root: str, split: str = "val", classe
 
     yaml_file = _yaml_path(path)
     folder = os.path.dirname(yaml_file) if os.path.isfile(path) else path
+    d: dict = {}
     if yaml_file is not None:
         importer = fouy.YOLOv5DatasetImporter(yaml_path=yaml_file, split=split, **options)
         with importer:
@@ -66,12 +64,13 @@ def yolov5_items(path: str, match_by: str, root: str, split: str = "val", classe
             yield from items
             return
         with open(yaml_file) as f:
-            classes = classes or _classes((yaml.safe_load(f) or {}).get("names"))
+            d = yaml.safe_load(f) or {}
+        classes = classes or _classes(d.get("names"))
     if match_by != "stem":
         raise ValueError(f"{path}: the images of this YOLOv5 export are not here, and its labels files do not "
                          "say the images' file names: match by stem")
-    files = sorted(f for d in _labels_dirs(folder, yaml_file, split)
-                   for f in glob.glob(os.path.join(d, "**", "*.txt"), recursive=True))
+    files = sorted(f for dirname in _labels_dirs(folder, yaml_file, d, split)
+                   for f in glob.glob(os.path.join(dirname, "**", "*.txt"), recursive=True))
     if not files:
         raise ValueError(f"{path}: no YOLOv5 labels files (labels/{split}/*.txt) found")
     label_type = options.get("label_type", "detections")

@@ -113,7 +113,7 @@ def consensus_steps(dataset, agreement_key, *, overwrite=False, **params):
     view, source, acfg, config, key = check_consensus(dataset, agreement_key, overwrite=overwrite, **params)
     yield 0.0, "reading labels"
     use_masks = bool(getattr(acfg, "use_masks", False))
-    data = read_dataset(view, source, use_masks=use_masks, columnar=True)
+    data = read_dataset(view, source, use_masks=use_masks)
     if data.kind != "box" and not data.meta.get("pixel_geometry"):
         raise SetupError("consensus of polygons or masks needs image sizes: run dataset.compute_metadata()",
                          "agreement_key")

@@ -50,7 +50,7 @@ def _check(collection, source, config, extras) -> None:
 
 def _read(collection, source, config, extras) -> MeasureData:
     use_masks = config.task == "segm" and source.label_cls is fo.Detections
-    data = read_dataset(collection, source, use_masks=use_masks, columnar=True)
+    data = read_dataset(collection, source, use_masks=use_masks)
     if config.task == "segm" and not data.meta.get("pixel_geometry"):
         raise SetupError("segm needs image sizes: run dataset.compute_metadata()", "task")
     field = extras.get("predictions_field")

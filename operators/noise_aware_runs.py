@@ -73,7 +73,7 @@ def _source(collection, extras: dict) -> ReferenceSource:
 
 
 def _read(collection, source: ReferenceSource, config, extras) -> MeasureData:
-    data = read_dataset(collection, source, columnar=True)
+    data = read_dataset(collection, source)
     if not data.meta.get("pixel_geometry"):
         raise SetupError("the corner noise is in pixels: every sample needs metadata width/height "
                          "(run dataset.compute_metadata())", "reference_field")

@@ -34,7 +34,7 @@ def owned_paths(source, run_key: str) -> list[str]:
 
 
 def _read(collection, source, config, extras) -> MeasureData:
-    data = read_dataset(collection, source, columnar=True)
+    data = read_dataset(collection, source)
     if config.reference is not None and config.reference not in data.raters:
         raise SetupError(f"reference {config.reference!r} is not a rater; choose among {data.raters}", "reference")
     return MeasureData(data)
