@@ -21,7 +21,7 @@ from typing import Any
 from ..data import TASK_KINDS, Annotation, ImageRecord, MultiRaterDataset, session_row
 from ..gcpause import paused_gc
 from .batches import read_forked, read_in_batches
-from .columnar import BoxColumns, box_columns, read_boxes
+from .columnar import ParsedBoxColumns, box_columns, read_boxes
 from .cuboids import CUBOID_FIELDS, read_cuboid
 from .jsonfile import load_json_file, settle
 from .records import box_problem, check_records
@@ -79,10 +79,10 @@ def _load_batched(path: str | Path, task: str, workers: int) -> MultiRaterDatase
     """A box file read in batches into columns (None: read it whole)."""
     if task != "bbox" or Path(path).is_dir():
         return None
-    cols = BoxColumns()
+    cols = ParsedBoxColumns()
     workers = workers or os.cpu_count() or 1
     if workers > 1:
-        skeleton = read_forked(path, cols.take, BoxColumns, cols.merge, workers, runs=False)
+        skeleton = read_forked(path, cols.take, ParsedBoxColumns, cols.merge, workers, runs=False)
     else:               # (runs=False: BoxColumns refuses the floats orjson gives for 19-digit ints)
         skeleton = read_in_batches(path, cols.take, runs=False)
     if skeleton is None:

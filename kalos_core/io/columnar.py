@@ -12,6 +12,7 @@ give equal data sets wherever this one answers (``tests/core/test_columnar.py``)
 
 from __future__ import annotations
 
+from array import array
 from itertools import chain
 from operator import itemgetter
 
@@ -88,6 +89,71 @@ class BoxColumns:
         if all(isinstance(p, np.ndarray) for p in self.ids):
             return np.concatenate(self.ids) if self.ids else np.zeros(0, np.int64)
         return list(chain.from_iterable(p.tolist() if isinstance(p, np.ndarray) else p for p in self.ids))
+
+
+class ParsedBoxColumns(BoxColumns):
+    """:class:`BoxColumns` of annotations parsed by orjson (:mod:`kalos_core.io.batches`), whose
+    values are exactly ``dict``, ``list``, ``str``, ``int``, ``float``, ``bool`` or None: the
+    common file (integer ids, image ids and class ids, text rater ids) is taken in fewer
+    passes over the objects, each value converted once (``array`` refuses text, None and
+    floats where it wants integers; only bools, read as 0 and 1, are looked for after);
+    anything else is taken by :meth:`BoxColumns.take` as before (the same columns, or False).
+    """
+
+    def take(self, anns: list) -> bool:
+        try:
+            ids, iids, raters, cats, boxes = (list(map(itemgetter(k), anns)) for k in _KEYS)
+        except (KeyError, TypeError):      # an annotation that is no object, or lacks a key
+            return False
+        id_col, image, category = _ints(ids), _ints(iids), _ints(cats)
+        rater = _text_codes(raters)
+        xywh = _boxes(boxes, parsed=True)
+        if id_col is None or image is None or category is None or rater is None or xywh is None:
+            return super().take(anns)
+        self.ids.append(id_col)
+        self.id_types |= {int} if anns else set()
+        self.parts.append((_run_codes(image, self.images), _recode(rater[1], self.raters)[rater[0]], category, xywh))
+        return True
+
+
+def _ints(values: list) -> np.ndarray | None:
+    """The values as int64 where all are ints of 64 bits (of parsed JSON: no float, text or bool)."""
+    try:
+        out = np.frombuffer(array("q", values), np.int64) if values else np.zeros(0, np.int64)
+    except (TypeError, OverflowError):
+        return None
+    return None if _any_bool(values.__getitem__, out) else out
+
+
+def _any_bool(value, numbers: np.ndarray) -> bool:
+    """Whether any ``value(k)`` is a bool (``numbers``: the values as numbers, where a bool is 0 or 1)."""
+    maybe = np.flatnonzero((numbers == 0) | (numbers == 1)).tolist()
+    return bool(maybe) and bool in set(map(type, map(value, maybe)))
+
+
+def _text_codes(values: list) -> tuple[np.ndarray, dict] | None:
+    """``(codes, {value: code})`` of text values coded in order of appearance (None: not all text)."""
+    code_of = _Codes()
+    try:
+        codes = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
+    except TypeError:                      # unhashable
+        return None
+    return (codes, code_of) if all(type(v) is str for v in code_of) else None   # text equals only text
+
+
+class _Codes(dict):
+    def __missing__(self, key):
+        self[key] = code = len(self)
+        return code
+
+
+def _run_codes(values: np.ndarray, code_of: dict) -> np.ndarray:
+    """:func:`_codes` of int64 values, by their runs (annotations come mostly image after image)."""
+    if not len(values):
+        return values
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    lut = np.array([code_of.setdefault(v, len(code_of)) for v in values[starts].tolist()], np.int64)
+    return np.repeat(lut, np.diff(np.r_[starts, len(values)]))
 
 
 def _int_array(values: list) -> np.ndarray | list:
@@ -204,18 +270,27 @@ def _row_codes(ims: list[dict], names: list[str], code: np.ndarray, image: np.nd
     return None if len(row) and row.min() < 0 else row
 
 
-def _boxes(boxes: list) -> np.ndarray | None:
-    """``(n, 4)`` boxes when all are plain finite ``[x, y, w, h]`` lists in range, of positive sides."""
+def _boxes(boxes: list, parsed: bool = False) -> np.ndarray | None:
+    """``(n, 4)`` boxes when all are plain finite ``[x, y, w, h]`` lists in range, of positive sides.
+
+    ``parsed``: values of parsed JSON, where four items that ``array("d")`` takes are four
+    numbers or bools of a list (a text's characters and an object's keys are text)."""
     if not boxes:
         return np.zeros((0, 4))
-    if _types(boxes) != {list} or set(map(len, boxes)) != {4}:
-        return None
-    if not _types(chain.from_iterable(boxes)) <= _NUMBERS:
-        return None
     try:
-        xywh = np.fromiter(chain.from_iterable(boxes), float, 4 * len(boxes)).reshape(-1, 4)
-    except OverflowError:
-        return None                       # an integer too large for a float
+        if (not parsed and _types(boxes) != {list}) or set(map(len, boxes)) != {4}:
+            return None
+        if not parsed and not _types(chain.from_iterable(boxes)) <= _NUMBERS:
+            return None
+        if parsed:
+            flat = list(chain.from_iterable(boxes))
+            xywh = np.frombuffer(array("d", flat), float).reshape(-1, 4)
+            if _any_bool(flat.__getitem__, xywh.ravel()):
+                return None
+        else:
+            xywh = np.fromiter(chain.from_iterable(boxes), float, 4 * len(boxes)).reshape(-1, 4)
+    except (TypeError, OverflowError):
+        return None                       # not numbers, or an integer too large for a float
     with np.errstate(all="ignore"):
         if not (np.isfinite(xywh).all() and np.abs(xywh).max() <= MAX_COORDINATE):
             return None
@@ -231,4 +306,4 @@ def _has_area(xywh: np.ndarray, ims: list[dict], image: np.ndarray) -> bool:
         return bool(((xywh[:, 2] / sides[:, 0]) * (xywh[:, 3] / sides[:, 1]) > 0).all())
 
 
-__all__ = ["BoxColumns", "box_columns", "read_boxes"]
+__all__ = ["BoxColumns", "ParsedBoxColumns", "box_columns", "read_boxes"]

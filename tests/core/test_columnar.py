@@ -171,3 +171,46 @@ def test_columnar_equals_per_annotation_reader_on_lvis(lvis_subset_path):
     col, ref = both(raw)
     assert_same_dataset(col, ref)
     assert_same_result(col, ref, AgreementConfig(lsa_thresholds=(0.3, 0.7), bootstrap=100))
+
+
+def _taken(cls, *batches):
+    cols = cls()
+    if not all(cols.take(anns) for anns in batches):
+        return False
+    ids = cols.all_ids()
+    return (ids.tolist() if isinstance(ids, np.ndarray) else ids, cols.id_types,
+            list(cols.images), list(cols.raters), [cols.column(k).tolist() for k in range(4)])
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda a: None,
+    lambda a: a[0].update(bbox=[1, 2, True, 4]), lambda a: a[0].update(bbox=[0, False, 3, 4]),
+    lambda a: a[0].update(bbox=[1, 2, "3", 4]), lambda a: a[0].update(bbox="abcd"),
+    lambda a: a[0].update(bbox="1234"), lambda a: a[0].update(bbox={"x": 1, "y": 2, "w": 3, "h": 4}),
+    lambda a: a[0].update(bbox=[1, 2, 3]), lambda a: a[0].update(bbox=[1, 2, [3], 4]),
+    lambda a: a[0].update(bbox=[1, 2, 10**400, 4]), lambda a: a[0].update(bbox=None),
+    lambda a: a[0].update(bbox=4), lambda a: a[0].update(bbox=[0, 0, 1, 1]),
+    lambda a: a[0].update(id=True), lambda a: a[0].update(id=0), lambda a: a[0].update(id=1.0),
+    lambda a: a[0].update(id="s0"), lambda a: a[0].update(id=2**63), lambda a: a[0].update(id=None),
+    lambda a: a[0].update(image_id=True), lambda a: a[1].update(image_id=False), lambda a: a[0].update(image_id="1"),
+    lambda a: a[0].update(image_id=1.0), lambda a: a[0].update(image_id=2**64),
+    lambda a: a[0].update(rater_id=1), lambda a: a[0].update(rater_id=True), lambda a: a[0].update(rater_id=1.5),
+    lambda a: a[0].update(rater_id=[1]), lambda a: a[0].update(rater_id=None),
+    lambda a: a[0].update(category_id=True), lambda a: a[0].update(category_id=1.0),
+    lambda a: a[0].update(category_id="1"), lambda a: a[0].update(category_id=2**70),
+    lambda a: a[0].update(category_id=0), lambda a: a[0].pop("rater_id"),
+    lambda a: a.append([1, 2]), lambda a: a.append("id"), lambda a: a.append(None),
+    lambda a: a.reverse(), lambda a: a.clear(),
+])
+def test_parsed_columns_take_what_box_columns_take(mutate):
+    """The orjson fast path (ParsedBoxColumns) takes exactly what BoxColumns takes, into the same columns."""
+    from kalos_core.io.columnar import BoxColumns, ParsedBoxColumns
+
+    raw = make_synthetic_boxes(4, 3, 4, seed=7)
+    anns = raw["annotations"]
+    mutate(anns)
+    anns = json.loads(json.dumps(anns))           # parsed JSON: the types orjson gives
+    want = _taken(BoxColumns, anns)
+    assert _taken(ParsedBoxColumns, anns) == want
+    half = len(anns) // 3                          # two batches: codes carried from one to the next
+    assert _taken(ParsedBoxColumns, anns[:half], anns[half:]) == _taken(BoxColumns, anns[:half], anns[half:])
