@@ -20,6 +20,7 @@ per-image one (:mod:`kalos_core.agreement.partial`) and the whole-chunk kernel
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Callable, Hashable, NamedTuple
 
 import numpy as np
@@ -301,11 +302,14 @@ def result_fields() -> list[tuple[str, Callable[[], Any]]]:
     return [f for d in REGISTRY.values() for f in d.fields]
 
 
+_VALUE = itemgetter(1)    # of an (image, α) item
+
+
 def mean_by_key(values: dict[Hashable, list[tuple[int, float]]], key=lambda k: k) -> dict:
     """``{key(k): mean α}``, sorted by key, over the images where a key occurs."""
     lists: dict = {}
     for k, items in values.items():
-        lists.setdefault(key(k), []).extend(v for _, v in items)
+        lists.setdefault(key(k), []).extend(map(_VALUE, items))
     return {k: float(np.mean(v)) for k, v in sorted(lists.items()) if len(v)}
 
 
