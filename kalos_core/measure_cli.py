@@ -22,6 +22,7 @@ from .io.coco import load_coco
 from .io.validation import InvalidInputError
 from .measure import Measure, MeasureData
 from .params import Param, ParamError
+from .progress import TextBar
 
 
 def option_type(p: Param):
@@ -73,6 +74,9 @@ def add_parser(sub, measure: Measure) -> argparse.ArgumentParser:
     if measure.read is None:
         p.add_argument("--skip-invalid", action="store_true", help="drop invalid annotations, count them, go on")
     p.add_argument("--output", type=Path, required=measure.output_required, help="write the result JSON here")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="a progress bar on stderr (default: when stderr is a terminal; into a pipe or log: "
+                        "one line per tenth of the run)")
     return p
 
 
@@ -104,11 +108,18 @@ def load_or_report(path: Path, task: str, skip_invalid: bool = False, workers: i
     return ds
 
 
+def load_workers(args: argparse.Namespace) -> int:
+    """The processes that parse the file: ``--workers`` where the chunks run in forked processes too
+    (``--executor processes``, the default), else one."""
+    forked = getattr(args, "executor", None) in (None, "processes")
+    return getattr(args, "workers", 1) if forked else 1
+
+
 def read_data(measure: Measure, args: argparse.Namespace) -> MeasureData | None:
     """The labels file (``file``, ``--task``, ``--skip-invalid``) and ``--predictions`` if the measure takes it."""
     if measure.read is not None:
         return measure.read(args)
-    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid)
+    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid, workers=load_workers(args))
     if dataset is None:
         return None
     path = getattr(args, "predictions", None)
@@ -127,6 +138,16 @@ def option_values(measure: Measure, args: argparse.Namespace) -> dict:
     return {name: getattr(args, name) for name in names if hasattr(args, name)}
 
 
+def run_with_bar(measure: Measure, data: MeasureData, config, show: bool | None):
+    """``measure.run`` with a :class:`~kalos_core.progress.TextBar` on stderr when ``show`` (None: on a terminal)."""
+    bar = TextBar(sys.stderr) if show or (show is None and sys.stderr.isatty()) else None
+    try:
+        return measure.run(data, config, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
 def run_command(measure: Measure, args: argparse.Namespace) -> int:
     """Read, compute, print the summary, write ``--output``. Bad input: one ``error:`` line, exit 2."""
     config = config_from_args(measure, args)
@@ -135,7 +156,7 @@ def run_command(measure: Measure, args: argparse.Namespace) -> int:
         return 2
     start = time.perf_counter()
     try:
-        result = measure.run(data, config)
+        result = run_with_bar(measure, data, config, getattr(args, "progress", None))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

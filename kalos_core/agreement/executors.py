@@ -36,6 +36,28 @@ def get_executor(name: str) -> ExecutorFn:
         raise ValueError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}") from None
 
 
+def chunk_bounds(n_images: int, chunk_size: int) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` covering ``0..n_images`` in order."""
+    size = max(1, int(chunk_size))
+    return [(s, min(n_images, s + size)) for s in range(0, n_images, size)]
+
+
+def map_chunks(analyse: AnalyseFn, dataset, config, chunk_size: int, workers: int = 1,
+               executor: str | None = None) -> Iterator[tuple[int, Any]]:
+    """``(images done, partial)`` of every chunk of ``chunk_size`` images, in order: the map step of a
+    measure on the executor ``executor`` (default: ``local`` for one worker, else ``processes``)
+    with ``workers`` (0 = all cores). With several workers a chunk is at most a quarter of a
+    worker's share, so that every worker gets work; the caller's reduce must not depend on the chunks."""
+    run = get_executor(executor or ("local" if workers == 1 else "processes"))
+    workers = (os.cpu_count() or 1) if workers == 0 else workers
+    total = len(dataset.images)
+    if executor != "local" and workers > 1:
+        chunk_size = max(1, min(chunk_size, -(-total // (4 * workers))))
+    bounds = chunk_bounds(total, chunk_size)
+    for (_, done), part in zip(bounds, run(analyse, dataset, config, bounds, workers)):
+        yield done, part
+
+
 def _chunk(analyse: AnalyseFn, dataset, config, bounds: tuple[int, int], n_rows: int):
     start, stop = bounds
     return analyse(dataset.images[start:stop], start, dataset.kind, config, n_rows)
@@ -114,3 +136,4 @@ def run_dask(analyse: AnalyseFn, dataset, config, bounds: Bounds, workers: int =
             own.close()
             if cluster is not None and not address:
                 cluster.close()
+

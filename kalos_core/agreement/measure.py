@@ -11,13 +11,13 @@ import argparse
 import gc
 from pathlib import Path
 
-from ..cli_common import count, fraction, read_predictions
+from ..cli_common import fraction, read_predictions
 from ..io.coco import TASK_GEOMETRY_KINDS
 from ..measure import CliOption, Measure, MeasureData
-from ..measure_cli import load_or_report
+from ..measure_cli import load_or_report, load_workers
 from .config import DIAGNOSTICS, AgreementConfig
 from .diagnostics import REGISTRY
-from .executors import EXECUTORS
+from .executor_options import EXECUTOR_OPTIONS
 from .model_rater import add_model_rater
 from .pipeline import agreement_steps
 from .result import AgreementResult
@@ -52,8 +52,7 @@ def summary(result: AgreementResult, seconds: float | None = None) -> str:
 
 def read(args: argparse.Namespace) -> MeasureData | None:
     """The labels file, each ``--predictions`` file as one more (model) rater, and the executor options."""
-    forked = args.executor in (None, "processes")   # forked processes parse the file too
-    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid, workers=args.workers if forked else 1)
+    dataset = load_or_report(args.file, args.task, skip_invalid=args.skip_invalid, workers=load_workers(args))
     if dataset is None:
         return None
     if len(args.model_name) > len(args.predictions):
@@ -83,10 +82,7 @@ MEASURE = Measure(
         _option("--task", choices=list(TASK_GEOMETRY_KINDS), default="bbox",
                 help="cuboids: 3D boxes, each annotation's \"cuboid\" = {location, dimensions, rotation}"),
         _option("--no-diagnostics", action="store_true", help=f"skip {', '.join(DIAGNOSTICS)}"),
-        _option("--workers", type=count, default=1, help="processes (0 = all cores); results do not depend on it"),
-        _option("--executor", choices=sorted(EXECUTORS), default=None,
-                help="where the chunks of images run: local (this process; default for 1 worker), processes "
-                     "(default for more), dask (pip install .[dask]; a LocalCluster of --workers processes)"),
+        *EXECUTOR_OPTIONS,
         _option("--skip-invalid", action="store_true", help="drop invalid annotations, count them, go on"),
         _option("--predictions", type=Path, action="append", default=[],
                 help="a model's COCO results file: the model joins as one more rater, flagged as a model "

@@ -25,6 +25,7 @@ from ..coincidence import AlphaSums, group_sums
 from ..columns import ids_and_raters
 from .diagnostic_defs import chunk_cells  # (importing it registers the diagnostics)
 from .diagnostics import ALPHA, ChunkCells, Emitter, ImageContext, enabled_diagnostics, rematch_key
+from .executors import chunk_bounds
 from ..gcpause import paused_gc
 from ..matching.costs import get_cost
 from ..matching.solvers import get_solver
@@ -171,12 +172,6 @@ def _batch_alpha(emit: Emitter, out: Partial) -> None:
     for run in runs:
         out.values[keys[int(vid[run[0]])]] = list(zip(image[run].tolist(), alphas[run].tolist()))
     out.sums = gs.by_key_id(np.array(emit.group_sums, np.int64), keys)
-
-
-def chunk_bounds(n_images: int, chunk_size: int) -> list[tuple[int, int]]:
-    """``[(start, stop), ...]`` covering ``0..n_images`` in order."""
-    size = max(1, int(chunk_size))
-    return [(s, min(n_images, s + size)) for s in range(0, n_images, size)]
 
 
 __all__ = ["ALPHA", "AlphaSums", "Partial", "analyse_chunk", "chunk_bounds", "enabled_diagnostics"]

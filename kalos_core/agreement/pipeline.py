@@ -12,7 +12,6 @@ come from one registry (:mod:`kalos_core.agreement.diagnostics`): their switches
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict
 from typing import Callable, Generator
 
@@ -24,10 +23,10 @@ from ..io.validation import InputWarnings
 from ..progress import run_steps
 from .config import DIAGNOSTICS, MAX_DIAGNOSTIC_RATERS, AgreementConfig  # noqa: F401  (re-exported)
 from .diagnostics import Reduction
-from .executors import get_executor
+from .executors import get_executor, map_chunks
 from .label_map import LabelMap
 from .model_rater import compare_models
-from .partial import ALPHA, Partial, analyse_chunk, chunk_bounds, enabled_diagnostics
+from .partial import ALPHA, Partial, analyse_chunk, enabled_diagnostics
 from .result import AgreementResult
 
 #: images per chunk of the map step (results do not depend on it)
@@ -99,15 +98,11 @@ def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = Agreem
                     ) -> Generator[tuple[float, str], None, AgreementResult]:
     """:func:`compute_agreement` as a step generator (:mod:`kalos_core.progress`): yields
     ``(fraction of images done, message)`` after each chunk of images; returns the result."""
-    run = get_executor(executor or ("local" if workers == 1 else "processes"))
+    get_executor(executor or "local")   # an unknown name fails before any work
     config.check_dataset(dataset)
-    workers = (os.cpu_count() or 1) if workers == 0 else workers
     total = len(dataset.images)
-    if executor != "local" and workers > 1:   # at least ~4 chunks per worker (results do not change)
-        chunk_size = max(1, min(chunk_size, -(-total // (4 * workers))))
-    bounds = chunk_bounds(total, chunk_size)
     merged = Partial()
-    for (_, done), part in zip(bounds, run(analyse_chunk, dataset, config, bounds, workers)):
+    for done, part in map_chunks(analyse_chunk, dataset, config, chunk_size, workers, executor):
         merged.merge(part)
         yield done / max(total, 1), f"{done}/{total} images"
     return finish(dataset, config, merged)

@@ -57,6 +57,7 @@ from .sampling import pair_blocks
 from .separation import ks_statistic
 from ..jsonsafe import json_safe
 from ..params import Config, param
+from ..progress import run_steps
 from .types import DIGITS
 
 BRAYLAN_DISTANCES = ("iou", "giou", "l2", "count")
@@ -342,16 +343,26 @@ def measure(do: np.ndarray, de: np.ndarray, p: float = 0.05, ties: float = 0.5) 
 
 def braylan_agreement(dataset: MultiRaterDataset, config: BraylanConfig = BraylanConfig()) -> BraylanResult:
     """Braylan's item-level α, AUC, σ and KS of a box data set (pixel coordinates), per distance."""
+    return run_steps(braylan_steps(dataset, config))
+
+
+def braylan_steps(dataset: MultiRaterDataset, config: BraylanConfig = BraylanConfig()):
+    """:func:`braylan_agreement` as ``(fraction, message)`` steps (:mod:`kalos_core.progress`); returns the result."""
+    yield 0.0, "item-level agreement (Braylan): annotation sets"
     sets = annotation_sets(dataset)
     check_items(dataset, sets)
     de_a, de_b = draw_de_pairs(sets, len(sets.do_a), np.random.default_rng(config.seed))
     braylan = config.convention == "braylan"
     results = {}
     floors = {name: braylan and name in FLOORED for name in config.distances}
+    yield 0.2, f"Do: {len(sets.do_a)} pairs of annotation sets"
     do = set_distances_by_name(sets, sets.do_a, sets.do_b, floors)
+    yield 0.55, f"De: {len(de_a)} pairs of annotation sets"
     de = set_distances_by_name(sets, de_a, de_b, floors)
+    yield 0.9, "alpha, AUC, sigma, KS per distance"
     for name in config.distances:
         results[name] = measure(do[name], de[name], config.p, ties=0.0 if braylan else 0.5)
+    yield 1.0, "Braylan done"
     return BraylanResult(distances=results, n_items=sets.n_items, n_raters=sets.n_raters,
                          n_annotations=int(sets.count.sum()), n_annotation_sets=len(sets.count),
                          seed=config.seed, p=config.p, task=dataset.meta.get("task") or "bbox",

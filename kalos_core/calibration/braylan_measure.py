@@ -9,13 +9,12 @@ so its run kind is the calibration's.
 from __future__ import annotations
 
 from ..measure import Measure, MeasureData
-from .braylan import BraylanConfig, BraylanResult, braylan_agreement
+from .braylan import BraylanConfig, BraylanResult, braylan_steps
 
 
 def steps(data: MeasureData, config: BraylanConfig):
-    """Braylan's measures of ``data.dataset`` (:func:`kalos_core.calibration.braylan.braylan_agreement`), one step."""
-    yield 0.0, "item-level agreement (Braylan)"
-    return braylan_agreement(data.dataset, config)
+    """Braylan's measures of ``data.dataset`` (:func:`kalos_core.calibration.braylan.braylan_steps`)."""
+    return braylan_steps(data.dataset, config)
 
 
 def summary(result: BraylanResult, seconds: float | None = None) -> str:

@@ -266,8 +266,10 @@ def compute_consensus(dataset: MultiRaterDataset, agreement: AgreementConfig | N
 
 
 def consensus_steps(dataset: MultiRaterDataset, config: ConsensusConfig = ConsensusConfig(),
-                    agreement: AgreementConfig | None = None):
-    """:func:`compute_consensus` as a generator of ``(fraction, message)`` steps; returns the result."""
+                    agreement: AgreementConfig | None = None, workers: int = 1, executor: str | None = None):
+    """:func:`compute_consensus` as a generator of ``(fraction, message)`` steps; returns the result.
+    The matching's chunks of images run on ``executor`` with ``workers`` (:mod:`kalos_core.agreement.executors`;
+    the result does not depend on them)."""
     if agreement is None:
         agreement = AgreementConfig(**{name: getattr(config, name) for name in MATCHING_PARAMS})
     else:
@@ -275,6 +277,8 @@ def consensus_steps(dataset: MultiRaterDataset, config: ConsensusConfig = Consen
     quick = AgreementConfig(**{**asdict(agreement), "vitality": False, "class_difficulty": False,
                                "collaboration": False, "intra_rater": False, "bootstrap": 0,
                                "lsa_thresholds": ()})
-    units = yield from rescale(agreement_steps(dataset, quick), 0.0, 0.8)
+    units = yield from rescale(agreement_steps(dataset, quick, workers, executor=executor), 0.0, 0.8)
     yield 0.8, "fusing the units"
-    return build_consensus(dataset, units.unit_of, config)
+    result = build_consensus(dataset, units.unit_of, config)
+    yield 1.0, "consensus done"
+    return result

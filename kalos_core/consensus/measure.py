@@ -7,13 +7,16 @@
 
 from __future__ import annotations
 
+from ..agreement.executor_options import EXECUTOR_OPTIONS
 from ..measure import Measure, MeasureData
 from .engine import ConsensusConfig, ConsensusResult, consensus_steps
 
 
 def steps(data: MeasureData, config: ConsensusConfig):
-    """Consensus of ``data.dataset`` as progress steps (:func:`kalos_core.consensus.consensus_steps`)."""
-    return consensus_steps(data.dataset, config)
+    """Consensus of ``data.dataset`` as progress steps (:func:`kalos_core.consensus.consensus_steps`);
+    ``data.options`` may give ``workers`` and ``executor`` (where the matching's chunks of images run)."""
+    return consensus_steps(data.dataset, config, workers=data.options.get("workers", 1),
+                           executor=data.options.get("executor"))
 
 
 def summary(result: ConsensusResult, seconds: float | None = None) -> str:
@@ -30,4 +33,4 @@ def summary(result: ConsensusResult, seconds: float | None = None) -> str:
 MEASURE = Measure(
     name="consensus", help="one consensus label per supported unit, plus a review queue",
     config=ConsensusConfig, steps=steps, result=ConsensusResult, method="kalos_consensus", summary=summary,
-    output=lambda result, data, args: result.to_coco(data.dataset), result_conventions=False)
+    cli_options=EXECUTOR_OPTIONS, output=lambda result, data, args: result.to_coco(data.dataset), result_conventions=False)

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import asdict
+from functools import partial
 from itertools import combinations
 from typing import Callable, Generator
 
 import numpy as np
 
+from ..agreement.executors import get_executor, map_chunks
 from ..data import MultiRaterDataset
 from ..geometry import get_distance
 from ..io.records import check_measurable
@@ -110,6 +112,19 @@ def _empty_counts() -> dict[str, int]:
     return {name: 0 for name in TYPES}
 
 
+def _pair_counts() -> defaultdict:
+    return defaultdict(_empty_counts)
+
+
+def _add_counts(into: dict[str, int], counts: dict[str, int]) -> None:
+    for name, n in counts.items():
+        into[name] += n
+
+
+def _fill(labels: dict, into: dict) -> None:
+    into.update(labels)
+
+
 class Tally:
     """The counts of a run as the images are classified (the per-image path and the kernel add to it)."""
 
@@ -118,7 +133,7 @@ class Tally:
         self.counts = {k: _empty_counts() for k in keys}
         self.by_rater = {k: defaultdict(_empty_counts) for k in keys}
         self.by_class = {k: defaultdict(_empty_counts) for k in keys}
-        self.by_pair = {k: defaultdict(lambda: defaultdict(_empty_counts)) for k in keys}
+        self.by_pair = {k: defaultdict(_pair_counts) for k in keys}
         self.hist = {k: np.zeros(len(IOU_BINS) - 1, np.int64) for k in keys}
         self.labels = LabelTable()
 
@@ -126,7 +141,7 @@ class Tally:
         """Classify one image at every threshold (the per-image path)."""
         merges = image_merges(g, min(config.thresholds), config.merge)
         labels: dict = {}
-        self.labels.add(lambda into: into.update(labels))
+        self.labels.add(partial(_fill, labels))
         for t in config.thresholds:
             key = threshold_key(t)
             pairs = pair_outcomes(g, t, merges, config.reference)
@@ -145,6 +160,19 @@ class Tally:
                                                     iou, ann.rater, ann.category)
             self.hist[key] += np.histogram(np.clip(agreed_iou, 0, 1), bins=IOU_BINS)[0]
 
+    def merge(self, other: Tally) -> None:
+        """Add the counts of ``other`` (the tally of later images); its labels follow these."""
+        for key in self.counts:
+            _add_counts(self.counts[key], other.counts[key])
+            for mine, theirs in ((self.by_rater[key], other.by_rater[key]), (self.by_class[key], other.by_class[key])):
+                for name, counts in theirs.items():
+                    _add_counts(mine[name], counts)
+            for a, row in other.by_pair[key].items():
+                for b, counts in row.items():
+                    _add_counts(self.by_pair[key][a][b], counts)
+            self.hist[key] += other.hist[key]
+        self.labels.extend(other.labels)
+
     def result(self, config: dict, dataset: MultiRaterDataset) -> VariationResult:
         return VariationResult(
             config=config, n_images=len(dataset.images), n_annotations=dataset.n_annotations, counts=self.counts,
@@ -159,26 +187,38 @@ class Tally:
 CHUNK_IMAGES = 256
 
 
-def variation_steps(dataset: MultiRaterDataset, config: VariationConfig = VariationConfig(), kernel: bool = True
+def variation_steps(dataset: MultiRaterDataset, config: VariationConfig = VariationConfig(), kernel: bool = True,
+                    workers: int = 1, executor: str | None = None, chunk_size: int = CHUNK_IMAGES,
                     ) -> Generator[tuple[float, str], None, VariationResult]:
     """:func:`compute_variations` as a step generator (see :mod:`kalos_core.progress`); ``kernel=False``
-    classifies every chunk image by image (the reference the kernel is tested against)."""
+    classifies every chunk image by image (the reference the kernel is tested against). The chunks run
+    on ``executor`` with ``workers`` (:mod:`kalos_core.agreement.executors`); the result does not depend on them."""
     check_measurable(dataset)   # as agreement and consensus: no image, or no image with two raters
+    get_executor(executor or "local")   # unknown names fail before any work
     spec = get_distance(dataset.kind, config.distance)
     tally = Tally(config.thresholds)
     total = len(dataset.images)
-    for start in range(0, total, CHUNK_IMAGES):
-        images = dataset.images[start:start + CHUNK_IMAGES]
-        if kernel and kernel_applies(images, spec):
-            classify_chunk(images, spec, config, dataset.categories, tally)
-        else:
-            for image in images:
-                g = image_geometry(image, spec, min(config.thresholds))
-                if len(g.rows) >= 2 and g.annotations:
-                    tally.add_image(g, config, dataset.categories)
-        done = min(total, start + CHUNK_IMAGES)
+    job = (config, dataset.categories, kernel)
+    for done, part in map_chunks(classify_images, dataset, job, chunk_size, workers, executor):
+        tally.merge(part)
         yield done / total, f"{done}/{total} images"
     return tally.result({**asdict(config), "distance": spec.name, "kind": dataset.kind}, dataset)
+
+
+def classify_images(images: list, first: int, kind: str, job: tuple, n_rows: int) -> Tally:
+    """The map step (:func:`kalos_core.agreement.executors.map_chunks`): the tally of ``images`` alone;
+    ``job`` = (config, the data set's class names, whether the kernel may run)."""
+    config, names, kernel = job
+    spec = get_distance(kind, config.distance)
+    tally = Tally(config.thresholds)
+    if kernel and kernel_applies(images, spec):
+        classify_chunk(images, spec, config, names, tally)
+    else:
+        for image in images:
+            g = image_geometry(image, spec, min(config.thresholds))
+            if len(g.rows) >= 2 and g.annotations:
+                tally.add_image(g, config, names)
+    return tally
 
 
 def compute_variations(dataset: MultiRaterDataset, config: VariationConfig = VariationConfig(),

@@ -7,14 +7,17 @@
 
 from __future__ import annotations
 
+from ..agreement.executor_options import EXECUTOR_OPTIONS
 from ..measure import CliOption, Measure, MeasureData
 from .engine import variation_steps
 from .types import TYPES, VariationConfig, VariationResult, threshold_key
 
 
 def steps(data: MeasureData, config: VariationConfig):
-    """Variation types of ``data.dataset`` as progress steps (:func:`kalos_core.variations.variation_steps`)."""
-    return variation_steps(data.dataset, config)
+    """Variation types of ``data.dataset`` as progress steps (:func:`kalos_core.variations.variation_steps`);
+    ``data.options`` may give ``workers`` and ``executor`` (where the chunks of images run)."""
+    return variation_steps(data.dataset, config, workers=data.options.get("workers", 1),
+                           executor=data.options.get("executor"))
 
 
 #: the per-pair table is printed up to this many raters (more: each rater's total only)
@@ -55,5 +58,6 @@ MEASURE = Measure(
     name="variations", help="variation types (agreed, merged, wrong class, missed, ...) per threshold",
     config=VariationConfig, steps=steps, result=VariationResult, method="kalos_variations", summary=summary,
     cli_options=(CliOption(("--include-labels",), dict(action="store_true",
-                                                       help="also write every label's type, partner and IoU")),),
+                                                       help="also write every label's type, partner and IoU")),
+                 *EXECUTOR_OPTIONS),
     output=lambda result, data, args: result.to_dict(include_labels=args.include_labels))

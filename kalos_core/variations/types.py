@@ -93,6 +93,11 @@ class LabelTable(Mapping):
         self._parts.append(fill)
         self._built = None
 
+    def extend(self, other: LabelTable) -> None:
+        """The parts of ``other`` after these."""
+        self._parts.extend(other._parts)
+        self._built = None
+
     def _dict(self) -> dict:
         if self._built is None:
             self._built = {}
