@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,17 +25,17 @@ class Separation:
     bandwidth_do: float
     bandwidth_de: float
     n: int
+    support: KSData | None = field(default=None, repr=False)   #: Do and De on their sorted support
 
     @property
     def similarity_ci(self) -> tuple[float, float] | None:
         return None if self.tau_ci is None else (1.0 - self.tau_ci[1], 1.0 - self.tau_ci[0])
 
 
-def _estimate(ks_data: KSData, do_bins: LinearBins, de_bins: LinearBins, multiplicity=None):
+def _estimate(do_bins: LinearBins, de_bins: LinearBins, multiplicity=None):
     f_do, h_do, log_do = do_bins.estimate(multiplicity)
     f_de, h_de, log_de = de_bins.estimate(multiplicity)
-    anchor = find_tau(do_bins.grid.x, f_do, f_de, log_do, log_de)
-    return ks_data.statistic(multiplicity), anchor, f_do, f_de, h_do, h_de
+    return find_tau(do_bins.grid.x, f_do, f_de, log_do, log_de), f_do, f_de, h_do, h_de
 
 
 def separate(do: np.ndarray, de: np.ndarray, obs_image: np.ndarray, resamples: np.ndarray,
@@ -50,18 +50,15 @@ def separate(do: np.ndarray, de: np.ndarray, obs_image: np.ndarray, resamples: n
     n_images = resamples.shape[1] if len(resamples) else int(obs_image.max()) + 1
     ks_data = KSData(do, de, obs_image, n_images)
     do_bins, de_bins = LinearBins(do, grid, obs_image, n_images), LinearBins(de, grid, obs_image, n_images)
-    ks, anchor, f_do, f_de, h_do, h_de = _estimate(ks_data, do_bins, de_bins)
-    ks_boot, tau_boot = [], []
+    anchor, f_do, f_de, h_do, h_de = _estimate(do_bins, de_bins)
     used = np.zeros(n_images, bool)
     used[obs_image] = True
-    for counts in resamples:
-        if not counts[used].any():       # a resample without any image holding observations
-            continue
-        k, a, *_ = _estimate(ks_data, do_bins, de_bins, counts)
-        ks_boot.append(k)
-        tau_boot.append(a.tau)
+    if len(resamples):      # a resample without any image holding observations is left out
+        resamples = resamples[resamples[:, used].any(axis=1)]
+    ks_boot = ks_data.statistics(resamples)
+    tau_boot = [_estimate(do_bins, de_bins, counts)[0].tau for counts in resamples]
     return Separation(
-        ks=ks, ks_ci=percentile_interval(ks_boot, confidence) if len(resamples) else None,
-        tau=anchor.tau, tau_ci=percentile_interval(tau_boot, confidence) if len(resamples) else None,
+        ks=ks_data.statistic(), ks_ci=percentile_interval(ks_boot, confidence),
+        tau=anchor.tau, tau_ci=percentile_interval(tau_boot, confidence),
         method=anchor.method, do_mode=float(grid.x[np.argmax(f_do)]), de_mode=float(grid.x[np.argmax(f_de)]),
-        bandwidth_do=h_do, bandwidth_de=h_de, n=len(do))
+        bandwidth_do=h_do, bandwidth_de=h_de, n=len(do), support=ks_data)

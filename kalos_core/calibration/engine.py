@@ -1,8 +1,9 @@
 """``calibrate(dataset, CalibrationConfig(...)) -> CalibrationResult``: the entry point.
 
-Steps (docs/method.md §5): draw the Do / De pairs once (seeded), then for each
-distance compute both samples, the KS separation, τ* with its bootstrap
-interval, Braylan's σ, summaries and histograms, optionally per size stratum;
+Steps (docs/method.md §5): draw the Do / De pairs once (seeded), compute both samples of
+every distance (those of a kind in one pass over the pairs), then for each distance the KS
+separation, τ* with its bootstrap interval, Braylan's σ, summaries and histograms, optionally
+per size stratum;
 finally recommend the distance with the highest KS (flagging a scale-dependent
 winner and naming the best scale-invariant alternative), and compute the α each
 recommendation would give.
@@ -28,8 +29,8 @@ from .bootstrap import image_resamples
 from .density import Grid
 from .drill import Observations
 from .recommend import recommend
-from .sampling import PreparedCache, build_plan, observe, relative_areas, size_strata
-from .separation import braylan_sigma, histogram, summarise
+from .sampling import PreparedCache, build_plan, observe_many, relative_areas, size_strata
+from .separation import histogram, summarise
 from .types import (STRATA, TASK_OF_KIND, CalibrationConfig, CalibrationResult, DistanceCalibration,
                     Recommendation, StratumCalibration)
 
@@ -63,13 +64,13 @@ def calibrate_steps(dataset: MultiRaterDataset, config: CalibrationConfig = Cali
     timings = {"plan_s": time.perf_counter() - t0}
     results: dict[str, DistanceCalibration] = {}
     observed = Observations(plan, cache, {s.name: s for s in specs}, {})
+    yield 0.0, f"calibrating {', '.join(names)}: Do / De distances"
+    t1 = time.perf_counter()
+    observed.values.update(observe_many(plan, specs, cache))     # the distances of a kind walk the pairs together
+    timings["distances_s"] = time.perf_counter() - t1
     for k, spec in enumerate(specs):
-        yield k / len(specs), f"calibrating {spec.name}: Do / De distances"
-        t1 = time.perf_counter()
-        do, de = observe(plan, spec, cache)
-        observed.values[spec.name] = (do, de)
-        timings[f"{spec.name}_distances_s"] = time.perf_counter() - t1
-        yield (k + 0.5) / len(specs), f"calibrating {spec.name}: {config.bootstrap} bootstrap resamples"
+        do, de = observed.values[spec.name]
+        yield (1 + k) / (1 + len(specs)), f"calibrating {spec.name}: {config.bootstrap} bootstrap resamples"
         t2 = time.perf_counter()
         results[spec.name] = _calibrate_distance(spec.name, do, de, plan.obs_image, strata, resamples, config)
         timings[f"{spec.name}_bootstrap_s"] = time.perf_counter() - t2
@@ -127,7 +128,7 @@ def _calibrate_distance(name: str, do: np.ndarray, de: np.ndarray, obs_image: np
     return DistanceCalibration(
         name=name, ks=sep.ks, ks_ci=sep.ks_ci, tau_star=sep.tau, tau_ci=sep.tau_ci,
         similarity_threshold=1.0 - sep.tau, similarity_ci=sep.similarity_ci,
-        sigma=braylan_sigma(do, de, config.sigma_p), tau_method=sep.method,
+        sigma=sep.support.sigma(config.sigma_p) if sep.support else float("nan"), tau_method=sep.method,
         do=summarise(do, sep.do_mode), de=summarise(de, sep.de_mode),
         histogram=histogram(do, de, grid, config.histogram_bins),
         bandwidth={"do": sep.bandwidth_do, "de": sep.bandwidth_de}, strata=by_size)

@@ -164,57 +164,83 @@ def concat_prepared(parts: list[Prepared]) -> Prepared:
     return Prepared(sum(len(p) for p in full), **{k: np.concatenate([p[k] for p in full]) for k in full[0].arrays})
 
 
-#: pairs of one block of the element-wise path (about 40 bytes per pair and array read)
-PAIR_BLOCK = 1 << 20
+#: pairs of one block of the element-wise path (every distance of a kind reads the block's arrays: about
+#: 400 bytes per pair for the four box distances)
+PAIR_BLOCK = 1 << 18
 
 
 def observe(plan: SamplePlan, spec: DistanceSpec, cache: PreparedCache) -> tuple[np.ndarray, np.ndarray]:
     """``(do, de)`` distances, one of each per observation, in the plan's order."""
-    per_image, everything = cache.get(spec)
-    if spec.pairs is None:
-        return observe_per_image(plan, spec, per_image, everything)
-    return nearest_do(plan, spec, everything, cache), nearest_distance(plan, spec, everything, plan.de_group)
+    return observe_many(plan, [spec], cache)[spec.name]
 
 
-def nearest_do(plan: SamplePlan, spec: DistanceSpec, prep: Prepared, cache: PreparedCache) -> np.ndarray:
+def observe_many(plan: SamplePlan, specs: list[DistanceSpec], cache: PreparedCache) -> dict[str, tuple]:
+    """:func:`observe` of each distance; those with a ``pairs`` form and the same ``prepare`` walk the pairs
+    together, each block's gathers (and what the distances share, e.g. GIoU's IoU) read once for all."""
+    out, together = {}, {}
+    for spec in specs:
+        if spec.pairs is None:
+            out[spec.name] = observe_per_image(plan, spec, *cache.get(spec))
+        else:
+            together.setdefault(spec.prepare, []).append(spec)
+    for group in together.values():
+        prep = cache.get(group[0])[1]
+        do, de = nearest_do(plan, group, prep, cache), nearest_distance(plan, group, prep, plan.de_group)
+        out.update({spec.name: pair for spec, pair in zip(group, zip(do, de))})
+    return {spec.name: out[spec.name] for spec in specs}
+
+
+def nearest_do(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared, cache: PreparedCache) -> list[np.ndarray]:
     """The Do values of :func:`nearest_distance`, each unordered pair of annotations computed once.
 
     ``pairs`` forms are symmetric bit for bit (``s(a, b) == s(b, a)``, tests/core/test_calibration_vectorised.py),
     so the pairs of the observations whose query's row comes before the target row serve both
     ``(a, row of b)`` (a segmented maximum) and ``(b, row of a)`` (``np.maximum.at``).
     """
-    best = np.full(plan.n_observations, -np.inf)
+    best = [np.full(plan.n_observations, -np.inf) for _ in specs]
     for obs, starts, query, partner, reverse in cache.do_pairs():
-        s = pair_similarity(spec, prep, query, partner)
-        best[obs] = np.maximum.reduceat(s, starts)
-        np.maximum.at(best, reverse, s)
-    size = plan.group_end[plan.do_group] - plan.group_start[plan.do_group]
-    return np.where(size > 0, 1.0 - best, 1.0)
+        for out, s in zip(best, similarities(specs, prep, query, partner)):
+            out[obs] = np.maximum.reduceat(s, starts)
+            np.maximum.at(out, reverse, s)
+    empty = plan.group_end[plan.do_group] == plan.group_start[plan.do_group]
+    return [np.where(empty, 1.0, 1.0 - out) for out in best]
 
 
-def nearest_distance(plan: SamplePlan, spec: DistanceSpec, prep: Prepared, target: np.ndarray) -> np.ndarray:
+def nearest_distance(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared,
+                     target: np.ndarray) -> list[np.ndarray]:
     """``1 - max`` similarity of each observation's query to the annotations of its ``target`` group
-    (1 where the group is empty), with ``spec.pairs`` over blocks of about ``PAIR_BLOCK`` pairs."""
-    out = np.ones(len(target))
+    (1 where the group is empty), per distance, with ``spec.pairs`` over blocks of about ``PAIR_BLOCK`` pairs."""
+    out = [np.ones(len(target)) for _ in specs]
     size = plan.group_end[target] - plan.group_start[target]
     for obs in pair_blocks(np.flatnonzero(size > 0), size):
         owner, partner = ranges(plan.group_start[target[obs]], size[obs])
-        s = pair_similarity(spec, prep, plan.obs_query[obs][owner], partner)
-        out[obs] = 1.0 - np.maximum.reduceat(s, np.cumsum(size[obs]) - size[obs])
+        starts = np.cumsum(size[obs]) - size[obs]
+        for values, s in zip(out, similarities(specs, prep, plan.obs_query[obs][owner], partner)):
+            values[obs] = 1.0 - np.maximum.reduceat(s, starts)
     return out
 
 
 def pair_similarity(spec: DistanceSpec, prep: Prepared, query: np.ndarray, partner: np.ndarray) -> np.ndarray:
-    """``spec.pairs`` of annotations ``query[k]`` and ``partner[k]``. An ``at_most_iou`` distance is computed
-    only for the pairs whose boxes overlap along x (positive width of the intersection): the others
-    are exactly 0, as the formula gives them (the IoU of boxes that do not overlap)."""
-    if not spec.at_most_iou:
-        return spec.pairs(prep.take_on_use(query), prep.take_on_use(partner))
-    x1, x2 = prep["xyxy"][:, 0], prep["xyxy"][:, 2]
-    keep = np.flatnonzero(np.minimum(x2[query], x2[partner]) - np.maximum(x1[query], x1[partner]) > 0)
-    s = np.zeros(len(query))
-    s[keep] = spec.pairs(prep.take_on_use(query[keep]), prep.take_on_use(partner[keep]))
-    return s
+    """``spec.pairs`` of annotations ``query[k]`` and ``partner[k]``."""
+    return similarities([spec], prep, query, partner)[0]
+
+
+def similarities(specs: list[DistanceSpec], prep: Prepared, query: np.ndarray, partner: np.ndarray) -> list:
+    """``spec.pairs`` of annotations ``query[k]`` and ``partner[k]`` for each distance, the pairs' arrays gathered
+    once. An ``at_most_iou`` distance is computed only for the pairs whose boxes overlap along x (positive width
+    of the intersection): the others are exactly 0, as the formula gives them (the IoU of boxes that do not
+    overlap); unless another distance (GIoU) computed the IoU of every pair, which it then reads."""
+    a, b = prep.take_on_use(query), prep.take_on_use(partner)
+    values = {}
+    for spec in sorted(specs, key=lambda spec: spec.at_most_iou):
+        if not spec.at_most_iou or a.has_paired(b, "iou"):
+            values[spec.name] = spec.pairs(a, b)
+            continue
+        x1, x2 = prep["xyxy"][:, 0], prep["xyxy"][:, 2]
+        keep = np.flatnonzero(np.minimum(x2[query], x2[partner]) - np.maximum(x1[query], x1[partner]) > 0)
+        values[spec.name] = np.zeros(len(query))
+        values[spec.name][keep] = spec.pairs(prep.take_on_use(query[keep]), prep.take_on_use(partner[keep]))
+    return [values[spec.name] for spec in specs]
 
 
 def pair_blocks(index: np.ndarray, size: np.ndarray, limit: int | None = None) -> list[np.ndarray]:

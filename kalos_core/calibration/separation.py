@@ -4,7 +4,7 @@
   §5: Do is expected to be stochastically smaller), never below 0. It is exact,
   also for weighted (bootstrap) samples: the CDFs are evaluated at every
   distinct value of the pooled sample where the difference can peak (the last of a
-  run of Do-only values, see ``_runs``).
+  run of Do-only values, see ``_steps``).
 * Braylan's σ: the share of Do values ``d`` for which a De value drawn at
   random is smaller than ``d`` with probability below ``p`` (default 0.05),
   with the empirical De distribution, ``P(De < d)``.
@@ -24,54 +24,96 @@ class KSData:
 
     ``groups`` (the image of each observation, shared by ``do[k]`` and ``de[k]``) lets a
     resample be given as a multiplicity per group, as in :class:`~.density.LinearBins`.
+    The masses are whole numbers (counts times multiplicities), so they are summed as
+    integers, in any order, all resamples of a block at once: the cumulative sums, and the
+    statistic, are exactly those of floating sums at every support point.
     """
 
     def __init__(self, do: np.ndarray, de: np.ndarray, groups: np.ndarray | None = None,
                  n_groups: int | None = None) -> None:
-        support, inverse = np.unique(np.concatenate([do, de]), return_inverse=True)
-        inverse = inverse.ravel()
-        step = _runs(inverse[: len(do)], inverse[len(do):], len(support))
+        do, de = np.asarray(do, float), np.asarray(de, float)
+        point, self.n_points = _support(np.concatenate([do, de]))
+        self._point_do, self._point_de = point[: len(do)], point[len(do):]
+        step, size = _steps(self._point_do, self._point_de, self.n_points)
         g_do = np.zeros(len(do), np.intp) if groups is None else np.asarray(groups, np.intp)
         g_de = np.zeros(len(de), np.intp) if groups is None else np.asarray(groups, np.intp)
         n = int(n_groups if n_groups is not None else max(g_do.max(initial=0), g_de.max(initial=0)) + 1)
-        size = int(step[-1]) + 1 if len(step) else 0
-        self._do = _counts(step[inverse[: len(do)]], g_do, (size, n))
-        self._de = _counts(step[inverse[len(do):]], g_de, (size, n))
+        self._do = _counts(step[self._point_do], g_do, (size, n))
+        self._de = _counts(step[self._point_de], g_de, (size, n))
 
     def statistic(self, multiplicity: np.ndarray | None = None) -> float:
-        f_do, f_de = _cdf(self._do, multiplicity), _cdf(self._de, multiplicity)
-        if f_do is None or f_de is None:
+        m = np.ones(self._do.shape[1], np.int64) if multiplicity is None else np.asarray(multiplicity)
+        return float(self.statistics(m[None])[0])
+
+    def statistics(self, multiplicities: np.ndarray) -> np.ndarray:
+        """The statistic of each resample, ``multiplicities`` ``(B, n_groups)`` whole numbers (NaN where
+        a sample has no mass)."""
+        m = np.asarray(multiplicities, np.int64)
+        out = np.full(len(m), np.nan)
+        if self._do.shape[0] == 0:
+            return out
+        most = max(int((m @ c.sum(axis=0).A1).max(initial=0)) for c in (self._do, self._de))
+        kind = np.int32 if most < 2**31 else np.int64   # every partial sum is at most a total
+        c_do, c_de = self._do.astype(kind), self._de.astype(kind)
+        block = max(1, min(len(m), (1 << 20) // self._do.shape[0]))
+        for b in range(0, len(m), block):
+            x = np.ascontiguousarray(m[b: b + block].T, kind)
+            out[b: b + block] = np.maximum(0.0, np.max(_cdf(c_do, x) - _cdf(c_de, x), axis=0))
+        return out
+
+    def sigma(self, p: float = 0.05) -> float:
+        """:func:`braylan_sigma` from the support: the De values below each Do value are counted, not searched."""
+        if len(self._point_do) == 0 or len(self._point_de) == 0:
             return float("nan")
-        return float(max(0.0, np.max(f_do - f_de)))
+        at = np.bincount(self._point_de, minlength=self.n_points)
+        below = (np.cumsum(at) - at)[self._point_do] / len(self._point_de)
+        return float(np.mean(below < p))
 
 
-def _cdf(by_group, multiplicity) -> np.ndarray | None:
-    mass = (np.asarray(by_group.sum(axis=1)).ravel() if multiplicity is None
-            else by_group @ np.asarray(multiplicity, float))
-    total = mass.sum()
-    return np.cumsum(mass) / total if total > 0 else None
+def _support(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """The index of each value among the distinct values in increasing order (NaNs all one, last), and
+    their number: ``np.unique``'s inverse."""
+    order = np.argsort(values)
+    ordered = values[order]
+    new = np.empty(len(values), bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    if len(values) and np.isnan(ordered[-1]):
+        new[1:] &= ~(np.isnan(ordered[1:]) & np.isnan(ordered[:-1]))
+    point = np.empty(len(values), np.intp)
+    point[order] = np.cumsum(new) - 1
+    return point, int(new.sum())
+
+
+def _cdf(counts: sparse.csr_matrix, multiplicities: np.ndarray) -> np.ndarray:
+    """The CDF at every step of each resample (a column); NaN where a resample gives the sample no mass."""
+    cum = np.cumsum(counts @ multiplicities, axis=0, dtype=np.int64)
+    with np.errstate(invalid="ignore"):
+        return cum / cum[-1]
 
 
 def _counts(step: np.ndarray, group: np.ndarray, shape: tuple[int, int]) -> sparse.csr_matrix:
-    """How many values of each group fall in each step; whole numbers, so summing the duplicates
-    first changes no sum (and a resample's product reads each (step, group) once)."""
-    counts = sparse.csr_matrix((np.ones(len(step)), (step, group)), shape=shape)
-    counts.sum_duplicates()
-    return counts
+    """How many values of each group fall in each step (whole numbers: each (step, group) once)."""
+    key, count = np.unique(step.astype(np.int64) * shape[1] + group, return_counts=True)
+    row, col = np.divmod(key, shape[1])
+    indptr = np.zeros(shape[0] + 1, np.int64)
+    np.cumsum(np.bincount(row, minlength=shape[0]), out=indptr[1:])
+    return sparse.csr_matrix((count, col, indptr), shape=shape)
 
 
-def _runs(do_at: np.ndarray, de_at: np.ndarray, size: int) -> np.ndarray:
-    """The CDF step each support point is counted in: a run of consecutive points holding only Do
-    values (``F_Do - F_De`` rises along it: its maximum is at the run's end) or only De values (it
-    falls) is one step; a point holding both is a step of its own. The masses are whole numbers
-    (counts times image multiplicities), so the cumulative sums at the steps are exact and the
-    statistic is the same as on every point, on far fewer of them."""
+def _steps(do_at: np.ndarray, de_at: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """The CDF step each support point is counted in, and their number. ``F_Do - F_De`` rises along
+    points holding only Do values and falls along points holding only De values, so its maximum is
+    at a point holding Do values that ends a run of them: the ends of such runs and the points holding
+    both end a step, the points in between are counted in the next step (the De values before a
+    Do run). The statistic on the steps equals that on every point (tests/core/test_calibration_vectorised.py)."""
     kind = np.zeros(size, np.int8)
     kind[do_at] = 1
     kind[de_at] |= 2
-    new = np.ones(size, bool)
-    new[1:] = (kind[1:] != kind[:-1]) | (kind[1:] == 3)
-    return np.cumsum(new) - 1
+    end = kind == 3
+    end[:-1] |= (kind[:-1] == 1) & (kind[1:] != 1)
+    end[-1:] = True
+    return np.cumsum(end) - end, int(end.sum())
 
 
 def ks_statistic(do: np.ndarray, de: np.ndarray) -> float:

@@ -7,8 +7,8 @@ from typing import Sequence
 import numpy as np
 
 from ..data import Annotation, ImageRecord
-from .registry import (Prepared, box_iou_xyxy, centroid_box_pairs, centroid_box_similarity, centroid_similarity,
-                       paired_centroid_similarity, paired_intersection_union, paired_iou, register_distance)
+from .registry import (Prepared, box_iou_xyxy, centroid_box_pairs, centroid_box_similarity, centroid_similarity, iou_of,
+                       paired_centroid_similarity, paired_intersection_union, register_distance)
 
 
 def box_array(anns: Sequence[Annotation]) -> np.ndarray:
@@ -32,8 +32,12 @@ def prepare_box_columns(xywh: np.ndarray, sides: np.ndarray) -> Prepared:
     return Prepared(len(xywh), xyxy=xyxy, scale=np.array(sides, dtype=float))
 
 
+def _intersection_union(a: Prepared, b: Prepared) -> tuple[np.ndarray, np.ndarray]:
+    return a.paired(b, "intersection_union", lambda: paired_intersection_union(a["xyxy"], b["xyxy"]))
+
+
 def _iou_pairs(a: Prepared, b: Prepared) -> np.ndarray:
-    return paired_iou(a["xyxy"], b["xyxy"])
+    return a.paired(b, "iou", lambda: iou_of(*_intersection_union(a, b)))
 
 
 @register_distance("box", "iou", prepare=prepare_boxes, pairs=_iou_pairs, at_most_iou=True)
@@ -45,17 +49,21 @@ def box_iou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarr
 def paired_giou_similarity(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """``(1 + GIoU) / 2`` of broadcast box pairs (see :mod:`kalos_core.geometry.registry`)."""
     inter, union = paired_intersection_union(A, B)
+    return giou_similarity_of(A, B, union, iou_of(inter, union))
+
+
+def giou_similarity_of(A: np.ndarray, B: np.ndarray, union: np.ndarray, iou: np.ndarray) -> np.ndarray:
+    """:func:`paired_giou_similarity` given the pairs' union and IoU."""
     cw = np.maximum(A[..., 2], B[..., 2]) - np.minimum(A[..., 0], B[..., 0])
     ch = np.maximum(A[..., 3], B[..., 3]) - np.minimum(A[..., 1], B[..., 1])
     enclosing = cw * ch
     with np.errstate(divide="ignore", invalid="ignore"):
-        iou = np.where(union > 0, inter / union, 0.0)
         giou = iou - np.where(enclosing > 0, (enclosing - union) / enclosing, 0.0)
     return (1.0 + giou) / 2.0
 
 
 def _giou_pairs(a: Prepared, b: Prepared) -> np.ndarray:
-    return paired_giou_similarity(a["xyxy"], b["xyxy"])
+    return giou_similarity_of(a["xyxy"], b["xyxy"], _intersection_union(a, b)[1], _iou_pairs(a, b))
 
 
 @register_distance("box", "giou", prepare=prepare_boxes, pairs=_giou_pairs)

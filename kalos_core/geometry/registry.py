@@ -56,6 +56,15 @@ class Prepared:
                 cache[key] = tuple(columnar(v) for v in cache[key])     # as columnar as the arrays it comes from
         return cache[key]
 
+    def paired(self, other: "Prepared", key: str, fn: Callable[[], object]):
+        """``fn()``, a result over the pairs ``(self[k], other[k])``: a :meth:`take_on_use` subset keeps it
+        (the latest ``other`` per ``key``) for the other distances of the same pairs (calibration computes
+        the distances of a block of pairs together; GIoU and IoU share intersections and unions)."""
+        return fn()
+
+    def has_paired(self, other: "Prepared", key: str) -> bool:
+        return False
+
     def take_on_use(self, index: np.ndarray) -> "Prepared":
         """:meth:`take`, each array indexed only when it is read (pair lists of millions of rows
         where a distance reads one of the arrays)."""
@@ -74,6 +83,14 @@ class _TakenOnUse(Prepared):
     @property
     def arrays(self) -> dict:
         return {k: self[k] for k in self._base.arrays}
+
+    def paired(self, other: Prepared, key: str, fn: Callable[[], object]):
+        if not self.has_paired(other, key):
+            self._taken[("paired", key)] = (other, fn())    # holding ``other``: its id is not reused meanwhile
+        return self._taken[("paired", key)][1]
+
+    def has_paired(self, other: Prepared, key: str) -> bool:
+        return self._taken.get(("paired", key), (None,))[0] is other
 
     def derived(self, key: str, fn: Callable[["Prepared"], tuple]) -> tuple:
         if ("derived", key) not in self._taken:
@@ -208,7 +225,11 @@ def paired_intersection_union(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray,
 
 def paired_iou(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """IoU of broadcast box pairs (0 where the union is empty)."""
-    inter, union = paired_intersection_union(A, B)
+    return iou_of(*paired_intersection_union(A, B))
+
+
+def iou_of(inter: np.ndarray, union: np.ndarray) -> np.ndarray:
+    """``inter / union``, 0 where the union is empty."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(union > 0, inter / union, 0.0)
 

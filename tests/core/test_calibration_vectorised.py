@@ -13,8 +13,8 @@ from kalos_core.calibration import sampling
 from kalos_core.calibration.braylan import (_mean_square, annotation_sets, braylan_agreement, set_distances,
                                            set_distances_by_name)
 from kalos_core.calibration.engine import default_distances
-from kalos_core.calibration.sampling import PreparedCache, build_plan, observe, observe_per_image
-from kalos_core.calibration.separation import KSData
+from kalos_core.calibration.sampling import PreparedCache, build_plan, observe, observe_many, observe_per_image
+from kalos_core.calibration.separation import KSData, braylan_sigma
 from kalos_core.data import MultiRaterDataset, in_canonical_order
 from kalos_core.geometry import Prepared, get_distance
 from kalos_core.geometry.registry import _squared_norm, columnar, take_rows
@@ -24,11 +24,13 @@ def both_paths(data, seed=0):
     """``{distance: ((do, de) element-wise, (do, de) per image)}`` for every distance with a ``pairs`` form."""
     plan = build_plan(in_canonical_order(data), np.random.default_rng(seed))
     cache = PreparedCache(plan)
+    specs = [get_distance(data.kind, name) for name in default_distances(data.kind)]
+    together = observe_many(plan, specs, PreparedCache(plan))    # the distances of a kind in one pass (GIoU's IoU)
     out = {}
-    for name in default_distances(data.kind):
-        spec = get_distance(data.kind, name)
+    for spec in specs:
         if spec.pairs is not None:
-            out[name] = observe(plan, spec, cache), observe_per_image(plan, spec, *cache.get(spec))
+            out[spec.name] = observe(plan, spec, cache), observe_per_image(plan, spec, *cache.get(spec))
+            assert all(np.array_equal(x, y) for x, y in zip(together[spec.name], out[spec.name][0])), spec.name
     return out
 
 
@@ -160,7 +162,7 @@ def test_do_once_per_pair_with_sessions_and_uneven_rows_equals_the_per_image_pat
     for name in ("iou", "centroid_box"):
         spec = get_distance("box", name)
         cache = PreparedCache(plan)
-        do = sampling.nearest_do(plan, spec, cache.get(spec)[1], cache)
+        do = sampling.nearest_do(plan, [spec], cache.get(spec)[1], cache)[0]
         do0, _ = observe_per_image(plan, spec, *cache.get(spec))
         assert np.array_equal(do, do0) and (do < 1).sum() > 50 and (do == 1).any(), name
 
@@ -183,10 +185,22 @@ def test_ks_on_merged_steps_equals_ks_at_every_value(seed, n, k, digits):
     do, de = np.round(rng.beta(2, 5, k), digits), np.round(rng.beta(5, 2, k), digits)   # ties within and across
     groups = rng.integers(0, n, k)
     ks = KSData(do, de, groups, n)
-    for m in [np.ones(n, int)] + [rng.integers(0, 3, n) for _ in range(4)]:
+    ms = np.array([np.ones(n, int)] + [rng.integers(0, 3, n) for _ in range(4)])
+    for m, batched in zip(ms, ks.statistics(ms)):          # all resamples at once: the same values
         got, want = ks.statistic(m), ks_every_point(do, de, groups, m)
         assert got == want or (np.isnan(got) and np.isnan(want))
+        assert batched == want or (np.isnan(batched) and np.isnan(want))
     assert ks.statistic() == ks_every_point(do, de, groups, np.ones(n))
+    for p in (0.05, 0.3):                                  # σ counted on the support = σ searched
+        assert ks.sigma(p) == braylan_sigma(do, de, p)
+
+
+def test_ks_support_treats_signed_zeros_and_nans_as_np_unique_does():
+    do, de = np.array([0.0, np.nan, 0.5, -0.0]), np.array([-0.0, np.nan, 0.2, np.nan])
+    ks = KSData(do, de)
+    assert ks.n_points == len(np.unique(np.concatenate([do, de])))      # 0.0 == -0.0, the NaNs one point
+    assert ks.sigma(0.5) == braylan_sigma(do, de, 0.5) == 0.5            # P(De < d): 0, 2/4, 2/4, 0
+    assert np.isnan(KSData(do, de, np.array([0, 0, 1, 1]), 2).statistics(np.array([[0, 0]]))[0])   # no mass
 
 
 @pytest.mark.realdata
