@@ -54,16 +54,27 @@ def _on_images(labels: list[dict], image_ids: list, own: list) -> list[dict]:
 
 def per_image_alpha(dataset: MultiRaterDataset, ids: list) -> np.ndarray:
     """(T, I) per-image α at each COCO IoU threshold (default distance, Greedy, ψsoft); NaN for
-    images without a value."""
-    from ..agreement.pipeline import AgreementConfig, compute_agreement
+    images without a value.
 
-    out = np.full((len(IOU_THRESHOLDS), len(ids)), np.nan)
-    for t, thr in enumerate(IOU_THRESHOLDS):
-        cfg = AgreementConfig(threshold=float(round(thr, 2)), bootstrap=0, vitality=False, class_difficulty=False,
-                              collaboration=False, intra_rater=False)
-        per_image = compute_agreement(dataset, cfg).per_image_alpha
-        out[t] = [per_image.get(str(i), np.nan) for i in ids]
-    return out
+    One agreement map step: each image's own matrix at .50 and, as localisation-sensitivity
+    re-matches, its matrix at every other threshold - the candidate pairs and their order are
+    prepared once (at the lowest threshold) and each threshold's matching keeps those at or above
+    it, so every value is the one a run at that threshold alone gives, bit for bit (an image
+    without units has α 1.0 either way: its virtual NO_OBJECT unit, or an empty matrix)."""
+    from ..agreement.pipeline import AgreementConfig, map_partial
+
+    thresholds = [float(round(t, 2)) for t in IOU_THRESHOLDS]
+    cfg = AgreementConfig(threshold=thresholds[0], lsa_thresholds=tuple(thresholds[1:]), bootstrap=0,
+                          vitality=False, class_difficulty=False, collaboration=False, intra_rater=False)
+    merged = map_partial(dataset, cfg)
+    per_image = np.full((len(thresholds), len(merged.image_ids)), np.nan)
+    per_image[0] = merged.alphas
+    for t, thr in enumerate(thresholds[1:], start=1):
+        at, values = zip(*merged.values[("lsa", thr)]) if merged.values.get(("lsa", thr)) else ((), ())
+        per_image[t, list(at)] = values
+    column = {str(i): k for k, i in enumerate(merged.image_ids)}    # as the result's per_image_alpha keys
+    pick = np.array([column.get(str(i), -1) for i in ids], dtype=np.int64)
+    return np.where(pick >= 0, per_image[:, pick], np.nan) if len(pick) else np.zeros((len(thresholds), 0))
 
 
 def image_order(dataset: MultiRaterDataset) -> list:

@@ -262,6 +262,42 @@ def test_alpha_per_threshold_on_all_raters_keeps_the_columns_and_every_bit(lvis_
     np.testing.assert_array_equal(fast, ref)                         # bit-identical, NaN where NaN
 
 
+def _alpha_ten_runs(dataset, ids):
+    """per_image_alpha as it was: one agreement run per threshold."""
+    from kalos_core.agreement.pipeline import AgreementConfig, compute_agreement
+
+    out = np.full((10, len(ids)), np.nan)
+    for t, thr in enumerate(np.linspace(0.5, 0.95, 10)):
+        per_image = compute_agreement(dataset, AgreementConfig(
+            threshold=float(round(thr, 2)), bootstrap=0, vitality=False, class_difficulty=False, collaboration=False,
+            intra_rater=False)).per_image_alpha
+        out[t] = [per_image.get(str(i), np.nan) for i in ids]
+    return out
+
+
+@pytest.mark.realdata
+def test_alpha_at_every_threshold_in_one_run_is_ten_runs_bit_for_bit(lvis_subset_path):
+    """One map step with the nine higher thresholds as re-matches of the same candidate pairs gives
+    every bit of ten runs: column-held boxes (LVIS), object-held ones with an image nobody labelled,
+    a one-rater image and an image one of two raters left empty, and a rater dropped."""
+    ds = load_coco(lvis_subset_path)
+    ids = image_order(ds)
+    fast = per_image_alpha(ds, ids)
+    assert np.isfinite(fast).all() and len(np.unique(fast)) > 100
+    assert fast.tobytes() == _alpha_ten_runs(ds, ids).tobytes()
+    syn = synthetic(12, raters=("a", "b", "c"), seed=3)
+    lone = Annotation(9001, "a", 1, (1.0, 1.0, 20.0, 20.0))
+    syn = dataclasses.replace(syn, images=[*syn.images, make_image(100, 640, 480, ("a", "b", "c"), []),
+                                           make_image(101, 640, 480, ("a",), [lone]),
+                                           make_image(102, 640, 480, ("a", "b"), [lone])])
+    ids = image_order(syn)
+    for d in (syn, restrict_raters(syn, ["a", "b"])):
+        fast = per_image_alpha(d, ids)
+        assert fast.tobytes() == _alpha_ten_runs(d, ids).tobytes()
+        assert (fast[:, -3:-1] == 1.0).all() and (fast[:, -1] == 0.0).all()   # nothing / one rater; a lone box
+        assert (fast[0] != fast[-1]).any()                                         # the thresholds differ
+
+
 def test_restrict_raters_still_drops_a_rater_or_an_unassigned_one():
     ds = synthetic(4, raters=("a", "b", "c"), seed=1)
     two = restrict_raters(ds, ["a", "b"])
