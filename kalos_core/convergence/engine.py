@@ -18,10 +18,10 @@ import numpy as np
 
 from ..data import MultiRaterDataset, order_key
 from ..progress import run_steps
-from .cocoeval import IOU_THRESHOLDS, evaluate_direction, rater_labels
+from .cocoeval import IOU_THRESHOLDS, BoxLabels, evaluate_direction, label_columns, side_labels
 from .stats import draw_subsets, interval_stats
 from .summaries import Side, average_summaries, direction_summary, full_set_ap, nanmean
-from .types import THRESHOLD_KEYS, BootstrapSummary, ConvergenceConfig, ConvergenceResult, PairResult
+from .types import THRESHOLD_KEYS, BootstrapSummary, ConvergenceConfig, ConvergenceResult, LabelFlags, PairResult
 
 Progress = Callable[[float, str], None]
 
@@ -48,6 +48,8 @@ def _on_images(labels: list[dict], image_ids: list, own: list) -> list[dict]:
     """``labels`` (on the images ``own``) restricted to ``image_ids``."""
     if len(image_ids) == len(own):
         return labels
+    if isinstance(labels, BoxLabels):
+        return labels.on_images(image_ids)
     keep = set(image_ids)
     return [d for d in labels if d["image_id"] in keep]
 
@@ -74,7 +76,9 @@ def per_image_alpha(dataset: MultiRaterDataset, ids: list) -> np.ndarray:
         per_image[t, list(at)] = values
     column = {str(i): k for k, i in enumerate(merged.image_ids)}    # as the result's per_image_alpha keys
     pick = np.array([column.get(str(i), -1) for i in ids], dtype=np.int64)
-    return np.where(pick >= 0, per_image[:, pick], np.nan) if len(pick) else np.zeros((len(thresholds), 0))
+    out = np.full((len(thresholds), len(ids)), np.nan)   # C order: the means over images sum in that order
+    out[:, pick >= 0] = per_image[:, pick[pick >= 0]]
+    return out
 
 
 def image_order(dataset: MultiRaterDataset) -> list:
@@ -112,7 +116,8 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
     pairs, sides = [], []
     all_pairs = list(combinations(raters, 2))
     own = {r: [im.id for im in dataset.images if r in im.raters] for r in raters}
-    labels = {r: rater_labels(dataset, r, own[r]) for r in raters}   # each rater's once, not per pair
+    columns = label_columns(dataset, config.task)
+    labels = {r: side_labels(dataset, r, own[r], columns) for r in raters}   # each rater's once, not per pair
     for n, (a, b) in enumerate(all_pairs):
         shared = [im.id for im in dataset.images if a in im.raters and b in im.raters]
         if not shared:
@@ -122,8 +127,7 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
         ba = Side(evaluate_direction(dataset, lb, la, shared, config.task), index_of)
         directions = {f"{a}->{b}": direction_summary(full_set_ap(ab.table), ab.table.cat_ids, names),
                       f"{b}->{a}": direction_summary(full_set_ap(ba.table), ba.table.cat_ids, names)}
-        matched = dict(zip(ab.table.det_source, ab.table.matched.T.tolist()))
-        matched.update(zip(ba.table.det_source, ba.table.matched.T.tolist()))
+        matched = LabelFlags([(ab.table.det_source, ab.table.matched), (ba.table.det_source, ba.table.matched)])
         pairs.append(PairResult((a, b), len(shared), average_summaries(list(directions.values())), directions,
                                 matched=matched))
         sides.append((ab, ba))

@@ -8,6 +8,7 @@ Arrays a panel draws (the bootstrap distribution, per threshold) are plain lists
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -105,6 +106,31 @@ class BootstrapSummary:
         return d
 
 
+class LabelFlags(Mapping):
+    """annotation id -> matched (bool) at each IoU threshold, read from the directions' tables
+    (``(det_source, matched)``, later ones overriding) when first asked for: most runs never are."""
+
+    def __init__(self, tables=()):
+        self._tables, self._flags = list(tables), None
+
+    def _built(self) -> dict:
+        if self._flags is None:
+            self._flags = {}
+            for source, matched in self._tables:
+                self._flags.update(zip(source, matched.T.tolist()))
+            self._tables = []
+        return self._flags
+
+    def __getitem__(self, key):
+        return self._built()[key]
+
+    def __iter__(self):
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+
 @dataclass
 class PairResult:
     """Two raters: both directions and their average, on the images both were assigned."""
@@ -115,7 +141,7 @@ class PairResult:
     directions: dict[str, MapSummary]
     bootstrap: BootstrapSummary | None = None
     #: annotation id -> matched (bool) at each IoU threshold .50:.95, for both raters' labels
-    matched: dict = field(default_factory=dict)
+    matched: Mapping = field(default_factory=dict)
 
     def to_dict(self, include_labels: bool = False) -> dict:
         d = {"raters": list(self.raters), "n_images": self.n_images, "full_set": self.full_set.to_dict(),

@@ -284,6 +284,7 @@ def test_alpha_at_every_threshold_in_one_run_is_ten_runs_bit_for_bit(lvis_subset
     ids = image_order(ds)
     fast = per_image_alpha(ds, ids)
     assert np.isfinite(fast).all() and len(np.unique(fast)) > 100
+    assert fast.flags.c_contiguous     # the means over images (pairwise sums) depend on the layout, not only the bits
     assert fast.tobytes() == _alpha_ten_runs(ds, ids).tobytes()
     syn = synthetic(12, raters=("a", "b", "c"), seed=3)
     lone = Annotation(9001, "a", 1, (1.0, 1.0, 20.0, 20.0))
@@ -296,6 +297,31 @@ def test_alpha_at_every_threshold_in_one_run_is_ten_runs_bit_for_bit(lvis_subset
         assert fast.tobytes() == _alpha_ten_runs(d, ids).tobytes()
         assert (fast[:, -3:-1] == 1.0).all() and (fast[:, -1] == 0.0).all()   # nothing / one rater; a lone box
         assert (fast[0] != fast[-1]).any()                                         # the thresholds differ
+
+
+@pytest.mark.realdata
+def test_column_labels_are_the_dicts_and_evaluate_to_the_same_table(lvis_subset_path):
+    """Boxes read as columns (BoxLabels) hold rater_labels' dicts in their order, on column-held
+    (LVIS) and object-held boxes, on a part of the images too; evaluated, the same table bit for bit;
+    the lazy matched flags are the eager dict."""
+    from kalos_core.convergence.cocoeval import label_columns, side_labels
+    from kalos_core.convergence.types import LabelFlags
+
+    for ds in (load_coco(lvis_subset_path), synthetic(20, raters=("a", "b", "c"), seed=4)):
+        ids = image_order(ds)
+        part = ids[::3]
+        columns = label_columns(ds, "bbox")
+        cols = {r: side_labels(ds, r, ids, columns) for r in ds.raters[:2]}
+        dicts = {r: rater_labels(ds, r, ids) for r in ds.raters[:2]}
+        a, b = ds.raters[:2]
+        assert len(cols[a]) > 30 and cols[a].as_dicts() == dicts[a]
+        assert cols[b].on_images(part).as_dicts() == [d for d in dicts[b] if d["image_id"] in set(part)]
+        for ids_, la, lb in ((ids, cols[a], cols[b]), (part, cols[a].on_images(part), cols[b].on_images(part))):
+            fast = evaluate_direction(ds, la, lb, ids_, "bbox")
+            _same_table(fast, evaluate_direction(ds, la.as_dicts(), lb.as_dicts(), ids_, "bbox"))
+        flags = LabelFlags([(fast.det_source, fast.matched)])
+        assert dict(flags) == dict(zip(fast.det_source, fast.matched.T.tolist())) and len(flags) == len(fast.det_source)
+    assert label_columns(ds, "segm") is None
 
 
 def test_restrict_raters_still_drops_a_rater_or_an_unassigned_one():
