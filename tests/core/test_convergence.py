@@ -351,6 +351,28 @@ def test_batched_subsets_give_every_bit_of_one_subset_at_a_time(lvis_subset_path
     assert subsets_ap(table, masks[7:13], cells=5000).tobytes() == batched[7:13].tobytes()
 
 
+def test_subsets_from_image_runs_keep_the_same_detections_and_bits():
+    """A subset's detections read as the runs of its images, class by class (rater labels: equal
+    scores), are the ones a flag per detection keeps, in the same order; same AP bits; with real
+    scores (a model) the runs are not used."""
+    from kalos_core.convergence.accumulate import _chunk_ap, _first_tp_needed, _flags, _kept, _runs
+
+    ds = synthetic(60, raters=("a", "b"), seed=5)
+    ids = image_order(ds)
+    table = evaluate_direction(ds, rater_labels(ds, "a", ids), rater_labels(ds, "b", ids), ids, "bbox")
+    runs = _runs(table)
+    assert runs is not None and runs.shape == (len(table.cat_ids), len(ids) + 1)
+    masks = draw_subsets(len(ids), 40, 0.2, seed=3)
+    masks[0], masks[1] = False, True                   # an empty subset and a full one
+    for a, b in zip(_kept(table, masks, runs), _kept(table, masks, None)):
+        assert a.tobytes() == b.tobytes()
+    flags, need = _flags(table), _first_tp_needed(int(table.npig.sum(axis=1).max()))
+    fast = _chunk_ap(table, masks, flags, need, runs)
+    assert fast.tobytes() == _chunk_ap(table, masks, flags, need, None).tobytes() and np.isfinite(fast[1]).any()
+    scored = [dict(d, score=float(s)) for d, s in zip(rater_labels(ds, "b", ids), np.linspace(0.1, 0.9, 500))]
+    assert _runs(evaluate_direction(ds, rater_labels(ds, "a", ids), scored, ids, "bbox")) is None
+
+
 def _same_table(a, b):
     for f in ("cat_ids", "det_cat", "det_img", "matched", "ignored", "npig", "precision"):
         x, y = np.asarray(getattr(a, f)), np.asarray(getattr(b, f))
