@@ -16,7 +16,8 @@ from kalos_core import load_coco
 from kalos_core.cli import main
 from kalos_core.convergence import (ConvergenceConfig, alpha_from_map, compute_convergence, draw_subsets,
                                     interval_stats, map_from_alpha, normal_interval, place)
-from kalos_core.convergence.accumulate import _packed, _unpacked, subset_ap, subsets_ap
+from kalos_core.convergence.accumulate import (_chunk_ap, _first_tp_needed, _flags, _kept, _packed, _runs, _unpacked,
+                                               subset_ap, subsets_ap)
 from kalos_core.convergence.cocoeval import _coco_gt, evaluate_direction, rater_labels
 from kalos_core.convergence.engine import image_order, per_image_alpha, restrict_raters
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
@@ -355,8 +356,6 @@ def test_subsets_from_image_runs_keep_the_same_detections_and_bits():
     """A subset's detections read as the runs of its images, class by class (rater labels: equal
     scores), are the ones a flag per detection keeps, in the same order; same AP bits; with real
     scores (a model) the runs are not used."""
-    from kalos_core.convergence.accumulate import _chunk_ap, _first_tp_needed, _flags, _kept, _runs
-
     ds = synthetic(60, raters=("a", "b"), seed=5)
     ids = image_order(ds)
     table = evaluate_direction(ds, rater_labels(ds, "a", ids), rater_labels(ds, "b", ids), ids, "bbox")
