@@ -18,10 +18,11 @@ import numpy as np
 
 from ..data import MultiRaterDataset, order_key
 from ..progress import run_steps
+from ..variations.types import LabelTable
 from .cocoeval import IOU_THRESHOLDS, BoxLabels, evaluate_direction, label_columns, side_labels
 from .stats import draw_subsets, interval_stats
 from .summaries import Side, average_summaries, direction_summary, full_set_ap, nanmean
-from .types import THRESHOLD_KEYS, BootstrapSummary, ConvergenceConfig, ConvergenceResult, LabelFlags, PairResult
+from .types import THRESHOLD_KEYS, BootstrapSummary, ConvergenceConfig, ConvergenceResult, PairResult
 
 Progress = Callable[[float, str], None]
 
@@ -127,7 +128,9 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
         ba = Side(evaluate_direction(dataset, lb, la, shared, config.task), index_of)
         directions = {f"{a}->{b}": direction_summary(full_set_ap(ab.table), ab.table.cat_ids, names),
                       f"{b}->{a}": direction_summary(full_set_ap(ba.table), ba.table.cat_ids, names)}
-        matched = LabelFlags([(ab.table.det_source, ab.table.matched), (ba.table.det_source, ba.table.matched)])
+        matched = LabelTable()   # built when first read (the operator, --include-labels), ba's flags last
+        for t in (ab.table, ba.table):
+            matched.add(lambda into, t=t: into.update(zip(t.det_source, t.matched.T.tolist())))
         pairs.append(PairResult((a, b), len(shared), average_summaries(list(directions.values())), directions,
                                 matched=matched))
         sides.append((ab, ba))

@@ -106,31 +106,6 @@ class BootstrapSummary:
         return d
 
 
-class LabelFlags(Mapping):
-    """annotation id -> matched (bool) at each IoU threshold, read from the directions' tables
-    (``(det_source, matched)``, later ones overriding) when first asked for: most runs never are."""
-
-    def __init__(self, tables=()):
-        self._tables, self._flags = list(tables), None
-
-    def _built(self) -> dict:
-        if self._flags is None:
-            self._flags = {}
-            for source, matched in self._tables:
-                self._flags.update(zip(source, matched.T.tolist()))
-            self._tables = []
-        return self._flags
-
-    def __getitem__(self, key):
-        return self._built()[key]
-
-    def __iter__(self):
-        return iter(self._built())
-
-    def __len__(self) -> int:
-        return len(self._built())
-
-
 @dataclass
 class PairResult:
     """Two raters: both directions and their average, on the images both were assigned."""
