@@ -108,6 +108,17 @@ def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = Agreem
     return finish(dataset, config, merged)
 
 
+def map_partial(dataset: MultiRaterDataset, config: AgreementConfig) -> Partial:
+    """The map step of a run in this process, merged (what :func:`finish` reduces): per-image values by
+    key, for a caller that reads them itself (label convergence: α at every COCO threshold at once)."""
+    config.check_dataset(dataset)
+    bounds = chunk_bounds(len(dataset.images), CHUNK_SIZE)
+    merged = Partial()
+    for part in get_executor("local")(analyse_chunk, dataset, config, bounds):
+        merged.merge(part)
+    return merged
+
+
 def finish(dataset: MultiRaterDataset, config, merged: Partial) -> AgreementResult:
     """The reduce step: the result of a data set from the merged partial of all its images."""
     spec = config.distance_spec(dataset.kind)

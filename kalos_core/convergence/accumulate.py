@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..arrays import ranges
 from ..coco_eval import REC_THRESHOLDS
 
 if TYPE_CHECKING:
@@ -51,19 +52,54 @@ def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16) -
     T = table.matched.shape[0]
     masks = np.asarray(masks, dtype=bool)
     out = np.empty((len(masks), T, len(table.cat_ids)))
-    pad = np.zeros((T, 1), dtype=bool)
-    flags = (_packed(np.concatenate([table.matched & ~table.ignored, pad], axis=1)),
-             _packed(np.concatenate([~table.matched & ~table.ignored, pad], axis=1)), np.r_[table.det_cat, -1])
-    need = _first_tp_needed(int(table.npig.sum(axis=1).max(initial=0)))
+    flags, need = _flags(table), _first_tp_needed(int(table.npig.sum(axis=1).max(initial=0)))
     per_image = np.bincount(table.det_img, minlength=masks.shape[1])    # detections per image
     width = max(1, int((masks.astype(np.int64) @ per_image).max(initial=0)) * T)
     step = max(1, cells // width)
+    # runs pay where a subset's (class, image) pairs are fewer than the detections a flag per detection scans
+    runs = _runs(table) if 4 * len(table.cat_ids) * int(masks.sum(axis=1).max(initial=0)) < len(table.det_img) else None
     for lo in range(0, len(masks), step):
-        out[lo:lo + step] = _chunk_ap(table, masks[lo:lo + step], flags, need)
+        out[lo:lo + step] = _chunk_ap(table, masks[lo:lo + step], flags, need, runs)
     return out
 
 
-def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: np.ndarray) -> np.ndarray:
+def _flags(table: DirectionTable) -> tuple:
+    """(TP flags, FP flags, class) per detection and one padding column after them (no TP, no FP,
+    class -1), the flags :func:`_packed`."""
+    pad = np.zeros((table.matched.shape[0], 1), dtype=bool)
+    return (_packed(np.concatenate([table.matched & ~table.ignored, pad], axis=1)),
+            _packed(np.concatenate([~table.matched & ~table.ignored, pad], axis=1)), np.r_[table.det_cat, -1])
+
+
+def _runs(table: DirectionTable) -> np.ndarray | None:
+    """(K, I + 1) where the detections of each (class, image) start, when within every class they go
+    by image (equal scores: a rater's labels), so that a subset's detections are the runs of its images
+    class by class; None otherwise."""
+    K, I = len(table.cat_ids), len(table.image_ids)
+    key = table.det_cat * I + table.det_img
+    if np.any(key[1:] < key[:-1]):
+        return None
+    return np.searchsorted(key, np.arange(K)[:, None] * I + np.arange(I + 1)[None, :])
+
+
+def _kept(table: DirectionTable, masks: np.ndarray, runs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, cols)``: the detections each subset keeps, in order (as ``np.nonzero`` of the (S, N)
+    kept flags gives them), from the runs of its images where :func:`_runs` found them."""
+    if runs is None:
+        return np.nonzero(masks[:, table.det_img])
+    sub, img = np.nonzero(masks)                                     # each subset's images, in order
+    K, n = len(runs), np.bincount(sub, minlength=len(masks))
+    sub_k = np.repeat(np.arange(len(masks)), K * n)                   # (subset, class, image) in that order
+    j = np.arange(len(sub_k)) - np.repeat(np.cumsum(K * n) - K * n, K * n)
+    cls, at = j // n[sub_k], (np.cumsum(n) - n)[sub_k] + j % n[sub_k]
+    first = runs[cls, img[at]]
+    count = runs[cls, img[at] + 1] - first
+    owner, cols = ranges(first, count)
+    return sub_k[owner], cols
+
+
+def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: np.ndarray,
+              runs: np.ndarray | None = None) -> np.ndarray:
     """:func:`subsets_ap` on one chunk. Each subset's kept detections form a row of a padded
     (T, S, L) array in accumulation order; every float operation is the one-subset computation's
     (the envelope's ``(pr + offset) - offset`` keeps each row's own segment offsets), so the bits
@@ -72,12 +108,11 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     S = len(masks)
     npig = masks.astype(np.int64) @ table.npig.T                      # (S, K)
     ap = np.where(npig > 0, 0.0, np.nan)[:, None, :].repeat(T, axis=1)
-    keep = masks[:, table.det_img]                                    # (S, N)
-    length = np.count_nonzero(keep, axis=1)
+    rows, cols = _kept(table, masks, runs)
+    length = np.bincount(rows, minlength=S)
     L = int(length.max(initial=0))
     if L == 0:
         return ap
-    rows, cols = np.nonzero(keep)
     det = np.full((S, L), N)                                          # N: padding
     det[rows, np.arange(len(rows)) - np.repeat(np.cumsum(length) - length, length)] = cols
     real = det < N

@@ -30,6 +30,24 @@ from ..data import MultiRaterDataset, order_key
 RATER_SCORE = 0.99
 
 
+def label_columns(dataset: MultiRaterDataset, task: str):
+    """Every box of the data set as columns (:func:`~kalos_core.noise_aware.inputs.box_columns`) when
+    its boxes are evaluated as boxes, for :func:`side_labels`; None otherwise."""
+    if task != "bbox" or dataset.kind != "box":
+        return None
+    from ..noise_aware.inputs import box_columns
+
+    return box_columns(dataset)
+
+
+def side_labels(dataset: MultiRaterDataset, rater: str, image_ids: Sequence[Any], columns):
+    """A rater's labels as detections or ground truth: :func:`rater_boxes` given the data set's
+    :func:`label_columns`, else :func:`rater_labels`' dicts."""
+    if columns is None:
+        return rater_labels(dataset, rater, image_ids)
+    return rater_boxes(dataset, rater, image_ids, columns)
+
+
 def rater_labels(dataset: MultiRaterDataset, rater: str, image_ids: Sequence[Any]) -> list[dict]:
     """A rater's annotations on ``image_ids`` as COCO dicts in canonical (image id, annotation id)
     order; ``score`` is :data:`RATER_SCORE`."""
@@ -60,6 +78,47 @@ def _column_labels(im, rater: str) -> list[dict]:
     cats, boxes = cols.category[rows].tolist(), cols.boxes[rows].tolist()
     return [{"image_id": im.id, "category_id": c, "score": RATER_SCORE, "source_id": cols.ids[k], "bbox": b}
             for k, c, b in zip(rows, cats, boxes)]
+
+
+@dataclass
+class BoxLabels:
+    """A rater's boxes as columns, in :func:`rater_labels`' order (what its dicts hold, without making
+    them): image ``images[img[k]]``, class id, xywh and own annotation id of each; score :data:`RATER_SCORE`."""
+
+    images: list
+    img: np.ndarray
+    category: np.ndarray
+    xywh: np.ndarray
+    source: list
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+    def on_images(self, image_ids) -> BoxLabels:
+        keep = set(image_ids)
+        sel = np.flatnonzero(np.array([i in keep for i in self.images], dtype=bool)[self.img])
+        return BoxLabels(self.images, self.img[sel], self.category[sel], self.xywh[sel], [self.source[k] for k in sel])
+
+    def as_dicts(self) -> list[dict]:
+        return [{"image_id": self.images[i], "category_id": c, "score": RATER_SCORE, "source_id": a, "bbox": b}
+                for i, c, a, b in zip(self.img.tolist(), self.category.tolist(), self.source, self.xywh.tolist())]
+
+
+def rater_boxes(dataset: MultiRaterDataset, rater: str, image_ids: Sequence[Any], columns) -> BoxLabels:
+    """:func:`rater_labels` of a box data set as :class:`BoxLabels` (``columns``: its :func:`label_columns`)."""
+    from ..noise_aware.inputs import reference_boxes
+
+    images = sorted(set(image_ids), key=order_key)
+    xywh, img, cat, rows = reference_boxes(dataset, rater, images, columns)
+    return BoxLabels(images, img, cat, xywh, [columns.ids[k] for k in rows])
+
+
+def _as_dicts(labels) -> list[dict]:
+    return labels.as_dicts() if isinstance(labels, BoxLabels) else labels
+
+
+def _category_ids(labels) -> set:
+    return set(labels.category.tolist()) if isinstance(labels, BoxLabels) else {d["category_id"] for d in labels}
 
 
 def _coco_gt(dataset: MultiRaterDataset, image_ids: Sequence[Any], labels: list[dict], task: str) -> COCO:
@@ -130,11 +189,12 @@ def evaluate_direction(dataset: MultiRaterDataset, gt_labels: list[dict], dt_lab
     :mod:`kalos_core.coco_eval`'s bit-identical vectorised path unless ``pycocotools``."""
     image_ids = sorted(set(image_ids), key=order_key)
     T = len(IOU_THRESHOLDS)
-    cats = sorted({d["category_id"] for d in gt_labels} | {d["category_id"] for d in dt_labels})
+    cats = sorted(_category_ids(gt_labels) | _category_ids(dt_labels))
+    if task == "bbox" and not pycocotools and cats and len(gt_labels) and len(dt_labels):
+        return _box_table(gt_labels, dt_labels, image_ids, cats)
+    gt_labels, dt_labels = _as_dicts(gt_labels), _as_dicts(dt_labels)
     if not cats or not gt_labels or not dt_labels:   # loadRes([]) fails: build the table directly
         return _one_sided_table(gt_labels, dt_labels, image_ids, cats)
-    if task == "bbox" and not pycocotools:
-        return _box_table(gt_labels, dt_labels, image_ids, cats)
     gt = _coco_gt(dataset, image_ids, gt_labels, task)
     key = "bbox" if task == "bbox" else "segmentation"
     results = [{"image_id": d["image_id"], "category_id": d["category_id"], "score": d["score"],
@@ -188,15 +248,28 @@ def _box_table(gt_labels, dt_labels, image_ids, cats) -> DirectionTable:
     """Boxes: COCOeval's per-image matching and accumulation, vectorised (:class:`kalos_core.coco_eval.BoxEval`);
     image index = position in ``image_ids``."""
     img_at, cat_at = {i: n for n, i in enumerate(image_ids)}, {c: n for n, c in enumerate(cats)}
-    gt = Boxes.from_dicts(gt_labels, img_at, cat_at)
-    ev = BoxEval(gt, Boxes.from_dicts(dt_labels, img_at, cat_at), np.array([d["score"] for d in dt_labels], float),
-                 len(cats))
+    gt, dt = _boxes(gt_labels, img_at, cat_at), _boxes(dt_labels, img_at, cat_at)
+    if isinstance(dt_labels, BoxLabels):
+        scores, source = np.full(len(dt_labels), RATER_SCORE), dt_labels.source
+    else:
+        scores, source = np.array([d["score"] for d in dt_labels], float), [d["source_id"] for d in dt_labels]
+    ev = BoxEval(gt, dt, scores, len(cats))
     matched, ignored, gt_ig = ev.match()
     I, K, order = len(image_ids), len(cats), ev.acc_order
     npig = np.bincount((gt.img * K + gt.cat)[~gt_ig], minlength=I * K).reshape(I, K).T
     return DirectionTable(np.asarray(cats), list(image_ids), ev.dt.cat[order], ev.dt.img[order],
-                          [dt_labels[j]["source_id"] for j in order], matched[:, order], ignored[:, order], npig,
+                          [source[j] for j in order.tolist()], matched[:, order], ignored[:, order], npig,
                           ev.accumulate(matched, ignored, gt_ig))
+
+
+def _boxes(labels, img_at: dict, cat_at: dict) -> Boxes:
+    """A side's :class:`Boxes`: indices ``img_at[image id]``, ``cat_at[class id]``."""
+    if not isinstance(labels, BoxLabels):
+        return Boxes.from_dicts(labels, img_at, cat_at)
+    classes, which = np.unique(labels.category, return_inverse=True)
+    return Boxes(np.asarray(labels.xywh, dtype=float).reshape(-1, 4),
+                 np.array([img_at.get(i, -1) for i in labels.images], dtype=np.int64)[labels.img],
+                 np.array([cat_at[c] for c in classes.tolist()], dtype=np.int64)[which.reshape(-1)])
 
 
 def _one_sided_table(gt_labels, dt_labels, image_ids, cats) -> DirectionTable:

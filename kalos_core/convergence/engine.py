@@ -18,7 +18,8 @@ import numpy as np
 
 from ..data import MultiRaterDataset, order_key
 from ..progress import run_steps
-from .cocoeval import IOU_THRESHOLDS, evaluate_direction, rater_labels
+from ..variations.types import LabelTable
+from .cocoeval import IOU_THRESHOLDS, BoxLabels, evaluate_direction, label_columns, side_labels
 from .stats import draw_subsets, interval_stats
 from .summaries import Side, average_summaries, direction_summary, full_set_ap, nanmean
 from .types import THRESHOLD_KEYS, BootstrapSummary, ConvergenceConfig, ConvergenceResult, PairResult
@@ -48,21 +49,36 @@ def _on_images(labels: list[dict], image_ids: list, own: list) -> list[dict]:
     """``labels`` (on the images ``own``) restricted to ``image_ids``."""
     if len(image_ids) == len(own):
         return labels
+    if isinstance(labels, BoxLabels):
+        return labels.on_images(image_ids)
     keep = set(image_ids)
     return [d for d in labels if d["image_id"] in keep]
 
 
 def per_image_alpha(dataset: MultiRaterDataset, ids: list) -> np.ndarray:
     """(T, I) per-image α at each COCO IoU threshold (default distance, Greedy, ψsoft); NaN for
-    images without a value."""
-    from ..agreement.pipeline import AgreementConfig, compute_agreement
+    images without a value.
 
-    out = np.full((len(IOU_THRESHOLDS), len(ids)), np.nan)
-    for t, thr in enumerate(IOU_THRESHOLDS):
-        cfg = AgreementConfig(threshold=float(round(thr, 2)), bootstrap=0, vitality=False, class_difficulty=False,
-                              collaboration=False, intra_rater=False)
-        per_image = compute_agreement(dataset, cfg).per_image_alpha
-        out[t] = [per_image.get(str(i), np.nan) for i in ids]
+    One agreement map step: each image's own matrix at .50 and, as localisation-sensitivity
+    re-matches, its matrix at every other threshold - the candidate pairs and their order are
+    prepared once (at the lowest threshold) and each threshold's matching keeps those at or above
+    it, so every value is the one a run at that threshold alone gives, bit for bit (an image
+    without units has α 1.0 either way: its virtual NO_OBJECT unit, or an empty matrix)."""
+    from ..agreement.pipeline import AgreementConfig, map_partial
+
+    thresholds = [float(round(t, 2)) for t in IOU_THRESHOLDS]
+    cfg = AgreementConfig(threshold=thresholds[0], lsa_thresholds=tuple(thresholds[1:]), bootstrap=0,
+                          vitality=False, class_difficulty=False, collaboration=False, intra_rater=False)
+    merged = map_partial(dataset, cfg)
+    per_image = np.full((len(thresholds), len(merged.image_ids)), np.nan)
+    per_image[0] = merged.alphas
+    for t, thr in enumerate(thresholds[1:], start=1):
+        at, values = zip(*merged.values[("lsa", thr)]) if merged.values.get(("lsa", thr)) else ((), ())
+        per_image[t, list(at)] = values
+    column = {str(i): k for k, i in enumerate(merged.image_ids)}    # as the result's per_image_alpha keys
+    pick = np.array([column.get(str(i), -1) for i in ids], dtype=np.int64)
+    out = np.full((len(thresholds), len(ids)), np.nan)   # C order: the means over images sum in that order
+    out[:, pick >= 0] = per_image[:, pick[pick >= 0]]
     return out
 
 
@@ -101,7 +117,8 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
     pairs, sides = [], []
     all_pairs = list(combinations(raters, 2))
     own = {r: [im.id for im in dataset.images if r in im.raters] for r in raters}
-    labels = {r: rater_labels(dataset, r, own[r]) for r in raters}   # each rater's once, not per pair
+    columns = label_columns(dataset, config.task)
+    labels = {r: side_labels(dataset, r, own[r], columns) for r in raters}   # each rater's once, not per pair
     for n, (a, b) in enumerate(all_pairs):
         shared = [im.id for im in dataset.images if a in im.raters and b in im.raters]
         if not shared:
@@ -111,8 +128,9 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
         ba = Side(evaluate_direction(dataset, lb, la, shared, config.task), index_of)
         directions = {f"{a}->{b}": direction_summary(full_set_ap(ab.table), ab.table.cat_ids, names),
                       f"{b}->{a}": direction_summary(full_set_ap(ba.table), ba.table.cat_ids, names)}
-        matched = dict(zip(ab.table.det_source, ab.table.matched.T.tolist()))
-        matched.update(zip(ba.table.det_source, ba.table.matched.T.tolist()))
+        matched = LabelTable()   # built when first read (the operator, --include-labels), ba's flags last
+        for t in (ab.table, ba.table):
+            matched.add(lambda into, t=t: into.update(zip(t.det_source, t.matched.T.tolist())))
         pairs.append(PairResult((a, b), len(shared), average_summaries(list(directions.values())), directions,
                                 matched=matched))
         sides.append((ab, ba))

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..data import MultiRaterDataset
 from ..io.predictions import prepare_predictions
-from .cocoeval import evaluate_direction, rater_labels
+from .cocoeval import evaluate_direction, label_columns, side_labels
 from .stats import interval_stats, place
 from .summaries import Side, average_summaries, direction_summary, full_set_ap, nanmean
 from .types import BootstrapSummary, ConvergenceConfig, ModelResult
@@ -20,11 +20,11 @@ def evaluate_model(dataset: MultiRaterDataset, raters: list[str], predictions: S
     """The model's mAP with each rater as ground truth (on that rater's images), the rater average,
     the same on the bootstrap subsets, and ``below`` / ``inside`` / ``above`` for both intervals."""
     preds = prepare_predictions(predictions, dataset, config.task)
-    per_rater, sides = {}, []
+    per_rater, sides, columns = {}, [], label_columns(dataset, config.task)
     for r in raters:
         shared = [im.id for im in dataset.images if r in im.raters]
         keep = set(shared)
-        side = Side(evaluate_direction(dataset, rater_labels(dataset, r, shared),
+        side = Side(evaluate_direction(dataset, side_labels(dataset, r, shared, columns),
                                        [p for p in preds if p["image_id"] in keep], shared, config.task), index_of)
         per_rater[r] = direction_summary(full_set_ap(side.table), side.table.cat_ids, dataset.categories)
         sides.append(side)

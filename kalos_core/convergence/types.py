@@ -8,6 +8,7 @@ Arrays a panel draws (the bootstrap distribution, per threshold) are plain lists
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -115,7 +116,7 @@ class PairResult:
     directions: dict[str, MapSummary]
     bootstrap: BootstrapSummary | None = None
     #: annotation id -> matched (bool) at each IoU threshold .50:.95, for both raters' labels
-    matched: dict = field(default_factory=dict)
+    matched: Mapping = field(default_factory=dict)
 
     def to_dict(self, include_labels: bool = False) -> dict:
         d = {"raters": list(self.raters), "n_images": self.n_images, "full_set": self.full_set.to_dict(),

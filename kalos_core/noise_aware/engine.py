@@ -65,7 +65,7 @@ def evaluation_steps(dataset: MultiRaterDataset, predictions: Sequence[dict], re
         yield 0.0, "fitting the corner noise"
         noise = fit_reference_noise(dataset, reference, noise_raters, config, columns)
     images = sorted((im.id for im in dataset.images if reference in im.raters), key=order_key)
-    gt_xywh, gt_img, gt_cat = reference_boxes(dataset, reference, images, columns)
+    gt_xywh, gt_img, gt_cat, _ = reference_boxes(dataset, reference, images, columns)
     dt_xywh, dt_img, dt_cat, scores = prediction_columns(predictions, dataset, images)
     yield 0.15, "the expected IoU grid"
     largest = float(gt_xywh[:, 2:].max()) if len(gt_xywh) else 0.0

@@ -61,13 +61,13 @@ def canonical_order(image_ids: Sequence[Any], ids: Sequence[Any]) -> np.ndarray:
 
 
 def reference_boxes(dataset: MultiRaterDataset, reference: str, images: list, columns: BoxColumns) -> tuple:
-    """``(xywh, image position in images, class)`` of ``reference``'s boxes on ``images``, in
-    :func:`~kalos_core.convergence.cocoeval.rater_labels`' order."""
+    """``(xywh, image position in images, class, row in columns)`` of ``reference``'s boxes on
+    ``images``, in :func:`~kalos_core.convergence.cocoeval.rater_labels`' order."""
     at = {im_id: n for n, im_id in enumerate(images)}
     where = np.array([at.get(im.id, -1) for im in dataset.images], dtype=np.int64)
     sel = np.flatnonzero((columns.rater == reference) & (where[columns.img] >= 0))
     order = sel[canonical_order(where[columns.img[sel]].tolist(), [columns.ids[k] for k in sel])]
-    return columns.boxes[order], where[columns.img[order]], columns.cat[order]
+    return columns.boxes[order], where[columns.img[order]], columns.cat[order], order
 
 
 def prediction_columns(predictions: Sequence[dict], dataset: MultiRaterDataset, images: list) -> tuple:

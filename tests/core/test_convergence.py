@@ -16,7 +16,8 @@ from kalos_core import load_coco
 from kalos_core.cli import main
 from kalos_core.convergence import (ConvergenceConfig, alpha_from_map, compute_convergence, draw_subsets,
                                     interval_stats, map_from_alpha, normal_interval, place)
-from kalos_core.convergence.accumulate import _packed, _unpacked, subset_ap, subsets_ap
+from kalos_core.convergence.accumulate import (_chunk_ap, _first_tp_needed, _flags, _kept, _packed, _runs, _unpacked,
+                                               subset_ap, subsets_ap)
 from kalos_core.convergence.cocoeval import _coco_gt, evaluate_direction, rater_labels
 from kalos_core.convergence.engine import image_order, per_image_alpha, restrict_raters
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
@@ -262,6 +263,64 @@ def test_alpha_per_threshold_on_all_raters_keeps_the_columns_and_every_bit(lvis_
     np.testing.assert_array_equal(fast, ref)                         # bit-identical, NaN where NaN
 
 
+def _alpha_ten_runs(dataset, ids):
+    """per_image_alpha as it was: one agreement run per threshold."""
+    from kalos_core.agreement.pipeline import AgreementConfig, compute_agreement
+
+    out = np.full((10, len(ids)), np.nan)
+    for t, thr in enumerate(np.linspace(0.5, 0.95, 10)):
+        per_image = compute_agreement(dataset, AgreementConfig(
+            threshold=float(round(thr, 2)), bootstrap=0, vitality=False, class_difficulty=False, collaboration=False,
+            intra_rater=False)).per_image_alpha
+        out[t] = [per_image.get(str(i), np.nan) for i in ids]
+    return out
+
+
+@pytest.mark.realdata
+def test_alpha_at_every_threshold_in_one_run_is_ten_runs_bit_for_bit(lvis_subset_path):
+    """One map step with the nine higher thresholds as re-matches of the same candidate pairs gives
+    every bit of ten runs: column-held boxes (LVIS), object-held ones with an image nobody labelled,
+    a one-rater image and an image one of two raters left empty, and a rater dropped."""
+    ds = load_coco(lvis_subset_path)
+    ids = image_order(ds)
+    fast = per_image_alpha(ds, ids)
+    assert np.isfinite(fast).all() and len(np.unique(fast)) > 100
+    assert fast.flags.c_contiguous     # the means over images (pairwise sums) depend on the layout, not only the bits
+    assert fast.tobytes() == _alpha_ten_runs(ds, ids).tobytes()
+    syn = synthetic(12, raters=("a", "b", "c"), seed=3)
+    lone = Annotation(9001, "a", 1, (1.0, 1.0, 20.0, 20.0))
+    syn = dataclasses.replace(syn, images=[*syn.images, make_image(100, 640, 480, ("a", "b", "c"), []),
+                                           make_image(101, 640, 480, ("a",), [lone]),
+                                           make_image(102, 640, 480, ("a", "b"), [lone])])
+    ids = image_order(syn)
+    for d in (syn, restrict_raters(syn, ["a", "b"])):
+        fast = per_image_alpha(d, ids)
+        assert fast.tobytes() == _alpha_ten_runs(d, ids).tobytes()
+        assert (fast[:, -3:-1] == 1.0).all() and (fast[:, -1] == 0.0).all()   # nothing / one rater; a lone box
+        assert (fast[0] != fast[-1]).any()                                         # the thresholds differ
+
+
+@pytest.mark.realdata
+def test_column_labels_are_the_dicts_and_evaluate_to_the_same_table(lvis_subset_path):
+    """Boxes read as columns (BoxLabels) hold rater_labels' dicts in their order, on column-held
+    (LVIS) and object-held boxes, on a part of the images too; evaluated, the same table bit for bit."""
+    from kalos_core.convergence.cocoeval import label_columns, side_labels
+
+    for ds in (load_coco(lvis_subset_path), synthetic(20, raters=("a", "b", "c"), seed=4)):
+        ids = image_order(ds)
+        part = ids[::3]
+        columns = label_columns(ds, "bbox")
+        cols = {r: side_labels(ds, r, ids, columns) for r in ds.raters[:2]}
+        dicts = {r: rater_labels(ds, r, ids) for r in ds.raters[:2]}
+        a, b = ds.raters[:2]
+        assert len(cols[a]) > 30 and cols[a].as_dicts() == dicts[a]
+        assert cols[b].on_images(part).as_dicts() == [d for d in dicts[b] if d["image_id"] in set(part)]
+        for ids_, la, lb in ((ids, cols[a], cols[b]), (part, cols[a].on_images(part), cols[b].on_images(part))):
+            fast = evaluate_direction(ds, la, lb, ids_, "bbox")
+            _same_table(fast, evaluate_direction(ds, la.as_dicts(), lb.as_dicts(), ids_, "bbox"))
+    assert label_columns(ds, "segm") is None
+
+
 def test_restrict_raters_still_drops_a_rater_or_an_unassigned_one():
     ds = synthetic(4, raters=("a", "b", "c"), seed=1)
     two = restrict_raters(ds, ["a", "b"])
@@ -287,6 +346,26 @@ def test_batched_subsets_give_every_bit_of_one_subset_at_a_time(lvis_subset_path
     assert batched.tobytes() == subsets_ap(table, masks, cells=1).tobytes()
     assert batched.tobytes() == np.stack([subset_ap(table, m) for m in masks]).tobytes()
     assert subsets_ap(table, masks[7:13], cells=5000).tobytes() == batched[7:13].tobytes()
+
+
+def test_subsets_from_image_runs_keep_the_same_detections_and_bits():
+    """A subset's detections read as the runs of its images, class by class (rater labels: equal
+    scores), are the ones a flag per detection keeps, in the same order; same AP bits; with real
+    scores (a model) the runs are not used."""
+    ds = synthetic(60, raters=("a", "b"), seed=5)
+    ids = image_order(ds)
+    table = evaluate_direction(ds, rater_labels(ds, "a", ids), rater_labels(ds, "b", ids), ids, "bbox")
+    runs = _runs(table)
+    assert runs is not None and runs.shape == (len(table.cat_ids), len(ids) + 1)
+    masks = draw_subsets(len(ids), 40, 0.2, seed=3)
+    masks[0], masks[1] = False, True                   # an empty subset and a full one
+    for a, b in zip(_kept(table, masks, runs), _kept(table, masks, None)):
+        assert a.tobytes() == b.tobytes()
+    flags, need = _flags(table), _first_tp_needed(int(table.npig.sum(axis=1).max()))
+    fast = _chunk_ap(table, masks, flags, need, runs)
+    assert fast.tobytes() == _chunk_ap(table, masks, flags, need, None).tobytes() and np.isfinite(fast[1]).any()
+    scored = [dict(d, score=float(s)) for d, s in zip(rater_labels(ds, "b", ids), np.linspace(0.1, 0.9, 500))]
+    assert _runs(evaluate_direction(ds, rater_labels(ds, "a", ids), scored, ids, "bbox")) is None
 
 
 def _same_table(a, b):
