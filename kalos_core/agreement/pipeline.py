@@ -112,9 +112,8 @@ def map_partial(dataset: MultiRaterDataset, config: AgreementConfig) -> Partial:
     """The map step of a run in this process, merged (what :func:`finish` reduces): per-image values by
     key, for a caller that reads them itself (label convergence: α at every COCO threshold at once)."""
     config.check_dataset(dataset)
-    bounds = chunk_bounds(len(dataset.images), CHUNK_SIZE)
     merged = Partial()
-    for part in get_executor("local")(analyse_chunk, dataset, config, bounds):
+    for _, part in map_chunks(analyse_chunk, dataset, config, CHUNK_SIZE):
         merged.merge(part)
     return merged
 
