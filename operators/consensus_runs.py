@@ -34,6 +34,7 @@ from kalos_core.measure import get_measure
 
 from ..fiftyone_layer import run_store, status_colors
 from ..fiftyone_layer.adapter import SetupError, read_dataset, resolve_source
+from ..fiftyone_layer.measure_runs import Clock
 from ..fiftyone_layer.values import make_config
 
 MEASURE = get_measure("consensus")
@@ -109,7 +110,9 @@ def read_units(view, source, agreement_key: str) -> dict:
 
 
 def consensus_steps(dataset, agreement_key, *, overwrite=False, **params):
-    """:func:`consensus_run` as a generator of ``(fraction, message)`` steps; returns the result."""
+    """:func:`consensus_run` as a generator of ``(fraction, message)`` steps; returns the result
+    (its ``timings``: read, compute and write seconds, :class:`~..fiftyone_layer.measure_runs.Clock`)."""
+    clock = Clock()
     view, source, acfg, config, key = check_consensus(dataset, agreement_key, overwrite=overwrite, **params)
     yield 0.0, "reading labels"
     use_masks = bool(getattr(acfg, "use_masks", False))
@@ -124,11 +127,17 @@ def consensus_steps(dataset, agreement_key, *, overwrite=False, **params):
     # labels added after the agreement run have no unit: they are not part of it
     data = replace(data, images=[replace(im, annotations=[a for a in im.annotations if str(a.id) in unit_of])
                                  for im in data.images])
+    clock.lap("read_s")
     yield 0.3, "fusing the units"
+    clock.skip()
     result = build_consensus(data, unit_of, config)
+    clock.lap("compute_s")
     yield 0.7, "writing the consensus labels"
+    clock.skip()
     store_consensus(dataset, view, source, agreement_key, key, data, result)
     status_colors.settle(dataset)   # the new field in one colour, not by class, beside the status colours
+    clock.lap("write_s")
+    clock.stamp(result)
     yield 1.0, "done"
     return result
 
