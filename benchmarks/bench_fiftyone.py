@@ -7,7 +7,12 @@ FiftyOne's own ``evaluate_detections`` on two of the rater fields (``--no-evalua
 Uses a private, throw-away database directory; writes a table into
 docs/benchmarks.md between the fiftyone-table markers.
 
-Usage: ``python benchmarks/bench_fiftyone.py [--images 5000] [--no-write]``
+Every row names the same Python entry an operator's execute calls; each run's read / compute /
+write split comes from its ``result.timings`` (``measure_runs.Clock``). Noise-aware and BAE get a
+``model`` field (rater 1's boxes with seeded confidences) and a seeded vector on every rater
+label, added before any timing.
+
+Usage: ``python benchmarks/bench_fiftyone.py [--images 5000] [--no-write] [--doc docs/perf/fiftyone.md]``
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--repeat", type=int, default=2, help="runs per case; the fastest is reported")
     ap.add_argument("--no-evaluate", action="store_true", help="skip FiftyOne's evaluate_detections row")
+    ap.add_argument("--doc", type=Path, default=None, help="the Markdown file the table goes into "
+                                                          "(default docs/benchmarks.md)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="kalos-bench-"))
     proc = None
@@ -43,7 +50,7 @@ def main() -> None:
             proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
     if not args.no_write:
-        write_doc(rows, args.images, args.repeat)
+        write_doc(rows, args.images, args.repeat, args.doc)
 
 
 def _conftest():
@@ -97,6 +104,7 @@ def run(n_images: int, tmp: Path, repeat: int = 1, evaluate: bool = True) -> lis
             best = tm if best is None or tm["total"] < best["total"] else best
         rows.append((f"compute_agreement, {name}: total", best["total"]))
         rows += [("  read", best["read_s"]), ("  compute", best["compute_s"]), ("  write (bulk)", best["write_s"])]
+    model_and_vectors(ds, fields)
     rows += companion_rows(ds, fields)
     if evaluate:
         t = time.perf_counter()
@@ -108,19 +116,43 @@ def run(n_images: int, tmp: Path, repeat: int = 1, evaluate: bool = True) -> lis
     return rows
 
 
+def model_and_vectors(ds, fields: list[str]) -> None:
+    """``model``: the first rater's boxes with seeded confidences; ``embedding``: a seeded
+    4-vector on every rater label (untimed set-up for noise-aware and BAE)."""
+    import fiftyone as fo
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rows = ds.values(f"{fields[0]}.detections")
+    ds.set_values("model", [None if row is None else fo.Detections(detections=[
+        fo.Detection(label=d.label, bounding_box=d.bounding_box, confidence=float(rng.random())) for d in row])
+        for row in rows])
+    for f in fields:
+        ids = ds.values(f"{f}.detections.id")
+        ds.set_values(f"{f}.detections.embedding", [None if r is None else rng.random((len(r), 4)).tolist()
+                                                    for r in ids])
+
+
 def companion_rows(ds, fields: list[str]) -> list[tuple[str, float]]:
     """Each companion operator's Python entry once on the same rater fields (read + compute + write)."""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measure_runs import measure_run
-    from fiftyone.plugins.orgs.kalos.agreement.operators import (calibration_runs, convergence_runs,
-                                                                  variation_runs)
+    from fiftyone.plugins.orgs.kalos.agreement.operators import (bae, calibration_runs, convergence_runs,
+                                                                  noise_aware_runs, variation_runs)
     from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
+    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
 
     rows = []
-    for label, go in [("calibrate", lambda: measure_run(calibration_runs.RUN, ds, rater_fields=fields)),
+    for label, go in [("calibrate (with Braylan)", lambda: measure_run(calibration_runs.RUN, ds, rater_fields=fields)),
                       ("variations (10 thresholds)", lambda: measure_run(variation_runs.RUN, ds, rater_fields=fields)),
                       ("convergence, bootstrap 1000", lambda: measure_run(convergence_runs.RUN, ds,
                                                                           rater_fields=fields)),
-                      ("consensus (of the last agreement run)", lambda: consensus_run(ds, agreement_key="bench"))]:
+                      ("consensus (of the last agreement run)", lambda: consensus_run(ds, agreement_key="bench")),
+                      ("noise-aware (model against rater 1, noise from raters 2, 3)", lambda: measure_run(
+                          noise_aware_runs.RUN, ds, predictions_field="model", reference_field=fields[0],
+                          noise_fields=fields[1:])),
+                      ("BAE (4-vectors on the labels)", lambda: measure_run(bae.RUN, ds, rater_fields=fields)),
+                      ("agreement with a model rater, alpha only", lambda: compute_agreement_run(
+                          ds, rater_fields=fields, run_key="bench_model", model_fields=["model"], diagnostics=()))]:
         t = time.perf_counter()
         res = go()
         rows.append((f"{label}: total", time.perf_counter() - t))
@@ -129,7 +161,7 @@ def companion_rows(ds, fields: list[str]) -> list[tuple[str, float]]:
     return rows
 
 
-def write_doc(rows, n_images: int, repeat: int = 1) -> None:
+def write_doc(rows, n_images: int, repeat: int = 1, doc: Path | None = None) -> None:
     from _doc import write_block
 
     table = ["| step | seconds |", "|---|---:|"] + [f"| {label.strip() if not label.startswith('  ') else '&nbsp;&nbsp;' + label.strip()} | {sec:.2f} |"
@@ -137,7 +169,7 @@ def write_doc(rows, n_images: int, repeat: int = 1) -> None:
     write_block("fiftyone-table",
                 f"End to end in FiftyOne 1.22.1 with its bundled MongoDB 6.0.5, {n_images:,} samples x 3 raters, "
                 f"`python benchmarks/bench_fiftyone.py` ({time.strftime('%Y-%m-%d')}; fastest of {repeat} run(s) per case, wall "
-                f"seconds on a shared 2-core machine).\n\n" + "\n".join(table))
+                f"seconds on a shared 2-core machine).\n\n" + "\n".join(table), **({"doc": doc} if doc else {}))
 
 
 if __name__ == "__main__":

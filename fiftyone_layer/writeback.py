@@ -83,6 +83,20 @@ def write_results(collection, source, run_key: str, result) -> None:
     dataset.create_index(f"{run_key}_alpha")
 
 
+def write_sample_fields(dataset, values: dict, schema: dict) -> None:
+    """Whole sample fields by sample id, one bulk request per 1,000 samples: ``values``: sample id
+    -> {field: its stored document}; ``schema``: field -> ``fo.Field``, declared first. In-memory
+    samples of those ids are reloaded (as ``set_values`` does)."""
+    declare_schema(dataset, schema)
+    coll = foo.get_db_conn()[dataset._sample_collection_name]
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    ops = [UpdateOne({"_id": ObjectId(sid)}, {"$set": {**fields, "last_modified_at": now}})
+           for sid, fields in values.items()]
+    for start in range(0, len(ops), BATCH):
+        coll.bulk_write(ops[start:start + BATCH], ordered=False)
+    fo.Sample._reload_docs(dataset._sample_collection_name, sample_ids=list(values))
+
+
 def write_label_values(collection, fields: list[str], list_name: str, values: dict, schema: dict) -> None:
     """Per-label attributes by label id, one bulk request per 1,000 samples.
 

@@ -22,6 +22,7 @@ import fiftyone.operators as foo
 import numpy as np
 
 from kalos_core.bae import BAEResult
+from kalos_core.columns import ids_and_raters
 from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData
 
@@ -52,7 +53,7 @@ def _check(collection, source, config, extras) -> None:
 
 def _read(collection, source, config, extras) -> MeasureData:
     """The raters' labels, and each rater's per-sample mean vector (``options["embeddings"]``)."""
-    data = read_dataset(collection, source, columnar=False)   # its vectors are joined label by label
+    data = read_dataset(collection, source)
     vectors, attr = {}, attribute_of(extras)
     for f in source.fields:
         ids, values = collection.values([f"{f}.{source.list_name}.id", f"{f}.{source.list_name}.{attr}"])
@@ -62,9 +63,9 @@ def _read(collection, source, config, extras) -> MeasureData:
     try:
         for image in data.images:
             per_rater = defaultdict(list)
-            for a in image.annotations:
-                if str(a.id) in vectors:
-                    per_rater[image.base_rater(a.rater)].append(np.asarray(vectors[str(a.id)], dtype=float))
+            for lid, row in zip(*ids_and_raters(image.annotations)):
+                if str(lid) in vectors:
+                    per_rater[image.base_rater(row)].append(np.asarray(vectors[str(lid)], dtype=float))
             for rater, vs in per_rater.items():
                 embeddings[rater].append(np.mean(vs, axis=0))
     except (TypeError, ValueError) as e:

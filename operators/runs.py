@@ -8,8 +8,6 @@ These are what the operators call, and what a notebook calls directly::
 
 from __future__ import annotations
 
-import time
-
 from fiftyone import ViewField as F
 
 from kalos_core.agreement import DIAGNOSTICS, AgreementConfig, AgreementResult  # noqa: F401  (re-exported)
@@ -21,7 +19,7 @@ from kalos_core.progress import rescale, run_steps
 from ..fiftyone_layer import run_store, status_colors
 from ..fiftyone_layer.adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset, resolve_source
 from ..fiftyone_layer.values import make_config
-from ..fiftyone_layer.measure_runs import checked_names
+from ..fiftyone_layer.measure_runs import Clock, checked_names
 from .model_inputs import add_models, check_model_fields, write_source
 from .model_inputs import run_config as model_run_config
 from ..fiftyone_layer.status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
@@ -89,8 +87,7 @@ def compute_agreement_steps(collection, rater_fields=None, label_field=None, rat
 
     Nothing is written before the last step: a failing check, read or computation leaves the
     dataset as it was."""
-    timings = {}
-    t0 = time.perf_counter()
+    clock = Clock()
     source, config, use_masks = check_run(collection, rater_fields, label_field, rater_attribute, run_key,
                                           overwrite, **values)
     models = check_model_fields(collection, source, model_fields, score_threshold)
@@ -98,22 +95,21 @@ def compute_agreement_steps(collection, rater_fields=None, label_field=None, rat
     yield 0.0, "reading labels"
     data = add_models(collection, source, read_dataset(collection, source, use_masks=use_masks),
                       models, score_threshold)
-    timings["read_s"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
+    clock.lap("read_s")
     result = yield from rescale(AGREEMENT.steps(MeasureData(data), config), 0.05, 0.9)
-    timings["compute_s"] = time.perf_counter() - t1
+    clock.lap("compute_s")
     more = {}
     if config.lsa_thresholds:
         yield 0.9, "units that fall apart at each sensitivity threshold"
-        t3 = time.perf_counter()
+        clock.skip()
         more["lsa_falls_apart"] = falls_apart(data, config)
-        timings["lsa_falls_apart_s"] = time.perf_counter() - t3
+        clock.lap("lsa_falls_apart_s")
     yield 0.92, "writing the results"
-    t2 = time.perf_counter()
+    clock.skip()
     store_run(collection, source, run_key, config, result, calibration_key, use_masks=use_masks,
               model_fields=models, score_threshold=score_threshold, more=more)
-    timings["write_s"] = time.perf_counter() - t2
-    result.timings = timings
+    clock.lap("write_s")
+    clock.stamp(result)
     yield 1.0, "done"
     return result
 

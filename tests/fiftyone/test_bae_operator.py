@@ -71,6 +71,21 @@ def test_one_field_layout_on_demo_data(fo_isolated, tmp_path):
     res = ds.load_run_results("b")
     want = compute_bae(engine_data(ds, label_field="raters"), onehot, BAEConfig(scope="per_image"))
     assert res.bae == pytest.approx(want.bae) and res.raters == demo.raters and res.n_images == 6
+    # the operator reads columns; on one object per label, with the same per-sample means, the
+    # engine gives the same numbers bit for bit
+    data = engine_data(ds, label_field="raters")
+    vectors = {i: v for ids, vs in zip(*ds.values(["raters.detections.id", "raters.detections.embedding"]))
+               for i, v in zip(ids, vs)}
+    per_sample = {}
+    for im in data.images:
+        rows = {}
+        for a in im.annotations:
+            rows.setdefault(im.base_rater(a.rater), []).append(np.asarray(vectors[a.id], float))
+        for rater, vs in rows.items():
+            per_sample.setdefault(rater, []).append(np.mean(vs, axis=0))
+    exact = compute_bae(data, per_sample, BAEConfig(scope="per_image")).to_dict()
+    assert (res.bae, res.true, res.model, res.n_annotations) == (exact["bae"], exact["true"], exact["model"],
+                                                                 exact["n_annotations"])
 
 
 def test_form_errors_overwrite_and_delete(ds):

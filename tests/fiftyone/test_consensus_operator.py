@@ -63,6 +63,25 @@ def test_consensus_majority_class_confidence_and_review(ds):
     assert item["members"] == [r1_ids[1]]
 
 
+def resaved(labels) -> dict:
+    """``labels`` as FiftyOne's own classes store them (read back as the database returns them)."""
+    return bson.decode(bson.encode(labels.to_mongo().to_dict()))
+
+
+def test_consensus_labels_are_stored_as_fiftyone_stores_them(ds):
+    """The bulk write's documents are what FiftyOne's own classes serialise (loaded and re-saved:
+    no key, type or value differs), the field is declared as Detections, live samples see them."""
+    live = ds.first()
+    execute("build_consensus", ds, agreement_key="kalos")
+    docs = [d["kalos_consensus"] for d in ds._sample_collection.find({}, {"kalos_consensus": 1})]
+    assert [len(d["detections"]) for d in docs] == [1, 2]
+    for doc, sample in zip(docs, ds):
+        assert doc == resaved(sample.kalos_consensus)
+        assert {type(v) for d in doc["detections"] for v in (d["support"], d["n_assigned"])} == {int}
+    assert ds.get_field("kalos_consensus").document_type.__name__ == "Detections"
+    assert len(live.kalos_consensus.detections) == 1      # an in-memory sample is reloaded
+
+
 def test_consensus_support_all_and_weighted(ds):
     execute("build_consensus", ds, agreement_key="kalos", support=1.0, box_fusion="weighted")
     s1, s2 = ds.values("kalos_consensus.detections")
@@ -246,3 +265,24 @@ def test_the_export_operator_writes_the_consensus_as_coco_and_ends_with_its_card
     assert not errors(form("export_consensus_coco", ds, labels_path=str(path), overwrite=True))
     execute("export_consensus_coco", ds, labels_path=str(path), overwrite=True)   # the newest consensus run
     assert len(json.loads(path.read_text())["annotations"]) == 3
+
+
+def test_polygon_consensus_is_an_instance_mask_stored_as_fiftyone_stores_it(fo_isolated):
+    """Polylines: the fused polygon becomes a Detection with a mask (FiftyOne's own serialisation)."""
+    ds = fo_isolated.Dataset(f"kalos-cons-poly-{uuid.uuid4().hex[:8]}")
+    square = [[(0.2, 0.2), (0.6, 0.2), (0.6, 0.6), (0.2, 0.6)]]
+    s = fo_isolated.Sample(filepath="/nonexistent/p.jpg", rater_list=["r1", "r2", "r3"],
+                           metadata=fo_isolated.ImageMetadata(width=50, height=50))
+    for k, f in enumerate(FIELDS):
+        shifted = [[(x + 0.02 * k, y) for x, y in square[0]]]
+        s[f] = fo_isolated.Polylines(polylines=[fo_isolated.Polyline(label="A", points=shifted, closed=True,
+                                                                     filled=True)])
+    ds.add_sample(s)
+    execute("compute_agreement", ds, rater_fields=FIELDS, run_key="kalos", bootstrap=0)
+    execute("build_consensus", ds, agreement_key="kalos")
+    (doc,) = [d["kalos_consensus"] for d in ds._sample_collection.find({}, {"kalos_consensus": 1})]
+    (lab,) = ds.first().kalos_consensus.detections
+    assert doc == resaved(ds.first().kalos_consensus)
+    assert lab.label == "A" and lab.support == 3 and lab.mask is not None and lab.mask.any()
+    x, y, w, h = lab.bounding_box     # the mask's frame: the fused square, about 20 px wide, from x ≈ 10 px
+    assert 0.15 <= x <= 0.25 and 0.35 <= w <= 0.5 and lab.mask.shape == (round(h * 50), round(w * 50))
