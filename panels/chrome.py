@@ -13,19 +13,34 @@ Pure helpers of :class:`panels.common.RunPanel` (no panel class here):
 * **One patch per event.** Every ``ctx.panel.state.x = v`` is an operation of its own that the
   App applies, re-rendering the panel each time (about twenty on a load: seconds of browser time);
   :func:`batched_patches` sends one state patch and one data patch per event instead.
+* **State kept by the server.** Whatever a panel's handlers set in ``ctx.panel.state`` goes to the
+  App as *data* (:func:`batched_patches`), and the server keeps the panel's state itself
+  (:func:`restore`): the App saves every change of a panel's state into its spaces, and each such
+  save reloads the dataset page and the grid (DatasetPageQuery, paginateSamplesQuery: seconds of
+  the first open, docs/perf/app_open.md). Panel data is not saved there. Only :data:`APP_STATE`
+  (the user's own grid before the first click) is written to the App's state, so that it
+  outlives the server; what the user types or picks the App writes into the state itself, and
+  it is read on top of what the server kept.
 * **Help link.** A panel's ``HELP_URL`` is absolute, or a path inside this repository
   (``docs/panels.md``), served by the App under ``/plugins/<plugin folder>/``.
 """
 
 from __future__ import annotations
 
+import copy
 import os
+from collections import OrderedDict
 from contextlib import contextmanager
 
 STORE = "kalos_panels"
 #: tallest chart, in pixels: in a split beside the grid (1600 x 1000 window) the whole chart
 #: fits under the panel's header without scrolling
 MAX_CHART_HEIGHT = 340
+#: state keys written to the App's panel state (saved in its spaces); every other key goes as data
+APP_STATE = ("before",)
+#: how many panels' states the server keeps (least recently used dropped)
+KEPT_MAX = 256
+_kept: OrderedDict = OrderedDict()
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -60,13 +75,42 @@ def remember(ctx, panel: str, **values) -> None:
         pass
 
 
+# -- state kept by the server --------------------------------------------------------------------
+
+def _kept_key(ctx, panel: str) -> tuple:
+    return ctx.dataset_name, panel, ctx.params.get("panel_id")
+
+
+def restore(ctx, panel: str) -> bool:
+    """Put what the server kept of this panel's state under the state the App sent (the App's
+    values win: they are the user's latest input); False when nothing was kept (a new panel, or
+    a restarted server: the caller loads the panel again)."""
+    kept = _kept.get(_kept_key(ctx, panel))
+    if kept is None:
+        return False
+    _kept.move_to_end(_kept_key(ctx, panel))
+    merged = copy.deepcopy(kept)
+    merged.update(ctx.panel.state._data or {})
+    ctx.panel.state._data = merged
+    return True
+
+
+def keep(ctx, panel: str) -> None:
+    """Keep the panel's state as this event left it (for :func:`restore`)."""
+    _kept[_kept_key(ctx, panel)] = copy.deepcopy(dict(ctx.panel.state._data or {}))
+    _kept.move_to_end(_kept_key(ctx, panel))
+    while len(_kept) > KEPT_MAX:
+        _kept.popitem(last=False)
+
+
 # -- one patch per event -------------------------------------------------------------------------
 
 @contextmanager
 def batched_patches(ctx):
     """Within the block, the panel's state and data patches are gathered (a later value of a path
-    replaces the earlier one, in the order last set) and sent as one patch each, just before the
-    panel's output (or at the end of the block)."""
+    replaces the earlier one, in the order last set) and sent just before the panel's output (or
+    at the end of the block): the state's paths as data (a data path set too wins, as in the
+    App's merge of the two), but for :data:`APP_STATE`, sent as one state patch."""
     ops = ctx.ops
     send = {"patch_panel_state": ops.patch_panel_state, "patch_panel_data": ops.patch_panel_data}
     output = ops.show_panel_output
@@ -80,6 +124,11 @@ def batched_patches(ctx):
         return patch
 
     def flush():
+        state, data = pending["patch_panel_state"], pending["patch_panel_data"]
+        moved = {k: v for k, v in state.items() if k.split(".")[0] not in APP_STATE}
+        pending["patch_panel_data"] = {**moved, **data}
+        for k in moved:
+            del state[k]
         for name, values in pending.items():
             if values:
                 send[name](dict(values))

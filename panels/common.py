@@ -30,6 +30,8 @@ CALIBRATION_METHOD = "kalos_calibration"
 COMPUTE_URI = "@kalos/agreement/compute_agreement"
 CALIBRATE_URI = "@kalos/agreement/calibrate"
 
+#: panel events that load the panel themselves: no second load when the server kept no state
+RELOADS = (None, "on_startup", "on_load", "on_unload", "on_change_dataset", "on_change_run", "refresh")
 #: interpretation bands of α (kalos_core.reliability.interpret), low to high, with an RGB colour
 BANDS = (
     (-math.inf, 0.0, "systematic disagreement", "214,39,40"),
@@ -225,12 +227,17 @@ class RunPanel(foo.Panel):
         <ms> ms`` is logged for every event (:func:`log_timing`, docs/perf/app_open.md)."""
         t0 = time.perf_counter()
         ctx.kalos_steps = {}   # the handler's parts, in ms (:func:`lap`)
+        method = ctx.params.get("__method__")
         try:
-            with chrome.batched_patches(ctx):   # one state and one data patch: one re-render in the App
-                return super().execute(ctx)
+            with chrome.batched_patches(ctx):   # one data patch (and state patch): one re-render in the App
+                if not chrome.restore(ctx, self.panel_name) and method not in RELOADS:
+                    self.on_load(ctx)   # a state the server did not keep (restarted): load it again
+                result = super().execute(ctx)
+                chrome.keep(ctx, self.panel_name)
+                return result
         finally:
             parts = ", ".join(f"{k} {v:.0f}" for k, v in ctx.kalos_steps.items())
-            log_timing(f"kalos panel {self.panel_name} {ctx.params.get('__method__')}: "
+            log_timing(f"kalos panel {self.panel_name} {method}: "
                        f"{(time.perf_counter() - t0) * 1000:.0f} ms" + (f" ({parts})" if parts else ""))
 
     def on_load(self, ctx):

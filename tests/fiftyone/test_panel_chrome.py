@@ -18,35 +18,14 @@ def two_runs(fo_isolated, demo):  # noqa: F811
     return ds
 
 
-class AppPanel(Panel):
-    """A panel event that also carries the App's current view (what the App sends)."""
-
-    def call(self, method, view=None, **params):
-        if view is None:
-            return super().call(method, **params)
-        import json
-
-        import fiftyone.operators as foo
-        import pydash
-
-        res = foo.execute_operator(self.uri, dataset=self.ds.name, view=view, params={
-            "panel_id": "test-panel", "__method__": method, "panel_state": json.loads(json.dumps(self.state)),
-            **params})
-        assert res.error is None, res.error
-        self.requests = res.executor.to_json()["requests"]
-        for r in self.requests:
-            if r["operator_uri"] == "patch_panel_state":
-                for k, v in r["params"]["state"].items():
-                    pydash.set_(self.state, k, v)
-            elif r["operator_uri"] == "show_panel_output":
-                self.output = r["params"]["output"]
-        return self
+AppPanel = Panel   # a panel event that also carries the App's current view: Panel.call(view=...)
 
 
 def data_patches(p) -> dict:
+    """The chart patches of the last event (its data patch less the state it sends as data)."""
     out = {}
     for params in p.ops("patch_panel_data"):
-        out.update(params["data"])
+        out.update({k: v for k, v in params["data"].items() if k.endswith(".selectedpoints")})
     return out
 
 
@@ -257,17 +236,37 @@ def test_panels_record_their_charts_trace_counts(two_runs):
 # -- one patch per event ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["kalos_agreement_overview", "kalos_collaboration", "kalos_class_difficulty"])
-def test_an_event_sends_one_state_patch_and_one_data_patch_before_its_output(two_runs, name):
+def test_a_load_sends_one_data_patch_and_no_state_patch_before_its_output(two_runs, name):
+    """Every change of a panel's state is saved by the App into its spaces, and each save reloads
+    the dataset page and the grid (docs/perf/app_open.md): a load sends its state as data."""
     p = Panel(two_runs, name).call("on_load")
     uris = [r["operator_uri"] for r in p.requests]
-    assert uris.count("patch_panel_state") == 1 and uris.count("patch_panel_data") == 1, uris
-    assert uris.index("patch_panel_state") < uris.index("show_panel_output"), uris
+    assert uris.count("patch_panel_state") == 0 and uris.count("patch_panel_data") == 1, uris
     assert uris.index("patch_panel_data") < uris.index("show_panel_output"), uris
     before = p.state["run_key"]
     assert before in ("kalos", "pair") and p.state["header"]["run_key"] == before
     other = "kalos" if before == "pair" else "pair"
     p.call("on_change_run", value=other)   # run_key is set twice in this event: the last value stays
     assert (p.state["run_key"], p.state["header"]["run_key"]) == (other, other)
+    assert not p.app_keys, p.app_keys   # nothing written into the App's panel state
+
+
+def test_the_server_keeps_a_panels_state_and_loads_it_again_when_it_did_not(two_runs):
+    """A click reads what the load computed (the bins, the run) from the state the server kept;
+    a server that kept nothing (restarted) loads the panel first, and the click does the same."""
+    from fiftyone.plugins.orgs.kalos.agreement.panels import chrome
+
+    p = Panel(two_runs, "kalos_agreement_overview").call("on_load")
+    n, key = p.state["counts"][-1], p.state["run_key"]
+    p.call("on_click_bin", idx=len(p.state["counts"]) - 1)
+    assert len(p.view()) == n and p.state["selection"].startswith(f"Showing {n} sample")
+    assert p.app_keys == {"before"}   # the user's own grid, kept by the App (outlives the server)
+
+    q = Panel(two_runs, "kalos_agreement_overview").call("on_load")
+    chrome._kept.clear()   # a restarted App server
+    q.call("on_click_bin", idx=len(q.state["counts"]) - 1)
+    assert len(q.view()) == n and q.state["run_key"] == key
+    assert [r["operator_uri"] for r in q.requests].count("patch_panel_data") == 1   # the load's, sent again
 
 
 def test_the_overview_does_not_reload_when_the_compare_dropdown_reports_what_it_shows(two_runs):

@@ -46,18 +46,25 @@ def attr_ds(fo_isolated, demo):
 
 
 class Panel:
-    """Drives one panel like the App does: every call carries the panel state the previous
-    calls patched, and the last rendered output is kept."""
+    """Drives one panel like the App does, and keeps what it shows: ``state`` is the App's merge
+    of the panel's state and data (what its views read), ``data`` the data patches alone. Each
+    call sends as the panel's state only what the App would hold there: the state patches, and
+    what the test wrote into ``state`` (as the App writes a changed input's value)."""
 
     def __init__(self, ds, name):
         self.ds, self.uri, self.state, self.data = ds, f"{PLUGIN}/{name}", {}, {}
         self.requests, self.output = [], None
+        self.panel_id, self.app_keys, self._seen = f"test-{uuid.uuid4().hex[:8]}", set(), {}
 
-    def call(self, method, **params):
+    def call(self, method, view=None, **params):
+        import copy
+
         import fiftyone.operators as foo
 
-        res = foo.execute_operator(self.uri, dataset=self.ds.name, params={
-            "panel_id": "test-panel", "__method__": method, "panel_state": json.loads(json.dumps(self.state)),
+        self.app_keys |= {k for k, v in self.state.items() if self._seen.get(k, self) != v}
+        sent = {k: v for k, v in self.state.items() if k in self.app_keys}
+        res = foo.execute_operator(self.uri, dataset=self.ds.name, **({} if view is None else {"view": view}), params={
+            "panel_id": self.panel_id, "__method__": method, "panel_state": json.loads(json.dumps(sent)),
             **params})
         assert res.error is None, res.error
         self.requests = res.executor.to_json()["requests"]
@@ -67,11 +74,14 @@ class Panel:
             if r["operator_uri"] == "patch_panel_state":
                 for k, v in p["state"].items():
                     pydash.set_(self.state, k, v)
+                    self.app_keys.add(k.split(".")[0])
             elif r["operator_uri"] == "patch_panel_data":
                 for k, v in p["data"].items():
                     pydash.set_(self.data, k, v)
+                    pydash.set_(self.state, k, copy.deepcopy(v))
             elif r["operator_uri"] == "show_panel_output":
                 self.output = p["output"]
+        self._seen = copy.deepcopy(self.state)
         return self
 
     def ops(self, uri):
