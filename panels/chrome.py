@@ -12,15 +12,14 @@ Pure helpers of :class:`panels.common.RunPanel` (no panel class here):
   which is also where its traces live in ``ctx.panel.data``.
 * **One patch per event.** Every ``ctx.panel.state.x = v`` is an operation of its own that the
   App applies, re-rendering the panel each time (about twenty on a load: seconds of browser time);
-  :func:`batched_patches` sends one state patch and one data patch per event instead.
+  :func:`batched_patches` sends one data patch (and, rarely, one state patch) per event instead.
 * **State kept by the server.** Whatever a panel's handlers set in ``ctx.panel.state`` goes to the
   App as *data* (:func:`batched_patches`), and the server keeps the panel's state itself
   (:func:`restore`): the App saves every change of a panel's state into its spaces, and each such
   save reloads the dataset page and the grid (DatasetPageQuery, paginateSamplesQuery: seconds of
   the first open, docs/perf/app_open.md). Panel data is not saved there. Only :data:`APP_STATE`
   (the user's own grid before the first click) is written to the App's state, so that it
-  outlives the server; what the user types or picks the App writes into the state itself, and
-  it is read on top of what the server kept.
+  outlives the server; the App's copy of any other key is read only where the server kept none.
 * **Help link.** A panel's ``HELP_URL`` is absolute, or a path inside this repository
   (``docs/panels.md``), served by the App under ``/plugins/<plugin folder>/``.
 """
@@ -82,15 +81,17 @@ def _kept_key(ctx, panel: str) -> tuple:
 
 
 def restore(ctx, panel: str) -> bool:
-    """Put what the server kept of this panel's state under the state the App sent (the App's
-    values win: they are the user's latest input); False when nothing was kept (a new panel, or
-    a restarted server: the caller loads the panel again)."""
+    """Put what the server kept of this panel's state over the state the App sent, but for
+    :data:`APP_STATE`: the App may hold a stale copy of any shown value (its forms write what
+    they show into the state), and handlers take a changed input's value from the event's
+    params. False when nothing was kept (a new panel, or a restarted server: the caller loads
+    the panel again)."""
     kept = _kept.get(_kept_key(ctx, panel))
     if kept is None:
         return False
     _kept.move_to_end(_kept_key(ctx, panel))
-    merged = copy.deepcopy(kept)
-    merged.update(ctx.panel.state._data or {})
+    merged = dict(ctx.panel.state._data or {})
+    merged.update({k: v for k, v in copy.deepcopy(kept).items() if k not in APP_STATE})
     ctx.panel.state._data = merged
     return True
 
