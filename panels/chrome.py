@@ -107,11 +107,12 @@ def keep(ctx, panel: str) -> None:
 # -- one patch per event -------------------------------------------------------------------------
 
 @contextmanager
-def batched_patches(ctx):
+def batched_patches(ctx, as_data: bool = True):
     """Within the block, the panel's state and data patches are gathered (a later value of a path
     replaces the earlier one, in the order last set) and sent just before the panel's output (or
     at the end of the block): the state's paths as data (a data path set too wins, as in the
-    App's merge of the two), but for :data:`APP_STATE`, sent as one state patch."""
+    App's merge of the two), but for :data:`APP_STATE`, sent as one state patch; with
+    ``as_data=False`` the state's paths go as a state patch."""
     ops = ctx.ops
     send = {"patch_panel_state": ops.patch_panel_state, "patch_panel_data": ops.patch_panel_data}
     output = ops.show_panel_output
@@ -126,7 +127,7 @@ def batched_patches(ctx):
 
     def flush():
         state, data = pending["patch_panel_state"], pending["patch_panel_data"]
-        moved = {k: v for k, v in state.items() if k.split(".")[0] not in APP_STATE}
+        moved = {k: v for k, v in state.items() if as_data and k.split(".")[0] not in APP_STATE}
         pending["patch_panel_data"] = {**moved, **data}
         for k in moved:
             del state[k]

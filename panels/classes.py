@@ -142,6 +142,7 @@ class ClassDifficultyPanel(ScopedRunPanel):
     SCOPES = SCOPES
     SCOPE_LABEL = "Class α"
     RERUN_ADDS = {"diagnostic": "class_difficulty"}
+    SERVER_STATE = False   # its typed filters: see RunPanel.SERVER_STATE
 
     @property
     def config(self):

@@ -179,6 +179,10 @@ class RunPanel(foo.Panel):
              "and the diagnostics this panel shows.")
     ACTION_LABEL = "Compute agreement"
     ACTION_URI = COMPUTE_URI
+    #: the panel's state kept by the server and sent to the App as data (:mod:`panels.chrome`);
+    #: False: sent as the App's panel state, as FiftyOne does (class difficulty: its typed
+    #: filters went wrong in the browser with the state kept by the server, not traced yet)
+    SERVER_STATE = True
     #: what "Recompute" adds to the run's stored config (the diagnostic this panel shows)
     RERUN_ADDS: dict = {}
     #: the engine's measure this panel shows (kalos_core.measure): Recompute re-opens its form with
@@ -229,11 +233,13 @@ class RunPanel(foo.Panel):
         ctx.kalos_steps = {}   # the handler's parts, in ms (:func:`lap`)
         method = ctx.params.get("__method__")
         try:
-            with chrome.batched_patches(ctx):   # one data patch (and state patch): one re-render in the App
-                if not chrome.restore(ctx, self.panel_name) and method not in RELOADS:
+            kept = self.SERVER_STATE
+            with chrome.batched_patches(ctx, kept):   # one data patch (and state patch): one re-render in the App
+                if kept and not chrome.restore(ctx, self.panel_name) and method not in RELOADS:
                     self.on_load(ctx)   # a state the server did not keep (restarted): load it again
                 result = super().execute(ctx)
-                chrome.keep(ctx, self.panel_name)
+                if kept:
+                    chrome.keep(ctx, self.panel_name)
                 return result
         finally:
             parts = ", ".join(f"{k} {v:.0f}" for k, v in ctx.kalos_steps.items())

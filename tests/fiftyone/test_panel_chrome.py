@@ -236,7 +236,7 @@ def test_panels_record_their_charts_trace_counts(two_runs):
 
 # -- one patch per event ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["kalos_agreement_overview", "kalos_collaboration", "kalos_class_difficulty"])
+@pytest.mark.parametrize("name", ["kalos_agreement_overview", "kalos_collaboration", "kalos_annotator_vitality"])
 def test_a_load_sends_one_data_patch_and_no_state_patch_before_its_output(two_runs, name):
     """Every change of a panel's state is saved by the App into its spaces, and each save reloads
     the dataset page and the grid (docs/perf/app_open.md): a load sends its state as data."""
@@ -250,6 +250,13 @@ def test_a_load_sends_one_data_patch_and_no_state_patch_before_its_output(two_ru
     p.call("on_change_run", value=other)   # run_key is set twice in this event: the last value stays
     assert (p.state["run_key"], p.state["header"]["run_key"]) == (other, other)
     assert not p.app_keys, p.app_keys   # nothing written into the App's panel state
+
+
+def test_class_difficulty_keeps_its_state_in_the_app(two_runs):
+    """The one panel that opts out (RunPanel.SERVER_STATE): one state patch, as FiftyOne does."""
+    p = Panel(two_runs, "kalos_class_difficulty").call("on_load")
+    assert [r["operator_uri"] for r in p.requests].count("patch_panel_state") == 1
+    assert {"run_key", "class_names", "summary"} <= p.app_keys
 
 
 def test_the_server_keeps_a_panels_state_and_loads_it_again_when_it_did_not(two_runs):
