@@ -180,8 +180,9 @@ class RunPanel(foo.Panel):
     ACTION_LABEL = "Compute agreement"
     ACTION_URI = COMPUTE_URI
     #: the panel's state kept by the server and sent to the App as data (:mod:`panels.chrome`);
-    #: False: sent as the App's panel state, as FiftyOne does (class difficulty: its typed
-    #: filters went wrong in the browser with the state kept by the server, not traced yet)
+    #: False: sent as the App's panel state, as FiftyOne does (class difficulty: its search left
+    #: 4 bars of 5 drawn, not 1, in the browser whenever its ``classes`` list was not in the App's
+    #: state beside the chart's ``classes`` data; not traced yet, docs/perf/app_open.md)
     SERVER_STATE = True
     #: what "Recompute" adds to the run's stored config (the diagnostic this panel shows)
     RERUN_ADDS: dict = {}

@@ -256,7 +256,7 @@ def test_class_difficulty_keeps_its_state_in_the_app(two_runs):
     """The one panel that opts out (RunPanel.SERVER_STATE): one state patch, as FiftyOne does."""
     p = Panel(two_runs, "kalos_class_difficulty").call("on_load")
     assert [r["operator_uri"] for r in p.requests].count("patch_panel_state") == 1
-    assert {"run_key", "class_names", "summary"} <= p.app_keys
+    assert {"run_key", "classes", "summary"} <= p.app_keys
 
 
 def test_the_server_keeps_a_panels_state_and_loads_it_again_when_it_did_not(two_runs):
