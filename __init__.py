@@ -40,7 +40,7 @@ def register(p):
     )
     from .operators.bae import ComputeBAE
     from .operators.calibrate import Calibrate
-    from .operators.followup import BuildConsensus, TagForReview
+    from .operators.followup import BuildConsensus, ExportConsensusCoco, TagForReview
     from .operators.importing import ImportMultiraterCoco
     from .operators.label_studio_round import LoadLabelStudioRound, SendToLabelStudio
     from .operators.measures import (
@@ -54,7 +54,7 @@ def register(p):
 
     # workflow order, as in fiftyone.yml: import, calibrate, agree, browse, look closer, follow up, clean up
     for cls in (ImportMultiraterCoco, ImportRaterExports, Calibrate, ComputeAgreement, BrowseDisagreements, ComputeVariations,
-                BuildConsensus, TagForReview, SendToLabelStudio, LoadLabelStudioRound, LabelConvergence, NoiseAwareEvaluation, ComputeBAE, SimulateRaters,
+                BuildConsensus, ExportConsensusCoco, TagForReview, SendToLabelStudio, LoadLabelStudioRound, LabelConvergence, NoiseAwareEvaluation, ComputeBAE, SimulateRaters,
                 DeleteAgreementRun, DeleteKalosRun):
         p.register(cls)
 

@@ -237,15 +237,16 @@ def _read_mask(mask, path, box, width: int, height: int) -> tuple[dict | None, s
     return mask_rle(mask, box, width, height)
 
 
-def read_dataset(collection, source: RaterSource, use_masks: bool = False, columnar: bool = False
+def read_dataset(collection, source: RaterSource, use_masks: bool = False, columnar: bool = True
                  ) -> MultiRaterDataset:
     """Build the engine's data set from the collection (one ``values()`` call per field).
 
     ``use_masks`` reads Detections' instance masks (needs ``metadata`` width/height)
-    and compares them as masks instead of boxes. ``columnar``: boxes are held as
-    arrays per sample (:class:`kalos_core.columns.AnnotationColumns`, no object per
-    label) when every label is readable; otherwise, or for other kinds, one
-    :class:`Annotation` per label, with every problem named.
+    and compares them as masks instead of boxes. ``columnar`` (the default, what the
+    engines' kernels take): boxes are held as arrays per sample
+    (:class:`kalos_core.columns.AnnotationColumns`, no object per label) when every label
+    is readable; otherwise, for other kinds, or with ``columnar=False`` (a caller that
+    walks the labels), one :class:`Annotation` per label, with every problem named.
     """
     kind = "rle" if use_masks else source.kind
     geom_attr = {"box": "bounding_box", "polygon": "points", "keypoints": "points", "rle": "mask",

@@ -11,10 +11,11 @@ exist, and the import goes on with the sizes the export itself gives.
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import fiftyone as fo
+
+from .yolov5 import yolov5_items
 
 #: the label lists a rater field may hold (what the agreement reads)
 LABEL_LISTS = (fo.Detections, fo.Polylines, fo.Keypoints)
@@ -73,10 +74,11 @@ def dataset_type(name):
     return cls()
 
 
-def _key(image_path: str, data_path, match_by: str) -> str:
-    root = NO_IMAGES if image_path.startswith(NO_IMAGES + os.sep) else data_path
+def _key(image_path: str, data_path, match_by: str, root: str) -> str:
+    """The image's key; ``root``: where the export's images that are not on this machine are named."""
+    base = root if image_path.startswith(root + os.sep) else data_path
     if match_by == "path":
-        return os.path.relpath(image_path, root) if root else os.path.basename(image_path)
+        return os.path.relpath(image_path, base) if base else os.path.basename(image_path)
     name = os.path.basename(image_path)
     return os.path.splitext(name)[0] if match_by == "stem" else name
 
@@ -107,11 +109,6 @@ def read_export(path: str, format, data_path=None, match_by="file_name", label_k
     if not os.path.exists(path):
         raise ValueError(f"no export at {path}")
     dtype = dataset_type(format)
-    if type(dtype).__name__ == "YOLOv5Dataset":
-        raise ValueError(f"{path}: YOLOv5 exports are read through their images (FiftyOne's YOLOv5 importer finds "
-                         "each labels file from an image file): load it with fo.Dataset.from_dir(..., "
-                         "dataset_type=fo.types.YOLOv5Dataset) and measure its field, or export the rater as "
-                         "YOLOv4Dataset or COCODetectionDataset")
     if type(dtype).__name__ == "KITTIDetectionDataset" and not data_path:
         raise ValueError(f"{path}: KITTI labels hold pixel boxes but no image size: give the images folder "
                          "of this export (its boxes are placed with the images' own sizes)")
@@ -121,43 +118,27 @@ def read_export(path: str, format, data_path=None, match_by="file_name", label_k
     root = os.path.join(NO_IMAGES, os.path.splitext(os.path.basename(os.path.normpath(path)))[0])
     out: dict = {}
     try:
-        importer = dtype.get_dataset_importer_cls()(data_path=data_path or {}, **paths, **options)
-        with importer:
-            importer._image_paths_map = _AnyImage(importer._image_paths_map or {}, root)
-            for image_path, meta, label in importer:
-                key = _key(image_path, data_path, match_by)
-                if key in out:
-                    raise ValueError(f"two images of {path} have the key {key!r}: match by "
-                                     f"{'path' if match_by != 'path' else 'another key'} instead")
-                labels = _label_list(label, f"image {key!r} of {path}", label_key)
-                present = os.path.isfile(image_path)
-                out[key] = ExportImage(key, image_path if present else None, getattr(meta, "width", None),
-                                       getattr(meta, "height", None), labels)
+        for image_path, meta, label in _items(dtype, path, paths, data_path, root, match_by, options):
+            key = _key(image_path, data_path, match_by, root)
+            if key in out:
+                raise ValueError(f"two images of {path} have the key {key!r}: match by "
+                                 f"{'path' if match_by != 'path' else 'another key'} instead")
+            labels = _label_list(label, f"image {key!r} of {path}", label_key)
+            present = os.path.isfile(image_path)
+            out[key] = ExportImage(key, image_path if present else None, getattr(meta, "width", None),
+                                   getattr(meta, "height", None), labels)
     except (KeyError, TypeError, AttributeError, OSError, SyntaxError) as e:
         raise ValueError(f"could not read {path} as {type(dtype).__name__}: {type(e).__name__}: {e}") from None
     return out
 
 
-def cvat_rater(xml_path: str) -> str:
-    """Who made a CVAT-for-images 1.1 export: the job's (or task's) assignee, else ``job <id>``, else the
-    file name without extension (replicas of a consensus job are exported one XML per job)."""
-    meta = None
-    try:
-        for _, elem in ET.iterparse(xml_path, events=("end",)):
-            if elem.tag == "meta":
-                meta = elem
-                break
-            if elem.tag == "image":   # past the header
-                break
-    except ET.ParseError as e:
-        raise ValueError(f"{xml_path} is not a CVAT XML file: {e}") from None
-    for part in ("job", "task"):
-        node = meta.find(part) if meta is not None else None
-        if node is None:
-            continue
-        who = node.findtext("assignee/username") or (node.findtext("assignee") or "").strip()
-        if who:
-            return who
-        if part == "job" and (node.findtext("id") or "").strip():
-            return f"job {node.findtext('id').strip()}"
-    return os.path.splitext(os.path.basename(xml_path))[0]
+def _items(dtype, path, paths, data_path, root, match_by, options):
+    """(image path, metadata, label) of every image of an export, from FiftyOne's importer."""
+    if type(dtype).__name__ == "YOLOv5Dataset":
+        yield from yolov5_items(path, match_by, root, **options)
+        return
+    importer = dtype.get_dataset_importer_cls()(data_path=data_path or {}, **paths, **options)
+    with importer:
+        importer._image_paths_map = _AnyImage(importer._image_paths_map or {}, root)
+        yield from importer
+

@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 import time
 from pathlib import Path
 
-from .cli_common import count, output_problem, positive, run_guarded
+from .cli_common import count, output_problem, positive, run_guarded, write_result
 from .conventions import conventions_text, with_conventions
 from .geometry import distances_for
 from .io.coco import TASK_GEOMETRY_KINDS, load_coco
 from .measure import MEASURE_MODULES, MeasureData, get_measure
 from .measure_cli import add_parser as add_measure_parser
 from .measure_cli import run_command as run_measure_command
-
 
 
 def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -76,8 +74,7 @@ def run_demo(args: argparse.Namespace) -> int:
     plain = with_conventions(agreement.method, result.to_dict())
     print(agreement.summary(result, time.perf_counter() - start) + conventions_text(plain["conventions"]))
     out = args.folder / f"agreement_{args.task}.json"
-    out.write_text(json.dumps(plain, indent=1))
-    print(f"\nwrote {out}")
+    write_result(out, plain)
     return 0
 
 

@@ -9,7 +9,6 @@ in one ``error: ...`` naming the ids at fault (exit 2); never a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -94,9 +93,12 @@ def print_warnings(warnings: list[dict]) -> None:
 
 
 def write_result(path: Path, data: dict | str) -> None:
-    """Write ``data`` as indented JSON (a str: as it is) to ``path`` (creating its folder) and say so."""
+    """Write ``data`` as indented JSON (``json.dumps(data, indent=1)``'s bytes; a str: as it is) to
+    ``path`` (creating its folder) and say so."""
+    from .io.jsonwrite import dumps_indented  # numpy, imported when a result is written
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=1))
+    path.write_text(data if isinstance(data, str) else dumps_indented(data))
     print(f"\nwrote {path}")
 
 

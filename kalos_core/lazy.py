@@ -19,3 +19,14 @@ def lazy_attributes(package: str, table: dict[str, str], namespace: dict) -> Cal
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+class LazyModule:
+    """A module imported on its first attribute use: ``shapely = LazyModule("shapely")`` at the top
+    of a module that only some runs need (segmentation, masks), so the others never pay its import."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(import_module(self._name), attr)

@@ -52,7 +52,7 @@ def _check(collection, source, config, extras) -> None:
 
 def _read(collection, source, config, extras) -> MeasureData:
     """The raters' labels, and each rater's per-sample mean vector (``options["embeddings"]``)."""
-    data = read_dataset(collection, source)
+    data = read_dataset(collection, source, columnar=False)   # its vectors are joined label by label
     vectors, attr = {}, attribute_of(extras)
     for f in source.fields:
         ids, values = collection.values([f"{f}.{source.list_name}.id", f"{f}.{source.list_name}.{attr}"])

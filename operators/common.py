@@ -268,16 +268,18 @@ def number_input(ctx, inputs, name: str, integer: bool = False, lo=None, hi=None
     return prop
 
 
-def agreement_run_input(ctx, inputs, name: str, label: str, newest: bool = True):
-    """A dropdown of the dataset's agreement runs; None (and a warning) when there is none.
+def agreement_run_input(ctx, inputs, name: str, label: str, newest: bool = True, method: str = run_store.AGREEMENT,
+                        missing: str = "No KaLOS agreement run on this dataset yet: run 'KaLOS: compute agreement' "
+                                       "first."):
+    """A dropdown of the dataset's agreement runs (``method``: runs of another kind); None (and the
+    warning ``missing``) when there is none.
 
     ``newest``: the newest run is shown chosen and is the one used when the params lack it (the App
     does not always hand a dynamic form's default to its params, and a field showing a value must
     not then say "Required property"); without it the user must choose (deleting a run)."""
-    runs = run_store.runs_of(ctx.dataset, run_store.AGREEMENT)
+    runs = run_store.runs_of(ctx.dataset, method)
     if not runs:
-        inputs.view("none", types.Warning(label="No KaLOS agreement run on this dataset yet: run "
-                                                "'KaLOS: compute agreement' first."))
+        inputs.view("none", types.Warning(label=missing))
         return None
     choices = types.Dropdown()
     for k in runs:
@@ -287,7 +289,8 @@ def agreement_run_input(ctx, inputs, name: str, label: str, newest: bool = True)
     return inputs.enum(name, choices.values(), required=True, label=label, view=choices)
 
 
-def chosen_agreement_run(ctx, name: str):
-    """The agreement run the form chose: its params value, else the newest run (None if none)."""
-    runs = run_store.runs_of(ctx.dataset, run_store.AGREEMENT)
+def chosen_agreement_run(ctx, name: str, method: str = run_store.AGREEMENT):
+    """The agreement run (``method``: run of that kind) the form chose: its params value, else the
+    newest run (None if none)."""
+    runs = run_store.runs_of(ctx.dataset, method)
     return ctx.params.get(name) or (runs[-1] if runs else None)

@@ -20,6 +20,7 @@ become instance masks (image sizes needed). Units below the support level are th
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import fiftyone as fo
@@ -196,20 +197,30 @@ def load_consensus(dataset, key: str) -> dict:
     return run_store.load_results(dataset, key, METHOD)
 
 
+def check_consensus_export(dataset, key: str, labels_path: str, overwrite: bool = False) -> None:
+    """A :class:`SetupError` naming the input at fault when :func:`export_consensus_coco` would refuse."""
+    if key not in run_store.runs_of(dataset, METHOD):
+        raise SetupError(f"no consensus run {key!r} on dataset {dataset.name!r} (runs: "
+                         f"{', '.join(run_store.runs_of(dataset, METHOD)) or 'none'}); build it with "
+                         f"'KaLOS: build consensus'", "consensus_key")
+    if not isinstance(labels_path, str) or not labels_path.strip():
+        raise SetupError("give the path of the COCO file to write", "labels_path")
+    if os.path.isdir(labels_path):
+        raise SetupError(f"{labels_path} is a folder; give the path of a file (consensus.json)", "labels_path")
+    if os.path.exists(labels_path) and not overwrite:
+        raise SetupError(f"{labels_path} exists; choose another path or pass overwrite=True", "labels_path")
+    folder = os.path.dirname(os.path.abspath(labels_path))
+    if not os.path.isdir(folder):
+        raise SetupError(f"no folder {folder} to write {os.path.basename(labels_path)} into", "labels_path")
+
+
 def export_consensus_coco(dataset, key: str, labels_path: str, overwrite: bool = False) -> dict:
     """The consensus field ``key`` as one COCO detection file (FiftyOne's own COCO exporter, labels
     only, ``file_name`` = each sample's file name) over the samples the run covered. A tied label
     (``label`` None: the class was not guessed) has no COCO category and is left out (counted in
     ``left_out_ties``). ``labels_path`` is never written over unless ``overwrite``.
     Returns ``{"path", "samples", "labels", "left_out_ties"}``."""
-    import os
-
-    if key not in run_store.runs_of(dataset, METHOD):
-        raise SetupError(f"no consensus run {key!r} on dataset {dataset.name!r} (runs: "
-                         f"{', '.join(run_store.runs_of(dataset, METHOD)) or 'none'}); build it with "
-                         f"'KaLOS: build consensus'", "consensus_key")
-    if os.path.exists(labels_path) and not overwrite:
-        raise SetupError(f"{labels_path} exists; choose another path or pass overwrite=True", "labels_path")
+    check_consensus_export(dataset, key, labels_path, overwrite)
     covered = dataset.exists(key)
     view = covered.filter_labels(key, F("label").exists(), only_matches=False)
     ties = covered.count(f"{key}.detections") - view.count(f"{key}.detections")

@@ -1,4 +1,4 @@
-"""Operators that act on an agreement run: build_consensus, tag_for_review.
+"""Operators that act on an agreement run: build_consensus, export_consensus_coco, tag_for_review.
 
 Thin adapters: the work is done by :mod:`.consensus_runs` and :mod:`.review`.
 """
@@ -14,7 +14,7 @@ from ..fiftyone_layer import run_store
 from .cards import show_card, written_by
 from .common import form, drive, report_errors
 from .consensus_runs import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
-from .consensus_runs import fusion_params
+from .consensus_runs import check_consensus_export, export_consensus_coco, fusion_params
 from .common import agreement_run_input, check_form, chosen_agreement_run, finish_run, number_input
 from .forms import param_inputs
 from .review import check_review, review_view_name, tag_for_review, users_tag
@@ -71,6 +71,51 @@ class BuildConsensus(foo.Operator):
             ("Units below the support level (review list)", r), ("Mean confidence", conf)],
             written_by(ctx.dataset, field), field,
             f"Show the field {field} in the sidebar; 'KaLOS: tag for review' tags the review units.")
+
+
+class ExportConsensusCoco(foo.Operator):
+    @property
+    def config(self):
+        return foo.OperatorConfig(
+            name="export_consensus_coco", label="KaLOS: export consensus as COCO", dynamic=True,
+            execute_as_generator=True, view_target=False, icon="/assets/icon.svg",
+            description="A consensus run's labels as one COCO detection file (labels only; tied labels, "
+                        "whose class was not guessed, left out)")
+
+    def __call__(self, dataset, consensus_key, labels_path, overwrite=False):
+        return export_consensus_coco(dataset, consensus_key, labels_path, overwrite)
+
+    def resolve_input(self, ctx):
+        ds, p = ctx.dataset, ctx.params
+        inputs = types.Object()
+        props = {"consensus_key": agreement_run_input(
+            ctx, inputs, "consensus_key", "Consensus run", method=CONSENSUS,
+            missing="No KaLOS consensus run on this dataset yet: run 'KaLOS: build consensus' first.")}
+        if props["consensus_key"] is None:
+            return form(inputs, "KaLOS: export consensus as COCO")
+        props["labels_path"] = inputs.str("labels_path", required=True, label="COCO file to write",
+                                          description="e.g. /data/consensus.json; images are not copied")
+        props["overwrite"] = inputs.bool("overwrite", default=False, label="Write over an existing file")
+        if p.get("labels_path"):
+            check_form(props, lambda: check_consensus_export(
+                ds, chosen_agreement_run(ctx, "consensus_key", CONSENSUS), p["labels_path"],
+                bool(p.get("overwrite"))))
+        return form(inputs, "KaLOS: export consensus as COCO")
+
+    def execute(self, ctx):
+        p = ctx.params
+        key = chosen_agreement_run(ctx, "consensus_key", CONSENSUS)
+
+        def work():   # a generator for report_errors
+            yield from ()
+            return export_consensus_coco(ctx.dataset, key, p.get("labels_path"), bool(p.get("overwrite")))
+
+        out = yield from report_errors(ctx, work(), "KaLOS: export failed")
+        yield show_card(ctx, "KaLOS: consensus exported as COCO", [
+            ("Labels written", out["labels"]), ("Samples", out["samples"]),
+            ("Tied labels left out (class not guessed)", out["left_out_ties"])],
+            f"the COCO file {out['path']} (labels only; the dataset is unchanged)", key,
+            "Load it with FiftyOne's COCO importer or your training code.", **out)
 
 
 class TagForReview(foo.Operator):

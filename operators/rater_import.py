@@ -32,7 +32,12 @@ import fiftyone.operators as foo
 from fiftyone.operators import types
 
 from ..fiftyone_layer import rawdocs
-from ..fiftyone_layer.exports import MATCH_BY, cvat_rater, image_types, read_export
+from ..fiftyone_layer.cvat_project import (
+    cvat_rater,
+    is_project_export,
+    read_cvat_project,
+)
+from ..fiftyone_layer.exports import MATCH_BY, image_types, read_export
 from ..fiftyone_layer.label_studio import read_label_studio
 from ..fiftyone_layer.placeholders import Placeholders, default_folder
 from .common import (
@@ -60,6 +65,10 @@ from .importing import (
 ID_FIELD = "file_key"
 #: the format name of a Label Studio project export (JSON) among FiftyOne's types
 LABEL_STUDIO = "LabelStudioJSON"
+#: a CVAT-for-images project export whose tasks are replicas (one rater per task; found, not chosen)
+CVAT_PROJECT = "CVATImageDataset (project export)"
+#: exports that name their raters themselves
+SELF_NAMED = (LABEL_STUDIO, CVAT_PROJECT)
 
 
 def _exports(exports) -> list[dict]:
@@ -69,14 +78,19 @@ def _exports(exports) -> list[dict]:
     if not rows:
         raise ValueError("give at least one (rater, export path, format)")
     for i, row in enumerate(rows):
-        if not str(row.get("rater") or "").strip() and "CVATImage" in str(row.get("format")) \
-                and os.path.isfile(str(row.get("path"))):
+        cvat = "CVATImage" in str(row.get("format")) and os.path.isfile(str(row.get("path")))
+        if cvat and is_project_export(row["path"]):   # several replica tasks: one rater per task
+            if str(row.get("rater") or "").strip():
+                raise ValueError(f"{row['path']} is a CVAT project export: its raters are its tasks' assignees "
+                                 "(else the task names); leave its rater empty")
+            row["format"] = CVAT_PROJECT
+        elif cvat and not str(row.get("rater") or "").strip():
             row["rater"] = cvat_rater(row["path"])   # a replica job's export: its assignee or job id
-        needed = ("path", "format") if row.get("format") == LABEL_STUDIO else ("rater", "path", "format")
+        needed = ("path", "format") if row.get("format") in SELF_NAMED else ("rater", "path", "format")
         missing = [k for k in needed if not str(row.get(k) or "").strip()]
         if missing:
             raise ValueError(f"export {i + 1} lacks its {', '.join(missing)}")
-    names = [str(r["rater"]).strip() for r in rows if r.get("format") != LABEL_STUDIO]
+    names = [str(r["rater"]).strip() for r in rows if r.get("format") not in SELF_NAMED]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ValueError(f"rater {twice[0]!r} is named for two exports; give each export its own rater name")
@@ -173,6 +187,8 @@ def _exports_steps(dataset_or_name, exports, match_by="file_name", label_field="
             got, dropped = read_label_studio(row["path"], match_by, label_key, rater_names=row.get("rater_names"),
                                              predictions=predictions)
             left.update((k, left.get(k, 0) + v) for k, v in dropped.items())
+        elif row["format"] == CVAT_PROJECT:
+            got = read_cvat_project(row["path"], row.get("data_path") or None, match_by, label_key, **options)
         else:
             got = {str(row["rater"]).strip(): read_export(row["path"], row["format"], row.get("data_path") or None,
                                                           match_by, label_key, **options)}
@@ -196,7 +212,8 @@ def import_rater_exports(dataset_or_name, exports, match_by="file_name", label_f
     """Import one export per rater into a dataset (a Dataset, or a name: loaded or created).
 
     ``exports``: ``(rater, path, format[, images folder])`` tuples or dicts with those keys (rater ``None``
-    for a CVAT image XML: its job's assignee, else ``job <id>``, else the file name); ``format`` a
+    for a CVAT image XML: its job's assignee, else ``job <id>``, else the file name; a CVAT project
+    export whose tasks are replicas gives one rater per task, :mod:`fiftyone_layer.cvat_project`); ``format`` a
     ``fiftyone.types`` name (``"COCODetectionDataset"``, ``"CVATImageDataset"``, ``"VOCDetectionDataset"``,
     ...) or ``"LabelStudioJSON"`` (a Label Studio project export: every annotator, rater left empty;
     ``predictions``: its model predictions too); ``path`` the labels file or the export folder. ``label_key`` picks one kind of labels where the
@@ -231,7 +248,8 @@ class ImportRaterExports(foo.Operator):
     def resolve_input(self, ctx):
         inputs, p = types.Object(), ctx.params
         row = types.Object()
-        row.str("rater", label="Rater", description="CVAT image XML: leave empty for the job's assignee or id")
+        row.str("rater", label="Rater", description="CVAT image XML: leave empty for the job's assignee or id "
+                                                    "(a project export: one rater per task)")
         row.str("path", required=True, label="Export (labels file or folder)")
         formats = types.Dropdown()
         formats.add_choice(LABEL_STUDIO, label="Label Studio project export (JSON): every annotator")
@@ -277,8 +295,9 @@ class ImportRaterExports(foo.Operator):
 
 
 def import_cvat_replicas(dataset_or_name, xml_paths, **kwargs):
-    """CVAT consensus replicas, one CVAT-for-images 1.1 XML per job: :func:`import_rater_exports` with
-    each job's assignee (else its id, else the file name) as the rater."""
+    """CVAT consensus replicas, one CVAT-for-images 1.1 XML per job (each job's assignee, else its id,
+    else the file name, is the rater), or one project export whose tasks annotate the same frames
+    (one rater per task): :func:`import_rater_exports`."""
     return import_rater_exports(dataset_or_name, [(None, p, "CVATImageDataset") for p in xml_paths], **kwargs)
 
 
@@ -288,7 +307,8 @@ def main(argv=None) -> None:
     ap.add_argument("--rater", nargs="+", action="append", default=[], metavar="NAME PATH FORMAT [IMAGES]",
                     help="one export: rater name, labels file or folder, fiftyone.types name, images folder")
     ap.add_argument("--cvat", nargs="+", default=[], metavar="XML",
-                    help="CVAT image XML exports, one per replica job (rater: the job's assignee, else its id)")
+                    help="CVAT image XML exports, one per replica job (rater: the job's assignee, else its id), "
+                         "or one project export whose tasks annotate the same frames (one rater per task)")
     ap.add_argument("--label-studio", metavar="JSON", help="a Label Studio project export: every annotator")
     ap.add_argument("--match-by", choices=MATCH_BY + ("task",), default="file_name")
     ap.add_argument("--label-field", default="raters")

@@ -96,7 +96,7 @@ def compute_agreement_steps(collection, rater_fields=None, label_field=None, rat
     models = check_model_fields(collection, source, model_fields, score_threshold)
     check_label_attributes(collection, write_source(source, models), run_key)
     yield 0.0, "reading labels"
-    data = add_models(collection, source, read_dataset(collection, source, use_masks=use_masks, columnar=True),
+    data = add_models(collection, source, read_dataset(collection, source, use_masks=use_masks),
                       models, score_threshold)
     timings["read_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()

@@ -12,7 +12,6 @@ already active in the caller's process if there is one, else starts a
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 from typing import Any, Callable, Iterator
 
@@ -61,6 +60,8 @@ def _forked_chunk(bounds: tuple[int, int]):
 @register_executor("processes")
 def run_processes(analyse: AnalyseFn, dataset, config, bounds: Bounds, workers: int = 0) -> Iterator[Any]:
     """Chunks spread over ``workers`` local processes (0 = all cores); forked where the OS can."""
+    import multiprocessing as mp  # here: 20-50 ms of import that one-process runs never pay
+
     global _POOL_DATA
     workers = workers or os.cpu_count() or 1
     if workers <= 1 or len(bounds) < 2:

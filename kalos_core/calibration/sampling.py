@@ -32,6 +32,7 @@ import numpy as np
 from ..arrays import ranges
 from ..data import MultiRaterDataset, row_positions
 from ..geometry import DistanceSpec, Prepared, get_distance
+from ..geometry.registry import columnar
 from .types import SIZE_CUTOFFS
 
 
@@ -123,7 +124,10 @@ class PreparedCache:
     def get(self, spec: DistanceSpec) -> tuple[list[Prepared], Prepared]:
         if spec.prepare not in self._cache:
             per_image = [spec.prepare(im, anns) for im, anns in zip(self.plan.dataset.images, self.plan.order)]
-            self._cache[spec.prepare] = (per_image, concat_prepared(per_image))
+            everything = concat_prepared(per_image)
+            if spec.kind == "box":   # column-major: the box pair formulas read a coordinate of every pair at once
+                everything = Prepared(len(everything), **{k: columnar(v) for k, v in everything.arrays.items()})
+            self._cache[spec.prepare] = (per_image, everything)
         return self._cache[spec.prepare]
 
     def do_pairs(self) -> list[tuple]:

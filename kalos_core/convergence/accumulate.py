@@ -52,10 +52,11 @@ def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16) -
     masks = np.asarray(masks, dtype=bool)
     out = np.empty((len(masks), T, len(table.cat_ids)))
     pad = np.zeros((T, 1), dtype=bool)
-    flags = (np.concatenate([table.matched & ~table.ignored, pad], axis=1),
-             np.concatenate([~table.matched & ~table.ignored, pad], axis=1), np.r_[table.det_cat, -1])
+    flags = (_packed(np.concatenate([table.matched & ~table.ignored, pad], axis=1)),
+             _packed(np.concatenate([~table.matched & ~table.ignored, pad], axis=1)), np.r_[table.det_cat, -1])
     need = _first_tp_needed(int(table.npig.sum(axis=1).max(initial=0)))
-    width = max(1, int(masks[:, table.det_img].sum(axis=1).max(initial=0)) * T)
+    per_image = np.bincount(table.det_img, minlength=masks.shape[1])    # detections per image
+    width = max(1, int((masks.astype(np.int64) @ per_image).max(initial=0)) * T)
     step = max(1, cells // width)
     for lo in range(0, len(masks), step):
         out[lo:lo + step] = _chunk_ap(table, masks[lo:lo + step], flags, need)
@@ -72,7 +73,7 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     npig = masks.astype(np.int64) @ table.npig.T                      # (S, K)
     ap = np.where(npig > 0, 0.0, np.nan)[:, None, :].repeat(T, axis=1)
     keep = masks[:, table.det_img]                                    # (S, N)
-    length = keep.sum(axis=1)
+    length = np.count_nonzero(keep, axis=1)
     L = int(length.max(initial=0))
     if L == 0:
         return ap
@@ -81,24 +82,25 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     det[rows, np.arange(len(rows)) - np.repeat(np.cumsum(length) - length, length)] = cols
     real = det < N
     cat = flags[2][det]
-    tp = flags[0][:, det]                                             # (T, S, L)
+    tp = _unpacked(flags[0], det, T)                                  # (T, S, L)
     start = np.ones((S, L), dtype=bool)
     start[:, 1:] = cat[:, 1:] != cat[:, :-1]
     head = start & real
-    gid = np.cumsum(head.ravel()).reshape(S, L) - 1                   # each cell's segment (row-major)
-    tp_c = _segment_cumsum(tp, head, gid)
+    # cells per segment, row-major; the first count: cells before any segment (rows of no detection)
+    seg_len = np.diff(np.r_[0, np.flatnonzero(head), S * L])
+    tp_c = _segment_cumsum(tp, head, seg_len)
     if table.ignored.any():
-        counted = tp_c + _segment_cumsum(flags[1][:, det], head, gid)
+        counted = tp_c + _segment_cumsum(_unpacked(flags[1], det, T), head, seg_len)
     else:   # every detection is a TP or an FP: TP + FP = the place in the segment
         place = np.arange(1, L + 1, dtype=np.int32)
         counted = place - np.maximum.accumulate(np.where(start, place - 1, 0), axis=1)
     pr = tp_c / (counted + np.spacing(1))
     seg_of = np.cumsum(start, axis=1) - 1                             # segment index within its row
     offset = 2.0 * (head.sum(axis=1)[:, None] - seg_of)
-    shifted = pr + offset
+    shifted = np.add(pr, offset, out=pr)
     if not real.all():
         shifted[:, ~real] = -np.inf
-    env = (np.maximum.accumulate(shifted[:, :, ::-1], axis=2)[:, :, ::-1] - offset).ravel()
+    acc = np.maximum.accumulate(shifted[:, :, ::-1], axis=2).ravel()   # each row reversed; less the offset when read
     # flat over the padded cells, groups = (threshold, subset, segment) in order; a recall point
     # reads the envelope where the TP count first reaches the count it needs
     first = (np.flatnonzero(head)[None, :] + (np.arange(T) * S * L)[:, None]).ravel()
@@ -109,12 +111,25 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     tp_pos = np.flatnonzero(tp)
     before = np.searchsorted(tp_pos, first)                           # TPs before each group
     total = np.diff(np.r_[before, len(tp_pos)])                       # TPs in each group
+    env = _Envelope(acc, L, np.tile(offset[head], T))
     value = _recall_mean(env, tp_pos, first, before, np.minimum(total, n_g), need_of[n_g])
     ap[g_sub, g_thr, g_cat] = np.where(n_g > 0, value, ap[g_sub, g_thr, g_cat])
     return ap
 
 
-def _recall_mean(env, tp_pos, first, before, reach, need) -> np.ndarray:
+class _Envelope:
+    """The envelope of a chunk: ``acc``, the running maximum of ``pr + offset`` over each padded row
+    of length ``L`` taken from its end (stored reversed), and each group's ``offset``."""
+
+    def __init__(self, acc: np.ndarray, L: int, offset: np.ndarray):
+        self.acc, self.L, self.offset = acc, L, offset
+
+    def at(self, cells: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """The envelope at the flat (T, S, L) ``cells`` of ``groups``: ``(max + offset) - offset``."""
+        return self.acc[cells + (self.L - 1) - 2 * (cells % self.L)] - self.offset[groups]
+
+
+def _recall_mean(env: _Envelope, tp_pos, first, before, reach, need) -> np.ndarray:
     """(G,) mean over the recall points of the envelope at the detection where each group's TP count
     first reaches ``need`` (G, R) (the group's first cell for 0; 0.0 beyond ``reach``, the TP count
     the group reaches and can use). Large groups read it per recall point; many small ones from a
@@ -122,17 +137,36 @@ def _recall_mean(env, tp_pos, first, before, reach, need) -> np.ndarray:
     tp_at = np.r_[tp_pos, 0]
     if need.size <= (reach + 1).sum():
         at = np.where(need > 0, tp_at[np.minimum(before[:, None] + need - 1, len(tp_pos))], first[:, None])
-        return np.where(need <= reach[:, None], env[at], 0.0).mean(axis=1)
+        return np.where(need <= reach[:, None], env.at(at, np.arange(len(reach))[:, None]), 0.0).mean(axis=1)
     size = reach + 2                                                  # k = 0 .. reach, then 0.0
     grp = np.repeat(np.arange(len(reach)), size)
     k = np.arange(len(grp)) - np.repeat(np.cumsum(size) - size, size)
     at = np.where(k > 0, tp_at[np.minimum(before[grp] + k - 1, len(tp_pos))], first[grp])
-    by_count = np.where(k <= reach[grp], env[at], 0.0)
+    by_count = np.where(k <= reach[grp], env.at(at, grp), 0.0)
     return by_count[(np.cumsum(size) - size)[:, None] + np.minimum(need, reach[:, None] + 1)].mean(axis=1)
 
 
-def _segment_cumsum(flags: np.ndarray, head: np.ndarray, gid: np.ndarray) -> np.ndarray:
-    """(T, S, L) running count of ``flags`` within each segment (``head``: the first cells, ``gid``:
-    each cell's segment)."""
+def _segment_cumsum(flags: np.ndarray, head: np.ndarray, seg_len: np.ndarray) -> np.ndarray:
+    """(T, S, L) running count of ``flags`` within each segment (``head``: the first cells, ``seg_len``: the
+    cells before the first segment, then the cells of each)."""
     cum = np.cumsum(flags, axis=2, dtype=np.int32)
-    return cum - (cum[:, head] - flags[:, head])[:, gid]
+    base = cum[:, head] - flags[:, head]                              # (T, segments): the count before each
+    return cum - np.repeat(np.concatenate([base[:, :1], base], axis=1), seg_len, axis=1).reshape(cum.shape)
+
+
+def _packed(flags: np.ndarray) -> np.ndarray:
+    """(T, M) bool flags as one unsigned integer per column (bit t: threshold t), so that a subset's
+    detections are gathered once for all thresholds; the flags themselves beyond 64 thresholds."""
+    T = len(flags)
+    if T > 64:
+        return flags
+    kind = np.dtype(f"uint{max(8, 1 << (T - 1).bit_length())}")
+    return np.bitwise_or.reduce(flags.astype(kind) << np.arange(T, dtype=kind)[:, None], axis=0)
+
+
+def _unpacked(packed: np.ndarray, det: np.ndarray, T: int) -> np.ndarray:
+    """(T, S, L) bool: the flags of :func:`_packed` at the detections ``det`` (S, L)."""
+    if packed.ndim == 2:
+        return packed[:, det]
+    bits = packed[det]
+    return (bits[None] & (np.ones(1, packed.dtype) << np.arange(T, dtype=packed.dtype))[:, None, None]).astype(bool)

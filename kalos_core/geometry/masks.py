@@ -12,21 +12,13 @@ from typing import Sequence
 import numpy as np
 
 from ..data import Annotation, ImageRecord
+from ..lazy import LazyModule
 from .registry import Prepared, centroid_pairs, centroid_similarity, register_distance
 
 COMMON_GRID = (256, 256)
 
 
-class _LazyMaskUtils:
-    """pycocotools is imported on first use, so box-only users never pay for it."""
-
-    def __getattr__(self, name):
-        from pycocotools import mask
-
-        return getattr(mask, name)
-
-
-mask_utils = _LazyMaskUtils()
+mask_utils = LazyModule("pycocotools.mask")   # imported on first use: box-only runs never pay for it
 
 
 def to_rle(geometry, height: int, width: int) -> dict:

@@ -11,14 +11,13 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-import shapely
 
 from ..data import Annotation, ImageRecord
+from ..lazy import LazyModule
 from .registry import (Prepared, box_overlap_sides, boxes_overlap, centroid_box_pairs, centroid_box_similarity,
                        centroid_pairs, centroid_similarity, pixel_scale, register_distance)
 
-
-UNIT_IMAGE = shapely.box(0.0, 0.0, 1.0, 1.0)
+shapely = LazyModule("shapely")   # imported on first use: box-only runs never pay for it
 _AREAL = (3, 6)   # shapely type ids of Polygon and MultiPolygon
 
 
@@ -57,7 +56,7 @@ def ring_polygons(image: ImageRecord, anns: Sequence[Annotation]) -> tuple[np.nd
     b = shapely.bounds(polys)
     out = np.flatnonzero((b[:, 0] < 0) | (b[:, 1] < 0) | (b[:, 2] > 1) | (b[:, 3] > 1))
     if len(out):
-        polys[out] = shapely.intersection(polys[out], UNIT_IMAGE)
+        polys[out] = shapely.intersection(polys[out], shapely.box(0.0, 0.0, 1.0, 1.0))
     return polys, np.asarray(owner)
 
 

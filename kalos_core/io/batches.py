@@ -19,7 +19,6 @@ processes (``--workers``), with the same answer.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import re
 from collections import deque
 from collections.abc import Callable
@@ -249,6 +248,8 @@ def read_forked(path: str | Path, take: Callable[[list], bool], fresh: Callable[
                 merge: Callable[[Any], None], workers: int, block: int | None = None, runs: bool = True) -> dict | None:
     """:func:`read_in_batches` with the batches parsed by ``workers`` forked processes (``take``:
     the taker of one process, used where the file is read again by one)."""
+    import multiprocessing as mp  # here: 20-50 ms of import that one-process reads never pay
+
     if workers > 1 and "fork" in mp.get_all_start_methods():
         with open(path, "rb") as f, mp.get_context("fork").Pool(workers) as pool:
             got = _ForkedReader(pool, fresh, merge, 2 * workers, runs).read(f, block or BLOCK)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ..io.jsonwrite import dumps_indented
 from ..jsonsafe import json_safe
 
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
@@ -226,7 +227,7 @@ class NoiseProfile:
 
     def to_json(self) -> str:
         """The profile as the JSON text :meth:`save` writes (and :func:`load_profile` reads)."""
-        return json.dumps(self.to_dict(), indent=1) + "\n"
+        return dumps_indented(self.to_dict()) + "\n"
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)

@@ -8,13 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kalos_core import Annotation, load_coco, make_image
+
 from kalos_core.calibration import sampling
-from kalos_core.calibration.braylan import annotation_sets, braylan_agreement, set_distances, set_distances_by_name
+from kalos_core.calibration.braylan import (_mean_square, annotation_sets, braylan_agreement, set_distances,
+                                           set_distances_by_name)
 from kalos_core.calibration.engine import default_distances
 from kalos_core.calibration.sampling import PreparedCache, build_plan, observe, observe_per_image
 from kalos_core.calibration.separation import KSData
 from kalos_core.data import MultiRaterDataset, in_canonical_order
-from kalos_core.geometry import get_distance
+from kalos_core.geometry import Prepared, get_distance
+from kalos_core.geometry.registry import _squared_norm, columnar, take_rows
 
 
 def both_paths(data, seed=0):
@@ -107,6 +110,38 @@ def test_pair_forms_are_symmetric_bit_for_bit(name):
     b = spec.prepare(make_image(2, 333, 97, ["b"]), [Annotation(k, "b", 1, tuple(v)) for k, v in enumerate(xywh[::-1])])
     ab, ba = spec.pairs(a, b), spec.pairs(b, a)
     assert np.array_equal(ab, ba) and len(np.unique(ab)) > 30
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, float).view(np.int64)
+
+
+@pytest.mark.parametrize("name", ["centroid", "centroid_box", "iou", "giou"])
+def test_columnar_pairs_equal_row_major_bit_for_bit(name):
+    """Calibration keeps box arrays column-major (arrays.columnar; the pair formulas read a coordinate
+    at a time): the gathered rows and every similarity must be the very same bits."""
+    rng = np.random.default_rng(8)
+    spec = get_distance("box", name)
+    xywh = np.round(rng.uniform(0, 100, (300, 4)), 1)
+    xywh[::9, 2:] = 0.0                                               # empty boxes: the 0 branches
+    rows = spec.prepare(make_image(1, 640, 480, ["a"]), [Annotation(k, "a", 1, tuple(v)) for k, v in enumerate(xywh)])
+    cols = Prepared(len(rows), **{k: columnar(v) for k, v in rows.arrays.items()})
+    assert cols["xyxy"].flags.f_contiguous and not cols["xyxy"].flags.c_contiguous
+    q, p = rng.integers(0, 300, 5000), rng.integers(0, 300, 5000)
+    assert take_rows(cols["xyxy"], q).flags.f_contiguous
+    assert np.array_equal(_bits(take_rows(cols["xyxy"], q)), _bits(rows["xyxy"][q]))
+    want = spec.pairs(rows.take_on_use(q), rows.take_on_use(p))
+    assert np.array_equal(_bits(spec.pairs(cols.take_on_use(q), cols.take_on_use(p))), _bits(want))
+    assert np.array_equal(_bits(sampling.pair_similarity(spec, cols, q, p)), _bits(want))
+    assert len(np.unique(want)) > 100
+
+
+def test_squared_norm_and_braylan_mean_square_are_numpys_reductions_bit_for_bit():
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=(1000, 2)) * 10.0 ** rng.integers(-8, 8, (1000, 1)), rng.normal(size=(1000, 2))
+    assert np.array_equal(_bits(_squared_norm(a, b)), _bits(((a - b) ** 2).sum(-1)))
+    assert np.array_equal(_bits(_squared_norm(a[:, None], b[None])), _bits(((a[:, None] - b[None]) ** 2).sum(-1)))
+    assert np.array_equal(_bits(_mean_square(a[:, 0] - b[:, 0], a[:, 1] - b[:, 1])), _bits(((a - b) ** 2).mean(axis=1)))
 
 
 def test_do_once_per_pair_with_sessions_and_uneven_rows_equals_the_per_image_path():

@@ -16,7 +16,7 @@ from kalos_core import load_coco
 from kalos_core.cli import main
 from kalos_core.convergence import (ConvergenceConfig, alpha_from_map, compute_convergence, draw_subsets,
                                     interval_stats, map_from_alpha, normal_interval, place)
-from kalos_core.convergence.accumulate import subset_ap, subsets_ap
+from kalos_core.convergence.accumulate import _packed, _unpacked, subset_ap, subsets_ap
 from kalos_core.convergence.cocoeval import _coco_gt, evaluate_direction, rater_labels
 from kalos_core.convergence.engine import image_order, per_image_alpha, restrict_raters
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
@@ -325,3 +325,34 @@ def test_vectorised_box_evaluation_is_pycocotools_bit_for_bit_on_the_corner_case
     fast = evaluate_direction(ds, gt, dt, ids, "bbox")
     _same_table(fast, evaluate_direction(ds, gt, dt, ids, "bbox", pycocotools=True))
     assert fast.ignored.any() and fast.matched.any()
+
+
+@pytest.mark.parametrize("T", [1, 8, 10, 16, 17, 64, 65])
+def test_packed_flags_gather_the_same_bits_as_the_flags(T):
+    """The bootstrap gathers a subset's flags once for all thresholds (one integer per detection);
+    unpacked they are the (T, S, L) flags themselves, whatever the width of the integer."""
+    flags = np.random.default_rng(T).random((T, 300)) < 0.4
+    det = np.sort(np.random.default_rng(0).integers(0, 300, (4, 50)), axis=1)
+    packed = _packed(flags)
+    assert packed.ndim == (2 if T > 64 else 1)
+    got = _unpacked(packed, det, T)
+    assert got.dtype == bool and got.tobytes() == flags[:, det].tobytes()
+
+
+def test_packed_gather_keeps_every_bit_with_ignored_detections(monkeypatch):
+    """The corner-case table (ignored ground truth and detections beyond the area range, tied scores):
+    the bootstrap AP with packed flags is the one with the plain flags, bit for bit."""
+    ds = synthetic(40, seed=3, crowded=130)
+    ids = [im.id for im in ds.images]
+    rng = np.random.default_rng(1)
+    dt = [dict(d, score=float(rng.choice([0.3, 0.5, 0.9]))) for d in rater_labels(ds, "r2", ids)]
+    huge = [0.0, 0.0, 2e5, 1e5]
+    gt = rater_labels(ds, "r1", ids) + [{"image_id": 3, "category_id": 3, "bbox": huge, "source_id": 9002}]
+    dt += [{"image_id": 3, "category_id": 3, "bbox": huge, "score": 0.9, "source_id": 9101},
+           {"image_id": 4, "category_id": 1, "bbox": huge, "score": 0.9, "source_id": 9102}]
+    table = evaluate_direction(ds, gt, dt, ids, "bbox")
+    assert table.ignored.any()
+    masks = draw_subsets(len(ids), 40, 0.3, seed=4)
+    packed = subsets_ap(table, masks)
+    monkeypatch.setattr("kalos_core.convergence.accumulate._packed", lambda flags: flags)
+    assert np.isfinite(packed).any() and packed.tobytes() == subsets_ap(table, masks).tobytes()

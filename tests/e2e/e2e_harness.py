@@ -72,6 +72,7 @@ class AppServer:
         self.proc = None
 
     def start(self, timeout: float = 180) -> AppServer:
+        self.timings_path.unlink(missing_ok=True)   # a file left by an earlier run is not this server's
         env = dict(os.environ, PYTHONUNBUFFERED="1", KALOS_PANEL_TIMINGS=str(self.timings_path))
         env.pop("FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS", None)   # as `make app`: FiftyOne's own settings
         self._log = open(self.log_path, "w")

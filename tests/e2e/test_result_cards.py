@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from pathlib import Path
 
@@ -43,6 +44,15 @@ def _agreement_run(key=KEY):
     ds = _ds()
     if key not in ds.list_runs():
         compute_agreement_run(ds, rater_fields=BOXES, run_key=key, bootstrap=0)
+
+
+def _consensus_run():
+    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
+
+    _agreement_run()
+    ds = _ds()
+    if f"{KEY}_consensus" not in ds.list_runs():
+        consensus_run(ds, agreement_key=KEY)
 
 
 def _pick_one(form, label: str, value: str) -> None:
@@ -88,26 +98,38 @@ def _row_input(form, label: str, i: int):
     return rows.nth(i).locator("input").first
 
 
-def _add_exports(form, exports: dict) -> None:
+def _add_exports(form, exports: dict, name: str) -> None:
     """The list input: "Add exports, ..." appends a row (Rater, Export, Format, Images folder).
     A re-resolve of the dynamic form (after a row is added or a radio clicked) can drop what
-    was typed in a row, as it can for a user typing quickly: type, let the form settle, check
-    every row and type again what was lost."""
+    was typed, as it can for a user typing quickly: type, let the form settle, check every
+    input (each row's and the new data set's name) and type again what was lost."""
     for _ in exports:
         form.get_by_role("button", name=re.compile("^Add exports")).click()
         settled_execute_button(form)
+    wanted = [(lambda i=i, label=label: _row_input(form, label, i), text)
+              for i, (rater, path) in enumerate(exports.items())
+              for label, text in (("Rater", rater), ("Export (labels file or folder)", str(path)))]
+    wanted.append((lambda: form_field(form, "New dataset name").locator("input").first, name))
     for _ in range(5):
         lost = 0
-        for i, (rater, path) in enumerate(exports.items()):
-            for label, text in (("Rater", rater), ("Export (labels file or folder)", str(path))):
-                box = _row_input(form, label, i)
-                if box.input_value() != text:
-                    lost += 1
-                    box.fill(text)
-                    settled_execute_button(form)
+        for box, text in wanted:
+            if box().input_value() != text:
+                lost += 1
+                box().fill(text)
+                settled_execute_button(form)
         if not lost:
             return
-    raise AssertionError("the export rows kept losing what was typed")
+    raise AssertionError("the form kept losing what was typed")
+
+
+def _enabled_execute(form, timeout: float = 30.0):
+    """The Execute button once enabled (a re-resolve under load can land after the form looked settled)."""
+    execute = settled_execute_button(form)
+    deadline = time.monotonic() + timeout
+    while not execute.is_enabled() and time.monotonic() < deadline:
+        form.page.wait_for_timeout(500)
+        execute = settled_execute_button(form)
+    return execute
 
 
 #: operator -> (search text, form title, python set-up (or None), form actions)
@@ -116,7 +138,8 @@ CASES = {
         fill_field(f, "Labels json", str(tmp["coco"])), _radio(f, "Into a new dataset"),
         fill_field(f, "New dataset name", tmp["new"]))),
     "import_rater_exports": ("one export per rater", "KaLOS: import one export per rater", None, lambda f, tmp: (
-        _radio(f, "Into a new dataset"), fill_field(f, "New dataset name", tmp["new"]), _add_exports(f, tmp["exports"]))),
+        _radio(f, "Into a new dataset"), fill_field(f, "New dataset name", tmp["new"]),
+        _add_exports(f, tmp["exports"], tmp["new"]))),
     "calibrate": ("calibrate", "KaLOS: calibrate threshold", None,
                   lambda f, tmp: fill_field(f, "Run key", f"{KEY}_cal")),
     "compute_agreement": ("compute agreement", "KaLOS: compute agreement", None,
@@ -128,6 +151,9 @@ CASES = {
     "compute_variations": ("variation types", "KaLOS: variation types", None,
                            lambda f, tmp: fill_field(f, "Run key", f"{KEY}_var")),
     "build_consensus": ("build consensus", "KaLOS: build consensus", _agreement_run, lambda f, tmp: None),
+    "export_consensus_coco": ("export consensus", "KaLOS: export consensus as COCO", _consensus_run,
+                              lambda f, tmp: (_pick_one(f, "Consensus run", f"{KEY}_consensus"),
+                                              fill_field(f, "COCO file to write", str(tmp["coco_out"])))),
     "tag_for_review": ("tag for review", "KaLOS: tag for review", _agreement_run,
                        lambda f, tmp: fill_field(f, "Tag", f"{KEY}_review")),
     "label_convergence": ("label convergence", "KaLOS: label convergence", None,
@@ -197,13 +223,14 @@ def test_the_operator_ends_with_its_result_card(page, demo_app, tmp_path, name):
         tmp["coco"] = build_demo(Path(tmp_path), n_images=3, seed=1, with_images=False)
     if name == "import_rater_exports":
         tmp["exports"] = _per_rater_exports(Path(tmp_path))
+    tmp["coco_out"] = Path(tmp_path) / "consensus.json"
     try:
         if setup:
             setup()
         open_app(page, demo_app)
         form = open_operator(page, query, title)
         actions(form, tmp)
-        execute = settled_execute_button(form)
+        execute = _enabled_execute(form)
         assert execute.is_enabled(), form.inner_text()
         watch_output_dialog(page)
         execute.click()
@@ -215,6 +242,8 @@ def test_the_operator_ends_with_its_result_card(page, demo_app, tmp_path, name):
             assert row in card, (row, card)
         assert not re.search(r"\d\.\d{4,}", card), f"numbers not rounded for people: {card}"
         assert history and "Next" in history[-1], history        # never stops at a bare progress bar
+        if name == "export_consensus_coco":
+            assert tmp["coco_out"].is_file() and "Labels written" in card, card
         if name.startswith("delete"):
             assert KEY not in _ds().list_runs()
             page.get_by_text(f"KaLOS: run '{KEY}' deleted").first.wait_for(timeout=15_000)  # the confirmation

@@ -25,7 +25,7 @@ def test_columnar_read_equals_per_label_read(fo_isolated, demo, layout):
     ds, fields = make_dataset(fo_isolated, demo, layout=layout)
     source = (resolve_source(ds, rater_fields=fields) if layout == "rater_fields"
               else resolve_source(ds, label_field="raters"))
-    col, ref = read_dataset(ds, source, columnar=True), read_dataset(ds, source)
+    col, ref = read_dataset(ds, source), read_dataset(ds, source, columnar=False)
     assert all(isinstance(im.annotations, AnnotationColumns) for im in col.images)
     assert col.images == ref.images
     assert sum(len(im.annotations) for im in col.images) == demo.n_annotations > 0

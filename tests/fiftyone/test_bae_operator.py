@@ -38,7 +38,7 @@ def engine_data(ds, **source):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import read_dataset, resolve_source
 
     fields = None if source.get("label_field") else source.get("rater_fields", FIELDS)
-    return read_dataset(ds, resolve_source(ds, fields, source.get("label_field"), "rater_id"))
+    return read_dataset(ds, resolve_source(ds, fields, source.get("label_field"), "rater_id"), columnar=False)
 
 
 def test_bae_is_the_engine_on_the_per_sample_mean_vectors(ds):

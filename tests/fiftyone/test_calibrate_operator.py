@@ -8,6 +8,7 @@ import pytest
 from kalos_core import load_coco
 from kalos_core.calibration import CalibrationConfig, calibrate
 from kalos_core.demo_data import build_demo
+from tests.fiftyone.operator_calls import run_operator as execute, resolved_form as form
 
 PLUGIN = "@kalos/agreement"
 URI = f"{PLUGIN}/calibrate"
@@ -44,22 +45,6 @@ def make_dataset(fo, data, layout="rater_fields", with_metadata=False):
         samples.append(s)
     ds.add_samples(samples)
     return ds, [f"raters_{r}" for r in data.raters]
-
-
-def execute(uri, ds, **params):
-    import fiftyone.operators as foo
-    res = foo.execute_operator(uri, dataset=ds.name, params=params)
-    if res.error:
-        raise RuntimeError(res.error)
-    return res
-
-
-def form(uri, ds, **params):
-    """The operator's resolved input form, as {name: property}."""
-    import fiftyone.operators as foo
-    from fiftyone.operators.executor import ExecutionContext
-    op = foo.get_operator(uri)
-    return op.resolve_input(ExecutionContext({"dataset_name": ds.name, "params": params})).type.properties
 
 
 def test_operator_stores_what_the_engine_computes(fo_isolated, demo):

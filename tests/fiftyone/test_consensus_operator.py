@@ -5,30 +5,10 @@ import uuid
 
 import bson
 import pytest
+from tests.fiftyone.operator_calls import run_operator as execute, resolved_form as form, form_errors as errors
 
 PLUGIN = "@kalos/agreement"
 FIELDS = ["raters_r1", "raters_r2", "raters_r3"]
-
-
-def execute(name, ds, **params):
-    import fiftyone.operators as foo
-
-    res = foo.execute_operator(f"{PLUGIN}/{name}", dataset=ds.name, params=params)
-    if res.error:
-        raise RuntimeError(res.error)
-    return res
-
-
-def form(name, ds, **params):
-    import fiftyone.operators as foo
-    from fiftyone.operators.executor import ExecutionContext
-
-    ctx = ExecutionContext(request_params={"dataset_name": ds.name, "params": params})
-    return foo.get_operator(f"{PLUGIN}/{name}").resolve_input(ctx).type.properties
-
-
-def errors(props):
-    return {k: p.error_message for k, p in props.items() if p.invalid}
 
 
 def three_raters(fo):
@@ -191,6 +171,23 @@ def test_deleting_a_run_clears_an_app_view_that_uses_its_fields(ds):
     assert "clear_view" not in _triggered(res)
 
 
+#: the consensus of three_raters in COCO pixels (100 × 100): (file, class, [x, y, w, h])
+CONSENSUS_BOXES = [("1.jpg", "A", [11.0, 10.0, 30.0, 31.0]), ("2.jpg", "A", [20.0, 20.0, 40.0, 40.0]),
+                   ("2.jpg", "B", [70.0, 10.0, 20.0, 20.0])]
+
+
+def coco_boxes(path):
+    """``(file name, class, bbox)`` of every annotation of a COCO file, sorted."""
+    import json
+    from pathlib import Path
+
+    coco = json.loads(Path(path).read_text())
+    names = {c["id"]: c["name"] for c in coco["categories"]}
+    files = {im["id"]: im["file_name"] for im in coco["images"]}
+    return sorted((files[a["image_id"]], names[a["category_id"]], [round(v, 6) for v in a["bbox"]])
+                  for a in coco["annotations"])
+
+
 def test_consensus_exported_as_coco(ds, tmp_path):
     """The consensus field through FiftyOne's COCO exporter: known boxes in pixels (100 × 100),
     a tie left out and counted, an existing file never written over."""
@@ -205,13 +202,7 @@ def test_consensus_exported_as_coco(ds, tmp_path):
     execute("build_consensus", ds, agreement_key="kalos")
     out = export_consensus_coco(ds, "kalos_consensus", path)
     assert (out["samples"], out["labels"], out["left_out_ties"]) == (2, 3, 0)
-    coco = json.loads(open(path).read())
-    names = {c["id"]: c["name"] for c in coco["categories"]}
-    files = {im["id"]: im["file_name"] for im in coco["images"]}
-    got = sorted((files[a["image_id"]], names[a["category_id"]], [round(v, 6) for v in a["bbox"]])
-                 for a in coco["annotations"])
-    assert got == [("1.jpg", "A", [11.0, 10.0, 30.0, 31.0]), ("2.jpg", "A", [20.0, 20.0, 40.0, 40.0]),
-                   ("2.jpg", "B", [70.0, 10.0, 20.0, 20.0])]
+    assert coco_boxes(path) == CONSENSUS_BOXES
     with pytest.raises(SetupError, match="consensus.json exists; choose another path or pass overwrite=True"):
         export_consensus_coco(ds, "kalos_consensus", path)
 
@@ -221,3 +212,37 @@ def test_consensus_exported_as_coco(ds, tmp_path):
     out = export_consensus_coco(ds, "kalos_consensus", path, overwrite=True)
     assert (out["labels"], out["left_out_ties"]) == (2, 1)
     assert len(json.loads(open(path).read())["annotations"]) == 2
+
+
+def test_the_export_operator_writes_the_consensus_as_coco_and_ends_with_its_card(ds, tmp_path):
+    """The App's export_consensus_coco: form errors (no consensus run yet; an existing file unless
+    overwrite), then the COCO file read back: the known consensus boxes in pixels (100 × 100)."""
+    import json
+
+    from fiftyone.operators.executor import ExecutionError
+
+    from tests.fiftyone.operator_results import check_card, shown_card
+
+    path = tmp_path / "consensus.json"
+    assert "No KaLOS consensus run" in str(form("export_consensus_coco", ds)["none"].view.label)
+    execute("build_consensus", ds, agreement_key="kalos")
+    assert errors(form("export_consensus_coco", ds, labels_path=str(tmp_path))) == {
+        "labels_path": f"{tmp_path} is a folder; give the path of a file (consensus.json)"}
+    res = execute("export_consensus_coco", ds, consensus_key="kalos_consensus", labels_path=str(path))
+    title, rows, results = shown_card(res)
+    check_card(title, rows)
+    assert results["path"] == str(path) and results["labels"] == 3
+    shown = dict(rows)
+    assert (shown["Labels written"], shown["Samples"], shown["Tied labels left out (class not guessed)"]) == \
+        ("3", "2", "0")
+    assert shown["Written"].startswith(f"the COCO file {path}") and shown["Run key"] == "kalos_consensus"
+    assert coco_boxes(path) == CONSENSUS_BOXES
+    before = path.read_text()
+    assert errors(form("export_consensus_coco", ds, labels_path=str(path))) == {
+        "labels_path": f"{path} exists; choose another path or pass overwrite=True"}
+    with pytest.raises(ExecutionError, match="Path: labels_path. Reason: .* exists; choose another path"):
+        execute("export_consensus_coco", ds, consensus_key="kalos_consensus", labels_path=str(path))
+    assert path.read_text() == before   # never written over unless asked
+    assert not errors(form("export_consensus_coco", ds, labels_path=str(path), overwrite=True))
+    execute("export_consensus_coco", ds, labels_path=str(path), overwrite=True)   # the newest consensus run
+    assert len(json.loads(path.read_text())["annotations"]) == 3

@@ -8,6 +8,7 @@ import pytest
 from kalos_core import load_coco
 from kalos_core.demo_data import build_demo
 from tests.fiftyone.operator_results import shown_result
+from tests.fiftyone.operator_calls import run_operator as execute, resolved_form as form, form_errors as errors
 
 PLUGIN = "@kalos/agreement"
 
@@ -34,28 +35,6 @@ def model_dataset(fo, data, copy_of=0, seed=0):
 @pytest.fixture(scope="module")
 def model_ds(fo_isolated, demo):
     return model_dataset(fo_isolated, demo)
-
-
-def execute(name, ds, **params):
-    import fiftyone.operators as foo
-
-    res = foo.execute_operator(f"{PLUGIN}/{name}", dataset=ds.name, params=params)
-    if res.error:
-        raise RuntimeError(res.error)
-    return res
-
-
-def form(name, ds, **params):
-    """The operator's resolved form: {name: property}."""
-    import fiftyone.operators as foo
-    from fiftyone.operators.executor import ExecutionContext
-
-    ctx = ExecutionContext(request_params={"dataset_name": ds.name, "params": params})
-    return foo.get_operator(f"{PLUGIN}/{name}").resolve_input(ctx).type.properties
-
-
-def errors(props):
-    return {k: p.error_message for k, p in props.items() if p.invalid}
 
 
 # -- label convergence -------------------------------------------------------------------------

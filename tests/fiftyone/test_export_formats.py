@@ -10,8 +10,9 @@ import pytest
 from PIL import Image
 
 URI = "@kalos/agreement/compute_agreement"
-#: (YOLOv5: refused with the reason, below: its importer finds labels through the image files only)
-FORMATS = ["KITTIDetectionDataset", "VOCDetectionDataset", "CVATImageDataset", "FiftyOneImageDetectionDataset"]
+#: YOLOv5 without its images: every labels file read, images named by stem (fiftyone_layer/yolov5.py)
+FORMATS = ["KITTIDetectionDataset", "VOCDetectionDataset", "CVATImageDataset", "FiftyOneImageDetectionDataset",
+           "YOLOv5Dataset"]
 
 
 def alpha_by_stem(ds, fields, stem_of, key="k"):
@@ -66,7 +67,7 @@ def test_each_format_written_by_fiftyone_gives_the_alpha_of_its_source(source, f
     assert alpha_by_stem(got, ["raters_r1", "raters_r2"], str, key="again") == pytest.approx(alpha)
 
 
-def test_kitti_without_its_images_and_yolov5_are_refused_with_the_reason(source):
+def test_kitti_without_its_images_is_refused_with_the_reason(source):
     import fiftyone as fo
 
     from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
@@ -79,8 +80,62 @@ def test_kitti_without_its_images_and_yolov5_are_refused_with_the_reason(source)
                                          "images folder"):
         rater_import.import_rater_exports(f"kalos-fmt-{uuid.uuid4().hex[:8]}",
                                           [("r1", str(out), "KITTIDetectionDataset")], match_by="stem")
+
+
+def test_yolov5_with_its_images_is_read_by_fiftyones_importer(source):
+    """A full YOLOv5 export (dataset.yaml, images/val, labels/val): FiftyOne's importer reads it, the
+    class names from the YAML, the images matched by file name."""
+    import fiftyone as fo
+
+    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+
+    ds, folder, alpha = source
+    exports = []
+    for r in ("r1", "r2"):
+        out = folder / f"yolo_full_{r}"
+        ds.export(export_dir=str(out), dataset_type=fo.types.YOLOv5Dataset, label_field=f"raters_{r}",
+                  classes=["cat", "dog"])
+        exports.append((r, str(out), "YOLOv5Dataset"))
+    got = rater_import.import_rater_exports(f"kalos-fmt-{uuid.uuid4().hex[:8]}", exports)
+    assert sorted(got.distinct("raters_r1.detections.label")) == ["cat", "dog"]
+    assert all(os.path.isfile(p) for p in got.values("filepath"))        # the export's own images
+    stem = lambda p: os.path.splitext(os.path.basename(p))[0]  # noqa: E731
+    assert alpha_by_stem(got, ["raters_r1", "raters_r2"], stem, key="again") == pytest.approx(alpha)
+
+
+def test_yolov5_labels_alone_need_stems(source):
+    import fiftyone as fo
+
+    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+
+    ds, folder, _ = source
     yolo = folder / "yolo_alone"
     ds.export(export_dir=str(yolo), dataset_type=fo.types.YOLOv5Dataset, label_field="raters_r1",
               export_media=False, classes=["cat", "dog"])
-    with pytest.raises(ValueError, match="yolo_alone: YOLOv5 exports are read through their images"):
+    with pytest.raises(ValueError, match="yolo_alone: the images of this YOLOv5 export are not here.*match by stem"):
         rater_import.import_rater_exports(f"kalos-fmt-{uuid.uuid4().hex[:8]}", [("r1", str(yolo), "YOLOv5Dataset")])
+    empty = folder / "yolo_empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="yolo_empty: no YOLOv5 labels files"):
+        rater_import.import_rater_exports(f"kalos-fmt-{uuid.uuid4().hex[:8]}", [("r1", str(empty), "YOLOv5Dataset")],
+                                          match_by="stem")
+
+
+def test_image_less_exports_match_by_path_whatever_the_export_is_called(tmp_path, fo_isolated):
+    """Two COCO exports named differently whose images sit in sub-folders: matched by the path in the
+    export, not by the export's own name."""
+    import json
+
+    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+
+    images = [{"id": i, "file_name": f"{d}/a.jpg", "width": 100, "height": 80} for i, d in ((1, "day"), (2, "night"))]
+    exports = []
+    for r, shift in (("ann", 0), ("bob", 40)):
+        anns = [{"id": i, "image_id": i, "category_id": 1, "bbox": [10 + shift * (i == 2), 10, 30, 20], "area": 600,
+                 "iscrowd": 0} for i in (1, 2)]
+        path = tmp_path / f"{r}_export.json"
+        path.write_text(json.dumps({"images": images, "annotations": anns, "categories": [{"id": 1, "name": "c"}]}))
+        exports.append((r, str(path), "COCODetectionDataset"))
+    got = rater_import.import_rater_exports(f"kalos-fmt-{uuid.uuid4().hex[:8]}", exports, match_by="path")
+    assert sorted(got.values("file_key")) == ["day/a.jpg", "night/a.jpg"]
+    assert sorted(map(sorted, got.values("rater_list"))) == [["ann", "bob"], ["ann", "bob"]]

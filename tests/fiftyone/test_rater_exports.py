@@ -145,8 +145,15 @@ def test_the_operator_imports_into_a_new_dataset(rex, tmp_path, fo_isolated):
     assert fo_isolated.load_dataset(target).count("raters_ann.detections") == 1
 
 
-def cvat_xml(data, rater, job_id, assignee=True):
-    """One rater's CVAT-for-images 1.1 job export of a multi-rater COCO dict (boxes in pixels)."""
+def cvat_labels(data) -> str:
+    """The ``<labels>`` of a CVAT meta: the categories of a COCO dict."""
+    names = sorted({c["name"] for c in data["categories"]})
+    return "<labels>" + "".join(f"<label><name>{n}</name><attributes/></label>" for n in names) + "</labels>"
+
+
+def cvat_images(data, rater, first_id=0, extra="") -> list[str]:
+    """The ``<image>`` elements of one rater's labels of a multi-rater COCO dict (boxes in pixels);
+    ``extra``: more attributes of each image (a project export's ``subset`` and ``task_id``)."""
     from xml.sax.saxutils import quoteattr
 
     names = {c["id"]: c["name"] for c in data["categories"]}
@@ -154,22 +161,30 @@ def cvat_xml(data, rater, job_id, assignee=True):
     for a in data["annotations"]:
         if a["rater_id"] == rater:
             by_image.setdefault(a["image_id"], []).append(a)
-    who = f"<assignee><username>{rater}</username><email/></assignee>" if assignee else ""
-    labels = "".join(f"<label><name>{n}</name><attributes/></label>" for n in sorted(set(names.values())))
-    lines = ['<?xml version="1.0" encoding="utf-8"?>', "<annotations>", "<version>1.1</version>",
-             (f"<meta><job><id>{job_id}</id><size>{len(data['images'])}</size><mode>annotation</mode>"
-             f"<overlap>0</overlap><start_frame>0</start_frame><stop_frame>{len(data['images']) - 1}</stop_frame>"
-             f"<labels>{labels}</labels>{who}</job><dumped>2026-11-26 00:00:00+00:00</dumped></meta>")]
+    lines = []
     for k, im in enumerate(i for i in data["images"] if rater in i["rater_list"]):
-        lines.append(f'<image id="{k}" name={quoteattr(im["file_name"])} width="{im["width"]}" '
+        lines.append(f'<image id="{first_id + k}" name={quoteattr(im["file_name"])}{extra} width="{im["width"]}" '
                      f'height="{im["height"]}">')
         for a in by_image.get(im["id"], []):
             x, y, w, h = a["bbox"]
             lines.append(f'<box label={quoteattr(names[a["category_id"]])} source="manual" occluded="0" '
                          f'xtl="{x!r}" ytl="{y!r}" xbr="{x + w!r}" ybr="{y + h!r}" z_order="0"></box>')
         lines.append("</image>")
-    lines.append("</annotations>")
-    return "\n".join(lines)
+    return lines
+
+
+HEAD = ['<?xml version="1.0" encoding="utf-8"?>', "<annotations>", "<version>1.1</version>"]
+DUMPED = "<dumped>2026-11-26 00:00:00+00:00</dumped>"
+
+
+def cvat_xml(data, rater, job_id, assignee=True):
+    """One rater's CVAT-for-images 1.1 job export of a multi-rater COCO dict (boxes in pixels)."""
+    who = f"<assignee><username>{rater}</username><email/></assignee>" if assignee else ""
+    n = len(data["images"])
+    meta = (f"<meta><job><id>{job_id}</id><size>{n}</size><mode>annotation</mode><overlap>0</overlap>"
+            f"<start_frame>0</start_frame><stop_frame>{n - 1}</stop_frame>{cvat_labels(data)}{who}</job>{DUMPED}"
+            "</meta>")
+    return "\n".join([*HEAD, meta, *cvat_images(data, rater), "</annotations>"])
 
 
 def whole_pixels(data):

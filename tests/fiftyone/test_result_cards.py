@@ -78,6 +78,7 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
         ("browse_disagreements", {"run_key": "agr"}),
         ("compute_variations", {"rater_fields": fields, "run_key": "var"}),
         ("build_consensus", {"agreement_key": "agr"}),
+        ("export_consensus_coco", {"consensus_key": "agr_consensus", "labels_path": str(folder / "consensus.json")}),
         ("tag_for_review", {"run_key": "agr", "tag": "review"}),
         ("label_convergence", {"rater_fields": fields, "run_key": "conv", "bootstrap": 5, "predictions_field": "model"}),
         ("noise_aware_evaluation", {"predictions_field": "model", "reference_field": fields[1],

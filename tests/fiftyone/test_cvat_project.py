@@ -1,0 +1,124 @@
+"""A CVAT project export (CVAT for images 1.1) whose tasks are replicas over the same frames: one
+rater per task, each task read by FiftyOne's CVAT importer, image-less. LVIS r1/r2 as one project
+export gives the α of the two job XMLs (skipped without ../shared/data); a small hand-checked
+project runs without it; the refusals name the task at fault."""
+
+import json
+
+import pytest
+
+from .test_rater_exports import (
+    DUMPED,
+    HEAD,
+    agreement,
+    check_same_alpha,
+    cvat_images,
+    cvat_labels,
+    dump,
+    name,
+    reference,
+    whole_pixels,
+)
+
+
+@pytest.fixture(scope="module")
+def rex(fo_isolated):
+    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+
+    return rater_import
+
+
+def cvat_project_xml(data, tasks):
+    """A project export of a multi-rater COCO dict as CVAT writes it: ``<meta><project>`` with its
+    labels and ``<tasks>`` (``tasks``: ``(task id, rater, assignee?)``, one task per rater with one
+    job), every image with its ``subset`` and ``task_id``, image ids running on across the tasks."""
+    metas, images = [], []
+    for task_id, rater, assigned in tasks:
+        n = sum(rater in im["rater_list"] for im in data["images"])
+        who = f"<assignee><username>{rater}</username><email/></assignee>" if assigned else "<assignee></assignee>"
+        metas.append(f"<task><id>{task_id}</id><name>replica {rater}</name><size>{n}</size><mode>annotation</mode>"
+                     f"<overlap>0</overlap><bugtracker></bugtracker><subset>default</subset>"
+                     f"<start_frame>0</start_frame><stop_frame>{n - 1}</stop_frame><frame_filter></frame_filter>"
+                     f"<segments><segment><id>{task_id}</id><start>0</start><stop>{n - 1}</stop>"
+                     f"<url>http://localhost:8080/api/jobs/{task_id}</url></segment></segments>"
+                     f"<owner><username>admin</username><email></email></owner>{who}</task>")
+        images += cvat_images(data, rater, len(images), f' subset="default" task_id="{task_id}"')
+    meta = (f"<meta><project><id>3</id><name>replicas</name><bugtracker></bugtracker>{cvat_labels(data)}"
+            f"<tasks>{''.join(metas)}</tasks><owner><username>admin</username><email></email></owner>"
+            f"<assignee></assignee></project>{DUMPED}</meta>")
+    return "\n".join([*HEAD, meta, *images, "</annotations>"])
+
+
+def tiny():
+    """a.jpg (100x200): both raters draw the same cat box; b.jpg: a cat box against a dog box in the
+    same place; c.jpg: ann's only (task 2 not assigned), nothing drawn."""
+    images = [{"id": i + 1, "file_name": f, "width": 100, "height": 200, "rater_list": r}
+              for i, (f, r) in enumerate((("a.jpg", ["ann", "2"]), ("b.jpg", ["ann", "2"]), ("c.jpg", ["ann"])))]
+    box = [10, 20, 30, 60]
+    anns = [{"id": k + 1, "image_id": im, "category_id": c, "bbox": box, "rater_id": r}
+            for k, (im, c, r) in enumerate(((1, 1, "ann"), (1, 1, "2"), (2, 1, "ann"), (2, 2, "2")))]
+    return {"images": images, "annotations": anns, "categories": [{"id": 1, "name": "cat"}, {"id": 2, "name": "dog"}]}
+
+
+def test_a_project_export_is_one_rater_per_task_hand_checked(rex, tmp_path):
+    path = dump(tmp_path, "annotations.xml", cvat_project_xml(tiny(), [(11, "ann", True), (12, "2", False)]))
+    ds = rex.import_cvat_replicas(name(), [path], placeholders=False)
+    # task 11's assignee; task 12 has none: its name
+    assert ds.info["kalos_import"]["rater_fields"] == {"raters_ann": "ann", "raters_replica_2": "replica 2"}
+    a, b, c = (ds.match({"file_key": k}).first() for k in ("a.jpg", "b.jpg", "c.jpg"))
+    assert a.rater_list == ["ann", "replica 2"] and c.rater_list == ["ann"]
+    assert c.raters_replica_2 is None and c.raters_ann.detections == []   # not assigned vs nothing drawn
+    assert a.raters_ann.detections[0].bounding_box == pytest.approx([0.1, 0.1, 0.3, 0.3])
+    assert [d.label for d in b.raters_replica_2.detections] == ["dog"]
+    res = agreement(ds, ["raters_ann", "raters_replica_2"])
+    # a: [[cat], [cat]] -> 1; b: [[cat], [dog]] -> 0; global over the units (cat, cat), (cat, dog):
+    # n = 4, o_cat,cat = 2, n_cat = 3: ((4 - 1) * 2 - 3 * 2) / (4 * 3 - 3 * 2) = 0
+    alpha = dict(zip(ds.values("file_key"), ds.values("kalos_alpha")))
+    assert (alpha["a.jpg"], alpha["b.jpg"]) == (1.0, 0.0)
+    assert res.global_alpha == pytest.approx(0.0)
+
+
+def test_a_project_export_refusals_name_the_fault(rex, tmp_path, fo_isolated):
+    data = tiny()
+    one = dump(tmp_path, "one.xml", cvat_project_xml(data, [(11, "ann", True)]))
+    split = {"images": [{**im, "rater_list": ["ann"]} for im in data["images"][:2]]
+             + [{**im, "id": im["id"] + 10, "file_name": "other_" + im["file_name"], "rater_list": ["2"]}
+                for im in data["images"][:2]],
+             "annotations": [a for a in data["annotations"] if a["rater_id"] == "ann"]
+             + [{**a, "image_id": a["image_id"] + 10} for a in data["annotations"] if a["rater_id"] == "2"],
+             "categories": data["categories"]}
+    disjoint = dump(tmp_path, "disjoint.xml", cvat_project_xml(split, [(11, "ann", True), (12, "2", True)]))
+    both = dump(tmp_path, "both.xml", cvat_project_xml(data, [(11, "ann", True), (12, "2", True)]))
+    cases = [([(None, one, "CVATImageDataset")], "holds 1 task with images: one rater"),
+             ([(None, disjoint, "CVATImageDataset")], r"task 11 \('replica ann'\) .* shares no image"),
+             ([("bob", both, "CVATImageDataset")], "is a CVAT project export: its raters are")]
+    for exports, message in cases:
+        target = name()
+        with pytest.raises(ValueError, match=message):
+            rex.import_rater_exports(target, exports)
+        assert not fo_isolated.dataset_exists(target)
+
+
+@pytest.mark.realdata
+def test_lvis_as_one_cvat_project_export_gives_the_alpha_of_two_job_xmls(rex, lvis_subset_path, tmp_path):
+    data = json.loads(lvis_subset_path.read_text())
+    path = dump(tmp_path, "annotations.xml", cvat_project_xml(data, [(7, "r1", True), (8, "r2", True)]))
+    ds = rex.import_rater_exports(name(), [(None, path, "CVATImageDataset")], placeholders=False)
+    assert ds.info["kalos_import"]["rater_fields"] == {"raters_r1": "r1", "raters_r2": "r2"}
+    assert ds.count("raters_r1.detections") + ds.count("raters_r2.detections") == len(data["annotations"])
+    # the same whole-pixel boxes as the two job XMLs: mean 0.6861, global 0.6457
+    check_same_alpha(ds, reference(whole_pixels(data)), mean=0.6861, global_=0.6457)
+
+
+def test_the_import_operator_reads_a_project_export_with_the_rater_left_empty(rex, tmp_path, fo_isolated):
+    import fiftyone.operators as foo
+
+    path = dump(tmp_path, "annotations.xml", cvat_project_xml(tiny(), [(11, "ann", True), (12, "2", False)]))
+    target = name()
+    res = foo.execute_operator("@kalos/agreement/import_rater_exports", params={
+        "exports": [{"rater": "", "path": path, "format": "CVATImageDataset"}], "target": "new",
+        "new_dataset": target})
+    assert res.error is None, res.error
+    ds = fo_isolated.load_dataset(target)
+    assert sorted(ds.info["kalos_import"]["rater_fields"].values()) == ["ann", "replica 2"]
+    assert ds.count("raters_ann.detections") == 2 and ds.count("raters_replica_2.detections") == 2
