@@ -13,33 +13,27 @@ Pure helpers of :class:`panels.common.RunPanel` (no panel class here):
 * **One patch per event.** Every ``ctx.panel.state.x = v`` is an operation of its own that the
   App applies, re-rendering the panel each time (about twenty on a load: seconds of browser time);
   :func:`batched_patches` sends one data patch (and, rarely, one state patch) per event instead.
-* **State kept by the server.** Whatever a panel's handlers set in ``ctx.panel.state`` goes to the
-  App as *data* (:func:`batched_patches`), and the server keeps the panel's state itself
-  (:func:`restore`): the App saves every change of a panel's state into its spaces, and each such
-  save reloads the dataset page and the grid (DatasetPageQuery, paginateSamplesQuery: seconds of
-  the first open, docs/perf/app_open.md). Panel data is not saved there. Only :data:`APP_STATE`
-  (the user's own grid before the first click) is written to the App's state, so that it
-  outlives the server; the App's copy of any other key is read only where the server kept none.
+* **State sent as data.** Whatever a panel's handlers set in ``ctx.panel.state`` goes to the
+  App as *data* (:func:`batched_patches`) and the server keeps the state (:mod:`panels.kept`):
+  the App saves every change of a panel's state into its spaces, and each such save reloads
+  the dataset page and the grid (docs/perf/app_open.md). Only :data:`panels.kept.APP_STATE` is
+  written to the App's state.
 * **Help link.** A panel's ``HELP_URL`` is absolute, or a path inside this repository
   (``docs/panels.md``), served by the App under ``/plugins/<plugin folder>/``.
 """
 
 from __future__ import annotations
 
-import copy
 import os
-from collections import OrderedDict
 from contextlib import contextmanager
+from types import SimpleNamespace
+
+from .kept import APP_STATE
 
 STORE = "kalos_panels"
 #: tallest chart, in pixels: in a split beside the grid (1600 x 1000 window) the whole chart
 #: fits under the panel's header without scrolling
 MAX_CHART_HEIGHT = 340
-#: state keys written to the App's panel state (saved in its spaces); every other key goes as data
-APP_STATE = ("before",)
-#: how many panels' states the server keeps (least recently used dropped)
-KEPT_MAX = 256
-_kept: OrderedDict = OrderedDict()
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -74,49 +68,21 @@ def remember(ctx, panel: str, **values) -> None:
         pass
 
 
-# -- state kept by the server --------------------------------------------------------------------
-
-def _kept_key(ctx, panel: str) -> tuple:
-    return ctx.dataset_name, panel, ctx.params.get("panel_id")
-
-
-def restore(ctx, panel: str) -> bool:
-    """Put what the server kept of this panel's state over the state the App sent, but for
-    :data:`APP_STATE`: the App may hold a stale copy of any shown value (its forms write what
-    they show into the state), and handlers take a changed input's value from the event's
-    params. False when nothing was kept (a new panel, or a restarted server: the caller loads
-    the panel again)."""
-    kept = _kept.get(_kept_key(ctx, panel))
-    if kept is None:
-        return False
-    _kept.move_to_end(_kept_key(ctx, panel))
-    merged = dict(ctx.panel.state._data or {})
-    merged.update({k: v for k, v in copy.deepcopy(kept).items() if k not in APP_STATE})
-    ctx.panel.state._data = merged
-    return True
-
-
-def keep(ctx, panel: str) -> None:
-    """Keep the panel's state as this event left it (for :func:`restore`)."""
-    _kept[_kept_key(ctx, panel)] = copy.deepcopy(dict(ctx.panel.state._data or {}))
-    _kept.move_to_end(_kept_key(ctx, panel))
-    while len(_kept) > KEPT_MAX:
-        _kept.popitem(last=False)
-
-
 # -- one patch per event -------------------------------------------------------------------------
 
 @contextmanager
-def batched_patches(ctx, as_data: bool = True):
+def batched_patches(ctx, clear=None):
     """Within the block, the panel's state and data patches are gathered (a later value of a path
     replaces the earlier one, in the order last set) and sent just before the panel's output (or
     at the end of the block): the state's paths as data (a data path set too wins, as in the
-    App's merge of the two), but for :data:`APP_STATE`, sent as one state patch; with
-    ``as_data=False`` the state's paths go as a state patch."""
+    App's merge of the two), but for :data:`APP_STATE`, sent as a state patch together with
+    ``clear(top-level keys sent as data)`` (:func:`panels.kept.stale`; each key cleared once).
+    Yields what was sent: ``.state`` and ``.data``, the top-level keys of either patch."""
     ops = ctx.ops
     send = {"patch_panel_state": ops.patch_panel_state, "patch_panel_data": ops.patch_panel_data}
     output = ops.show_panel_output
     pending = {name: {} for name in send}
+    sent, cleared = SimpleNamespace(state=set(), data=set()), set()
 
     def gather(name):
         def patch(values, panel_id=None):
@@ -127,10 +93,15 @@ def batched_patches(ctx, as_data: bool = True):
 
     def flush():
         state, data = pending["patch_panel_state"], pending["patch_panel_data"]
-        moved = {k: v for k, v in state.items() if as_data and k.split(".")[0] not in APP_STATE}
+        sent.state |= {k.split(".")[0] for k in state}
+        moved = {k: v for k, v in state.items() if k.split(".")[0] not in APP_STATE}
         pending["patch_panel_data"] = {**moved, **data}
         for k in moved:
             del state[k]
+        sent.data |= {k.split(".")[0] for k in pending["patch_panel_data"]}
+        stale = {k: v for k, v in (clear(sent.data) if clear else {}).items() if k not in cleared}
+        cleared.update(stale)
+        pending["patch_panel_state"] = {**stale, **state}
         for name, values in pending.items():
             if values:
                 send[name](dict(values))
@@ -144,7 +115,7 @@ def batched_patches(ctx, as_data: bool = True):
         setattr(ops, name, gather(name))
     ops.show_panel_output = show
     try:
-        yield
+        yield sent
         flush()
     finally:
         for name, fn in send.items():

@@ -22,7 +22,7 @@ from kalos_core.measure import get_measure
 from kalos_core.params import stored_form_values
 
 from ..fiftyone_layer import run_store
-from . import chrome, notices
+from . import chrome, kept, notices
 from .runs import load_results, run_labels, runs_of  # noqa: F401  (the run store; panels import them from here)
 
 AGREEMENT_METHOD = run_store.AGREEMENT
@@ -31,7 +31,7 @@ COMPUTE_URI = "@kalos/agreement/compute_agreement"
 CALIBRATE_URI = "@kalos/agreement/calibrate"
 
 #: panel events that load the panel themselves: no second load when the server kept no state
-RELOADS = (None, "on_startup", "on_load", "on_unload", "on_change_dataset", "on_change_run", "refresh")
+RELOADS = (None, "on_startup", "on_load", "on_change_dataset", "on_change_run", "refresh")
 #: interpretation bands of α (kalos_core.reliability.interpret), low to high, with an RGB colour
 BANDS = (
     (-math.inf, 0.0, "systematic disagreement", "214,39,40"),
@@ -179,11 +179,6 @@ class RunPanel(foo.Panel):
              "and the diagnostics this panel shows.")
     ACTION_LABEL = "Compute agreement"
     ACTION_URI = COMPUTE_URI
-    #: the panel's state kept by the server and sent to the App as data (:mod:`panels.chrome`);
-    #: False: sent as the App's panel state, as FiftyOne does (class difficulty: its search left
-    #: 4 bars of 5 drawn, not 1, in the browser whenever its ``classes`` list was not in the App's
-    #: state beside the chart's ``classes`` data; not traced yet, docs/perf/app_open.md)
-    SERVER_STATE = True
     #: what "Recompute" adds to the run's stored config (the diagnostic this panel shows)
     RERUN_ADDS: dict = {}
     #: the engine's measure this panel shows (kalos_core.measure): Recompute re-opens its form with
@@ -234,14 +229,22 @@ class RunPanel(foo.Panel):
         ctx.kalos_steps = {}   # the handler's parts, in ms (:func:`lap`)
         method = ctx.params.get("__method__")
         try:
-            kept = self.SERVER_STATE
-            with chrome.batched_patches(ctx, kept):   # one data patch (and state patch): one re-render in the App
-                if kept and not chrome.restore(ctx, self.panel_name) and method not in RELOADS:
-                    self.on_load(ctx)   # a state the server did not keep (restarted): load it again
+            if method in (None, "on_startup") or ctx.dataset is None:   # registration, or no dataset
+                return super().execute(ctx)
+            if method == "on_unload":   # the panel was closed: nothing to draw
+                kept.forget(ctx, self.panel_name)
+                return None
+            app = dict(ctx.panel.state._data or {})   # the App's copy, before the kept state goes over it
+            t = lap(ctx, "dataset", t0)   # FiftyOne loads the dataset, reloaded, on a request's first use
+            saved = kept.restore(ctx, self.panel_name)
+            lap(ctx, "kept", t)
+            owned = set(saved["owned"]) if saved else set()
+            with chrome.batched_patches(ctx, clear=lambda sent: kept.stale(app, owned | sent)) as sent:
+                if saved is None and method not in RELOADS:
+                    self.on_load(ctx)   # nothing kept (a new server process, or expired): load it again
                 result = super().execute(ctx)
-                if kept:
-                    chrome.keep(ctx, self.panel_name)
-                return result
+            kept.save(ctx, self.panel_name, set((saved or {}).get("state", {})) | sent.state, owned | sent.data)
+            return result
         finally:
             parts = ", ".join(f"{k} {v:.0f}" for k, v in ctx.kalos_steps.items())
             log_timing(f"kalos panel {self.panel_name} {method}: "
@@ -249,8 +252,7 @@ class RunPanel(foo.Panel):
 
     def on_load(self, ctx):
         t0 = time.perf_counter()
-        dataset = ctx.dataset   # FiftyOne loads the dataset, reloaded, on a request's first use
-        t0 = lap(ctx, "dataset", t0)
+        dataset = ctx.dataset   # loaded already by :meth:`execute` (its ``dataset`` step)
         notices.check(ctx)   # scheduled runs that ended since last heard: announced, the dataset reloaded
         t0 = lap(ctx, "scheduled", t0)
         runs = runs_of(dataset, self.METHOD)
@@ -286,6 +288,9 @@ class RunPanel(foo.Panel):
         counts = chrome.trace_counts(ctx.panel.data)
         if counts:
             ctx.panel.state.trace_counts = {**(ctx.panel.state.trace_counts or {}), **counts}
+
+    def on_unload(self, ctx):
+        """The App calls it when the panel closes (:meth:`execute` drops its kept state)."""
 
     def on_change_dataset(self, ctx):
         ctx.panel.state.run_key = None

@@ -252,29 +252,52 @@ def test_a_load_sends_one_data_patch_and_no_state_patch_before_its_output(two_ru
     assert not p.app_keys, p.app_keys   # nothing written into the App's panel state
 
 
-def test_class_difficulty_keeps_its_state_in_the_app(two_runs):
-    """The one panel that opts out (RunPanel.SERVER_STATE): one state patch, as FiftyOne does."""
+def test_a_search_draws_only_the_classes_it_leaves_after_the_form_copied_the_chart(two_runs):
+    """Typing in a panel's input makes the App's form write everything it shows (the 5-bar chart
+    too) into the panel's state, and the App draws the lodash merge of state and data, lists index
+    by index: the 1-bar chart of the search drew 4 bars in the browser. The event's one state
+    patch empties the App's copies (tests/e2e/test_class_difficulty.py)."""
     p = Panel(two_runs, "kalos_class_difficulty").call("on_load")
-    assert [r["operator_uri"] for r in p.requests].count("patch_panel_state") == 1
-    assert {"run_key", "classes", "summary"} <= p.app_keys
+    names = p.state["classes"][0]["y"]
+    target = next(c for c in names if sum(c[:4] in other for other in names) == 1)
+    assert len(names) == 5 and not p.app_keys
+    p.state["search"] = target[:4]   # the user types: the form's values land in the App's state
+    p.call("on_change_search", value=target[:4])
+    assert len(p.state["classes"]) == 1 and p.state["classes"][0]["y"] == [target]   # what the App draws
+    assert p.state["search"] == target[:4] and p.state["class_names"] == [target]
+    (params,) = p.ops("patch_panel_state")
+    patch = params["state"]
+    assert patch["classes"] is None and patch["search"] is None and "before" not in patch
+    assert not p.app_keys   # nothing left in the App's state: the next event sends no state patch
+    p.call("on_change_top_n", value=2)
+    assert not p.ops("patch_panel_state") and len(p.state["classes"][0]["y"]) == 1
 
 
-def test_the_server_keeps_a_panels_state_and_loads_it_again_when_it_did_not(two_runs):
-    """A click reads what the load computed (the bins, the run) from the state the server kept;
-    a server that kept nothing (restarted) loads the panel first, and the click does the same."""
-    from fiftyone.plugins.orgs.kalos.agreement.panels import chrome
+def test_the_state_is_kept_in_the_database_and_loaded_again_where_none_is(two_runs):
+    """A click reads what the load computed (the bins, the run) from the state kept in the
+    database, which every App server process reads (several workers, a restarted server); where
+    none is kept (closed, expired), the click loads the panel first and does the same."""
+    import fiftyone.core.odm as fodm
+    from fiftyone.factory.repos.execution_store import MongoExecutionStoreRepo
+    from fiftyone.plugins.orgs.kalos.agreement.panels import kept
 
+    coll = fodm.get_db_conn()[MongoExecutionStoreRepo.COLLECTION_NAME]
     p = Panel(two_runs, "kalos_agreement_overview").call("on_load")
     n, key = p.state["counts"][-1], p.state["run_key"]
+    doc = coll.find_one({"store_name": kept.STORE, "key": f"kalos_agreement_overview:{p.panel_id}"})
+    assert doc and doc["dataset_id"] == two_runs._doc.id and doc["expires_at"] > doc["updated_at"]
     p.call("on_click_bin", idx=len(p.state["counts"]) - 1)
     assert len(p.view()) == n and p.state["selection"].startswith(f"Showing {n} sample")
-    assert p.app_keys == {"before"}   # the user's own grid, kept by the App (outlives the server)
+    assert p.app_keys == {"before"}   # the user's own grid, kept by the App (outlives the kept state)
+    assert not p.ops("patch_panel_data")[0]["data"].keys() & {"counts", "histogram", "runs"}   # no second load
 
     q = Panel(two_runs, "kalos_agreement_overview").call("on_load")
-    chrome._kept.clear()   # a restarted App server
+    coll.delete_many({"store_name": kept.STORE, "key": f"kalos_agreement_overview:{q.panel_id}"})   # none kept
     q.call("on_click_bin", idx=len(q.state["counts"]) - 1)
     assert len(q.view()) == n and q.state["run_key"] == key
-    assert [r["operator_uri"] for r in q.requests].count("patch_panel_data") == 1   # the load's, sent again
+    assert {"counts", "histogram", "runs"} <= q.ops("patch_panel_data")[0]["data"].keys()   # the load's, sent again
+    q.call("on_unload")   # the panel closed: its kept state goes
+    assert coll.count_documents({"store_name": kept.STORE, "key": f"kalos_agreement_overview:{q.panel_id}"}) == 0
 
 
 def test_the_overview_does_not_reload_when_the_compare_dropdown_reports_what_it_shows(two_runs):
