@@ -1,8 +1,4 @@
-"""End-to-end: the panels' state sent as data and kept by the server (panels/kept.py, issue 25).
-
-* A panel event that changes nothing in the grid leaves the grid alone.
-* A restarted App server: the open panel still works (its kept state is read back).
-
+"""End-to-end: a panel event that changes nothing in the grid leaves the grid alone (issue 25).
 
 The App saves a panel's *state* into its spaces on every change, and each save reloads the dataset
 page and refetches the grid (``setSpacesMutation``, ``DatasetPageQuery``, ``paginateSamplesQuery``,
@@ -17,16 +13,8 @@ import json
 import sys
 
 import pytest
-from e2e_harness import AppServer
-from e2e_pages import (
-    click_until_count_changes,
-    open_app,
-    open_panel,
-    wait_for_chart,
-    wait_for_text,
-    wait_for_tiles,
-)
-from test_app_open import GRAPHQL_NAME, fresh_app, server_times  # noqa: F401  (fresh_app: the fixture)
+from e2e_pages import open_app, open_panel, wait_for_chart, wait_for_tiles
+from test_app_open import GRAPHQL_NAME
 
 pytestmark = pytest.mark.e2e
 
@@ -84,24 +72,3 @@ def test_refresh_in_a_panel_does_not_reload_the_page_or_the_grid(page, demo_app)
         assert not [n for n in seen if n in GRID], seen   # no layout save, no page or grid reload
         assert "media" not in seen, seen   # no tile drawn again
 
-
-def test_the_open_panel_works_after_the_app_server_restarts(page, fresh_app, artifacts_dir):  # noqa: F811
-    """The App server stops and starts again (same port and database) under an open panel: a
-    click on a bar reads the bins the first server computed from the kept state, without loading
-    the panel again, and filters the grid."""
-    open_app(page, fresh_app)
-    body = open_panel(page, OVERVIEW)
-    marks = [m for m in wait_for_chart(body, timeout=60) if m["type"] == "bar" and m["value"]]
-    fresh_app.stop()
-    again = AppServer(artifacts_dir / "app-restarted-server.log", port=fresh_app.port).start()
-    try:
-        got = click_until_count_changes(page, sorted(marks, key=lambda m: m["value"]), fresh_app.n_samples,
-                                        timeout=20, what="histogram bars")
-        assert 0 < got < fresh_app.n_samples
-        wait_for_text(body, f"Showing {got} sample", timeout=30)
-        events = server_times(again, OVERVIEW)
-        print(f"\n[restart] after the restart: {events}", file=sys.stderr)
-        assert events and all(e != "on_load" for e, _ in events), events
-        assert "load_run" not in again.timings_path.read_text(), "the panel was loaded again"   # read from the kept state
-    finally:
-        again.stop()
