@@ -72,3 +72,28 @@ def test_refresh_in_a_panel_does_not_reload_the_page_or_the_grid(page, demo_app)
         assert not [n for n in seen if n in GRID], seen   # no layout save, no page or grid reload
         assert "media" not in seen, seen   # no tile drawn again
 
+
+
+def test_refresh_after_the_runs_changed_does_not_reload_the_page_or_the_grid(page, demo_app):
+    """A Refresh that changes what the panel holds (another run appeared, as after a run from a
+    panel's form): on main its state patch made the App save its spaces and reload the page and
+    the grid; the panel's data does not."""
+    import fiftyone as fo
+    from e2e_harness import DATASET
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.run_store import AGREEMENT
+
+    open_app(page, demo_app)
+    body = open_panel(page, OVERVIEW)
+    wait_for_chart(body, timeout=60)
+    wait_for_tiles(page)
+    page.wait_for_timeout(8000)   # the App's own saves and refetches after the split opened
+    ds = fo.load_dataset(DATASET)
+    old = next(k for k in ds.list_runs() if ds.get_run_info(k).config.method == AGREEMENT)
+    ds.rename_run(old, f"{old}_renamed")   # the run list the panel shows changes
+    try:
+        seen = _requests_during(page, "refresh", body.get_by_role("button", name="Refresh").first.click)
+        print(f"\n[grid-refetch] Refresh after the runs changed: {seen}", file=sys.stderr)
+    finally:
+        ds.rename_run(f"{old}_renamed", old)
+    assert not [n for n in seen if n in GRID], seen
+    assert "media" not in seen, seen
