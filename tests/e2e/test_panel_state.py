@@ -88,8 +88,10 @@ def test_refresh_after_the_runs_changed_does_not_reload_the_page_or_the_grid(pag
     wait_for_tiles(page)
     page.wait_for_timeout(8000)   # the App's own saves and refetches after the split opened
     ds = fo.load_dataset(DATASET)
-    old = next(k for k in ds.list_runs() if ds.get_run_info(k).config.method == AGREEMENT)
-    ds.rename_run(old, f"{old}_renamed")   # the run list the panel shows changes
+    runs = sorted((ds.get_run_info(k).timestamp, k) for k in ds.list_runs() if ds.get_run_info(k).config.method == AGREEMENT)
+    assert len(runs) >= 2, runs
+    old = runs[0][1]   # not the run shown (the newest): its selector keeps its value (a changed value is an input change)
+    ds.rename_run(old, f"{old}_renamed")   # the run list the panel holds changes
     try:
         seen = _requests_during(page, "refresh", body.get_by_role("button", name="Refresh").first.click)
         print(f"\n[grid-refetch] Refresh after the runs changed: {seen}", file=sys.stderr)
