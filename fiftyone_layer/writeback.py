@@ -65,15 +65,19 @@ def sample_updates(docs, run_key: str, fields: list[str], list_name: str,
     return ops
 
 
+def _samples(dataset):
+    """The dataset's sample collection and the write time (``last_modified_at``: naive UTC, as FiftyOne stores it)."""
+    return foo.get_db_conn()[dataset._sample_collection_name], datetime.now(timezone.utc).replace(tzinfo=None)
+
+
 def write_results(collection, source, run_key: str, result) -> None:
     """Per-sample α and per-label unit/status of ``result``, one bulk request per 1,000 samples."""
     dataset = collection._dataset
     declare_fields(dataset, run_key, source.fields, source.list_name)
     alpha = {sid: float(a) for sid, a in result.per_image_alpha.items()}
     unit_of, status_of = result.unit_of, result.status_of
-    coll = foo.get_db_conn()[dataset._sample_collection_name]
+    coll, now = _samples(dataset)
     projection = {f"{f}.{source.list_name}._id": 1 for f in source.fields}
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
     ids = [ObjectId(s) for s in alpha]
     for start in range(0, len(ids), BATCH):
         docs = coll.find({"_id": {"$in": ids[start:start + BATCH]}}, projection)
@@ -88,8 +92,7 @@ def write_sample_fields(dataset, values: dict, schema: dict) -> None:
     -> {field: its stored document}; ``schema``: field -> ``fo.Field``, declared first. In-memory
     samples of those ids are reloaded (as ``set_values`` does)."""
     declare_schema(dataset, schema)
-    coll = foo.get_db_conn()[dataset._sample_collection_name]
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    coll, now = _samples(dataset)
     ops = [UpdateOne({"_id": ObjectId(sid)}, {"$set": {**fields, "last_modified_at": now}})
            for sid, fields in values.items()]
     for start in range(0, len(ops), BATCH):
@@ -105,9 +108,8 @@ def write_label_values(collection, fields: list[str], list_name: str, values: di
     no attribute."""
     dataset = collection._dataset
     declare_schema(dataset, {f"{f}.{list_name}.{a}": field for f in fields for a, field in schema.items()})
-    coll = foo.get_db_conn()[dataset._sample_collection_name]
+    coll, now = _samples(dataset)
     projection = {f"{f}.{list_name}._id": 1 for f in fields}
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
     ids = [ObjectId(s) for s in collection.values("id")]
     for start in range(0, len(ids), BATCH):
         ops = []

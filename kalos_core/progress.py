@@ -47,12 +47,13 @@ class TextBar:
         self.shown, self.tenth, self.drawn = -1.0, -1, False
 
     def text(self, fraction: float, message: str) -> str:
-        fraction = min(max(float(fraction), 0.0), 1.0)
+        """The bar at ``fraction`` (already within 0..1)."""
         full = round(fraction * self.width)
         return (f"[{'#' * full}{'.' * (self.width - full)}] {100 * fraction:3.0f}%  "
                 f"{time.perf_counter() - self.start:6.1f} s  {message}")
 
     def __call__(self, fraction: float, message: str) -> None:
+        fraction = min(max(float(fraction), 0.0), 1.0)
         now = time.perf_counter()
         if self.live:
             if now - self.shown < self.every and fraction < 1.0:
@@ -60,7 +61,7 @@ class TextBar:
             self.shown, self.drawn = now, True
             self.stream.write("\r\033[K" + self.text(fraction, message))
         else:
-            tenth = int(min(max(float(fraction), 0.0), 1.0) * 10)
+            tenth = int(fraction * 10)
             if tenth <= self.tenth:
                 return
             self.tenth = tenth
