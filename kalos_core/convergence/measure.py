@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..agreement.executor_options import EXECUTOR_OPTIONS
+from ..agreement.executor_options import EXECUTOR_OPTIONS, executor_args
 from ..measure import CliOption, Measure, MeasureData
 from .engine import convergence_steps
 from .types import ConvergenceConfig, ConvergenceResult
@@ -19,8 +19,7 @@ def steps(data: MeasureData, config: ConvergenceConfig):
     """Label convergence of ``data.dataset`` (a model's ``data.predictions`` placed against it) as
     progress steps (:func:`kalos_core.convergence.convergence_steps`); ``data.options`` may give
     ``workers`` and ``executor`` (where the bootstrap's chunks of subsets run)."""
-    return convergence_steps(data.dataset, config, data.predictions, workers=data.options.get("workers", 1),
-                             executor=data.options.get("executor"))
+    return convergence_steps(data.dataset, config, data.predictions, **executor_args(data.options))
 
 
 def _fmt_ci(ci) -> str:

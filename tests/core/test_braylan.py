@@ -122,7 +122,6 @@ def test_vectorised_set_distances_equal_a_plain_loop():
             assert got[k] == pytest.approx(want, abs=1e-12), (name, k)
 
 
-
 def test_set_distances_do_not_depend_on_the_block_size(monkeypatch):
     """Blocks of a few box pairs (every pair of sets cut apart from its neighbours) give the same bits as one
     block holding everything."""
