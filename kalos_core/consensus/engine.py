@@ -18,8 +18,7 @@ On a tie the geometry is fused over the tied classes' labels.
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -28,10 +27,12 @@ from ..agreement.pipeline import AgreementConfig, agreement_steps
 from ..data import Annotation, ImageRecord, MultiRaterDataset
 from ..gcpause import paused_gc
 from ..geometry.masks import mask_utils, to_rle
+from ..io.jsonrecords import dumps_with, records_text
 from ..jsonsafe import json_safe
 from ..progress import rescale, run_steps
 from ..matching.params import MATCHING_PARAMS, MatchingConfig
 from ..params import Config, param, same_param
+from .labels import ConsensusLabel, LabelColumns, coco_columns, plain, records
 from .units import median_boxes, unit_table
 
 BOX_FUSIONS = ("median", "weighted")
@@ -55,24 +56,6 @@ class ConsensusConfig(Config):
 
 
 @dataclass
-class ConsensusLabel:
-    """One fused label. ``geometry``: ``(x, y, w, h)`` for boxes, a COCO RLE for polygons/masks."""
-
-    unit: str
-    image_id: Any
-    category: int | None
-    geometry: Any
-    bbox: tuple
-    confidence: float
-    support: int
-    n_assigned: int
-    raters: tuple                 #: the agreeing raters
-    members: tuple                #: annotation ids of the whole unit
-    tie: bool = False
-    tied_categories: tuple = ()
-
-
-@dataclass
 class ReviewItem:
     """A unit that did not reach the support level."""
 
@@ -86,99 +69,58 @@ class ReviewItem:
     tie: bool
 
 
-@dataclass
 class ConsensusResult:
-    config: dict
-    kind: str
-    labels: list[ConsensusLabel] = field(default_factory=list)
-    review: list[ReviewItem] = field(default_factory=list)
+    """A consensus run: ``labels`` (:class:`ConsensusLabel`, made from the run's columns when first
+    asked) and the ``review`` queue (:class:`ReviewItem`)."""
+
+    def __init__(self, config: dict, kind: str, labels: list[ConsensusLabel] | None = None,
+                 review: list[ReviewItem] | None = None, columns: LabelColumns | None = None) -> None:
+        self.config, self.kind = config, kind
+        self.review = [] if review is None else review
+        self._columns = columns
+        self._labels = labels if labels is not None or columns is not None else []
+
+    @property
+    def labels(self) -> list[ConsensusLabel]:
+        if self._labels is None:
+            self._labels = self._columns.objects()
+        return self._labels
+
+    @labels.setter
+    def labels(self, labels: list[ConsensusLabel]) -> None:
+        self._labels = labels
+
+    def label_columns(self) -> LabelColumns:
+        """The labels as columns: the run's own while ``labels`` was never asked for (then the
+        objects', which a caller may have changed)."""
+        return self._columns if self._labels is None else LabelColumns.of(self._labels)
+
+    def __repr__(self) -> str:
+        return f"ConsensusResult({self.kind}, {len(self.label_columns().unit)} labels, {len(self.review)} for review)"
 
     def to_dict(self) -> dict:
-        return {"config": json_safe(self.config), "kind": self.kind, "labels": _plain(self.labels),
-                "review": _plain(self.review)}
+        return {"config": json_safe(self.config), "kind": self.kind, "labels": plain(self.labels),
+                "review": plain(self.review)}
 
     def to_coco(self, dataset: MultiRaterDataset) -> dict:
         """Plain COCO: each annotation with ``score`` = confidence, ``unit``, ``support``, ``raters``,
         ``tie``; the review queue under ``review``."""
-        with paused_gc():   # one dict per label, no cycles among them
-            anns = self._coco_annotations()
+        return {**self._coco_head(dataset), "annotations": records(self._coco_columns())}
+
+    def coco_text(self, dataset: MultiRaterDataset) -> str:
+        """``json.dumps(self.to_coco(dataset), indent=1)``, written from the columns."""
+        return dumps_with(self._coco_head(dataset), {"annotations": records_text(self._coco_columns(), 1)})
+
+    def _coco_columns(self) -> list[tuple[str, list]]:
+        return coco_columns(self.label_columns(), self.kind == "box")
+
+    def _coco_head(self, dataset: MultiRaterDataset) -> dict:
+        """Every key of the COCO file, ``annotations`` (left empty here) in its place."""
         images = [{"id": im.id, "width": im.width, "height": im.height, "file_name": im.file_name}
                   for im in dataset.images]
         cats = [{"id": c, "name": n} for c, n in sorted(dataset.categories.items())]
-        return {"images": json_safe(images), "annotations": anns, "categories": json_safe(cats),
-                "review": _plain(self.review)}
-
-    def _coco_annotations(self) -> list[dict]:
-        labels, box = self.labels, self.kind == "box"
-        names = ("image_id", "category", "bbox", "confidence", "unit", "support", "raters", "tie",
-                 "tied_categories") + (() if box else ("geometry",))
-        with paused_gc():
-            cols = [_safe_column([getattr(x, name) for x in labels]) for name in names]
-        anns = []
-        for k, (lab, row) in enumerate(zip(labels, zip(*cols)), start=1):
-            a = {"id": k, "image_id": row[0], "category_id": row[1], "bbox": row[2], "score": row[3],
-                 "unit": row[4], "support": row[5], "raters": row[6], "tie": row[7], "iscrowd": 0}
-            if lab.tie:
-                a["tied_categories"] = row[8]
-            if box:
-                a["area"] = _safe(lab.bbox[2] * lab.bbox[3])
-            else:
-                a["segmentation"] = row[9]
-                a["area"] = _safe(float(mask_utils.area(_rle_bytes(lab.geometry))))
-            anns.append(a)
-        return anns
-
-
-_AS_IS = (str, int, bool, type(None))
-_PLAIN = set(_AS_IS)
-
-
-def _plain(items: list) -> list[dict]:
-    """``json_safe(asdict(x))`` of each item, the same values without ``asdict``'s deep copy: field
-    by field, a column of plain values (text, ints, finite floats, or tuples of them) converted at
-    once, any other value by :func:`_safe` (tests/core/test_consensus_fast.py holds them equal)."""
-    if not items:
-        return []
-    names = [f.name for f in fields(items[0])]
-    with paused_gc():   # hundreds of thousands of new containers, no cycles among them
-        cols = [_safe_column([getattr(x, name) for x in items]) for name in names]
-        return [dict(zip(names, row)) for row in zip(*cols)]
-
-
-def _safe_column(col: list) -> list:
-    """``[_safe(v) for v in col]``."""
-    if set(map(type, col)) == {tuple}:
-        if _all_plain([e for v in col for e in v]):
-            return [list(v) for v in col]
-    elif _all_plain(col):
-        return col
-    return [_safe(v) for v in col]
-
-
-def _all_plain(values: list) -> bool:
-    """Whether every value is its own JSON form: text, an int, a bool, None or a finite float."""
-    kinds = set(map(type, values))
-    if float in kinds:
-        kinds.discard(float)
-        if not all(map(math.isfinite, [v for v in values if type(v) is float])):
-            return False
-    return kinds <= _PLAIN
-
-
-def _safe(v: Any) -> Any:
-    t = type(v)
-    if t in _AS_IS:
-        return v
-    if t is float:
-        return v if math.isfinite(v) else None
-    if t is tuple or t is list:
-        return [_safe(e) for e in v]
-    return json_safe(v)
-
-
-def _rle_bytes(rle: dict) -> dict:
-    c = rle["counts"]
-    return {"size": list(rle["size"]), "counts": c.encode("ascii") if isinstance(c, str) else c}
+        return {"images": json_safe(images), "annotations": [], "categories": json_safe(cats),
+                "review": plain(self.review)}
 
 
 def _weighted_box(xywh: np.ndarray, w: np.ndarray) -> tuple:
@@ -223,36 +165,47 @@ def build_consensus(dataset: MultiRaterDataset, unit_of: Mapping[Any, str],
 
 
 def _build(dataset: MultiRaterDataset, unit_of: Mapping[Any, str], config: ConsensusConfig) -> ConsensusResult:
-    out = ConsensusResult(config.to_dict(), dataset.kind)
     t = unit_table(dataset, unit_of)
-    images = dataset.images
-    n_of = [len(im.raters) for im in images]
-    need_of = [needed_support(n, config.support) for n in n_of]
-    start = t.start.tolist()
-    ends = start[1:] + [len(t.ids)]
+    images, ids = dataset.images, t.ids
+    image_ids = [im.id for im in images]
+    n_of = np.array([len(im.raters) for im in images], np.int64)
+    need_of = np.array([needed_support(n, config.support) for n in n_of.tolist()], np.int64)
+    kept = t.top >= need_of[t.unit_image]
     agreeing = np.flatnonzero(t.agreeing)
-    first = np.searchsorted(agreeing, t.start).tolist() + [len(agreeing)]     # each unit's first agreeing
+    first = np.append(np.searchsorted(agreeing, t.start), len(agreeing))     # each unit's first agreeing
+    ends = np.append(t.start[1:], len(ids))
     agree_raters = [t.rater_names[r] for r in t.rater[agreeing].tolist()]
-    agreeing = agreeing.tolist()
-    median = median_boxes(t).tolist() if dataset.kind == "box" and config.box_fusion == "median" else None
-    for u, (s, e, img, top, winners) in enumerate(zip(start, ends, t.unit_image.tolist(), t.top.tolist(),
-                                                      t.winners)):
-        n, tie = n_of[img], len(winners) > 1
-        raters, ids = tuple(agree_raters[first[u]:first[u + 1]]), tuple(t.ids[s:e])
-        agree = agreeing[first[u]:first[u + 1]]
-        if top < need_of[img]:
-            out.review.append(ReviewItem(t.names[u], images[img].id, top, n, raters, ids, t.votes[u], tie))
-            continue
-        if median is not None:
-            f = median[u]
-            geometry = bbox = (f[0], f[1], f[2] - f[0], f[3] - f[1])
-        elif dataset.kind == "box":
-            geometry = bbox = _weighted_box(t.xywh[agree], t.weight[agree])
-        else:
-            geometry, bbox = _fuse_masks([t.objects[k] for k in agree], images[img], config.pixel_share)
-        out.labels.append(ConsensusLabel(t.names[u], images[img].id, None if tie else winners[0], geometry, bbox,
-                                         top / n, top, n, raters, ids, tie, tuple(winners) if tie else ()))
-    return out
+
+    def units(which: np.ndarray) -> tuple:
+        """Of the units ``which``: names, image indices, support, assigned raters, agreeing raters, members."""
+        u, img = which.tolist(), t.unit_image[which].tolist()
+        spans = zip(first[which].tolist(), first[which + 1].tolist())
+        return ([t.names[k] for k in u], img, t.top[which].tolist(), n_of[t.unit_image[which]].tolist(),
+                [tuple(agree_raters[a:b]) for a, b in spans],
+                [tuple(ids[s:e]) for s, e in zip(t.start[which].tolist(), ends[which].tolist())])
+
+    queued = np.flatnonzero(~kept)
+    review = [ReviewItem(name, image_ids[img], top, n, raters, members, t.votes[u], len(t.winners[u]) > 1)
+              for u, name, img, top, n, raters, members in zip(queued.tolist(), *units(queued))]
+    which = np.flatnonzero(kept)
+    names, img, support, n, raters, members = units(which)
+    winners = [t.winners[u] for u in which.tolist()]
+    tie = [len(w) > 1 for w in winners]
+    spans = list(zip(first[which].tolist(), first[which + 1].tolist()))
+    if dataset.kind == "box" and config.box_fusion == "median":
+        f = median_boxes(t)[which]
+        geometry = bbox = list(map(tuple, np.stack([f[:, 0], f[:, 1], f[:, 2] - f[:, 0], f[:, 3] - f[:, 1]], 1)
+                                   .tolist()))
+    elif dataset.kind == "box":
+        geometry = bbox = [_weighted_box(t.xywh[agreeing[a:b]], t.weight[agreeing[a:b]]) for a, b in spans]
+    else:
+        fused = [_fuse_masks([t.objects[k] for k in agreeing[a:b].tolist()], images[i], config.pixel_share)
+                 for (a, b), i in zip(spans, img)]
+        geometry, bbox = [g for g, _ in fused], [b for _, b in fused]
+    columns = LabelColumns(names, [image_ids[i] for i in img], [None if x else w[0] for w, x in zip(winners, tie)],
+                           geometry, bbox, [s / k for s, k in zip(support, n)], support, n, raters, members, tie,
+                           [tuple(w) if x else () for w, x in zip(winners, tie)])
+    return ConsensusResult(config.to_dict(), dataset.kind, review=review, columns=columns)
 
 
 def compute_consensus(dataset: MultiRaterDataset, agreement: AgreementConfig | None = None,

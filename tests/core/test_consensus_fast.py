@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from kalos_core import Annotation, MultiRaterDataset, make_image
 from kalos_core.columns import AnnotationColumns
 from kalos_core.consensus import ConsensusConfig, build_consensus, compute_consensus, needed_support
-from kalos_core.consensus.engine import ConsensusLabel, ConsensusResult, ReviewItem, _fuse_masks, _safe
+from kalos_core.consensus.engine import ConsensusLabel, ConsensusResult, ReviewItem, _fuse_masks
+from kalos_core.consensus.labels import _safe
 from kalos_core.consensus.units import median_boxes, unit_table
 from kalos_core.demo_data import demo_example
 from kalos_core.jsonsafe import json_safe
@@ -137,6 +138,7 @@ def test_columnar_build_equals_the_per_unit_loop(columns, fusion):
         for support in (0.0, 0.5, 1.0):
             config = ConsensusConfig(support=support, box_fusion=fusion)
             got, want = build_consensus(data, unit_of, config), per_unit_consensus(data, unit_of, config)
+            assert got.coco_text(data) == json.dumps(want.to_coco(data), indent=1)   # from the run's columns
             assert json.dumps(got.to_dict()) == json.dumps(want.to_dict())
             assert [asdict(x) for x in got.labels] == [asdict(x) for x in want.labels]
             assert [asdict(x) for x in got.review] == [asdict(x) for x in want.review]
@@ -153,6 +155,7 @@ def test_masks_equal_the_per_unit_loop():
                                       [a for a in im.annotations if a.id in unit_of]) for im in data.dataset.images]
     got = build_consensus(data.dataset, unit_of, ConsensusConfig(pixel_share=0.6))
     want = per_unit_consensus(data.dataset, unit_of, ConsensusConfig(pixel_share=0.6))
+    assert got.coco_text(data.dataset) == json.dumps(want.to_coco(data.dataset), indent=1)
     assert got.labels and json.dumps(got.to_coco(data.dataset)) == json.dumps(want.to_coco(data.dataset))
 
 
@@ -197,10 +200,25 @@ def coco_from_asdict(result: ConsensusResult) -> list[dict]:
 def test_coco_annotations_equal_the_asdict_form():
     data, unit_of = random_boxes(3, True)
     result = build_consensus(data, unit_of, ConsensusConfig(support=0.0))
+    fresh = result.coco_text(data)                 # from the run's columns, before any object is made
+    assert fresh == json.dumps({**result.to_coco(data), "annotations": coco_from_asdict(result)}, indent=1)
     odd = ConsensusLabel("u", np.int64(7), None, (0.0, 1.0, float("nan"), 2.0), (0.0, 1.0, float("nan"), 2.0),
                          float("inf"), 2, 3, ("r1", "r2"), (np.int64(4), 5), True, (1, 2))
     result.labels.append(odd)
     assert sum(x.tie for x in result.labels) > 1 and len(result.labels) > 5
     got = result.to_coco(data)["annotations"]
     assert json.dumps(got) == json.dumps(coco_from_asdict(result))
+    assert result.coco_text(data) == json.dumps({**result.to_coco(data), "annotations": coco_from_asdict(result)},
+                                                indent=1)
     assert got[-1]["image_id"] == 7 and got[-1]["score"] is None and got[-1]["area"] is None
+
+
+def test_no_annotations_and_labels_made_once():
+    data, unit_of = random_boxes(3, True)
+    empty = MultiRaterDataset([make_image(im.id, 60, 60, im.raters, []) for im in data.images], data.categories, "box")
+    result = build_consensus(empty, {})
+    assert not result.labels and not result.review
+    assert result.coco_text(empty) == json.dumps(result.to_coco(empty), indent=1)
+    assert '"annotations": []' in result.coco_text(empty)
+    result = build_consensus(data, unit_of, ConsensusConfig(support=0.0))
+    assert result.labels is result.labels and len(result.labels) == len(result.label_columns().unit) > 0

@@ -1,0 +1,139 @@
+"""Consensus labels as columns, and the objects and the COCO annotations made from them.
+
+A consensus run keeps its labels as :class:`LabelColumns` (one list per field of
+:class:`ConsensusLabel`); the :class:`ConsensusLabel` objects are made from them only when asked
+(``ConsensusResult.labels``: the FiftyOne adapter, a notebook), and the COCO file is written from
+the columns (:func:`coco_columns`, one source for ``to_coco``'s dicts and the written text).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any, NamedTuple
+
+from ..gcpause import paused_gc
+from ..geometry.masks import mask_utils
+from ..io.jsonrecords import ABSENT
+from ..jsonsafe import json_safe
+
+
+@dataclass
+class ConsensusLabel:
+    """One fused label. ``geometry``: ``(x, y, w, h)`` for boxes, a COCO RLE for polygons/masks."""
+
+    unit: str
+    image_id: Any
+    category: int | None
+    geometry: Any
+    bbox: tuple
+    confidence: float
+    support: int
+    n_assigned: int
+    raters: tuple                 #: the agreeing raters
+    members: tuple                #: annotation ids of the whole unit
+    tie: bool = False
+    tied_categories: tuple = ()
+
+
+class LabelColumns(NamedTuple):
+    """The fields of :class:`ConsensusLabel`, one list each (label ``k`` is row ``k``)."""
+
+    unit: list
+    image_id: list
+    category: list
+    geometry: list
+    bbox: list
+    confidence: list
+    support: list
+    n_assigned: list
+    raters: list
+    members: list
+    tie: list
+    tied_categories: list
+
+    def objects(self) -> list[ConsensusLabel]:
+        with paused_gc():
+            return [ConsensusLabel(*row) for row in zip(*self)]
+
+    @classmethod
+    def of(cls, labels: list[ConsensusLabel]) -> LabelColumns:
+        return cls(*([getattr(x, name) for x in labels] for name in cls._fields))
+
+
+def coco_columns(cols: LabelColumns, box: bool) -> list[tuple[str, list]]:
+    """The COCO annotations' keys and plain-JSON values (``ABSENT`` where a label has no such
+    key): ``score`` = confidence, ``tied_categories`` only on a tie, ``segmentation`` (polygons,
+    masks) the fused RLE; ``area`` of the box, or of the RLE."""
+    with paused_gc():
+        safe = {name: _safe_column(getattr(cols, name)) for name in
+                ("image_id", "category", "bbox", "confidence", "unit", "support", "raters", "tie", "tied_categories")}
+        if box:
+            area = [_safe(b[2] * b[3]) for b in cols.bbox]
+        else:
+            area = [_safe(float(mask_utils.area(_rle_bytes(g)))) for g in cols.geometry]
+        n = len(cols.unit)
+        return [("id", list(range(1, n + 1))), ("image_id", safe["image_id"]), ("category_id", safe["category"]),
+                ("bbox", safe["bbox"]), ("score", safe["confidence"]), ("unit", safe["unit"]),
+                ("support", safe["support"]), ("raters", safe["raters"]), ("tie", safe["tie"]), ("iscrowd", [0] * n),
+                ("tied_categories", [t if tie else ABSENT for t, tie in zip(safe["tied_categories"], cols.tie)])] \
+            + ([] if box else [("segmentation", _safe_column(cols.geometry))]) + [("area", area)]
+
+
+def records(columns: list[tuple[str, list]]) -> list[dict]:
+    """The dicts of :func:`coco_columns`' rows."""
+    keys = [k for k, _ in columns]
+    with paused_gc():
+        return [{k: v for k, v in zip(keys, row) if v is not ABSENT} for row in zip(*(c for _, c in columns))]
+
+
+_AS_IS = (str, int, bool, type(None))
+_PLAIN = set(_AS_IS)
+
+
+def plain(items: list) -> list[dict]:
+    """``json_safe(asdict(x))`` of each item, the same values without ``asdict``'s deep copy: field
+    by field, a column of plain values (text, ints, finite floats, or tuples of them) converted at
+    once, any other value by :func:`_safe` (tests/core/test_consensus_fast.py holds them equal)."""
+    if not items:
+        return []
+    names = [f.name for f in fields(items[0])]
+    with paused_gc():   # hundreds of thousands of new containers, no cycles among them
+        cols = [_safe_column([getattr(x, name) for x in items]) for name in names]
+        return [dict(zip(names, row)) for row in zip(*cols)]
+
+
+def _safe_column(col: list) -> list:
+    """``[_safe(v) for v in col]``."""
+    if set(map(type, col)) == {tuple}:
+        if _all_plain([e for v in col for e in v]):
+            return [list(v) for v in col]
+    elif _all_plain(col):
+        return col
+    return [_safe(v) for v in col]
+
+
+def _all_plain(values: list) -> bool:
+    """Whether every value is its own JSON form: text, an int, a bool, None or a finite float."""
+    kinds = set(map(type, values))
+    if float in kinds:
+        kinds.discard(float)
+        if not all(map(math.isfinite, [v for v in values if type(v) is float])):
+            return False
+    return kinds <= _PLAIN
+
+
+def _safe(v: Any) -> Any:
+    t = type(v)
+    if t in _AS_IS:
+        return v
+    if t is float:
+        return v if math.isfinite(v) else None
+    if t is tuple or t is list:
+        return [_safe(e) for e in v]
+    return json_safe(v)
+
+
+def _rle_bytes(rle: dict) -> dict:
+    c = rle["counts"]
+    return {"size": list(rle["size"]), "counts": c.encode("ascii") if isinstance(c, str) else c}

@@ -1,0 +1,111 @@
+"""A list of records given as columns, written as ``json.dumps(records, indent=1)`` writes it.
+
+A consensus COCO file is 100k annotations of a dozen keys each. Building a dict per annotation
+and encoding them costs more than the consensus itself; here each column is encoded at once
+(``int.__repr__`` / ``float.__repr__`` / ``json``'s own string encoder over the whole column,
+the values ``json`` writes) and the rows are joined from the column texts. Any value outside the
+fast paths (a subclass, a dict, a nested list of lists) is written by ``json.dumps`` itself, so
+the text is always ``json``'s (tests/core/test_jsonrecords.py compares them).
+
+Whitespace: ``indent=1`` puts a value at depth ``d`` after ``"\\n"`` and ``d`` spaces; a value
+written at depth 0 moves to depth ``d`` by adding ``d`` spaces after each ``"\\n"`` (strings
+hold none: ``json`` escapes them).
+"""
+
+from __future__ import annotations
+
+import math
+from json.encoder import encode_basestring_ascii as _string
+
+from .jsonwrite import dumps_indented
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = _Absent()   #: a record without this key (the key is left out, as a dict without it)
+
+_NONFINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def _float(v: float) -> str:
+    t = float.__repr__(v)
+    return t if math.isfinite(v) else _NONFINITE[t]
+
+
+_SCALAR = {str: _string, int: int.__repr__, float: _float, bool: lambda v: "true" if v else "false",
+           type(None): lambda v: "null"}
+
+
+def _indent(depth: int) -> str:
+    return "\n" + " " * depth
+
+
+def value_texts(col: list, depth: int) -> list[str]:
+    """``json.dumps(v, indent=1)`` of each value of ``col`` as it is written at ``depth``."""
+    kinds = set(map(type, col))
+    if kinds <= _SCALAR.keys():
+        if len(kinds) == 1:
+            (kind,) = kinds
+            if kind is float and not all(map(math.isfinite, col)):
+                return list(map(_float, col))
+            return list(map(float.__repr__ if kind is float else _SCALAR[kind], col))
+        return [_SCALAR[type(v)](v) for v in col]
+    if kinds == {list}:
+        flat = [e for v in col for e in v]
+        if set(map(type, flat)) <= _SCALAR.keys():
+            return _lists(col, value_texts(flat, depth + 1), depth)
+    return [dumps_indented(v).replace("\n", _indent(depth)) for v in col]
+
+
+def _lists(col: list, texts: list[str], depth: int) -> list[str]:
+    """Each list of ``col`` from its elements' ``texts`` (in order, all lists one after another)."""
+    inner, outer = _indent(depth + 1), _indent(depth)
+    sep, opening, closing = "," + inner, "[" + inner, outer + "]"
+    sizes = set(map(len, col))
+    if len(sizes) == 1 and 0 not in sizes:
+        groups = zip(*[iter(texts)] * sizes.pop())
+        return [opening + sep.join(g) + closing for g in groups]
+    out, start = [], 0
+    for v in col:
+        end = start + len(v)
+        out.append(opening + sep.join(texts[start:end]) + closing if end > start else "[]")
+        start = end
+    return out
+
+
+def records_text(columns: list[tuple[str, list]], depth: int = 0) -> str:
+    """``json.dumps([...], indent=1)`` of the records whose values under each key are the column
+    (``ABSENT``: that record has no such key), as written at ``depth``. Keys are text."""
+    n = len(columns[0][1]) if columns else 0
+    if not n:
+        return "[]"
+    inner = _indent(depth + 2)
+    parts = []
+    for key, col in columns:
+        head = "," + inner + _string(key) + ": "
+        absent = [v is ABSENT for v in col]
+        if any(absent):
+            texts = value_texts([v for v, a in zip(col, absent) if not a], depth + 2)
+            it = iter(texts)
+            parts.append(["" if a else head + next(it) for a in absent])
+        else:
+            parts.append([head + t for t in value_texts(col, depth + 2)])
+    closing = _indent(depth + 1) + "}"
+    rows = ["{" + "".join(p)[1:] + closing if any(p) else "{}" for p in zip(*parts)]
+    return "[" + _indent(depth + 1) + ("," + _indent(depth + 1)).join(rows) + _indent(depth) + "]"
+
+
+def dumps_with(obj: dict, texts: dict[str, str]) -> str:
+    """``json.dumps(obj, indent=1)`` of a dict with text keys, where ``texts`` gives some of its
+    values already written at depth 1 (as :func:`records_text` ``(..., depth=1)`` writes them)."""
+    if not obj:
+        return "{}"
+    items = [_string(k) + ": " + (texts[k] if k in texts else dumps_indented(v).replace("\n", _indent(1)))
+             for k, v in obj.items()]
+    return "{" + _indent(1) + ("," + _indent(1)).join(items) + "\n}"
+
+
+__all__ = ["ABSENT", "dumps_with", "records_text", "value_texts"]

@@ -1,0 +1,74 @@
+"""The columnar writer: ``records_text`` / ``dumps_with`` are ``json.dumps(..., indent=1)`` byte for byte."""
+
+import enum
+import json
+import random
+
+import numpy as np
+import pytest
+
+from kalos_core.io.jsonrecords import ABSENT, dumps_with, records_text, value_texts
+
+
+class _Code(enum.IntEnum):
+    A = 3
+
+
+FLOATS = [1e16, 1e-7, 0.1 + 0.2, 5e-324, -0.0, 0.0, 1.7976931348623157e308, 1e22, 123456789.123, 2.5e-5,
+          float("nan"), float("inf"), -float("inf")]
+
+
+def as_dicts(columns):
+    keys = [k for k, _ in columns]
+    return [{k: v for k, v in zip(keys, row) if v is not ABSENT} for row in zip(*(c for _, c in columns))]
+
+
+def same(columns, depth=0):
+    want = json.dumps(as_dicts(columns), indent=1).replace("\n", "\n" + " " * depth)
+    assert records_text(columns, depth) == want
+
+
+@pytest.mark.parametrize("depth", [0, 1, 3])
+def test_corner_values_as_json_writes_them(depth):
+    n = len(FLOATS)
+    same([("id", list(range(1, n + 1))),
+          ("score", FLOATS),
+          ("bbox", [[f, -f, 1.0, 0.5] for f in FLOATS]),
+          ("tie", [k % 3 == 0 for k in range(n)]),
+          ("tied_categories", [[1, 2] if k % 3 == 0 else ABSENT for k in range(n)]),      # ties
+          ("category_id", [None if k % 3 == 0 else k for k in range(n)]),                 # None among ints
+          ("raters", [["a", 'q"uote', "back\\slash", "é\u2028\n", ""][: k % 6] for k in range(n)]),  # 0-5 long
+          ("image_id", [np.float64(0.1), _Code.A, 10**30, -5, True, "x", None, 2.5, "[{,}]", 7, 8, 9, 10]),
+          ("segmentation", [{"size": [3, 4], "counts": "a\\b"} if k % 2 else [[1.5, 2.0, 3.0]] for k in range(n)]),
+          ("area", [[[]], [{}], [[1, [2]]], {}, [], 1, "", [None], [True, 0.5], {"k": []}, -0.0, 1e16, 5e-324])],
+         depth)
+
+
+def test_columns_of_one_kind_and_empty_data():
+    same([("a", [1.5, 2.0]), ("b", ["x", "y"]), ("c", [None, None]), ("d", [False, True]), ("e", [[], []])])
+    same([("x", [ABSENT, 1]), ("y", [ABSENT, ABSENT])])       # a record without any key: {}
+    assert records_text([("id", [])]) == "[]" == records_text([])
+    assert dumps_with({}, {}) == "{}"
+
+
+def test_random_floats_as_json_writes_them():
+    rng = random.Random(7)
+    floats = [rng.uniform(-1, 1) * 10 ** rng.randint(-320, 308) for _ in range(3000)] + \
+        [float(np.float32(rng.random())) for _ in range(500)]
+    same([("v", floats), ("box", [floats[k:k + 4] for k in range(0, 3000, 4)] * 4 + [floats[:3]] * 500)])
+
+
+def test_numpy_values_fail_as_json_fails():
+    for bad in ([np.int64(4)], [np.float32(0.5)], [[np.int64(1)]]):
+        with pytest.raises(TypeError) as expected:
+            json.dumps(bad)
+        with pytest.raises(TypeError) as got:
+            value_texts(bad, 1)
+        assert str(got.value) == str(expected.value)
+
+
+def test_dumps_with_puts_the_texts_in_place():
+    obj = {"images": [{"id": 1, "file_name": "a\"b.jpg"}], "annotations": [], "categories": [], "review": [{}]}
+    anns = [("id", [1, 2]), ("bbox", [[0.1, 0.2, 0.3, 0.4], [1e16, -0.0, 5e-324, 1e-7]])]
+    want = json.dumps({**obj, "annotations": as_dicts(anns)}, indent=1)
+    assert dumps_with(obj, {"annotations": records_text(anns, 1)}) == want
