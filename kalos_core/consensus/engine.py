@@ -32,7 +32,7 @@ from ..jsonsafe import json_safe
 from ..progress import rescale, run_steps
 from ..matching.params import MATCHING_PARAMS, MatchingConfig
 from ..params import Config, param, same_param
-from .labels import ConsensusLabel, LabelColumns, coco_columns, plain, records
+from .labels import ConsensusLabel, LabelColumns, coco_columns, plain, plain_rows, records
 from .units import median_boxes, unit_table
 
 BOX_FUSIONS = ("median", "weighted")
@@ -99,7 +99,7 @@ class ConsensusResult:
         return f"ConsensusResult({self.kind}, {len(self.label_columns().unit)} labels, {len(self.review)} for review)"
 
     def to_dict(self) -> dict:
-        return {"config": json_safe(self.config), "kind": self.kind, "labels": plain(self.labels),
+        return {"config": json_safe(self.config), "kind": self.kind, "labels": plain_rows(LabelColumns._fields, self.label_columns()),
                 "review": plain(self.review)}
 
     def to_coco(self, dataset: MultiRaterDataset) -> dict:
@@ -185,12 +185,13 @@ def _build(dataset: MultiRaterDataset, unit_of: Mapping[Any, str], config: Conse
                 [tuple(ids[s:e]) for s, e in zip(t.start[which].tolist(), ends[which].tolist())])
 
     queued = np.flatnonzero(~kept)
-    review = [ReviewItem(name, image_ids[img], top, n, raters, members, t.votes[u], len(t.winners[u]) > 1)
-              for u, name, img, top, n, raters, members in zip(queued.tolist(), *units(queued))]
+    review = [ReviewItem(name, image_ids[img], top, n, raters, members, t.votes(u), tie)
+              for u, tie, name, img, top, n, raters, members in zip(queued.tolist(), (t.n_winners[queued] > 1).tolist(),
+                                                                     *units(queued))]
     which = np.flatnonzero(kept)
     names, img, support, n, raters, members = units(which)
-    winners = [t.winners[u] for u in which.tolist()]
-    tie = [len(w) > 1 for w in winners]
+    tie = (t.n_winners[which] > 1).tolist()
+    category = [None if x else c for c, x in zip(t.first_winners(which), tie)]
     spans = list(zip(first[which].tolist(), first[which + 1].tolist()))
     if dataset.kind == "box" and config.box_fusion == "median":
         f = median_boxes(t)[which]
@@ -202,9 +203,9 @@ def _build(dataset: MultiRaterDataset, unit_of: Mapping[Any, str], config: Conse
         fused = [_fuse_masks([t.objects[k] for k in agreeing[a:b].tolist()], images[i], config.pixel_share)
                  for (a, b), i in zip(spans, img)]
         geometry, bbox = [g for g, _ in fused], [b for _, b in fused]
-    columns = LabelColumns(names, [image_ids[i] for i in img], [None if x else w[0] for w, x in zip(winners, tie)],
-                           geometry, bbox, [s / k for s, k in zip(support, n)], support, n, raters, members, tie,
-                           [tuple(w) if x else () for w, x in zip(winners, tie)])
+    columns = LabelColumns(names, [image_ids[i] for i in img], category, geometry, bbox,
+                           [s / k for s, k in zip(support, n)], support, n, raters, members, tie,
+                           [tuple(t.winners(u)) if x else () for u, x in zip(which.tolist(), tie)])
     return ConsensusResult(config.to_dict(), dataset.kind, review=review, columns=columns)
 
 

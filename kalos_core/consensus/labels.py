@@ -98,8 +98,13 @@ def plain(items: list) -> list[dict]:
     if not items:
         return []
     names = [f.name for f in fields(items[0])]
+    return plain_rows(names, [[getattr(x, name) for x in items] for name in names])
+
+
+def plain_rows(names: tuple | list, columns: list) -> list[dict]:
+    """:func:`plain` of the rows of ``columns`` (one list per name)."""
     with paused_gc():   # hundreds of thousands of new containers, no cycles among them
-        cols = [_safe_column([getattr(x, name) for x in items]) for name in names]
+        cols = [_safe_column(c) for c in columns]
         return [dict(zip(names, row)) for row in zip(*cols)]
 
 

@@ -24,8 +24,9 @@ from ..columns import AnnotationColumns
 class UnitTable(NamedTuple):
     """Annotations in member order (``ids``, ``rater``: codes into ``rater_names``, ``xywh``,
     ``weight``, ``objects``; ``agreeing`` marks the winning classes' labels) and per unit
-    (``start``: its first member, ``names``, ``unit_image``, ``top``: support, ``winners``: the
-    tied or single class, ``votes``: ``{class: labels}``)."""
+    (``start``: its first member, ``names``, ``unit_image``, ``top``: support, ``n_winners``: the
+    number of classes with that support: more than one is a tie); the runs of one class within a
+    unit give :meth:`winners` and :meth:`votes`."""
 
     ids: list
     rater: np.ndarray
@@ -38,8 +39,27 @@ class UnitTable(NamedTuple):
     names: list
     unit_image: np.ndarray
     top: np.ndarray
-    winners: list
-    votes: list
+    n_winners: np.ndarray
+    runs: tuple                   #: per unit's first run (units + 1), class codes, sizes, winning
+    classes: list                 #: the class of each class code
+
+    def winners(self, unit: int) -> list:
+        """The unit's most voted classes, ascending."""
+        first, cls, _, win = self.runs
+        a, b = first[unit], first[unit + 1]
+        return [self.classes[c] for c in cls[a:b][win[a:b]].tolist()]
+
+    def first_winners(self, units: np.ndarray) -> list:
+        """Of each of ``units``, the lowest of its most voted classes."""
+        first, cls, _, win = self.runs
+        winning = np.flatnonzero(win)
+        return [self.classes[c] for c in cls[winning[np.searchsorted(winning, first[units])]].tolist()]
+
+    def votes(self, unit: int) -> dict:
+        """``{class: labels}`` of the unit, classes ascending."""
+        first, cls, size, _ = self.runs
+        a, b = first[unit], first[unit + 1]
+        return {self.classes[c]: k for c, k in zip(cls[a:b].tolist(), size[a:b].tolist())}
 
 
 def _codes(values: list, key=None) -> tuple[np.ndarray, list]:
@@ -119,18 +139,15 @@ def unit_table(dataset, unit_of: Mapping[Any, str]) -> UnitTable:
     win = run_size == top[run_group]
     agreeing = np.empty(n, bool)
     agreeing[by_class] = np.repeat(win, run_size)
-    winners, votes = [[] for _ in start], [{} for _ in start]
-    for gi, ci, size, w in zip(run_group.tolist(), run_class.tolist(), run_size.tolist(), win.tolist()):
-        votes[gi][classes[ci]] = size
-        if w:
-            winners[gi].append(classes[ci])
+    n_winners = np.bincount(run_group[win], minlength=len(start))
+    runs = (np.searchsorted(run_group, np.arange(len(start) + 1)), run_class, run_size, win)
     order_l = order.tolist()
     member_ids = [ids[k] for k in order_l]
     return UnitTable(
         member_ids, rater[order], rater_names,
         None if xywh is None else xywh[order], None if weight is None else weight[order],
         None if objects is None else [objects[k] for k in order_l], agreeing, start,
-        [lookup[member_ids[s]] for s in start.tolist()], image_of[start], top, winners, votes)
+        [lookup[member_ids[s]] for s in start.tolist()], image_of[start], top, n_winners, runs, classes)
 
 
 def median_boxes(table: UnitTable) -> np.ndarray:
