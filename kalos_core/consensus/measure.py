@@ -1,7 +1,7 @@
 """The consensus measure, declared once (:mod:`kalos_core.measure`).
 
 ``python -m kalos_core consensus FILE.json --task bbox --output OUT.json`` writes plain COCO
-(``ConsensusResult.to_coco``): each annotation with ``score`` = confidence, ``unit``,
+(``ConsensusResult.coco_text``, the text of ``to_coco``): each annotation with ``score`` = confidence, ``unit``,
 ``support``, ``raters`` and ``tie``; units below the support level under ``review``.
 """
 
@@ -20,11 +20,11 @@ def steps(data: MeasureData, config: ConsensusConfig):
 
 def summary(result: ConsensusResult, seconds: float | None = None) -> str:
     """Plain text: labels, ties, review queue and the mean confidence."""
-    ties = sum(lab.tie for lab in result.labels)
-    lines = [f"consensus labels {len(result.labels)}   ties {ties}   review queue {len(result.review)} units"
+    labels = result.label_columns()   # the columns: no label object is made for a summary
+    lines = [f"consensus labels {len(labels.unit)}   ties {sum(labels.tie)}   review queue {len(result.review)} units"
              + (f"   ({seconds:.2f} s)" if seconds is not None else "")]
-    if result.labels:
-        conf = sum(lab.confidence for lab in result.labels) / len(result.labels)
+    if labels.unit:
+        conf = sum(labels.confidence) / len(labels.unit)
         lines.append(f"mean confidence {conf:.4f}")
     return "\n".join(lines)
 

@@ -3,6 +3,7 @@
 import json
 
 from kalos_core.cli import main
+from kalos_core.consensus import ConsensusConfig
 
 
 def three_rater_file(tmp_path):
@@ -43,6 +44,25 @@ def test_consensus_writes_plain_coco_with_unit_support_raters_and_ties(tmp_path,
     rc = main(["consensus", str(three_rater_file(tmp_path)), "--support", "0.0", "--output", str(out)])
     tied = [a for a in json.loads(out.read_text())["annotations"] if a["tie"]]
     assert rc == 0 and len(tied) == 1 and tied[0]["category_id"] is None and tied[0]["tied_categories"] == [1, 2, 3]
+
+
+def test_consensus_output_is_written_from_the_columns(tmp_path, capsys, monkeypatch):
+    """The command makes no ConsensusLabel (summary and file from the columns); the file is
+    json.dumps(to_coco, indent=1) of the same run, byte for byte."""
+    from kalos_core.consensus import compute_consensus
+    from kalos_core.consensus.labels import LabelColumns
+    from kalos_core.io.coco import load_coco
+
+    data = load_coco(three_rater_file(tmp_path))
+    want = json.dumps(compute_consensus(data, config=ConsensusConfig(support=0.0)).to_coco(data), indent=1)
+
+    def refuse(self):
+        raise AssertionError("label objects made on the command's path")
+    monkeypatch.setattr(LabelColumns, "objects", refuse)
+    out = tmp_path / "consensus.json"
+    assert main(["consensus", str(three_rater_file(tmp_path)), "--support", "0.0", "--output", str(out)]) == 0
+    assert "consensus labels 3   ties 1   review queue 0 units" in capsys.readouterr().out
+    assert out.read_text() == want
 
 
 def test_variations_writes_counts_by_rater_and_by_class(tmp_path):
