@@ -64,12 +64,9 @@ class UnitTable(NamedTuple):
 
 def _codes(values: list, key=None) -> tuple[np.ndarray, list]:
     """Each value's rank among the distinct values sorted (by ``key``), and those values."""
-    index: dict = {}
-    first = np.fromiter((index.setdefault(v, len(index)) for v in values), np.int64, len(values))
-    distinct = sorted(index, key=key)
-    rank = np.empty(len(distinct), np.int64)
-    rank[[index[v] for v in distinct]] = np.arange(len(distinct))
-    return rank[first], distinct
+    distinct = sorted(dict.fromkeys(values), key=key)
+    rank = {v: k for k, v in enumerate(distinct)}
+    return np.array(list(map(rank.__getitem__, values)), np.int64).reshape(-1), distinct
 
 
 def _ranked(parts: list[tuple[tuple, np.ndarray]]) -> tuple[np.ndarray, list]:
@@ -153,16 +150,19 @@ def unit_table(dataset, unit_of: Mapping[Any, str]) -> UnitTable:
 def median_boxes(table: UnitTable) -> np.ndarray:
     """Per unit, the per-coordinate median of its agreeing boxes as ``x1, y1, x2, y2`` (``(units, 4)``):
     the middle value, or the two middle ones' sum halved (as ``np.median``, except that two -0.0
-    give -0.0 as in kalos 0.8's per-unit fusion, where ``np.median`` gives 0.0)."""
+    give -0.0 as in kalos 0.8's per-unit fusion, where ``np.median`` gives 0.0). The units of one
+    size are sorted together, a row each (a stable sort: equal values, -0.0 and 0.0, keep the
+    member order; NaN last)."""
     keep = np.flatnonzero(table.agreeing)
     b = table.xywh[keep]
     xyxy = np.concatenate([b[:, :2], b[:, :2] + b[:, 2:]], axis=1)
     group = np.searchsorted(table.start, keep, side="right") - 1
     size = np.bincount(group, minlength=len(table.start))
-    first = np.concatenate([[0], np.cumsum(size)[:-1]])
-    lo, hi = first + (size - 1) // 2, first + size // 2
+    first = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64)
     out = np.empty((len(table.start), 4))
-    for col in range(4):
-        v = xyxy[np.lexsort((xyxy[:, col], group)), col]
-        out[:, col] = np.where(lo == hi, v[hi], (v[lo] + v[hi]) / 2)
+    for k in np.unique(size).tolist():
+        units = np.flatnonzero(size == k)
+        v = np.sort(xyxy[first[units, None] + np.arange(k)], axis=1, kind="stable")   # (units, k, 4)
+        lo, hi = (k - 1) // 2, k // 2
+        out[units] = v[:, hi] if lo == hi else (v[:, lo] + v[:, hi]) / 2
     return out
