@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ..gcpause import paused_gc
 from ..geometry.masks import mask_utils
 from ..io.jsonrecords import ABSENT
@@ -69,7 +71,7 @@ def coco_columns(cols: LabelColumns, box: bool) -> list[tuple[str, list]]:
         safe = {name: _safe_column(getattr(cols, name)) for name in
                 ("image_id", "category", "bbox", "confidence", "unit", "support", "raters", "tie", "tied_categories")}
         if box:
-            area = [_safe(b[2] * b[3]) for b in cols.bbox]
+            area = _box_areas(cols.bbox)
         else:
             area = [_safe(float(mask_utils.area(_rle_bytes(g)))) for g in cols.geometry]
         n = len(cols.unit)
@@ -78,6 +80,16 @@ def coco_columns(cols: LabelColumns, box: bool) -> list[tuple[str, list]]:
                 ("support", safe["support"]), ("raters", safe["raters"]), ("tie", safe["tie"]), ("iscrowd", [0] * n),
                 ("tied_categories", [t if tie else ABSENT for t, tie in zip(safe["tied_categories"], cols.tie)])] \
             + ([] if box else [("segmentation", _safe_column(cols.geometry))]) + [("area", area)]
+
+
+def _box_areas(bbox: list) -> list:
+    """``[_safe(b[2] * b[3]) for b in bbox]``; at once where every box is four floats."""
+    if set(map(len, bbox)) != {4} or set(map(type, [v for b in bbox for v in b])) != {float}:
+        return [_safe(b[2] * b[3]) for b in bbox]
+    wh = np.array(bbox).reshape(-1, 4)[:, 2:]
+    area = wh[:, 0] * wh[:, 1]
+    finite = np.isfinite(area)
+    return area.tolist() if finite.all() else [a if f else None for a, f in zip(area.tolist(), finite.tolist())]
 
 
 def records(columns: list[tuple[str, list]]) -> list[dict]:
@@ -122,8 +134,9 @@ def _all_plain(values: list) -> bool:
     """Whether every value is its own JSON form: text, an int, a bool, None or a finite float."""
     kinds = set(map(type, values))
     if float in kinds:
+        floats = values if len(kinds) == 1 else [v for v in values if type(v) is float]
         kinds.discard(float)
-        if not all(map(math.isfinite, [v for v in values if type(v) is float])):
+        if not all(map(math.isfinite, floats)):
             return False
     return kinds <= _PLAIN
 

@@ -62,11 +62,12 @@ class UnitTable(NamedTuple):
         return {self.classes[c]: k for c, k in zip(cls[a:b].tolist(), size[a:b].tolist())}
 
 
-def _codes(values: list, key=None) -> tuple[np.ndarray, list]:
-    """Each value's rank among the distinct values sorted (by ``key``), and those values."""
-    distinct = sorted(dict.fromkeys(values), key=key)
-    rank = {v: k for k, v in enumerate(distinct)}
-    return np.array(list(map(rank.__getitem__, values)), np.int64).reshape(-1), distinct
+def _unit_codes(values: list) -> np.ndarray:
+    """Each unit name's rank among the distinct names sorted by ``(len(name), name)`` (a sort by
+    name, then a stable one by length: the same order, without a key tuple per name)."""
+    distinct = sorted(sorted(dict.fromkeys(values)), key=len)
+    rank = dict(zip(distinct, range(len(distinct))))
+    return np.array(list(map(rank.__getitem__, values)), np.int64).reshape(-1)
 
 
 def _ranked(parts: list[tuple[tuple, np.ndarray]]) -> tuple[np.ndarray, list]:
@@ -115,7 +116,7 @@ def unit_table(dataset, unit_of: Mapping[Any, str]) -> UnitTable:
     boxes = dataset.kind == "box"
     ids, rater, rater_names, cat_rank, classes, image_of, xywh, weight, objects = _columns(dataset, boxes)
     lookup = unit_of.as_dict() if hasattr(unit_of, "as_dict") else unit_of
-    unit_rank, _ = _codes([lookup[i] for i in ids], key=lambda u: (len(u), u))
+    unit_rank = _unit_codes([lookup[i] for i in ids])
     order = np.lexsort((rater, unit_rank, image_of))
     unit_rank, cat_rank, image_of = unit_rank[order], cat_rank[order].astype(np.int64), image_of[order]
     n = len(order)

@@ -45,29 +45,44 @@ def _indent(depth: int) -> str:
 
 def value_texts(col: list, depth: int) -> list[str]:
     """``json.dumps(v, indent=1)`` of each value of ``col`` as it is written at ``depth``."""
+    texts = _scalar_texts(col)
+    if texts is None:
+        flat = _flat_texts(col, depth)
+        if flat is None:
+            return [dumps_indented(v).replace("\n", _indent(depth)) for v in col]
+        texts = _lists(col, flat, depth)
+    return texts
+
+
+def _scalar_texts(col: list) -> list[str] | None:
+    """The texts of a column of text, ints, floats, bools and None (else None). A column of few
+    distinct floats (a score) writes each once; not 0.0, which equals -0.0 but is written apart."""
     kinds = set(map(type, col))
-    if kinds <= _SCALAR.keys():
-        if len(kinds) == 1:
-            (kind,) = kinds
-            if kind is float and not all(map(math.isfinite, col)):
-                return list(map(_float, col))
-            return list(map(float.__repr__ if kind is float else _SCALAR[kind], col))
-        return [_SCALAR[type(v)](v) for v in col]
-    if kinds == {list}:
-        flat = [e for v in col for e in v]
-        if set(map(type, flat)) <= _SCALAR.keys():
-            return _lists(col, value_texts(flat, depth + 1), depth)
-    return [dumps_indented(v).replace("\n", _indent(depth)) for v in col]
+    if not kinds <= _SCALAR.keys():
+        return None
+    if kinds == {float}:
+        if not all(map(math.isfinite, col)):
+            return list(map(_float, col))
+        if len(set(col[:256])) < 64 and 0.0 not in (distinct := set(col)) and 4 * len(distinct) < len(col):
+            memo = dict(zip(distinct, map(float.__repr__, distinct)))
+            return list(map(memo.__getitem__, col))
+        return list(map(float.__repr__, col))
+    if len(kinds) == 1:
+        return list(map(_SCALAR[kinds.pop()], col))
+    return [_SCALAR[type(v)](v) for v in col]
+
+
+def _flat_texts(col: list, depth: int) -> list[str] | None:
+    """The elements' texts, all lists one after another, of a column of lists of scalars (else None)."""
+    if set(map(type, col)) != {list}:
+        return None
+    return _scalar_texts([e for v in col for e in v])
 
 
 def _lists(col: list, texts: list[str], depth: int) -> list[str]:
     """Each list of ``col`` from its elements' ``texts`` (in order, all lists one after another)."""
     inner, outer = _indent(depth + 1), _indent(depth)
     sep, opening, closing = "," + inner, "[" + inner, outer + "]"
-    sizes = set(map(len, col))
-    if len(sizes) == 1 and 0 not in sizes:
-        groups = zip(*[iter(texts)] * sizes.pop())
-        return [opening + sep.join(g) + closing for g in groups]
     out, start = [], 0
     for v in col:
         end = start + len(v)
@@ -78,23 +93,36 @@ def _lists(col: list, texts: list[str], depth: int) -> list[str]:
 
 def records_text(columns: list[tuple[str, list]], depth: int = 0) -> str:
     """``json.dumps([...], indent=1)`` of the records whose values under each key are the column
-    (``ABSENT``: that record has no such key), as written at ``depth``. Keys are text."""
+    (``ABSENT``: that record has no such key), as written at ``depth``. Keys are text.
+
+    Each record is one ``%`` of a template: a key and its value's slot per column (a column of
+    lists of one length: a slot per element); a column with ``ABSENT`` values has a slot for its
+    key and value together, empty where absent."""
     n = len(columns[0][1]) if columns else 0
     if not n:
         return "[]"
-    inner = _indent(depth + 2)
-    parts = []
+    inner, inner2 = _indent(depth + 2), _indent(depth + 3)
+    template, args = [], []
     for key, col in columns:
         head = "," + inner + _string(key) + ": "
         absent = [v is ABSENT for v in col]
         if any(absent):
-            texts = value_texts([v for v, a in zip(col, absent) if not a], depth + 2)
-            it = iter(texts)
-            parts.append(["" if a else head + next(it) for a in absent])
-        else:
-            parts.append([head + t for t in value_texts(col, depth + 2)])
-    closing = _indent(depth + 1) + "}"
-    rows = ["{" + "".join(p)[1:] + closing if any(p) else "{}" for p in zip(*parts)]
+            it = iter(value_texts([v for v, a in zip(col, absent) if not a], depth + 2))
+            template.append("%s")
+            args.append(["" if a else head + next(it) for a in absent])
+            continue
+        head = head.replace("%", "%%")
+        sizes = set(map(len, col)) if set(map(type, col)) == {list} else ()
+        flat = _flat_texts(col, depth + 2) if len(sizes) == 1 and 0 not in sizes else None
+        if flat is None:
+            template.append(head + "%s")
+            args.append(value_texts(col, depth + 2))
+            continue
+        k = sizes.pop()
+        template.append(head + "[" + inner2 + ("," + inner2).join(["%s"] * k) + inner + "]")
+        args += [flat[j::k] for j in range(k)]
+    body, closing = "".join(template), _indent(depth + 1) + "}"
+    rows = ["{" + r[1:] + closing if r else "{}" for r in (body % a for a in zip(*args))]
     return "[" + _indent(depth + 1) + ("," + _indent(depth + 1)).join(rows) + _indent(depth) + "]"
 
 
