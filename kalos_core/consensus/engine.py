@@ -99,8 +99,8 @@ class ConsensusResult:
         return f"ConsensusResult({self.kind}, {len(self.label_columns().unit)} labels, {len(self.review)} for review)"
 
     def to_dict(self) -> dict:
-        return {"config": json_safe(self.config), "kind": self.kind, "labels": plain_rows(LabelColumns._fields, self.label_columns()),
-                "review": plain(self.review)}
+        return {"config": json_safe(self.config), "kind": self.kind,
+                "labels": plain_rows(LabelColumns._fields, self.label_columns()), "review": plain(self.review)}
 
     def to_coco(self, dataset: MultiRaterDataset) -> dict:
         """Plain COCO: each annotation with ``score`` = confidence, ``unit``, ``support``, ``raters``,
