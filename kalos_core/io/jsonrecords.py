@@ -47,6 +47,9 @@ def value_texts(col: list, depth: int) -> list[str]:
     """``json.dumps(v, indent=1)`` of each value of ``col`` as it is written at ``depth``."""
     texts = _scalar_texts(col)
     if texts is None:
+        if (lists := _few_text_lists(col)) is not None:
+            memo = dict(zip(lists, value_texts(list(map(list, lists)), depth)))
+            return [memo[tuple(v)] for v in col]
         flat = _flat_texts(col, depth)
         if flat is None:
             return [dumps_indented(v).replace("\n", _indent(depth)) for v in col]
@@ -70,6 +73,17 @@ def _scalar_texts(col: list) -> list[str] | None:
     if len(kinds) == 1:
         return list(map(_SCALAR[kinds.pop()], col))
     return [_SCALAR[type(v)](v) for v in col]
+
+
+def _few_text_lists(col: list) -> list[tuple] | None:
+    """The distinct lists (as tuples) of a column of lists of text with few distinct ones (the
+    raters of a unit), else None. Text only: ``[1]`` and ``[True]`` are equal tuples, written apart."""
+    if len(col) < 64 or set(map(type, col)) != {list} or len(set(map(tuple, col[:256]))) >= 64:
+        return None
+    distinct = set(map(tuple, col))
+    if 4 * len(distinct) >= len(col) or set(map(type, [e for v in distinct for e in v])) - {str}:
+        return None
+    return list(distinct)
 
 
 def _flat_texts(col: list, depth: int) -> list[str] | None:

@@ -50,7 +50,9 @@ def test_columns_of_one_kind_and_empty_data():
     same([("p%s", [1, 2]), ("%(q)s", [ABSENT, "%s"]), ("%", [[1, 2], [3, 4]])])   # % in keys and values
     few = [1 / 3, 2 / 3, 1.0, 1e16, 5e-324] * 60                  # few distinct floats: each written once
     same([("score", few), ("signed", [-0.0, 1.0, 2.0] * 100), ("zero", [0.0, -0.0, 1.0] * 100),
-          ("boxes", [[f, 1.0] for f in few]), ("ragged", [[f] * (k % 3) for k, f in enumerate(few)])])
+          ("boxes", [[f, 1.0] for f in few]), ("ragged", [[f] * (k % 3) for k, f in enumerate(few)]),
+          ("raters", [["a", 'b"'][: k % 3] for k in range(300)]),              # few lists of text: each written once
+          ("mixed", [["1"], [1], [True], [1.0], []] * 60)])                     # equal tuples, other texts
     assert records_text([("id", [])]) == "[]" == records_text([])
     assert dumps_with({}, {}) == "{}"
 
