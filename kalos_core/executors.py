@@ -116,12 +116,18 @@ def run_processes(fn: ChunkFn, items: Sequence, context, bounds: Bounds, workers
         yield from run_local(fn, items, context, bounds)
         return
     if "fork" in mp.get_all_start_methods():
+        import gc
+
         _POOL_DATA = (fn, items, context)
+        thaw = gc.get_freeze_count() == 0   # a caller's own gc.freeze() (agreement's CLI) stays as it was
+        gc.freeze()   # the children's collections need not walk (and so copy) the parent's objects
         try:
             with mp.get_context("fork").Pool(min(workers, len(bounds))) as pool:
                 yield from pool.imap(_forked_chunk, bounds)
         finally:
             _POOL_DATA = None
+            if thaw:
+                gc.unfreeze()
         return
     from concurrent.futures import ProcessPoolExecutor
 
