@@ -17,7 +17,7 @@ from ..measure import CliOption, Measure, MeasureData
 from ..measure_cli import load_or_report, load_workers
 from .config import DIAGNOSTICS, AgreementConfig
 from .diagnostics import REGISTRY
-from .executor_options import EXECUTOR_OPTIONS, executor_args
+from ..executor_options import EXECUTOR_OPTIONS, executor_args
 from .model_rater import add_model_rater
 from .pipeline import agreement_steps
 from .result import AgreementResult

@@ -25,7 +25,7 @@ from ..coincidence import AlphaSums, group_sums
 from ..columns import ids_and_raters
 from .diagnostic_defs import chunk_cells  # (importing it registers the diagnostics)
 from .diagnostics import ALPHA, ChunkCells, Emitter, ImageContext, enabled_diagnostics, rematch_key
-from .executors import chunk_bounds
+from ..executors import chunk_bounds
 from ..gcpause import paused_gc
 from ..matching.costs import get_cost
 from ..matching.solvers import get_solver

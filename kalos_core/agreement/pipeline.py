@@ -23,7 +23,7 @@ from ..io.validation import InputWarnings
 from ..progress import run_steps
 from .config import DIAGNOSTICS, MAX_DIAGNOSTIC_RATERS, AgreementConfig  # noqa: F401  (re-exported)
 from .diagnostics import Reduction
-from .executors import get_executor, map_chunks
+from ..executors import map_images
 from .label_map import LabelMap
 from .model_rater import compare_models
 from .partial import ALPHA, Partial, analyse_chunk, enabled_diagnostics
@@ -85,7 +85,7 @@ def compute_agreement(
     progress : optional callback ``progress(done, total)`` called every few images.
     workers : processes to spread the images over (``0`` = all cores); results
         do not depend on it.
-    executor : ``local`` | ``processes`` | ``dask`` (:mod:`kalos_core.agreement.executors`);
+    executor : ``local`` | ``processes`` | ``dask`` (:mod:`kalos_core.executors`);
         default ``local`` for one worker, else ``processes``. Results do not depend on it.
     """
     total = len(dataset.images)
@@ -98,22 +98,22 @@ def agreement_steps(dataset: MultiRaterDataset, config: AgreementConfig = Agreem
                     ) -> Generator[tuple[float, str], None, AgreementResult]:
     """:func:`compute_agreement` as a step generator (:mod:`kalos_core.progress`): yields
     ``(fraction of images done, message)`` after each chunk of images; returns the result."""
-    get_executor(executor or "local")   # an unknown name fails before any work
     config.check_dataset(dataset)
     total = len(dataset.images)
     merged = Partial()
-    for done, part in map_chunks(analyse_chunk, dataset, config, chunk_size, workers, executor):
+    for done, part in map_images(analyse_chunk, dataset, config, chunk_size, workers, executor):
         merged.merge(part)
         yield done / max(total, 1), f"{done}/{total} images"
     return finish(dataset, config, merged)
 
 
-def map_partial(dataset: MultiRaterDataset, config: AgreementConfig) -> Partial:
-    """The map step of a run in this process, merged (what :func:`finish` reduces): per-image values by
-    key, for a caller that reads them itself (label convergence: α at every COCO threshold at once)."""
+def map_partial(dataset: MultiRaterDataset, config: AgreementConfig, workers: int = 1,
+                executor: str | None = None) -> Partial:
+    """The map step of a run, merged (what :func:`finish` reduces): per-image values by key, for a
+    caller that reads them itself (label convergence: α at every COCO threshold at once)."""
     config.check_dataset(dataset)
     merged = Partial()
-    for _, part in map_chunks(analyse_chunk, dataset, config, CHUNK_SIZE):
+    for _, part in map_images(analyse_chunk, dataset, config, CHUNK_SIZE, workers, executor):
         merged.merge(part)
     return merged
 

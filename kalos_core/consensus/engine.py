@@ -226,7 +226,7 @@ def compute_consensus(dataset: MultiRaterDataset, agreement: AgreementConfig | N
 def consensus_steps(dataset: MultiRaterDataset, config: ConsensusConfig = ConsensusConfig(),
                     agreement: AgreementConfig | None = None, workers: int = 1, executor: str | None = None):
     """:func:`compute_consensus` as a generator of ``(fraction, message)`` steps; returns the result.
-    The matching's chunks of images run on ``executor`` with ``workers`` (:mod:`kalos_core.agreement.executors`;
+    The matching's chunks of images run on ``executor`` with ``workers`` (:mod:`kalos_core.executors`;
     the result does not depend on them)."""
     if agreement is None:
         agreement = AgreementConfig(**{name: getattr(config, name) for name in MATCHING_PARAMS})

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from ..agreement.executor_options import EXECUTOR_OPTIONS, executor_args
+from ..executor_options import EXECUTOR_OPTIONS, executor_args
 from ..measure import Measure, MeasureData
 from .engine import ConsensusConfig, ConsensusResult, consensus_steps
 

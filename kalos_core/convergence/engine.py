@@ -4,7 +4,9 @@
 directions with pycocotools' COCOeval (once per direction; boxes vectorised in kalos_core/coco_eval.py,
 bit-identical), re-accumulates AP on 1,000 seeded subsets of 10 % of the images from the
 per-image results, pools the pairs, and optionally maps α through Eq. 1 and places a model's
-predictions against the interval. See docs/convergence.md.
+predictions against the interval. See docs/convergence.md. The directions, the subsets and α's
+chunks of images are independent: each of the three steps maps them on the run's executor
+(:mod:`kalos_core.executors`); the result does not depend on it.
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from itertools import combinations
-from typing import Callable, Generator, NamedTuple, Sequence
+from typing import Callable, Generator, Sequence
 
 import numpy as np
 
-from ..agreement.executors import get_executor, map_chunks
 from ..data import MultiRaterDataset, order_key
+from ..executors import map_chunks
 from ..progress import run_steps
 from ..variations.types import LabelTable
 from .cocoeval import IOU_THRESHOLDS, BoxLabels, evaluate_direction, label_columns, side_labels
@@ -56,7 +58,8 @@ def _on_images(labels: list[dict], image_ids: list, own: list) -> list[dict]:
     return [d for d in labels if d["image_id"] in keep]
 
 
-def per_image_alpha(dataset: MultiRaterDataset, ids: list) -> np.ndarray:
+def per_image_alpha(dataset: MultiRaterDataset, ids: list, workers: int = 1, executor: str | None = None,
+                    ) -> np.ndarray:
     """(T, I) per-image α at each COCO IoU threshold (default distance, Greedy, ψsoft); NaN for
     images without a value.
 
@@ -70,7 +73,7 @@ def per_image_alpha(dataset: MultiRaterDataset, ids: list) -> np.ndarray:
     thresholds = [float(round(t, 2)) for t in IOU_THRESHOLDS]
     cfg = AgreementConfig(threshold=thresholds[0], lsa_thresholds=tuple(thresholds[1:]), bootstrap=0,
                           vitality=False, class_difficulty=False, collaboration=False, intra_rater=False)
-    merged = map_partial(dataset, cfg)
+    merged = map_partial(dataset, cfg, workers, executor)
     per_image = np.full((len(thresholds), len(merged.image_ids)), np.nan)
     per_image[0] = merged.alphas
     for t, thr in enumerate(thresholds[1:], start=1):
@@ -98,16 +101,18 @@ def bootstrap_summary(per_subset: np.ndarray, confidence: float) -> BootstrapSum
 CHUNK_SUBSETS = 50
 
 
-class _Subsets(NamedTuple):
-    """The bootstrap's subsets as the "images" :func:`map_chunks` cuts into chunks (rows of ``images``)."""
-    images: np.ndarray
-    kind: str = "subsets"
-    raters: tuple = ()
+def evaluate_chunk(directions: list, first: int, job: tuple) -> list:
+    """A map step (:func:`kalos_core.executors.map_chunks`): the table of each direction ``(ground-truth
+    rater, detecting rater, shared image ids)``; ``job`` = (data set, each rater's labels, each rater's
+    image ids, task). A direction's table does not depend on the others."""
+    dataset, labels, own, task = job
+    return [evaluate_direction(dataset, _on_images(labels[gt], shared, own[gt]),
+                               _on_images(labels[dt], shared, own[dt]), shared, task) for gt, dt, shared in directions]
 
 
-def bootstrap_chunk(masks: np.ndarray, first: int, kind: str, sides: list, n_rows: int) -> np.ndarray:
-    """The map step (:func:`kalos_core.agreement.executors.map_chunks`): (P, S, T) AP per pair of the
-    subsets ``masks`` alone, the mean of its two directions; a subset's values do not depend on the others."""
+def bootstrap_chunk(masks: np.ndarray, first: int, sides: list) -> np.ndarray:
+    """A map step (:func:`kalos_core.executors.map_chunks`): (P, S, T) AP per pair of the subsets
+    ``masks`` (rows) alone, the mean of its two directions; a subset's values do not depend on the others."""
     return np.stack([nanmean(np.stack([ab.per_threshold(masks), ba.per_threshold(masks)]), axis=0)
                      for ab, ba in sides])
 
@@ -125,10 +130,11 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
     config : see :class:`ConvergenceConfig`.
     predictions : optional COCO results (``image_id``, ``category_id``, ``bbox`` or
         ``segmentation``, ``score``) on the data set's images.
-    workers, executor, chunk_size : where the bootstrap's chunks of ``chunk_size`` subsets run
-        (:mod:`kalos_core.agreement.executors`); the result does not depend on them.
+    workers, executor : where the directions, the bootstrap's subsets and α's images run
+        (:mod:`kalos_core.executors`); the result does not depend on them.
+    chunk_size : subsets per chunk of the bootstrap.
     """
-    get_executor(executor or "local")   # unknown names fail before any work
+    run_on = {"workers": workers, "executor": executor}
     raters = dataset.check_raters(config.raters or dataset.raters, "raters", at_least=2)
     if not any(a.rater in raters for im in dataset.images for a in im.annotations):
         raise ValueError(f"raters {', '.join(raters)} drew no labels: there is no mAP between them")
@@ -137,29 +143,29 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
     index_of = {i: n for n, i in enumerate(ids)}
     seconds: dict[str, float] = {}
     start = time.perf_counter()
-    pairs, sides = [], []
-    all_pairs = list(combinations(raters, 2))
     own = {r: [im.id for im in dataset.images if r in im.raters] for r in raters}
+    shared_by = {(a, b): [im.id for im in dataset.images if a in im.raters and b in im.raters]
+                 for a, b in combinations(raters, 2)}
+    directions = [d for (a, b), shared in shared_by.items() if shared for d in ((a, b, shared), (b, a, shared))]
+    if not directions:
+        raise ValueError("no image was assigned to two of the chosen raters")
     columns = label_columns(dataset, config.task)
     labels = {r: side_labels(dataset, r, own[r], columns) for r in raters}   # each rater's once, not per pair
-    for n, (a, b) in enumerate(all_pairs):
-        shared = [im.id for im in dataset.images if a in im.raters and b in im.raters]
-        if not shared:
-            continue
-        la, lb = _on_images(labels[a], shared, own[a]), _on_images(labels[b], shared, own[b])
-        ab = Side(evaluate_direction(dataset, la, lb, shared, config.task), index_of)
-        ba = Side(evaluate_direction(dataset, lb, la, shared, config.task), index_of)
-        directions = {f"{a}->{b}": direction_summary(full_set_ap(ab.table), ab.table.cat_ids, names),
-                      f"{b}->{a}": direction_summary(full_set_ap(ba.table), ba.table.cat_ids, names)}
+    tables = []
+    for done, part in map_chunks(evaluate_chunk, directions, (dataset, labels, own, config.task), 1, **run_on):
+        tables += part
+        yield 0.4 * done / len(directions), f"evaluated {done}/{len(directions)} rater pair directions"
+    pairs, sides = [], []
+    for (a, b, shared), t_ab, t_ba in zip(directions[::2], tables[::2], tables[1::2]):
+        ab, ba = Side(t_ab, index_of), Side(t_ba, index_of)
+        both = {f"{a}->{b}": direction_summary(full_set_ap(ab.table), ab.table.cat_ids, names),
+                f"{b}->{a}": direction_summary(full_set_ap(ba.table), ba.table.cat_ids, names)}
         matched = LabelTable()   # built when first read (the operator, --include-labels), ba's flags last
         for t in (ab.table, ba.table):
             matched.add(lambda into, t=t: into.update(zip(t.det_source, t.matched.T.tolist())))
-        pairs.append(PairResult((a, b), len(shared), average_summaries(list(directions.values())), directions,
+        pairs.append(PairResult((a, b), len(shared), average_summaries(list(both.values())), both,
                                 matched=matched))
         sides.append((ab, ba))
-        yield 0.4 * (n + 1) / len(all_pairs), f"evaluated pair {a} / {b}"
-    if not pairs:
-        raise ValueError("no image was assigned to two of the chosen raters")
     seconds["evaluate"] = time.perf_counter() - start
     full = average_summaries([p.full_set for p in pairs])
 
@@ -170,7 +176,7 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
         T = len(THRESHOLD_KEYS)
         per_pair = np.full((len(pairs), len(masks), T), np.nan)
         lo = 0
-        for done, part in map_chunks(bootstrap_chunk, _Subsets(masks), sides, chunk_size, workers, executor):
+        for done, part in map_chunks(bootstrap_chunk, masks, sides, chunk_size, **run_on):
             per_pair[:, lo:done], lo = part, done
             yield 0.4 + 0.3 * done / len(masks), f"bootstrap: {done}/{len(masks)} subsets"
         for p, pair in enumerate(pairs):
@@ -185,8 +191,8 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
 
         yield 0.75, "alpha per threshold"
         start = time.perf_counter()
-        result.alpha = alpha_mapping(per_image_alpha(restrict_raters(dataset, raters), ids), masks, pooled,
-                                     config.confidence)
+        result.alpha = alpha_mapping(per_image_alpha(restrict_raters(dataset, raters), ids, **run_on), masks,
+                                     pooled, config.confidence)
         seconds["alpha"] = time.perf_counter() - start
     if predictions is not None:
         from .model import evaluate_model

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..agreement.executor_options import EXECUTOR_OPTIONS, executor_args
+from ..executor_options import EXECUTOR_OPTIONS, executor_args
 from ..measure import CliOption, Measure, MeasureData
 from .engine import convergence_steps
 from .types import ConvergenceConfig, ConvergenceResult

@@ -22,7 +22,7 @@ from typing import Callable, Generator
 
 import numpy as np
 
-from ..agreement.executors import get_executor, map_chunks
+from ..executors import map_images
 from ..data import MultiRaterDataset
 from ..geometry import get_distance
 from ..io.records import check_measurable
@@ -192,21 +192,20 @@ def variation_steps(dataset: MultiRaterDataset, config: VariationConfig = Variat
                     ) -> Generator[tuple[float, str], None, VariationResult]:
     """:func:`compute_variations` as a step generator (see :mod:`kalos_core.progress`); ``kernel=False``
     classifies every chunk image by image (the reference the kernel is tested against). The chunks run
-    on ``executor`` with ``workers`` (:mod:`kalos_core.agreement.executors`); the result does not depend on them."""
+    on ``executor`` with ``workers`` (:mod:`kalos_core.executors`); the result does not depend on them."""
     check_measurable(dataset)   # as agreement and consensus: no image, or no image with two raters
-    get_executor(executor or "local")   # unknown names fail before any work
     spec = get_distance(dataset.kind, config.distance)
     tally = Tally(config.thresholds)
     total = len(dataset.images)
     job = (config, dataset.categories, kernel)
-    for done, part in map_chunks(classify_images, dataset, job, chunk_size, workers, executor):
+    for done, part in map_images(classify_images, dataset, job, chunk_size, workers, executor):
         tally.merge(part)
         yield done / total, f"{done}/{total} images"
     return tally.result({**asdict(config), "distance": spec.name, "kind": dataset.kind}, dataset)
 
 
 def classify_images(images: list, first: int, kind: str, job: tuple, n_rows: int) -> Tally:
-    """The map step (:func:`kalos_core.agreement.executors.map_chunks`): the tally of ``images`` alone;
+    """The map step (:func:`kalos_core.executors.map_images`): the tally of ``images`` alone;
     ``job`` = (config, the data set's class names, whether the kernel may run)."""
     config, names, kernel = job
     spec = get_distance(kind, config.distance)

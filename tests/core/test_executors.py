@@ -5,7 +5,7 @@ import pytest
 from kalos_core import AgreementConfig, load_coco
 from kalos_core.agreement import agreement_steps, compute_agreement
 from kalos_core.demo_data import build_demo
-from kalos_core.agreement.executors import get_executor
+from kalos_core.executors import get_executor, map_chunks
 from kalos_core.progress import run_steps
 
 CFG = AgreementConfig(lsa_thresholds=(0.3, 0.7), bootstrap=200)
@@ -42,3 +42,29 @@ def test_dask_local_cluster_gives_the_in_process_result(demo, in_process):
 def test_unknown_executor_is_named():
     with pytest.raises(ValueError, match="threads.*known: local, processes, dask"):
         get_executor("threads")
+
+
+def _chunk_sum(items, first, scale):
+    """A map step over plain numbers: where the chunk starts, and its sum times the context."""
+    return first, scale * sum(items)
+
+
+@pytest.mark.parametrize("executor, workers, size", [("local", 1, 4), ("local", 2, 4), ("processes", 2, 2),
+                                                     ("processes", 3, 1)])
+def test_map_chunks_maps_any_sequence_in_chunk_order(executor, workers, size):
+    """Items that are not a data set's images: (items done, fn(chunk, first, context)) per chunk, in order;
+    with several workers (not local) a chunk is at most a quarter of a worker's share (10 items, 2
+    workers: 2 items, 3 workers: 1)."""
+    got = list(map_chunks(_chunk_sum, list(range(10)), 10, 4, workers, executor))
+    starts = range(0, 10, size)
+    assert [done for done, _ in got] == [min(10, a + size) for a in starts]
+    assert [part for _, part in got] == [(a, 10 * sum(range(a, min(10, a + size)))) for a in starts]
+    if size == 4:
+        assert got == [(4, (0, 60)), (8, (4, 220)), (10, (8, 170))]
+
+
+def test_map_chunks_checks_its_executor_when_called_not_when_iterated():
+    with pytest.raises(ValueError, match="unknown executor 'threads'"):
+        map_chunks(_chunk_sum, [1], 1, 1, 1, "threads")       # no next(): the call itself fails
+    with pytest.raises(ValueError, match="workers must be an integer >= 0"):
+        map_chunks(_chunk_sum, [1], 1, 1, -2)

@@ -1,16 +1,21 @@
-"""Variations and consensus on every executor and chunking: the same result, byte for byte
-(the agreement's own executors are tested in test_executors.py)."""
+"""Variations, consensus and convergence on every executor and chunking: the same result, byte for
+byte (the agreement's own executors are tested in test_executors.py); a bad executor or worker count
+fails before any work in every measure that takes them."""
 
 import json
 
 import pytest
 
 from kalos_core import load_coco
+from kalos_core.agreement import agreement_steps
 from kalos_core.cli import main
 from kalos_core.consensus import ConsensusConfig
 from kalos_core.consensus.engine import consensus_steps
+from kalos_core.convergence import ConvergenceConfig
+from kalos_core.convergence.engine import compute_convergence, convergence_steps
 from kalos_core.demo_data import build_demo, make_synthetic_boxes
 from kalos_core.io.jsonwrite import dumps_indented
+from kalos_core.measure import MEASURE_MODULES, MeasureData, get_measure
 from kalos_core.progress import run_steps
 from kalos_core.variations import VariationConfig
 from kalos_core.variations.engine import variation_steps
@@ -73,19 +78,48 @@ def test_command_line_workers_write_the_same_file(boxes, tmp_path, measure):
     assert one.read_bytes() == two.read_bytes()
 
 
-def test_an_unknown_executor_is_refused_before_any_work(boxes):
-    ds = load_coco(boxes, "bbox")
-    with pytest.raises(ValueError, match="unknown executor 'threads'"):
-        run_steps(variation_steps(ds, VAR, executor="threads"))
-    with pytest.raises(ValueError, match="unknown executor 'threads'"):
-        run_steps(consensus_steps(ds, ConsensusConfig(), executor="threads"))
+#: the registry's measures with ``--workers`` / ``--executor`` (a new one is covered by declaring them)
+EXECUTOR_MEASURES = [n for n in MEASURE_MODULES if any("--executor" in o.flags for o in get_measure(n).cli_options)]
+BAD = [({"executor": "threads"}, "unknown executor 'threads'; known: local, processes, dask"),
+       ({"workers": -1}, r"workers must be an integer >= 0 \(0 = all cores\), got -1"),
+       ({"workers": 1.5}, "workers must be an integer >= 0 .*got 1.5")]
 
 
-def convergence_json(ds, **kw) -> str:
-    from kalos_core.convergence import ConvergenceConfig
-    from kalos_core.convergence.engine import compute_convergence
+class Untouchable:
+    """A data set whose every read is work done before the executor was checked."""
 
-    result = compute_convergence(ds, ConvergenceConfig(bootstrap=30, alpha=True), **kw)
+    def __getattr__(self, name):
+        raise AssertionError(f"the data set's {name!r} was read before the executor was checked")
+
+
+def test_the_measures_that_map_chunks_all_declare_the_executor_options():
+    assert set(EXECUTOR_MEASURES) == {"agreement", "variations", "consensus", "convergence"}
+
+
+@pytest.mark.parametrize("options, message", BAD)
+@pytest.mark.parametrize("name", EXECUTOR_MEASURES)
+def test_a_bad_executor_or_worker_count_fails_before_any_work(name, options, message):
+    """Through the registry (the command line, the operators, Recompute): when the steps are made,
+    before the data set is read at all."""
+    measure = get_measure(name)
+    with pytest.raises(ValueError, match=message):
+        measure.steps(MeasureData(Untouchable(), options=options), measure.config())
+
+
+@pytest.mark.parametrize("options, message", BAD)
+@pytest.mark.parametrize("steps", [lambda ds, **kw: agreement_steps(ds, **kw),
+                                   lambda ds, **kw: variation_steps(ds, VAR, **kw),
+                                   lambda ds, **kw: consensus_steps(ds, ConsensusConfig(), **kw),
+                                   lambda ds, **kw: convergence_steps(ds, ConvergenceConfig(bootstrap=5), **kw)],
+                         ids=["agreement", "variations", "consensus", "convergence"])
+def test_the_engines_refuse_it_before_their_first_step(boxes, steps, options, message):
+    """Called directly: the first step already fails (convergence: before its first rater pair)."""
+    with pytest.raises(ValueError, match=message):
+        next(steps(load_coco(boxes, "bbox"), **options))
+
+
+def convergence_json(ds, task="bbox", **kw) -> str:
+    result = compute_convergence(ds, ConvergenceConfig(task=task, bootstrap=30, alpha=True), **kw)
     result.seconds = {}
     return dumps_indented(result.to_dict())
 
@@ -100,6 +134,13 @@ def test_convergence_bootstrap_chunks_processes_and_dask_change_no_byte(boxes):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
             distributed.Client(cl):
         assert convergence_json(ds, workers=2, executor="dask", chunk_size=7) == alone
+
+
+def test_convergence_on_polygons_in_two_processes_changes_no_byte(demo):
+    """The directions' COCO evaluations (pycocotools' path for polygons) and α in worker processes."""
+    alone = convergence_json(demo, "segm")
+    assert '"alpha"' in alone and '"ci_normal"' in alone
+    assert convergence_json(demo, "segm", workers=2, executor="processes") == alone
 
 
 def test_convergence_command_line_workers_write_the_same_file(boxes, tmp_path):
