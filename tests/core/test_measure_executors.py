@@ -1,11 +1,13 @@
-"""Variations and consensus on every executor and chunking: the same result, byte for byte
-(the agreement's own executors are tested in test_executors.py)."""
+"""Variations, consensus, convergence, calibrate and braylan on every executor and chunking: the same result,
+byte for byte (the agreement's own executors are tested in test_executors.py)."""
 
 import json
 
 import pytest
 
 from kalos_core import load_coco
+from kalos_core.calibration import CalibrationConfig, calibrate_steps
+from kalos_core.calibration.braylan import BraylanConfig, braylan_steps
 from kalos_core.cli import main
 from kalos_core.consensus import ConsensusConfig
 from kalos_core.consensus.engine import consensus_steps
@@ -65,7 +67,7 @@ def test_dask_two_workers_give_the_local_result(boxes):
     assert got == expected
 
 
-@pytest.mark.parametrize("measure", ["variations", "consensus"])
+@pytest.mark.parametrize("measure", ["variations", "consensus", "calibrate", "braylan"])
 def test_command_line_workers_write_the_same_file(boxes, tmp_path, measure):
     one, two = tmp_path / "one.json", tmp_path / "two.json"
     assert main([measure, str(boxes), "--output", str(one)]) == 0
@@ -79,6 +81,10 @@ def test_an_unknown_executor_is_refused_before_any_work(boxes):
         run_steps(variation_steps(ds, VAR, executor="threads"))
     with pytest.raises(ValueError, match="unknown executor 'threads'"):
         run_steps(consensus_steps(ds, ConsensusConfig(), executor="threads"))
+    with pytest.raises(ValueError, match="unknown executor 'threads'"):
+        run_steps(calibrate_steps(ds, CalibrationConfig(), executor="threads"))
+    with pytest.raises(ValueError, match="unknown executor 'threads'"):
+        run_steps(braylan_steps(ds, BraylanConfig(), executor="threads"))
 
 
 def convergence_json(ds, **kw) -> str:
@@ -109,3 +115,54 @@ def test_convergence_command_line_workers_write_the_same_file(boxes, tmp_path):
                  "--output", str(two)]) == 0
     strip = lambda p: {k: v for k, v in json.loads(p.read_text()).items() if k != "seconds"}
     assert strip(one) == strip(two) and strip(one)["bootstrap"]
+
+
+def calibrate_json(ds, **kw) -> str:
+    result = run_steps(calibrate_steps(ds, CalibrationConfig(bootstrap=20), **kw))
+    return dumps_indented(result.to_dict())
+
+
+def braylan_json(ds, **kw) -> str:
+    return "".join(dumps_indented(run_steps(braylan_steps(ds, BraylanConfig(convention=c), **kw)).to_dict())
+                   for c in ("braylan", "midrank"))
+
+
+@pytest.mark.parametrize("run, source", [(calibrate_json, "boxes"), (calibrate_json, "demo"), (braylan_json, "boxes")])
+def test_calibrate_and_braylan_on_processes_and_dask_change_no_byte(run, source, request):
+    """Calibrate's distances (chunks of images; the demo's polygons mix the pairwise and per-image paths) and
+    bootstraps (one per distance), Braylan's set distances (chunks of pairs)."""
+    ds = request.getfixturevalue(source)
+    ds = load_coco(ds, "bbox") if source == "boxes" else ds
+    alone = run(ds)
+    assert '"ks_ci"' in alone or '"auc"' in alone
+    assert run(ds, workers=2, executor="processes") == alone
+    assert run(ds, workers=3, executor="local") == alone
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
+            distributed.Client(cl):
+        assert run(ds, workers=2, executor="dask") == alone
+
+
+def test_calibrate_distances_over_spans_of_images_are_the_whole_pass(boxes):
+    """Each chunk of images computes the Do / De values of its observations alone (Do's reverse pairs stay on
+    their image): spans of 1, 0 and uneven numbers of images concatenate to the one-pass values, bit for bit."""
+    import numpy as np
+
+    from kalos_core.calibration.engine import default_distances
+    from kalos_core.calibration.sampling import (PreparedCache, build_plan, observation_span, observe_pairs,
+                                                 pair_groups)
+    from kalos_core.data import in_canonical_order
+    from kalos_core.geometry import get_distance
+
+    ds = load_coco(boxes, "bbox")
+    plan = build_plan(in_canonical_order(ds), np.random.default_rng(4))
+    [group] = pair_groups([get_distance("box", n) for n in default_distances("box")])
+    whole = observe_pairs(plan, group, PreparedCache(plan))
+    cuts = [0, 1, 7, 7, 20, 40]
+    spans = [observation_span(plan, a, b) for a, b in zip(cuts, cuts[1:])]
+    assert spans[2][0] == spans[2][1] and spans[0][1] > 0 and spans[-1][1] == plan.n_observations
+    parts = [observe_pairs(plan, group, PreparedCache(plan), lo, hi) for lo, hi in spans]
+    for spec in group:
+        for k in (0, 1):
+            joined = np.concatenate([p[spec.name][k] for p in parts])
+            assert joined.tobytes() == whole[spec.name][k].tobytes(), (spec.name, k)
