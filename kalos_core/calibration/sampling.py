@@ -142,20 +142,22 @@ class PreparedCache:
 
 
 def _do_pair_blocks(plan: SamplePlan, lo: int, hi: int) -> list[tuple]:
-    sizes = plan.group_end - plan.group_start
-    own_group = np.repeat(np.arange(len(sizes)), sizes)[plan.obs_query]
-    size = sizes[plan.do_group]
-    # observation of (annotation b, row r of its image): the rank of the cell among the eligible cells
-    n_rows = np.concatenate([np.full(len(e), e.shape[1]) for e in plan.eligible]) if plan.eligible else []
-    cell_start = np.cumsum(n_rows, dtype=np.int64) - n_rows
-    obs_at = np.cumsum(np.concatenate([e.ravel() for e in plan.eligible] or [np.zeros(0, bool)])) - 1
-    row_of = own_group - plan.group_offset[plan.obs_image]
+    if hi <= lo:
+        return []
+    first, stop = int(plan.obs_image[lo]), int(plan.obs_image[hi - 1]) + 1      # the span's images
+    query, do_group = plan.obs_query[lo:hi], plan.do_group[lo:hi]
+    own_group = np.searchsorted(plan.group_end, query, side="right")            # the (non-empty) group of each query
+    size = (plan.group_end - plan.group_start)[do_group]
+    # observation of (annotation b, row r of its image): lo + the rank of the cell among the span's eligible cells
+    n_rows = np.concatenate([np.full(len(e), e.shape[1]) for e in plan.eligible[first:stop]])
+    cell_start = np.cumsum(n_rows, dtype=np.int64) - n_rows      # by annotation, from the span's first one
+    obs_at = lo + np.cumsum(np.concatenate([e.ravel() for e in plan.eligible[first:stop]])) - 1
+    row_of = own_group - plan.group_offset[plan.obs_image[lo:hi]]
     blocks = []
-    first = lo + np.flatnonzero(((own_group < plan.do_group) & (size > 0))[lo:hi])
-    for obs in pair_blocks(first, size):
-        owner, partner = ranges(plan.group_start[plan.do_group[obs]], size[obs])
-        reverse = obs_at[cell_start[partner] + row_of[obs][owner]]
-        blocks.append((obs, np.cumsum(size[obs]) - size[obs], plan.obs_query[obs][owner], partner, reverse))
+    for k in pair_blocks(np.flatnonzero((own_group < do_group) & (size > 0)), size):
+        owner, partner = ranges(plan.group_start[do_group[k]], size[k])
+        reverse = obs_at[cell_start[partner - plan.ann_offset[first]] + row_of[k][owner]]
+        blocks.append((lo + k, np.cumsum(size[k]) - size[k], query[k][owner], partner, reverse))
     return blocks
 
 
@@ -239,12 +241,13 @@ def nearest_distance(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared
     (1 where the group is empty), per distance, with ``spec.pairs`` over blocks of about ``PAIR_BLOCK`` pairs."""
     hi = len(target) if hi is None else hi
     out = [np.ones(hi - lo) for _ in specs]
+    target, query = target[lo:hi], plan.obs_query[lo:hi]
     size = plan.group_end[target] - plan.group_start[target]
-    for obs in pair_blocks(lo + np.flatnonzero(size[lo:hi] > 0), size):
-        owner, partner = ranges(plan.group_start[target[obs]], size[obs])
-        starts = np.cumsum(size[obs]) - size[obs]
-        for spec, values, s in zip(specs, out, similarities(specs, prep, plan.obs_query[obs][owner], partner, True)):
-            values[obs - lo] = 1.0 - _of_keys(spec, np.maximum.reduceat(s, starts))
+    for k in pair_blocks(np.flatnonzero(size > 0), size):
+        owner, partner = ranges(plan.group_start[target[k]], size[k])
+        starts = np.cumsum(size[k]) - size[k]
+        for spec, values, s in zip(specs, out, similarities(specs, prep, query[k][owner], partner, True)):
+            values[k] = 1.0 - _of_keys(spec, np.maximum.reduceat(s, starts))
     return out
 
 
