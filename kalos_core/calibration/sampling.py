@@ -135,9 +135,9 @@ class PreparedCache:
         images) whose query's row comes before the target row: ``obs`` those observations, ``starts`` their
         first pair, ``reverse`` the observation ``(partner, row of query)`` of each pair (the same for every
         distance, computed once)."""
-        key = ("do_pairs", lo, hi)
+        key = ("do_pairs", lo, self.plan.n_observations if hi is None else hi)
         if key not in self._cache:
-            self._cache[key] = _do_pair_blocks(self.plan, lo, self.plan.n_observations if hi is None else hi)
+            self._cache[key] = _do_pair_blocks(self.plan, *key[1:])
         return self._cache[key]
 
 
