@@ -53,6 +53,7 @@ from scipy.special import ndtr
 from ..arrays import ranges
 from ..data import MultiRaterDataset, in_canonical_order, row_positions
 from ..geometry.registry import columnar, take_rows
+from ..executors import map_chunks, resolve_executor
 from .sampling import pair_blocks
 from .separation import ks_statistic
 from ..jsonsafe import json_safe
@@ -350,8 +351,12 @@ def braylan_agreement(dataset: MultiRaterDataset, config: BraylanConfig = Brayla
     return run_steps(braylan_steps(dataset, config))
 
 
-def braylan_steps(dataset: MultiRaterDataset, config: BraylanConfig = BraylanConfig()):
-    """:func:`braylan_agreement` as ``(fraction, message)`` steps (:mod:`kalos_core.progress`); returns the result."""
+def braylan_steps(dataset: MultiRaterDataset, config: BraylanConfig = BraylanConfig(), workers: int = 1,
+                  executor: str | None = None):
+    """:func:`braylan_agreement` as ``(fraction, message)`` steps (:mod:`kalos_core.progress`); returns the result.
+    ``workers``, ``executor``: where the set distances (chunks of the Do and De pairs) run
+    (:mod:`kalos_core.executors`); the result does not depend on them."""
+    resolve_executor(workers, executor)   # a bad executor or worker count fails here, before any work
     yield 0.0, "item-level agreement (Braylan): annotation sets"
     sets = annotation_sets(dataset)
     check_items(dataset, sets)
@@ -359,10 +364,15 @@ def braylan_steps(dataset: MultiRaterDataset, config: BraylanConfig = BraylanCon
     braylan = config.convention == "braylan"
     results = {}
     floors = {name: braylan and name in FLOORED for name in config.distances}
-    yield 0.2, f"Do: {len(sets.do_a)} pairs of annotation sets"
-    do = set_distances_by_name(sets, sets.do_a, sets.do_b, floors)
-    yield 0.55, f"De: {len(de_a)} pairs of annotation sets"
-    de = set_distances_by_name(sets, de_a, de_b, floors)
+    n_do = len(sets.do_a)
+    pairs = np.stack([np.concatenate([sets.do_a, de_a]), np.concatenate([sets.do_b, de_b])], axis=1)
+    yield 0.1, f"Do and De: {n_do} + {len(de_a)} pairs of annotation sets"
+    parts = []
+    for done, part in map_chunks(pair_distances, pairs, (sets, floors), len(pairs), workers, executor):
+        parts.append(part)
+        yield 0.1 + 0.8 * done / len(pairs), f"Do and De: {done}/{len(pairs)} pairs of annotation sets"
+    both = {name: np.concatenate([p[name] for p in parts]) for name in floors}
+    do, de = ({name: v[:n_do].copy() for name, v in both.items()}, {name: v[n_do:].copy() for name, v in both.items()})
     yield 0.9, "alpha, AUC, sigma, KS per distance"
     for name in config.distances:
         results[name] = measure(do[name], de[name], config.p, ties=0.0 if braylan else 0.5)
@@ -371,6 +381,13 @@ def braylan_steps(dataset: MultiRaterDataset, config: BraylanConfig = BraylanCon
                          n_annotations=int(sets.count.sum()), n_annotation_sets=len(sets.count),
                          seed=config.seed, p=config.p, task=dataset.meta.get("task") or "bbox",
                          convention=config.convention)
+
+
+def pair_distances(pairs: np.ndarray, first: int, job: tuple) -> dict[str, np.ndarray]:
+    """The map step: :func:`set_distances_by_name` of the ``(n, 2)`` pairs of sets (a pair's distances do not
+    depend on the others)."""
+    sets, floors = job
+    return set_distances_by_name(sets, pairs[:, 0], pairs[:, 1], floors)
 
 
 def check_items(dataset: MultiRaterDataset, sets: AnnotationSets) -> None:

@@ -8,13 +8,14 @@ so its run kind is the calibration's.
 
 from __future__ import annotations
 
+from ..executor_options import EXECUTOR_OPTIONS, executor_args
 from ..measure import Measure, MeasureData
 from .braylan import BraylanConfig, BraylanResult, braylan_steps
 
 
 def steps(data: MeasureData, config: BraylanConfig):
     """Braylan's measures of ``data.dataset`` (:func:`kalos_core.calibration.braylan.braylan_steps`)."""
-    return braylan_steps(data.dataset, config)
+    return braylan_steps(data.dataset, config, **executor_args(data.options))
 
 
 def summary(result: BraylanResult, seconds: float | None = None) -> str:
@@ -35,4 +36,4 @@ MEASURE = Measure(
     name="braylan", help="Braylan's item-level agreement: alpha, AUC, sigma, KS per distance",
     # stored inside calibration runs (results key "braylan"), never as a run of its own
     config=BraylanConfig, steps=steps, result=BraylanResult, method="kalos_braylan", tasks=("bbox",),
-    summary=summary)
+    summary=summary, cli_options=EXECUTOR_OPTIONS)

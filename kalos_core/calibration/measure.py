@@ -8,6 +8,7 @@ histograms (and size strata), then the recommended distance.
 
 from __future__ import annotations
 
+from ..executor_options import EXECUTOR_OPTIONS, executor_args
 from ..io.coco import TASK_GEOMETRY_KINDS
 from ..measure import Measure, MeasureData
 from .engine import calibrate_steps
@@ -16,7 +17,7 @@ from .types import STRATA, CalibrationConfig, CalibrationResult, Recommendation
 
 def steps(data: MeasureData, config: CalibrationConfig):
     """The calibration of ``data.dataset`` as progress steps (:func:`kalos_core.calibration.calibrate_steps`)."""
-    return calibrate_steps(data.dataset, config)
+    return calibrate_steps(data.dataset, config, **executor_args(data.options))
 
 
 def _ci(ci) -> str:
@@ -59,5 +60,5 @@ def _recommendation_line(title: str, rec: Recommendation) -> str:
 MEASURE = Measure(
     name="calibrate", help="calibrate the distance function and the threshold tau* (docs/method.md §5)",
     config=CalibrationConfig, steps=steps, result=CalibrationResult, method="kalos_calibration",
-    tasks=tuple(TASK_GEOMETRY_KINDS), summary=summary,
+    tasks=tuple(TASK_GEOMETRY_KINDS), summary=summary, cli_options=EXECUTOR_OPTIONS,
     example_params={"bootstrap": 0})

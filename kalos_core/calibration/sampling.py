@@ -130,29 +130,34 @@ class PreparedCache:
             self._cache[spec.prepare] = (per_image, everything)
         return self._cache[spec.prepare]
 
-    def do_pairs(self) -> list[tuple]:
-        """Blocks ``(obs, starts, query, partner, reverse)`` of the Do pairs whose query's row comes
-        before the target row: ``obs`` those observations, ``starts`` their first pair, ``reverse`` the
-        observation ``(partner, row of query)`` of each pair (the same for every distance, computed once)."""
-        if "do_pairs" not in self._cache:
-            self._cache["do_pairs"] = _do_pair_blocks(self.plan)
-        return self._cache["do_pairs"]
+    def do_pairs(self, lo: int = 0, hi: int | None = None) -> list[tuple]:
+        """Blocks ``(obs, starts, query, partner, reverse)`` of the Do pairs of observations ``lo:hi`` (whole
+        images) whose query's row comes before the target row: ``obs`` those observations, ``starts`` their
+        first pair, ``reverse`` the observation ``(partner, row of query)`` of each pair (the same for every
+        distance, computed once)."""
+        key = ("do_pairs", lo, self.plan.n_observations if hi is None else hi)
+        if key not in self._cache:
+            self._cache[key] = _do_pair_blocks(self.plan, *key[1:])
+        return self._cache[key]
 
 
-def _do_pair_blocks(plan: SamplePlan) -> list[tuple]:
-    sizes = plan.group_end - plan.group_start
-    own_group = np.repeat(np.arange(len(sizes)), sizes)[plan.obs_query]
-    size = sizes[plan.do_group]
-    # observation of (annotation b, row r of its image): the rank of the cell among the eligible cells
-    n_rows = np.concatenate([np.full(len(e), e.shape[1]) for e in plan.eligible]) if plan.eligible else []
-    cell_start = np.cumsum(n_rows, dtype=np.int64) - n_rows
-    obs_at = np.cumsum(np.concatenate([e.ravel() for e in plan.eligible] or [np.zeros(0, bool)])) - 1
-    row_of = own_group - plan.group_offset[plan.obs_image]
+def _do_pair_blocks(plan: SamplePlan, lo: int, hi: int) -> list[tuple]:
+    if hi <= lo:
+        return []
+    first, stop = int(plan.obs_image[lo]), int(plan.obs_image[hi - 1]) + 1      # the span's images
+    query, do_group = plan.obs_query[lo:hi], plan.do_group[lo:hi]
+    own_group = np.searchsorted(plan.group_end, query, side="right")            # the (non-empty) group of each query
+    size = (plan.group_end - plan.group_start)[do_group]
+    # observation of (annotation b, row r of its image): lo + the rank of the cell among the span's eligible cells
+    n_rows = np.concatenate([np.full(len(e), e.shape[1]) for e in plan.eligible[first:stop]])
+    cell_start = np.cumsum(n_rows, dtype=np.int64) - n_rows      # by annotation, from the span's first one
+    obs_at = lo + np.cumsum(np.concatenate([e.ravel() for e in plan.eligible[first:stop]])) - 1
+    row_of = own_group - plan.group_offset[plan.obs_image[lo:hi]]
     blocks = []
-    for obs in pair_blocks(np.flatnonzero((own_group < plan.do_group) & (size > 0)), size):
-        owner, partner = ranges(plan.group_start[plan.do_group[obs]], size[obs])
-        reverse = obs_at[cell_start[partner] + row_of[obs][owner]]
-        blocks.append((obs, np.cumsum(size[obs]) - size[obs], plan.obs_query[obs][owner], partner, reverse))
+    for k in pair_blocks(np.flatnonzero((own_group < do_group) & (size > 0)), size):
+        owner, partner = ranges(plan.group_start[do_group[k]], size[k])
+        reverse = obs_at[cell_start[partner - plan.ann_offset[first]] + row_of[k][owner]]
+        blocks.append((lo + k, np.cumsum(size[k]) - size[k], query[k][owner], partner, reverse))
     return blocks
 
 
@@ -176,48 +181,82 @@ def observe(plan: SamplePlan, spec: DistanceSpec, cache: PreparedCache) -> tuple
 
 def observe_many(plan: SamplePlan, specs: list[DistanceSpec], cache: PreparedCache) -> dict[str, tuple]:
     """:func:`observe` of each distance; those with a ``pairs`` form and the same ``prepare`` walk the pairs
-    together, each block's gathers (and what the distances share, e.g. GIoU's IoU) read once for all."""
-    out, together = {}, {}
-    for spec in specs:
-        if spec.pairs is None:
-            out[spec.name] = observe_per_image(plan, spec, *cache.get(spec))
-        else:
-            together.setdefault(spec.prepare, []).append(spec)
-    for group in together.values():
-        prep = cache.get(group[0])[1]
-        do, de = nearest_do(plan, group, prep, cache), nearest_distance(plan, group, prep, plan.de_group)
-        out.update({spec.name: pair for spec, pair in zip(group, zip(do, de))})
+    together (:func:`observe_pairs`)."""
+    out = {spec.name: observe_per_image(plan, spec, *cache.get(spec)) for spec in specs if spec.pairs is None}
+    for group in pair_groups(specs):
+        out.update(observe_pairs(plan, group, cache))
     return {spec.name: out[spec.name] for spec in specs}
 
 
-def nearest_do(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared, cache: PreparedCache) -> list[np.ndarray]:
-    """The Do values of :func:`nearest_distance`, each unordered pair of annotations computed once.
+def pair_groups(specs: list[DistanceSpec]) -> list[list[DistanceSpec]]:
+    """The distances with a ``pairs`` form, grouped by their ``prepare`` (a group walks the pairs together)."""
+    together: dict = {}
+    for spec in specs:
+        if spec.pairs is not None:
+            together.setdefault(spec.prepare, []).append(spec)
+    return list(together.values())
+
+
+def observe_pairs(plan: SamplePlan, group: list[DistanceSpec], cache: PreparedCache, lo: int = 0,
+                  hi: int | None = None) -> dict[str, tuple]:
+    """``(do, de)`` of the observations ``lo:hi`` (whole images: :func:`observation_span`) for each distance of
+    ``group`` (one ``prepare``), each block's gathers (and what the distances share, e.g. GIoU's IoU) read once
+    for all. The values of an observation do not depend on the span."""
+    hi = plan.n_observations if hi is None else hi
+    prep = cache.get(group[0])[1]
+    do = nearest_do(plan, group, prep, cache, lo, hi)
+    de = nearest_distance(plan, group, prep, plan.de_group, lo, hi)
+    return {spec.name: pair for spec, pair in zip(group, zip(do, de))}
+
+
+def observation_span(plan: SamplePlan, first: int, stop: int) -> tuple[int, int]:
+    """The observations ``lo:hi`` whose query is on the images ``first:stop`` (they are in image order)."""
+    lo, hi = np.searchsorted(plan.obs_image, [first, stop], side="left")
+    return int(lo), int(hi)
+
+
+def nearest_do(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared, cache: PreparedCache,
+               lo: int = 0, hi: int | None = None) -> list[np.ndarray]:
+    """The Do values of :func:`nearest_distance` for the observations ``lo:hi`` (whole images), each unordered
+    pair of annotations computed once.
 
     ``pairs`` forms are symmetric bit for bit (``s(a, b) == s(b, a)``, tests/core/test_calibration_vectorised.py),
     so the pairs of the observations whose query's row comes before the target row serve both
-    ``(a, row of b)`` (a segmented maximum) and ``(b, row of a)`` (``np.maximum.at``).
+    ``(a, row of b)`` (a segmented maximum) and ``(b, row of a)`` (``np.maximum.at``; on the same image).
     """
-    best = [np.full(plan.n_observations, -np.inf) for _ in specs]
-    for obs, starts, query, partner, reverse in cache.do_pairs():
-        for out, s in zip(best, similarities(specs, prep, query, partner)):
-            out[obs] = np.maximum.reduceat(s, starts)
-            np.maximum.at(out, reverse, s)
-    empty = plan.group_end[plan.do_group] == plan.group_start[plan.do_group]
-    return [np.where(empty, 1.0, 1.0 - out) for out in best]
+    hi = plan.n_observations if hi is None else hi
+    best = [np.full(hi - lo, -np.inf) for _ in specs]
+    for obs, starts, query, partner, reverse in cache.do_pairs(lo, hi):
+        for out, s in zip(best, similarities(specs, prep, query, partner, keys=True)):
+            out[obs - lo] = np.maximum.reduceat(s, starts)
+            np.maximum.at(out, reverse - lo, s)
+    do_group = plan.do_group[lo:hi]
+    empty = plan.group_end[do_group] == plan.group_start[do_group]
+    return [np.where(empty, 1.0, 1.0 - _of_keys(spec, out)) for spec, out in zip(specs, best)]
 
 
 def nearest_distance(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared,
-                     target: np.ndarray) -> list[np.ndarray]:
-    """``1 - max`` similarity of each observation's query to the annotations of its ``target`` group
+                     target: np.ndarray, lo: int = 0, hi: int | None = None) -> list[np.ndarray]:
+    """``1 - max`` similarity of each observation ``lo:hi``'s query to the annotations of its ``target`` group
     (1 where the group is empty), per distance, with ``spec.pairs`` over blocks of about ``PAIR_BLOCK`` pairs."""
-    out = [np.ones(len(target)) for _ in specs]
+    hi = len(target) if hi is None else hi
+    out = [np.ones(hi - lo) for _ in specs]
+    target, query = target[lo:hi], plan.obs_query[lo:hi]
     size = plan.group_end[target] - plan.group_start[target]
-    for obs in pair_blocks(np.flatnonzero(size > 0), size):
-        owner, partner = ranges(plan.group_start[target[obs]], size[obs])
-        starts = np.cumsum(size[obs]) - size[obs]
-        for values, s in zip(out, similarities(specs, prep, plan.obs_query[obs][owner], partner)):
-            values[obs] = 1.0 - np.maximum.reduceat(s, starts)
+    for k in pair_blocks(np.flatnonzero(size > 0), size):
+        owner, partner = ranges(plan.group_start[target[k]], size[k])
+        starts = np.cumsum(size[k]) - size[k]
+        for spec, values, s in zip(specs, out, similarities(specs, prep, query[k][owner], partner, True)):
+            values[k] = 1.0 - _of_keys(spec, np.maximum.reduceat(s, starts))
     return out
+
+
+def _of_keys(spec: DistanceSpec, nearest: np.ndarray) -> np.ndarray:
+    """The similarities of the nearest pairs from what :func:`similarities` gave with ``keys=True``."""
+    if spec.nearest_key is None:
+        return nearest
+    with np.errstate(invalid="ignore"):       # -inf: no pair (the caller sets those)
+        return spec.nearest_key[1](nearest)
 
 
 def pair_similarity(spec: DistanceSpec, prep: Prepared, query: np.ndarray, partner: np.ndarray) -> np.ndarray:
@@ -225,14 +264,19 @@ def pair_similarity(spec: DistanceSpec, prep: Prepared, query: np.ndarray, partn
     return similarities([spec], prep, query, partner)[0]
 
 
-def similarities(specs: list[DistanceSpec], prep: Prepared, query: np.ndarray, partner: np.ndarray) -> list:
+def similarities(specs: list[DistanceSpec], prep: Prepared, query: np.ndarray, partner: np.ndarray,
+                 keys: bool = False) -> list:
     """``spec.pairs`` of annotations ``query[k]`` and ``partner[k]`` for each distance, the pairs' arrays gathered
-    once. An ``at_most_iou`` distance is computed only for the pairs whose boxes overlap along x (positive width
-    of the intersection): the others are exactly 0, as the formula gives them (the IoU of boxes that do not
-    overlap); unless another distance (GIoU) computed the IoU of every pair, which it then reads."""
+    once (``keys``: a distance with a ``nearest_key`` gives its keys instead, whose maximum is the nearest pair's).
+    An ``at_most_iou`` distance is computed only for the pairs whose boxes overlap along x (positive width of the
+    intersection): the others are exactly 0, as the formula gives them (the IoU of boxes that do not overlap);
+    unless another distance (GIoU) computed the IoU of every pair, which it then reads."""
     a, b = prep.take_on_use(query), prep.take_on_use(partner)
     values = {}
     for spec in sorted(specs, key=lambda spec: spec.at_most_iou):
+        if keys and spec.nearest_key is not None:
+            values[spec.name] = spec.nearest_key[0](a, b)
+            continue
         if not spec.at_most_iou or a.has_paired(b, "iou"):
             values[spec.name] = spec.pairs(a, b)
             continue

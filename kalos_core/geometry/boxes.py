@@ -7,8 +7,9 @@ from typing import Sequence
 import numpy as np
 
 from ..data import Annotation, ImageRecord
-from .registry import (Prepared, box_iou_xyxy, centroid_box_pairs, centroid_box_similarity, centroid_similarity, iou_of,
-                       paired_centroid_similarity, paired_intersection_union, register_distance)
+from .registry import (Prepared, box_iou_xyxy, centroid_box_pairs, centroid_box_similarity, centroid_key,
+                       centroid_similarity, centroid_similarity_of_key, iou_of, paired_centroid_similarity,
+                       paired_intersection_union, register_distance)
 
 
 def box_array(anns: Sequence[Annotation]) -> np.ndarray:
@@ -84,7 +85,12 @@ def _centroid_pairs(a: Prepared, b: Prepared) -> np.ndarray:
     return paired_centroid_similarity(a.derived("centres", _box_centres)[0], b.derived("centres", _box_centres)[0])
 
 
-@register_distance("box", "centroid", prepare=prepare_boxes, scale_invariant=False, pairs=_centroid_pairs)
+def _centroid_keys(a: Prepared, b: Prepared) -> np.ndarray:
+    return centroid_key(a.derived("centres", _box_centres)[0], b.derived("centres", _box_centres)[0])
+
+
+@register_distance("box", "centroid", prepare=prepare_boxes, scale_invariant=False, pairs=_centroid_pairs,
+                   nearest_key=(_centroid_keys, centroid_similarity_of_key))
 def box_centroid(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Centroid L2 distance, normalised by the image diagonal."""
     return centroid_similarity(_centres(a["xyxy"]), _centres(b["xyxy"]))

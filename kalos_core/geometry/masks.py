@@ -13,7 +13,7 @@ import numpy as np
 
 from ..data import Annotation, ImageRecord
 from ..lazy import LazyModule
-from .registry import Prepared, centroid_pairs, centroid_similarity, register_distance
+from .registry import CENTROID_NEAREST, Prepared, centroid_pairs, centroid_similarity, register_distance
 
 COMMON_GRID = (256, 256)
 
@@ -82,7 +82,8 @@ register_distance("polygon", "mask_iou", prepare=prepare_masks,
                   description="Polygons rasterised to RLE masks, then mask IoU.")(mask_iou)
 
 
-@register_distance("rle", "centroid", prepare=prepare_masks, scale_invariant=False, pairs=centroid_pairs)
+@register_distance("rle", "centroid", prepare=prepare_masks, scale_invariant=False, pairs=centroid_pairs,
+                   nearest_key=CENTROID_NEAREST)
 def mask_centroid(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Distance between mask centroids, normalised by the image diagonal."""
     return centroid_similarity(a["centroid"], b["centroid"])

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..data import Annotation, ImageRecord
 from ..lazy import LazyModule
-from .registry import (Prepared, box_overlap_sides, boxes_overlap, centroid_box_pairs, centroid_box_similarity,
+from .registry import (CENTROID_NEAREST, Prepared, box_overlap_sides, boxes_overlap, centroid_box_pairs, centroid_box_similarity,
                        centroid_pairs, centroid_similarity, pixel_scale, register_distance)
 
 shapely = LazyModule("shapely")   # imported on first use: box-only runs never pay for it
@@ -164,7 +164,8 @@ def polygon_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.
     return (1.0 + giou) / 2.0
 
 
-@register_distance("polygon", "centroid", prepare=prepare_polygons, scale_invariant=False, pairs=centroid_pairs)
+@register_distance("polygon", "centroid", prepare=prepare_polygons, scale_invariant=False, pairs=centroid_pairs,
+                   nearest_key=CENTROID_NEAREST)
 def polygon_centroid(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Distance between polygon centroids, normalised by the image diagonal."""
     return centroid_similarity(a["centroid"], b["centroid"])

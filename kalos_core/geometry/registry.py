@@ -140,6 +140,10 @@ class DistanceSpec:
     at_most_iou: bool = False
     #: the similarity threshold to start from when no calibration says otherwise
     default_threshold: float = 0.5
+    #: optional ``(key(a, b) -> (n,), similarity(keys) -> (n,))`` with ``pairs(a, b) == similarity(key(a, b))``
+    #: bit for bit, ``key`` symmetric and ``similarity`` non-decreasing: the most similar of many pairs is the
+    #: similarity of the largest key (calibration's nearest neighbours apply ``similarity`` once per observation)
+    nearest_key: tuple[Callable, Callable] | None = None
 
 
 DISTANCES: dict[tuple[str, str], DistanceSpec] = {}
@@ -156,13 +160,13 @@ DEFAULT_DISTANCE: dict[str, str] = {
 
 def register_distance(kind: str, name: str, *, prepare: PrepareFn, description: str = "",
                       scale_invariant: bool = True, pairs=None, at_most_iou: bool = False,
-                      default_threshold: float = 0.5):
+                      default_threshold: float = 0.5, nearest_key: tuple[Callable, Callable] | None = None):
     """Decorator: register ``similarity`` as distance ``name`` for ``kind``."""
 
     def deco(fn: SimilarityFn) -> SimilarityFn:
         doc = description or (fn.__doc__ or "").strip().split("\n")[0]
         DISTANCES[(kind, name)] = DistanceSpec(kind, name, prepare, fn, doc, scale_invariant, pairs, at_most_iou,
-                                               default_threshold)
+                                               default_threshold, nearest_key)
         return fn
 
     return deco
@@ -315,7 +319,17 @@ def centroid_box_pairs(a: Prepared, b: Prepared) -> np.ndarray:
 
 def paired_centroid_similarity(CA: np.ndarray, CB: np.ndarray) -> np.ndarray:
     """``1 - L2 / sqrt(2)`` between broadcast image-relative centroids ``(..., 2)`` (the unit square's diagonal)."""
-    d = np.sqrt(_squared_norm(CA, CB)) / np.sqrt(2.0)
+    return centroid_similarity_of_key(centroid_key(CA, CB))
+
+
+def centroid_key(CA: np.ndarray, CB: np.ndarray) -> np.ndarray:
+    """``-L2²`` of broadcast centroids: the larger, the more similar (:attr:`DistanceSpec.nearest_key`)."""
+    return -_squared_norm(CA, CB)
+
+
+def centroid_similarity_of_key(key: np.ndarray) -> np.ndarray:
+    """:func:`paired_centroid_similarity` from :func:`centroid_key` (``-(-x)`` is ``x``: the same bits)."""
+    d = np.sqrt(-key) / np.sqrt(2.0)
     return np.clip(1.0 - d, 0.0, 1.0)
 
 
@@ -327,3 +341,12 @@ def centroid_similarity(ca: np.ndarray, cb: np.ndarray) -> np.ndarray:
 def centroid_pairs(a: Prepared, b: Prepared) -> np.ndarray:
     """:func:`paired_centroid_similarity` of ``a[k]`` and ``b[k]`` (array ``centroid``)."""
     return paired_centroid_similarity(a["centroid"], b["centroid"])
+
+
+def centroid_keys(a: Prepared, b: Prepared) -> np.ndarray:
+    """:func:`centroid_key` of ``a[k]`` and ``b[k]`` (array ``centroid``)."""
+    return centroid_key(a["centroid"], b["centroid"])
+
+
+#: :attr:`DistanceSpec.nearest_key` of the centroid distances of polygons and masks
+CENTROID_NEAREST = (centroid_keys, centroid_similarity_of_key)

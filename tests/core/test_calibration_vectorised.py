@@ -112,6 +112,12 @@ def test_pair_forms_are_symmetric_bit_for_bit(name):
     b = spec.prepare(make_image(2, 333, 97, ["b"]), [Annotation(k, "b", 1, tuple(v)) for k, v in enumerate(xywh[::-1])])
     ab, ba = spec.pairs(a, b), spec.pairs(b, a)
     assert np.array_equal(ab, ba) and len(np.unique(ab)) > 30
+    if spec.nearest_key is not None:   # centroid: the nearest is the largest key, its similarity applied once
+        key, similarity = spec.nearest_key
+        assert np.array_equal(key(a, b), key(b, a)) and np.array_equal(similarity(key(a, b)), ab)
+        order = np.argsort(key(a, b), kind="stable")
+        assert np.all(np.diff(similarity(key(a, b))[order]) >= 0)                  # non-decreasing in the key
+    assert (spec.nearest_key is not None) == (name == "centroid")
 
 
 def _bits(x: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
-"""Variations, consensus and convergence on every executor and chunking: the same result, byte for
-byte (the agreement's own executors are tested in test_executors.py); a bad executor or worker count
-fails before any work in every measure that takes them."""
+"""Variations, consensus, convergence, calibrate and braylan on every executor and chunking: the same
+result, byte for byte (the agreement's own executors are tested in test_executors.py); a bad executor
+or worker count fails before any work in every measure that takes them."""
 
 import json
 
@@ -8,6 +8,8 @@ import pytest
 
 from kalos_core import load_coco
 from kalos_core.agreement import agreement_steps
+from kalos_core.calibration import CalibrationConfig, calibrate_steps
+from kalos_core.calibration.braylan import BraylanConfig, braylan_steps
 from kalos_core.cli import main
 from kalos_core.consensus import ConsensusConfig
 from kalos_core.consensus.engine import consensus_steps
@@ -70,7 +72,7 @@ def test_dask_two_workers_give_the_local_result(boxes):
     assert got == expected
 
 
-@pytest.mark.parametrize("measure", ["variations", "consensus"])
+@pytest.mark.parametrize("measure", ["variations", "consensus", "calibrate", "braylan"])
 def test_command_line_workers_write_the_same_file(boxes, tmp_path, measure):
     one, two = tmp_path / "one.json", tmp_path / "two.json"
     assert main([measure, str(boxes), "--output", str(one)]) == 0
@@ -93,7 +95,7 @@ class Untouchable:
 
 
 def test_the_measures_that_map_chunks_all_declare_the_executor_options():
-    assert set(EXECUTOR_MEASURES) == {"agreement", "variations", "consensus", "convergence"}
+    assert set(EXECUTOR_MEASURES) == {"agreement", "variations", "consensus", "convergence", "calibrate", "braylan"}
 
 
 @pytest.mark.parametrize("options, message", BAD)
@@ -110,8 +112,10 @@ def test_a_bad_executor_or_worker_count_fails_before_any_work(name, options, mes
 @pytest.mark.parametrize("steps", [lambda ds, **kw: agreement_steps(ds, **kw),
                                    lambda ds, **kw: variation_steps(ds, VAR, **kw),
                                    lambda ds, **kw: consensus_steps(ds, ConsensusConfig(), **kw),
-                                   lambda ds, **kw: convergence_steps(ds, ConvergenceConfig(bootstrap=5), **kw)],
-                         ids=["agreement", "variations", "consensus", "convergence"])
+                                   lambda ds, **kw: convergence_steps(ds, ConvergenceConfig(bootstrap=5), **kw),
+                                   lambda ds, **kw: calibrate_steps(ds, CalibrationConfig(bootstrap=5), **kw),
+                                   lambda ds, **kw: braylan_steps(ds, BraylanConfig(), **kw)],
+                         ids=["agreement", "variations", "consensus", "convergence", "calibrate", "braylan"])
 def test_the_engines_refuse_it_before_their_first_step(boxes, steps, options, message):
     """Called directly: the first step already fails (convergence: before its first rater pair)."""
     with pytest.raises(ValueError, match=message):
@@ -150,3 +154,54 @@ def test_convergence_command_line_workers_write_the_same_file(boxes, tmp_path):
                  "--output", str(two)]) == 0
     strip = lambda p: {k: v for k, v in json.loads(p.read_text()).items() if k != "seconds"}
     assert strip(one) == strip(two) and strip(one)["bootstrap"]
+
+
+def calibrate_json(ds, **kw) -> str:
+    result = run_steps(calibrate_steps(ds, CalibrationConfig(bootstrap=20), **kw))
+    return dumps_indented(result.to_dict())
+
+
+def braylan_json(ds, **kw) -> str:
+    return "".join(dumps_indented(run_steps(braylan_steps(ds, BraylanConfig(convention=c), **kw)).to_dict())
+                   for c in ("braylan", "midrank"))
+
+
+@pytest.mark.parametrize("run, source", [(calibrate_json, "boxes"), (calibrate_json, "demo"), (braylan_json, "boxes")])
+def test_calibrate_and_braylan_on_processes_and_dask_change_no_byte(run, source, request):
+    """Calibrate's distances (chunks of images; the demo's polygons mix the pairwise and per-image paths) and
+    bootstraps (one per distance), Braylan's set distances (chunks of pairs)."""
+    ds = request.getfixturevalue(source)
+    ds = load_coco(ds, "bbox") if source == "boxes" else ds
+    alone = run(ds)
+    assert '"ks_ci"' in alone or '"auc"' in alone
+    assert run(ds, workers=2, executor="processes") == alone
+    assert run(ds, workers=3, executor="local") == alone
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
+            distributed.Client(cl):
+        assert run(ds, workers=2, executor="dask") == alone
+
+
+def test_calibrate_distances_over_spans_of_images_are_the_whole_pass(boxes):
+    """Each chunk of images computes the Do / De values of its observations alone (Do's reverse pairs stay on
+    their image): spans of 1, 0 and uneven numbers of images concatenate to the one-pass values, bit for bit."""
+    import numpy as np
+
+    from kalos_core.calibration.engine import default_distances
+    from kalos_core.calibration.sampling import (PreparedCache, build_plan, observation_span, observe_pairs,
+                                                 pair_groups)
+    from kalos_core.data import in_canonical_order
+    from kalos_core.geometry import get_distance
+
+    ds = load_coco(boxes, "bbox")
+    plan = build_plan(in_canonical_order(ds), np.random.default_rng(4))
+    [group] = pair_groups([get_distance("box", n) for n in default_distances("box")])
+    whole = observe_pairs(plan, group, PreparedCache(plan))
+    cuts = [0, 1, 7, 7, 20, 40]
+    spans = [observation_span(plan, a, b) for a, b in zip(cuts, cuts[1:])]
+    assert spans[2][0] == spans[2][1] and spans[0][1] > 0 and spans[-1][1] == plan.n_observations
+    parts = [observe_pairs(plan, group, PreparedCache(plan), lo, hi) for lo, hi in spans]
+    for spec in group:
+        for k in (0, 1):
+            joined = np.concatenate([p[spec.name][k] for p in parts])
+            assert joined.tobytes() == whole[spec.name][k].tobytes(), (spec.name, k)
