@@ -1,5 +1,5 @@
-"""``--workers`` / ``--executor``: the command line of every measure that maps chunks of images
-(agreement, consensus, variations), declared once (:mod:`kalos_core.agreement.executors` runs them).
+"""``--workers`` / ``--executor``: the command line of every measure that maps chunks (of images:
+agreement, consensus, variations; of bootstrap subsets: convergence), declared once (:mod:`kalos_core.agreement.executors` runs them).
 
 A module of its own: the engines import the executors, only the measures' declarations these options.
 """
@@ -20,3 +20,9 @@ EXECUTOR_OPTIONS = (
         "help": "where the chunks of images run: local (this process; default for 1 worker), processes "
                 "(default for more), dask (pip install .[dask]; a LocalCluster of --workers processes)"}),
 )
+
+
+def executor_args(options: dict) -> dict:
+    """The ``workers`` / ``executor`` keywords of a measure's steps from its ``MeasureData.options``
+    (absent: one worker, the default executor)."""
+    return {"workers": options.get("workers", 1), "executor": options.get("executor")}

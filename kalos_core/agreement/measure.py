@@ -17,7 +17,7 @@ from ..measure import CliOption, Measure, MeasureData
 from ..measure_cli import load_or_report, load_workers
 from .config import DIAGNOSTICS, AgreementConfig
 from .diagnostics import REGISTRY
-from .executor_options import EXECUTOR_OPTIONS
+from .executor_options import EXECUTOR_OPTIONS, executor_args
 from .model_rater import add_model_rater
 from .pipeline import agreement_steps
 from .result import AgreementResult
@@ -26,8 +26,7 @@ from .result import AgreementResult
 def steps(data: MeasureData, config: AgreementConfig):
     """Agreement on ``data.dataset`` as progress steps; ``data.options`` may give ``workers`` and
     ``executor`` (where the chunks of images run; the result does not depend on them)."""
-    return agreement_steps(data.dataset, config, data.options.get("workers", 1),
-                           executor=data.options.get("executor"))
+    return agreement_steps(data.dataset, config, **executor_args(data.options))
 
 
 def summary(result: AgreementResult, seconds: float | None = None) -> str:

@@ -109,17 +109,21 @@ class ConsensusResult:
                 "review": _plain(self.review)}
 
     def _coco_annotations(self) -> list[dict]:
+        labels, box = self.labels, self.kind == "box"
+        names = ("image_id", "category", "bbox", "confidence", "unit", "support", "raters", "tie",
+                 "tied_categories") + (() if box else ("geometry",))
+        with paused_gc():
+            cols = [_safe_column([getattr(x, name) for x in labels]) for name in names]
         anns = []
-        for k, (lab, p) in enumerate(zip(self.labels, _plain(self.labels)), start=1):
-            a = {"id": k, "image_id": p["image_id"], "category_id": p["category"], "bbox": p["bbox"],
-                 "score": p["confidence"], "unit": p["unit"], "support": p["support"], "raters": p["raters"],
-                 "tie": p["tie"], "iscrowd": 0}
+        for k, (lab, row) in enumerate(zip(labels, zip(*cols)), start=1):
+            a = {"id": k, "image_id": row[0], "category_id": row[1], "bbox": row[2], "score": row[3],
+                 "unit": row[4], "support": row[5], "raters": row[6], "tie": row[7], "iscrowd": 0}
             if lab.tie:
-                a["tied_categories"] = p["tied_categories"]
-            if self.kind == "box":
+                a["tied_categories"] = row[8]
+            if box:
                 a["area"] = _safe(lab.bbox[2] * lab.bbox[3])
             else:
-                a["segmentation"] = p["geometry"]
+                a["segmentation"] = row[9]
                 a["area"] = _safe(float(mask_utils.area(_rle_bytes(lab.geometry))))
             anns.append(a)
         return anns

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from ..agreement.executor_options import EXECUTOR_OPTIONS
+from ..agreement.executor_options import EXECUTOR_OPTIONS, executor_args
 from ..measure import Measure, MeasureData
 from .engine import ConsensusConfig, ConsensusResult, consensus_steps
 
@@ -15,8 +15,7 @@ from .engine import ConsensusConfig, ConsensusResult, consensus_steps
 def steps(data: MeasureData, config: ConsensusConfig):
     """Consensus of ``data.dataset`` as progress steps (:func:`kalos_core.consensus.consensus_steps`);
     ``data.options`` may give ``workers`` and ``executor`` (where the matching's chunks of images run)."""
-    return consensus_steps(data.dataset, config, workers=data.options.get("workers", 1),
-                           executor=data.options.get("executor"))
+    return consensus_steps(data.dataset, config, **executor_args(data.options))
 
 
 def summary(result: ConsensusResult, seconds: float | None = None) -> str:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from itertools import combinations
-from typing import Callable, Generator, Sequence
+from typing import Callable, Generator, NamedTuple, Sequence
 
 import numpy as np
 
+from ..agreement.executors import get_executor, map_chunks
 from ..data import MultiRaterDataset, order_key
 from ..progress import run_steps
 from ..variations.types import LabelTable
@@ -93,8 +94,27 @@ def bootstrap_summary(per_subset: np.ndarray, confidence: float) -> BootstrapSum
                             {k: interval_stats(per_subset[:, t], confidence) for t, k in enumerate(THRESHOLD_KEYS)})
 
 
+#: bootstrap subsets per chunk of the map step (one progress step each)
+CHUNK_SUBSETS = 50
+
+
+class _Subsets(NamedTuple):
+    """The bootstrap's subsets as the "images" :func:`map_chunks` cuts into chunks (rows of ``images``)."""
+    images: np.ndarray
+    kind: str = "subsets"
+    raters: tuple = ()
+
+
+def bootstrap_chunk(masks: np.ndarray, first: int, kind: str, sides: list, n_rows: int) -> np.ndarray:
+    """The map step (:func:`kalos_core.agreement.executors.map_chunks`): (P, S, T) AP per pair of the
+    subsets ``masks`` alone, the mean of its two directions; a subset's values do not depend on the others."""
+    return np.stack([nanmean(np.stack([ab.per_threshold(masks), ba.per_threshold(masks)]), axis=0)
+                     for ab, ba in sides])
+
+
 def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = ConvergenceConfig(),
-                      predictions: Sequence[dict] | None = None) -> Generator[tuple[float, str], None,
+                      predictions: Sequence[dict] | None = None, workers: int = 1, executor: str | None = None,
+                      chunk_size: int = CHUNK_SUBSETS) -> Generator[tuple[float, str], None,
                                                                                ConvergenceResult]:
     """Modified mAP between raters, its bootstrap interval, optionally Eq. 1 and a model, as a
     generator of ``(fraction, message)`` progress steps that returns the result.
@@ -105,7 +125,10 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
     config : see :class:`ConvergenceConfig`.
     predictions : optional COCO results (``image_id``, ``category_id``, ``bbox`` or
         ``segmentation``, ``score``) on the data set's images.
+    workers, executor, chunk_size : where the bootstrap's chunks of ``chunk_size`` subsets run
+        (:mod:`kalos_core.agreement.executors`); the result does not depend on them.
     """
+    get_executor(executor or "local")   # unknown names fail before any work
     raters = dataset.check_raters(config.raters or dataset.raters, "raters", at_least=2)
     if not any(a.rater in raters for im in dataset.images for a in im.annotations):
         raise ValueError(f"raters {', '.join(raters)} drew no labels: there is no mAP between them")
@@ -146,9 +169,10 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
         start = time.perf_counter()
         T = len(THRESHOLD_KEYS)
         per_pair = np.full((len(pairs), len(masks), T), np.nan)
-        for p, (ab, ba) in enumerate(sides):
-            per_pair[p] = nanmean(np.stack([ab.per_threshold(masks), ba.per_threshold(masks)]), axis=0)
-            yield 0.4 + 0.3 * (p + 1) / len(sides), f"bootstrap {len(masks)} subsets: pair {p + 1}/{len(sides)}"
+        lo = 0
+        for done, part in map_chunks(bootstrap_chunk, _Subsets(masks), sides, chunk_size, workers, executor):
+            per_pair[:, lo:done], lo = part, done
+            yield 0.4 + 0.3 * done / len(masks), f"bootstrap: {done}/{len(masks)} subsets"
         for p, pair in enumerate(pairs):
             pair.bootstrap = bootstrap_summary(per_pair[p], config.confidence)
         pooled = nanmean(per_pair, axis=0)
@@ -177,6 +201,7 @@ def convergence_steps(dataset: MultiRaterDataset, config: ConvergenceConfig = Co
 
 def compute_convergence(dataset: MultiRaterDataset, config: ConvergenceConfig = ConvergenceConfig(),
                         predictions: Sequence[dict] | None = None,
-                        progress: Progress | None = None) -> ConvergenceResult:
-    """:func:`convergence_steps` run to the end; ``progress(fraction, message)`` per step (optional)."""
-    return run_steps(convergence_steps(dataset, config, predictions), progress)
+                        progress: Progress | None = None, **executor) -> ConvergenceResult:
+    """:func:`convergence_steps` run to the end; ``progress(fraction, message)`` per step (optional);
+    ``executor``: its ``workers``, ``executor``, ``chunk_size``."""
+    return run_steps(convergence_steps(dataset, config, predictions, **executor), progress)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..agreement.executor_options import EXECUTOR_OPTIONS, executor_args
 from ..measure import CliOption, Measure, MeasureData
 from .engine import convergence_steps
 from .types import ConvergenceConfig, ConvergenceResult
@@ -16,8 +17,9 @@ from .types import ConvergenceConfig, ConvergenceResult
 
 def steps(data: MeasureData, config: ConvergenceConfig):
     """Label convergence of ``data.dataset`` (a model's ``data.predictions`` placed against it) as
-    progress steps (:func:`kalos_core.convergence.convergence_steps`)."""
-    return convergence_steps(data.dataset, config, data.predictions)
+    progress steps (:func:`kalos_core.convergence.convergence_steps`); ``data.options`` may give
+    ``workers`` and ``executor`` (where the bootstrap's chunks of subsets run)."""
+    return convergence_steps(data.dataset, config, data.predictions, **executor_args(data.options))
 
 
 def _fmt_ci(ci) -> str:
@@ -64,6 +66,7 @@ MEASURE = Measure(
         CliOption(("--predictions",), dict(type=Path, help="COCO results file (image_id, category_id, "
                                                            "bbox/segmentation, score)")),
         CliOption(("--include-labels",), dict(action="store_true", help="also write, per pair, whether each "
-                                                                       "label is matched at each IoU threshold"))),
+                                                                       "label is matched at each IoU threshold")),
+        *EXECUTOR_OPTIONS),
     output=lambda result, data, args: result.to_dict(include_labels=args.include_labels),
     example_params={"bootstrap": 0})

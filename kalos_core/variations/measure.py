@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from ..agreement.executor_options import EXECUTOR_OPTIONS
+from ..agreement.executor_options import EXECUTOR_OPTIONS, executor_args
 from ..measure import CliOption, Measure, MeasureData
 from .engine import variation_steps
 from .types import TYPES, VariationConfig, VariationResult, threshold_key
@@ -16,8 +16,7 @@ from .types import TYPES, VariationConfig, VariationResult, threshold_key
 def steps(data: MeasureData, config: VariationConfig):
     """Variation types of ``data.dataset`` as progress steps (:func:`kalos_core.variations.variation_steps`);
     ``data.options`` may give ``workers`` and ``executor`` (where the chunks of images run)."""
-    return variation_steps(data.dataset, config, workers=data.options.get("workers", 1),
-                           executor=data.options.get("executor"))
+    return variation_steps(data.dataset, config, **executor_args(data.options))
 
 
 #: the per-pair table is printed up to this many raters (more: each rater's total only)

@@ -122,6 +122,24 @@ def test_vectorised_set_distances_equal_a_plain_loop():
             assert got[k] == pytest.approx(want, abs=1e-12), (name, k)
 
 
+def test_set_distances_do_not_depend_on_the_block_size(monkeypatch):
+    """Blocks of a few box pairs (every pair of sets cut apart from its neighbours) give the same bits as one
+    block holding everything."""
+    import kalos_core.calibration.braylan as braylan_module
+    rng = np.random.default_rng(7)
+    images = {i: {r: [tuple(rng.uniform(0, 200, 2)) + tuple(rng.uniform(0, 60, 2)) for _ in range(rng.integers(0, 5))]
+                  for r in ("a", "b", "c")} for i in range(30)}
+    sets = annotation_sets(box_set_data(images))
+    sa, sb = draw_de_pairs(sets, 80, np.random.default_rng(2))
+    floors = {"iou": True, "giou": True, "l2": False, "count": False}
+    whole = braylan_module.set_distances_by_name(sets, sa, sb, floors)
+    for block in (1, 5):
+        monkeypatch.setattr(braylan_module, "SET_BLOCK", block)
+        cut = braylan_module.set_distances_by_name(sets, sa, sb, floors)
+        for name in floors:
+            assert whole[name].tobytes() == cut[name].tobytes(), (name, block)
+
+
 # -- items and pairs -----------------------------------------------------------------------------
 
 def test_items_pairs_and_counts():

@@ -177,3 +177,30 @@ values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | 
 @given(values)
 def test_safe_equals_json_safe(v):
     assert json.dumps(_safe(v)) == json.dumps(json_safe(v))
+
+
+def coco_from_asdict(result: ConsensusResult) -> list[dict]:
+    """The COCO annotations written from each label's whole ``json_safe(asdict(...))`` form."""
+    anns = []
+    for k, lab in enumerate(result.labels, start=1):
+        p = json_safe(asdict(lab))
+        a = {"id": k, "image_id": p["image_id"], "category_id": p["category"], "bbox": p["bbox"],
+             "score": p["confidence"], "unit": p["unit"], "support": p["support"], "raters": p["raters"],
+             "tie": p["tie"], "iscrowd": 0}
+        if lab.tie:
+            a["tied_categories"] = p["tied_categories"]
+        a["area"] = json_safe(lab.bbox[2] * lab.bbox[3])
+        anns.append(a)
+    return anns
+
+
+def test_coco_annotations_equal_the_asdict_form():
+    data, unit_of = random_boxes(3, True)
+    result = build_consensus(data, unit_of, ConsensusConfig(support=0.0))
+    odd = ConsensusLabel("u", np.int64(7), None, (0.0, 1.0, float("nan"), 2.0), (0.0, 1.0, float("nan"), 2.0),
+                         float("inf"), 2, 3, ("r1", "r2"), (np.int64(4), 5), True, (1, 2))
+    result.labels.append(odd)
+    assert sum(x.tie for x in result.labels) > 1 and len(result.labels) > 5
+    got = result.to_coco(data)["annotations"]
+    assert json.dumps(got) == json.dumps(coco_from_asdict(result))
+    assert got[-1]["image_id"] == 7 and got[-1]["score"] is None and got[-1]["area"] is None

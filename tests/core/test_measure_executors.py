@@ -79,3 +79,33 @@ def test_an_unknown_executor_is_refused_before_any_work(boxes):
         run_steps(variation_steps(ds, VAR, executor="threads"))
     with pytest.raises(ValueError, match="unknown executor 'threads'"):
         run_steps(consensus_steps(ds, ConsensusConfig(), executor="threads"))
+
+
+def convergence_json(ds, **kw) -> str:
+    from kalos_core.convergence import ConvergenceConfig
+    from kalos_core.convergence.engine import compute_convergence
+
+    result = compute_convergence(ds, ConvergenceConfig(bootstrap=30, alpha=True), **kw)
+    result.seconds = {}
+    return dumps_indented(result.to_dict())
+
+
+def test_convergence_bootstrap_chunks_processes_and_dask_change_no_byte(boxes):
+    ds = load_coco(boxes, "bbox")
+    alone = convergence_json(ds)
+    assert '"ci_normal"' in alone and "NaN" not in alone.split('"bootstrap"')[1][:200]
+    assert convergence_json(ds, chunk_size=1) == alone and convergence_json(ds, chunk_size=7) == alone
+    assert convergence_json(ds, workers=2, executor="processes", chunk_size=7) == alone
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
+            distributed.Client(cl):
+        assert convergence_json(ds, workers=2, executor="dask", chunk_size=7) == alone
+
+
+def test_convergence_command_line_workers_write_the_same_file(boxes, tmp_path):
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    assert main(["convergence", str(boxes), "--bootstrap", "20", "--output", str(one)]) == 0
+    assert main(["convergence", str(boxes), "--bootstrap", "20", "--workers", "2", "--executor", "processes",
+                 "--output", str(two)]) == 0
+    strip = lambda p: {k: v for k, v in json.loads(p.read_text()).items() if k != "seconds"}
+    assert strip(one) == strip(two) and strip(one)["bootstrap"]
