@@ -236,14 +236,16 @@ class RunPanel(foo.Panel):
                 return None
             app = dict(ctx.panel.state._data or {})   # the App's copy, before the kept state goes over it
             t = lap(ctx, "dataset", t0)   # FiftyOne loads the dataset, reloaded, on a request's first use
-            saved = kept.restore(ctx, self.panel_name)
-            lap(ctx, "kept", t)
-            owned = set(saved["owned"]) if saved else set()
-            with chrome.batched_patches(ctx, clear=lambda sent: kept.stale(app, owned | sent)) as sent:
-                if saved is None and method not in RELOADS:
-                    self.on_load(ctx)   # nothing kept (a new server process, or expired): load it again
-                result = super().execute(ctx)
-            kept.save(ctx, self.panel_name, set((saved or {}).get("state", {})) | sent.state, owned | sent.data)
+            with kept.one_at_a_time(ctx, self.panel_name):   # an earlier event of this panel still running
+                t = lap(ctx, "queued", t)
+                saved = kept.restore(ctx, self.panel_name)
+                lap(ctx, "kept", t)
+                owned = set(saved["owned"]) if saved else set()
+                with chrome.batched_patches(ctx, clear=lambda sent: kept.stale(app, owned | sent)) as sent:
+                    if saved is None and method not in RELOADS:
+                        self.on_load(ctx)   # nothing kept (a new server process, or expired): load it again
+                    result = super().execute(ctx)
+                kept.save(ctx, self.panel_name, set((saved or {}).get("state", {})) | sent.state, owned | sent.data)
             return result
         finally:
             parts = ", ".join(f"{k} {v:.0f}" for k, v in ctx.kalos_steps.items())

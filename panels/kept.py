@@ -14,11 +14,18 @@ of state and data, which merges lists index by index: a longer stale list in the
 through a shorter new one in the data (class difficulty drew 4 bars, not 1, after a search).
 So the App's copy of any key the server owns is ignored (:func:`restore`) and set to None in
 the App (:func:`stale`), in the one state patch of that event.
+
+**One event at a time.** The App sends a panel's event without waiting for the answer to the
+previous one (Top N typed just after the search was cleared), and FiftyOne runs them in threads
+at once: both would read the kept state before either wrote it, and the later write would bring
+the older values back (the cleared search). So one panel instance's events run one after the
+other in a server process (:func:`one_at_a_time`).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from datetime import datetime, timedelta, timezone
 
 STORE = "kalos_panel_state"
@@ -28,6 +35,9 @@ TTL = timedelta(days=1)
 #: state): the user's own grid before the first click
 APP_STATE = ("before",)
 _indexed = False
+#: locks of the panel instances' events (a fixed set: two instances may share one, which only
+#: makes one wait for the other's event)
+_LOCKS = tuple(threading.Lock() for _ in range(64))
 
 
 def _collection():
@@ -44,6 +54,11 @@ def _collection():
 
 def _query(ctx, panel: str) -> dict:
     return {"store_name": STORE, "key": f"{panel}:{ctx.params.get('panel_id')}", "dataset_id": ctx.dataset._doc.id}
+
+
+def one_at_a_time(ctx, panel: str) -> threading.Lock:
+    """The lock that runs this panel instance's events one after the other (``with``)."""
+    return _LOCKS[hash(_query(ctx, panel)["key"]) % len(_LOCKS)]
 
 
 def load(ctx, panel: str) -> dict | None:

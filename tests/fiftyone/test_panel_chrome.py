@@ -273,6 +273,75 @@ def test_a_search_draws_only_the_classes_it_leaves_after_the_form_copied_the_cha
     assert not p.ops("patch_panel_state") and len(p.state["classes"][0]["y"]) == 1
 
 
+def test_a_cleared_search_stays_cleared_when_the_form_sends_its_stale_copy_with_a_top_n_change(two_runs):
+    """The full browser run on main: the search cleared, then Top N = 2 drew 1 bar and "1 match …":
+    the App's form wrote its stale copy of the search into the panel's state with the Top N change,
+    and the handler read it. The server's search wins over the App's copy."""
+    p = Panel(two_runs, "kalos_class_difficulty").call("on_load")
+    names = p.state["classes"][0]["y"]
+    target = next(c for c in names if sum(c[:4] in other for other in names) == 1)
+    p.state["search"] = target[:4]
+    p.call("on_change_search", value=target[:4])
+    p.state["search"] = ""
+    p.call("on_change_search", value="")
+    assert len(p.state["classes"][0]["y"]) == 5
+    p.state.update(search=target[:4], top_n=2)   # the form's stale search comes with the Top N change
+    p.call("on_change_top_n", value=2)
+    assert len(p.state["classes"][0]["y"]) == 2, p.state["summary"]
+    assert "match" not in p.state["summary"] and "showing 2 of 5" in p.state["summary"]
+
+
+def test_two_events_of_one_panel_sent_at_once_run_one_after_the_other(two_runs, monkeypatch):
+    """The App sends Top N's event before the cleared search's answer came, and FiftyOne runs the
+    two in threads at once. Here the clear's handler waits (up to 2 s) until the Top N event has
+    read the kept state: run together, Top N read the search not yet cleared (1 bar) and its write
+    brought the search back; one after the other, Top N draws 2 bars and the search stays cleared."""
+    import json
+    import threading
+    from types import SimpleNamespace
+
+    import fiftyone.operators as foo
+    from fiftyone.plugins.orgs.kalos.agreement.panels import kept
+    from fiftyone.plugins.orgs.kalos.agreement.panels.classes import ClassDifficultyPanel
+
+    p = Panel(two_runs, "kalos_class_difficulty").call("on_load")
+    names = p.state["classes"][0]["y"]
+    target = next(c for c in names if sum(c[:4] in other for other in names) == 1)
+    p.call("on_change_search", value=target[:4])
+    drawing, read, restore, draw = threading.Event(), threading.Event(), kept.restore, ClassDifficultyPanel.draw
+
+    def restore_then_tell(ctx, panel):
+        out = restore(ctx, panel)
+        if ctx.params.get("__method__") == "on_change_top_n":
+            read.set()
+        return out
+
+    def draw_late(self, ctx):
+        if ctx.params.get("__method__") == "on_change_search":
+            drawing.set()
+            read.wait(2)
+        draw(self, ctx)
+
+    monkeypatch.setattr(kept, "restore", restore_then_tell)
+    monkeypatch.setattr(ClassDifficultyPanel, "draw", draw_late)
+    answers = {}
+
+    def send(method, value):
+        res = foo.execute_operator(p.uri, dataset=two_runs.name, params={
+            "panel_id": p.panel_id, "__method__": method, "panel_state": json.loads(json.dumps(p.app)), "value": value})
+        answers[method] = res.executor.to_json()["requests"]
+
+    clear = threading.Thread(target=send, args=("on_change_search", ""))
+    clear.start()
+    assert drawing.wait(60)   # the clear is in its handler when Top N comes
+    send("on_change_top_n", 2)
+    clear.join()
+    (data,) = [r["params"]["data"] for r in answers["on_change_top_n"] if r["operator_uri"] == "patch_panel_data"]
+    assert len(data["classes"][0]["y"]) == 2 and "match" not in data["summary"], data["summary"]
+    kept_state = kept.load(SimpleNamespace(params={"panel_id": p.panel_id}, dataset=two_runs), p.uri.rsplit("/", 1)[1])["state"]
+    assert (kept_state["search"], kept_state["top_n"]) == ("", 2)   # the clear is not undone
+
+
 def test_the_state_is_kept_in_the_database_and_loaded_again_where_none_is(two_runs):
     """A click reads what the load computed (the bins, the run) from the state kept in the
     database, which every App server process reads (several workers, a restarted server); where
