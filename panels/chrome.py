@@ -12,7 +12,12 @@ Pure helpers of :class:`panels.common.RunPanel` (no panel class here):
   which is also where its traces live in ``ctx.panel.data``.
 * **One patch per event.** Every ``ctx.panel.state.x = v`` is an operation of its own that the
   App applies, re-rendering the panel each time (about twenty on a load: seconds of browser time);
-  :func:`batched_patches` sends one state patch and one data patch per event instead.
+  :func:`batched_patches` sends one data patch (and, rarely, one state patch) per event instead.
+* **State sent as data.** Whatever a panel's handlers set in ``ctx.panel.state`` goes to the
+  App as *data* (:func:`batched_patches`) and the server keeps the state (:mod:`panels.kept`):
+  the App saves every change of a panel's state into its spaces, and each such save reloads
+  the dataset page and the grid (docs/perf/app_open.md). Only :data:`panels.kept.APP_STATE` is
+  written to the App's state.
 * **Help link.** A panel's ``HELP_URL`` is absolute, or a path inside this repository
   (``docs/panels.md``), served by the App under ``/plugins/<plugin folder>/``.
 """
@@ -21,6 +26,9 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from types import SimpleNamespace
+
+from .kept import APP_STATE
 
 STORE = "kalos_panels"
 #: tallest chart, in pixels: in a split beside the grid (1600 x 1000 window) the whole chart
@@ -63,14 +71,18 @@ def remember(ctx, panel: str, **values) -> None:
 # -- one patch per event -------------------------------------------------------------------------
 
 @contextmanager
-def batched_patches(ctx):
+def batched_patches(ctx, clear=None):
     """Within the block, the panel's state and data patches are gathered (a later value of a path
-    replaces the earlier one, in the order last set) and sent as one patch each, just before the
-    panel's output (or at the end of the block)."""
+    replaces the earlier one, in the order last set) and sent just before the panel's output (or
+    at the end of the block): the state's paths as data (a data path set too wins, as in the
+    App's merge of the two), but for :data:`APP_STATE`, sent as a state patch together with
+    ``clear(top-level keys sent as data)`` (:func:`panels.kept.stale`; each key cleared once).
+    Yields what was sent: ``.state`` and ``.data``, the top-level keys of either patch."""
     ops = ctx.ops
     send = {"patch_panel_state": ops.patch_panel_state, "patch_panel_data": ops.patch_panel_data}
     output = ops.show_panel_output
     pending = {name: {} for name in send}
+    sent, cleared = SimpleNamespace(state=set(), data=set()), set()
 
     def gather(name):
         def patch(values, panel_id=None):
@@ -80,6 +92,16 @@ def batched_patches(ctx):
         return patch
 
     def flush():
+        state, data = pending["patch_panel_state"], pending["patch_panel_data"]
+        sent.state |= {k.split(".")[0] for k in state}
+        moved = {k: v for k, v in state.items() if k.split(".")[0] not in APP_STATE}
+        pending["patch_panel_data"] = {**moved, **data}
+        for k in moved:
+            del state[k]
+        sent.data |= {k.split(".")[0] for k in pending["patch_panel_data"]}
+        stale = {k: v for k, v in (clear(sent.data) if clear else {}).items() if k not in cleared}
+        cleared.update(stale)
+        pending["patch_panel_state"] = {**stale, **state}
         for name, values in pending.items():
             if values:
                 send[name](dict(values))
@@ -93,7 +115,7 @@ def batched_patches(ctx):
         setattr(ops, name, gather(name))
     ops.show_panel_output = show
     try:
-        yield
+        yield sent
         flush()
     finally:
         for name, fn in send.items():

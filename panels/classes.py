@@ -173,7 +173,7 @@ class ClassDifficultyPanel(ScopedRunPanel):
         sel = select_classes(ctx.panel.state.class_alpha or {}, ctx.panel.state.class_units or {}, flt)
         bars = class_bars(sel.items)
         ctx.panel.data.classes = clean([bars])
-        ctx.panel.state.classes = bars["y"]
+        ctx.panel.state.class_names = bars["y"]
         scope = SCOPES.get(ctx.panel.state.scope, SCOPES["per_image"])
         ctx.panel.state.plot_layout = clean(plot_layout(
             f"Class difficulty ({ctx.panel.state.run_key}, {scope})", "α", "class", height=chart_height(len(sel.items)),
@@ -201,7 +201,7 @@ class ClassDifficultyPanel(ScopedRunPanel):
         self.draw(ctx)
 
     def on_click_class(self, ctx):
-        label = clicked(ctx, "y", "id", items=ctx.panel.state.classes or [])
+        label = clicked(ctx, "y", "id", items=ctx.panel.state.class_names or [])
         if label is None:
             return
         label = str(label)

@@ -22,7 +22,7 @@ from kalos_core.measure import get_measure
 from kalos_core.params import stored_form_values
 
 from ..fiftyone_layer import run_store
-from . import chrome, notices
+from . import chrome, kept, notices
 from .runs import load_results, run_labels, runs_of  # noqa: F401  (the run store; panels import them from here)
 
 AGREEMENT_METHOD = run_store.AGREEMENT
@@ -30,6 +30,8 @@ CALIBRATION_METHOD = "kalos_calibration"
 COMPUTE_URI = "@kalos/agreement/compute_agreement"
 CALIBRATE_URI = "@kalos/agreement/calibrate"
 
+#: panel events that load the panel themselves: no second load when the server kept no state
+RELOADS = (None, "on_startup", "on_load", "on_change_dataset", "on_change_run", "refresh")
 #: interpretation bands of α (kalos_core.reliability.interpret), low to high, with an RGB colour
 BANDS = (
     (-math.inf, 0.0, "systematic disagreement", "214,39,40"),
@@ -225,18 +227,34 @@ class RunPanel(foo.Panel):
         <ms> ms`` is logged for every event (:func:`log_timing`, docs/perf/app_open.md)."""
         t0 = time.perf_counter()
         ctx.kalos_steps = {}   # the handler's parts, in ms (:func:`lap`)
+        method = ctx.params.get("__method__")
         try:
-            with chrome.batched_patches(ctx):   # one state and one data patch: one re-render in the App
+            if method in (None, "on_startup") or ctx.dataset is None:   # registration, or no dataset
                 return super().execute(ctx)
+            if method == "on_unload":   # the panel was closed: nothing to draw
+                kept.forget(ctx, self.panel_name)
+                return None
+            app = dict(ctx.panel.state._data or {})   # the App's copy, before the kept state goes over it
+            t = lap(ctx, "dataset", t0)   # FiftyOne loads the dataset, reloaded, on a request's first use
+            with kept.one_at_a_time(ctx, self.panel_name):   # an earlier event of this panel still running
+                t = lap(ctx, "queued", t)
+                saved = kept.restore(ctx, self.panel_name)
+                lap(ctx, "kept", t)
+                owned = set(saved["owned"]) if saved else set()
+                with chrome.batched_patches(ctx, clear=lambda sent: kept.stale(app, owned | sent)) as sent:
+                    if saved is None and method not in RELOADS:
+                        self.on_load(ctx)   # nothing kept (a new server process, or expired): load it again
+                    result = super().execute(ctx)
+                kept.save(ctx, self.panel_name, set((saved or {}).get("state", {})) | sent.state, owned | sent.data)
+            return result
         finally:
             parts = ", ".join(f"{k} {v:.0f}" for k, v in ctx.kalos_steps.items())
-            log_timing(f"kalos panel {self.panel_name} {ctx.params.get('__method__')}: "
+            log_timing(f"kalos panel {self.panel_name} {method}: "
                        f"{(time.perf_counter() - t0) * 1000:.0f} ms" + (f" ({parts})" if parts else ""))
 
     def on_load(self, ctx):
         t0 = time.perf_counter()
-        dataset = ctx.dataset   # FiftyOne loads the dataset, reloaded, on a request's first use
-        t0 = lap(ctx, "dataset", t0)
+        dataset = ctx.dataset   # loaded already by :meth:`execute` (its ``dataset`` step)
         notices.check(ctx)   # scheduled runs that ended since last heard: announced, the dataset reloaded
         t0 = lap(ctx, "scheduled", t0)
         runs = runs_of(dataset, self.METHOD)
@@ -272,6 +290,9 @@ class RunPanel(foo.Panel):
         counts = chrome.trace_counts(ctx.panel.data)
         if counts:
             ctx.panel.state.trace_counts = {**(ctx.panel.state.trace_counts or {}), **counts}
+
+    def on_unload(self, ctx):
+        """The App calls it when the panel closes (:meth:`execute` drops its kept state)."""
 
     def on_change_dataset(self, ctx):
         ctx.panel.state.run_key = None

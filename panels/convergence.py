@@ -162,7 +162,7 @@ class LabelConvergencePanel(RunPanel):
         ctx.panel.state.dist_layout = layout
         bars, classes = class_figure((res.get("full_set") or {}).get("per_class") or {})
         ctx.panel.data.classes = clean([bars])
-        ctx.panel.state.classes = classes
+        ctx.panel.state.class_names = classes
         n_classes = sum(v is not None for v in ((res.get("full_set") or {}).get("per_class") or {}).values())
         title = "AP per class (full set, %)" + (f": the {len(classes)} lowest of {n_classes}"
                                                  if n_classes > len(classes) else "")
@@ -191,7 +191,7 @@ class LabelConvergencePanel(RunPanel):
                              "samples (only those labels)")
 
     def on_click_class(self, ctx):
-        label = clicked(ctx, "y", items=ctx.panel.state.classes or [])
+        label = clicked(ctx, "y", items=ctx.panel.state.class_names or [])
         if label is None:
             return
         view = convergence_class_view(ctx.dataset, ctx.panel.state.run_key, str(label), current=ctx.view)
@@ -202,6 +202,6 @@ class LabelConvergencePanel(RunPanel):
     def render_run(self, panel, ctx):
         chart(panel, "distribution", ctx.panel.state.dist_layout, on_click=self.on_click_threshold)
         self.render_summary(panel, ctx)
-        if ctx.panel.state.classes:
+        if ctx.panel.state.class_names:
             chart(panel, "classes", ctx.panel.state.class_layout, on_click=self.on_click_class)
         panel.btn("open_operator", label="Recompute", icon="play_arrow", on_click=self.open_operator)

@@ -70,3 +70,69 @@ def test_search_and_top_n_redraw_the_chart_and_a_class_click_filters_the_grid(pa
                                     what="two hardest classes")
     assert 0 < got < n
     content.get_by_text("labels that do not agree").first.wait_for(timeout=15_000)
+
+
+def _summary(content) -> str:
+    """The panel's one-line summary of the shown classes ("5 classes · … · showing 5 of 5, …")."""
+    loc = content.get_by_text("classes ·").first
+    return loc.inner_text() if loc.count() else ""
+
+
+def _events(page) -> list[tuple]:
+    """Record every panel event sent: ``[method, sent at, answered at]`` (s, monotonic; answered
+    None until the answer arrives), to tell whether two events overlapped."""
+    seen: list[list] = []
+
+    def method(r) -> str | None:
+        body = (r.post_data or "") if "operators/execute" in r.url else ""
+        start = body.find('"__method__"')
+        return body[start:].split('"')[3] if start >= 0 else None
+
+    def sent(r):
+        if method(r):
+            seen.append([method(r), time.monotonic(), None, r])
+
+    def answered(r):
+        for row in seen:
+            if row[3] is r:
+                row[2] = time.monotonic()
+
+    page.on("request", sent)
+    page.on("requestfinished", answered)
+    return seen
+
+
+def test_clearing_the_search_and_at_once_changing_top_n_shows_the_top_n_of_every_class(page, demo_app):
+    """The quick second edit: Top N changed right after the search was cleared, before the
+    clear's answer. On main the App's form sent its stale copy of the search with the Top N
+    event and the chart went back to the searched class (1 bar, "1 match …"); the server now
+    owns the search (panels/kept.py) and runs one panel's events one at a time (panels/common.py).
+    Three rounds; the chart must end with Top N bars and a summary without the search."""
+    import sys
+
+    import fiftyone as fo
+
+    from e2e_harness import DATASET
+
+    classes = sorted(fo.load_dataset(DATASET).load_run_results("kalos").class_difficulty)
+    target = next(c for c in classes if sum(c in other for other in classes) == 1)
+    open_app(page, demo_app)
+    content = open_panel(page, PANEL)
+    wait_for_chart(content)
+    _wait_for_bars(content, len(classes))
+    events = _events(page)
+    for top_n in (2, 3, 2):
+        _type(content, "Search class", target[:4])
+        _wait_for_bars(content, 1)
+        content.get_by_text(f"match “{target[:4]}”").first.wait_for(timeout=15_000)
+        del events[:]
+        _type(content, "Search class", "")
+        _type(content, "Top N (0: all)", str(top_n))   # at once: no wait for the clear's answer
+        _wait_for_bars(content, top_n)
+        content.page.wait_for_timeout(3000)   # any late answer has landed
+        t0 = min((e[1] for e in events), default=0)
+        print(f"\n[stale-form] top N {top_n}: " + ", ".join(
+            f"{m} {s - t0:.2f}-{(a - t0) if a else float('nan'):.2f} s" for m, s, a, _ in events), file=sys.stderr)
+        assert len(_bars(content)) == top_n, _summary(content)
+        assert "match" not in _summary(content), _summary(content)
+        assert f"showing {top_n} of {len(classes)}" in _summary(content), _summary(content)

@@ -81,7 +81,7 @@ def test_clicking_a_threshold_shows_exactly_the_samples_with_labels_unmatched_at
 def test_clicking_a_class_shows_only_its_labels(runs_ds):
     ds, fields = runs_ds
     p = Panel(ds, "kalos_label_convergence").call("on_load")
-    label = p.state["classes"][0]
+    label = p.state["class_names"][0]
     view = p.call("on_click_class", y=label).view()
     labels = {lab for f in fields for row in view.values(f"{f}.detections.label") for lab in row or []}
     assert labels == {label}

@@ -18,35 +18,14 @@ def two_runs(fo_isolated, demo):  # noqa: F811
     return ds
 
 
-class AppPanel(Panel):
-    """A panel event that also carries the App's current view (what the App sends)."""
-
-    def call(self, method, view=None, **params):
-        if view is None:
-            return super().call(method, **params)
-        import json
-
-        import fiftyone.operators as foo
-        import pydash
-
-        res = foo.execute_operator(self.uri, dataset=self.ds.name, view=view, params={
-            "panel_id": "test-panel", "__method__": method, "panel_state": json.loads(json.dumps(self.state)),
-            **params})
-        assert res.error is None, res.error
-        self.requests = res.executor.to_json()["requests"]
-        for r in self.requests:
-            if r["operator_uri"] == "patch_panel_state":
-                for k, v in r["params"]["state"].items():
-                    pydash.set_(self.state, k, v)
-            elif r["operator_uri"] == "show_panel_output":
-                self.output = r["params"]["output"]
-        return self
+AppPanel = Panel   # a panel event that also carries the App's current view: Panel.call(view=...)
 
 
 def data_patches(p) -> dict:
+    """The chart patches of the last event (its data patch less the state it sends as data)."""
     out = {}
     for params in p.ops("patch_panel_data"):
-        out.update(params["data"])
+        out.update({k: v for k, v in params["data"].items() if k.endswith(".selectedpoints")})
     return out
 
 
@@ -161,6 +140,7 @@ def test_a_bar_click_selects_that_bar_and_clear_selection_unselects_it(two_runs)
     assert p.view().count() == counts[k] and "clear_selection" in header(p)
     p.call("on_click_bin", idx=j, trace_idx=0, path="histogram", x=0.0)  # the previous bar is unselected
     assert data_patches(p) == {"histogram.0.selectedpoints": [j]}
+    p.state["highlight"] = None   # a stale copy in the App's state (its forms write what they show)
     p.call("clear_selection")
     assert data_patches(p) == {"histogram.0.selectedpoints": None}
     assert p.ops("clear_view") == [{}] or len(p.ops("clear_view")) == 1
@@ -256,18 +236,137 @@ def test_panels_record_their_charts_trace_counts(two_runs):
 
 # -- one patch per event ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["kalos_agreement_overview", "kalos_collaboration", "kalos_class_difficulty"])
-def test_an_event_sends_one_state_patch_and_one_data_patch_before_its_output(two_runs, name):
+@pytest.mark.parametrize("name", ["kalos_agreement_overview", "kalos_collaboration", "kalos_annotator_vitality"])
+def test_a_load_sends_one_data_patch_and_no_state_patch_before_its_output(two_runs, name):
+    """Every change of a panel's state is saved by the App into its spaces, and each save reloads
+    the dataset page and the grid (docs/perf/app_open.md): a load sends its state as data."""
     p = Panel(two_runs, name).call("on_load")
     uris = [r["operator_uri"] for r in p.requests]
-    assert uris.count("patch_panel_state") == 1 and uris.count("patch_panel_data") == 1, uris
-    assert uris.index("patch_panel_state") < uris.index("show_panel_output"), uris
+    assert uris.count("patch_panel_state") == 0 and uris.count("patch_panel_data") == 1, uris
     assert uris.index("patch_panel_data") < uris.index("show_panel_output"), uris
     before = p.state["run_key"]
     assert before in ("kalos", "pair") and p.state["header"]["run_key"] == before
     other = "kalos" if before == "pair" else "pair"
     p.call("on_change_run", value=other)   # run_key is set twice in this event: the last value stays
     assert (p.state["run_key"], p.state["header"]["run_key"]) == (other, other)
+    assert not p.app_keys, p.app_keys   # nothing written into the App's panel state
+
+
+def test_a_search_draws_only_the_classes_it_leaves_after_the_form_copied_the_chart(two_runs):
+    """Typing in a panel's input makes the App's form write everything it shows (the 5-bar chart
+    too) into the panel's state, and the App draws the lodash merge of state and data, lists index
+    by index: the 1-bar chart of the search drew 4 bars in the browser. The event's one state
+    patch empties the App's copies (tests/e2e/test_class_difficulty.py)."""
+    p = Panel(two_runs, "kalos_class_difficulty").call("on_load")
+    names = p.state["classes"][0]["y"]
+    target = next(c for c in names if sum(c[:4] in other for other in names) == 1)
+    assert len(names) == 5 and not p.app_keys
+    p.state["search"] = target[:4]   # the user types: the form's values land in the App's state
+    p.call("on_change_search", value=target[:4])
+    assert len(p.state["classes"]) == 1 and p.state["classes"][0]["y"] == [target]   # what the App draws
+    assert p.state["search"] == target[:4] and p.state["class_names"] == [target]
+    (params,) = p.ops("patch_panel_state")
+    patch = params["state"]
+    assert patch["classes"] is None and patch["search"] is None and "before" not in patch
+    assert not p.app_keys   # nothing left in the App's state: the next event sends no state patch
+    p.call("on_change_top_n", value=2)
+    assert not p.ops("patch_panel_state") and len(p.state["classes"][0]["y"]) == 1
+
+
+def test_a_cleared_search_stays_cleared_when_the_form_sends_its_stale_copy_with_a_top_n_change(two_runs):
+    """The full browser run on main: the search cleared, then Top N = 2 drew 1 bar and "1 match …":
+    the App's form wrote its stale copy of the search into the panel's state with the Top N change,
+    and the handler read it. The server's search wins over the App's copy."""
+    p = Panel(two_runs, "kalos_class_difficulty").call("on_load")
+    names = p.state["classes"][0]["y"]
+    target = next(c for c in names if sum(c[:4] in other for other in names) == 1)
+    p.state["search"] = target[:4]
+    p.call("on_change_search", value=target[:4])
+    p.state["search"] = ""
+    p.call("on_change_search", value="")
+    assert len(p.state["classes"][0]["y"]) == 5
+    p.state.update(search=target[:4], top_n=2)   # the form's stale search comes with the Top N change
+    p.call("on_change_top_n", value=2)
+    assert len(p.state["classes"][0]["y"]) == 2, p.state["summary"]
+    assert "match" not in p.state["summary"] and "showing 2 of 5" in p.state["summary"]
+
+
+def test_two_events_of_one_panel_sent_at_once_run_one_after_the_other(two_runs, monkeypatch):
+    """The App sends Top N's event before the cleared search's answer came, and FiftyOne runs the
+    two in threads at once. Here the clear's handler waits (up to 2 s) until the Top N event has
+    read the kept state: run together, Top N read the search not yet cleared (1 bar) and its write
+    brought the search back; one after the other, Top N draws 2 bars and the search stays cleared."""
+    import json
+    import threading
+    from types import SimpleNamespace
+
+    import fiftyone.operators as foo
+    from fiftyone.plugins.orgs.kalos.agreement.panels import kept
+    from fiftyone.plugins.orgs.kalos.agreement.panels.classes import ClassDifficultyPanel
+
+    p = Panel(two_runs, "kalos_class_difficulty").call("on_load")
+    names = p.state["classes"][0]["y"]
+    target = next(c for c in names if sum(c[:4] in other for other in names) == 1)
+    p.call("on_change_search", value=target[:4])
+    drawing, read, restore, draw = threading.Event(), threading.Event(), kept.restore, ClassDifficultyPanel.draw
+
+    def restore_then_tell(ctx, panel):
+        out = restore(ctx, panel)
+        if ctx.params.get("__method__") == "on_change_top_n":
+            read.set()
+        return out
+
+    def draw_late(self, ctx):
+        if ctx.params.get("__method__") == "on_change_search":
+            drawing.set()
+            read.wait(2)
+        draw(self, ctx)
+
+    monkeypatch.setattr(kept, "restore", restore_then_tell)
+    monkeypatch.setattr(ClassDifficultyPanel, "draw", draw_late)
+    answers = {}
+
+    def send(method, value):
+        res = foo.execute_operator(p.uri, dataset=two_runs.name, params={
+            "panel_id": p.panel_id, "__method__": method, "panel_state": json.loads(json.dumps(p.app)), "value": value})
+        answers[method] = res.executor.to_json()["requests"]
+
+    clear = threading.Thread(target=send, args=("on_change_search", ""))
+    clear.start()
+    assert drawing.wait(60)   # the clear is in its handler when Top N comes
+    send("on_change_top_n", 2)
+    clear.join()
+    (data,) = [r["params"]["data"] for r in answers["on_change_top_n"] if r["operator_uri"] == "patch_panel_data"]
+    assert len(data["classes"][0]["y"]) == 2 and "match" not in data["summary"], data["summary"]
+    kept_state = kept.load(SimpleNamespace(params={"panel_id": p.panel_id}, dataset=two_runs), p.uri.rsplit("/", 1)[1])["state"]
+    assert (kept_state["search"], kept_state["top_n"]) == ("", 2)   # the clear is not undone
+
+
+def test_the_state_is_kept_in_the_database_and_loaded_again_where_none_is(two_runs):
+    """A click reads what the load computed (the bins, the run) from the state kept in the
+    database, which every App server process reads (several workers, a restarted server); where
+    none is kept (closed, expired), the click loads the panel first and does the same."""
+    import fiftyone.core.odm as fodm
+    from fiftyone.factory.repos.execution_store import MongoExecutionStoreRepo
+    from fiftyone.plugins.orgs.kalos.agreement.panels import kept
+
+    coll = fodm.get_db_conn()[MongoExecutionStoreRepo.COLLECTION_NAME]
+    p = Panel(two_runs, "kalos_agreement_overview").call("on_load")
+    n, key = p.state["counts"][-1], p.state["run_key"]
+    doc = coll.find_one({"store_name": kept.STORE, "key": f"kalos_agreement_overview:{p.panel_id}"})
+    assert doc and doc["dataset_id"] == two_runs._doc.id and doc["expires_at"] > doc["updated_at"]
+    p.call("on_click_bin", idx=len(p.state["counts"]) - 1)
+    assert len(p.view()) == n and p.state["selection"].startswith(f"Showing {n} sample")
+    assert p.app_keys == {"before"}   # the user's own grid, kept by the App (outlives the kept state)
+    assert not p.ops("patch_panel_data")[0]["data"].keys() & {"counts", "histogram", "runs"}   # no second load
+
+    q = Panel(two_runs, "kalos_agreement_overview").call("on_load")
+    coll.delete_many({"store_name": kept.STORE, "key": f"kalos_agreement_overview:{q.panel_id}"})   # none kept
+    q.call("on_click_bin", idx=len(q.state["counts"]) - 1)
+    assert len(q.view()) == n and q.state["run_key"] == key
+    assert {"counts", "histogram", "runs"} <= q.ops("patch_panel_data")[0]["data"].keys()   # the load's, sent again
+    q.call("on_unload")   # the panel closed: its kept state goes
+    assert coll.count_documents({"store_name": kept.STORE, "key": f"kalos_agreement_overview:{q.panel_id}"}) == 0
 
 
 def test_the_overview_does_not_reload_when_the_compare_dropdown_reports_what_it_shows(two_runs):

@@ -2,6 +2,7 @@
 (the view a click sets holds exactly the samples it should), empty states, and the pure
 helpers (view builders, rater ordering, classical MDS)."""
 
+import copy
 import json
 import math
 import uuid
@@ -45,19 +46,49 @@ def attr_ds(fo_isolated, demo):
     return _dataset(fo_isolated, demo, "rater_attribute")
 
 
+def lodash_merge(dst, src, replace_lists: bool = False):
+    """lodash ``merge``, which the App uses to draw a panel from its state and data (lists merged
+    index by index: a longer list underneath shows through), or with ``replace_lists`` its
+    ``mergeWith`` that replaces lists (the App's write of a panel form's values into the state)."""
+    if isinstance(src, dict):
+        out = copy.deepcopy(dst) if isinstance(dst, dict) else {}
+        for k, v in src.items():
+            out[k] = lodash_merge(out.get(k), v, replace_lists)
+        return out
+    if isinstance(src, list) and not replace_lists:
+        out = copy.deepcopy(dst) if isinstance(dst, list) else []
+        for i, v in enumerate(src):
+            if i < len(out):
+                out[i] = lodash_merge(out[i], v)
+            else:
+                out.append(lodash_merge(None, v))
+        return out
+    return copy.deepcopy(src)
+
+
 class Panel:
-    """Drives one panel like the App does: every call carries the panel state the previous
-    calls patched, and the last rendered output is kept."""
+    """Drives one panel as the App does: ``app`` is the App's own panel state (saved in its
+    spaces, sent with every event), ``data`` its panel data, ``state`` what the panel's views
+    show: the lodash merge of the two. A test that writes into ``state`` changes an input: the
+    App's form then writes everything it shows into ``app`` (as FiftyOne 1.22's does)."""
 
     def __init__(self, ds, name):
-        self.ds, self.uri, self.state, self.data = ds, f"{PLUGIN}/{name}", {}, {}
+        self.ds, self.uri, self.app, self.data, self.state = ds, f"{PLUGIN}/{name}", {}, {}, {}
         self.requests, self.output = [], None
+        self.panel_id, self._shown = f"test-{uuid.uuid4().hex[:8]}", {}
 
-    def call(self, method, **params):
+    @property
+    def app_keys(self) -> set:
+        """The keys the App's own state holds a value for."""
+        return {k for k, v in self.app.items() if v is not None}
+
+    def call(self, method, view=None, **params):
         import fiftyone.operators as foo
 
-        res = foo.execute_operator(self.uri, dataset=self.ds.name, params={
-            "panel_id": "test-panel", "__method__": method, "panel_state": json.loads(json.dumps(self.state)),
+        if self.state != self._shown:   # an input changed: the form writes what it shows
+            self.app = lodash_merge(self.app, self.state, replace_lists=True)
+        res = foo.execute_operator(self.uri, dataset=self.ds.name, **({} if view is None else {"view": view}), params={
+            "panel_id": self.panel_id, "__method__": method, "panel_state": json.loads(json.dumps(self.app)),
             **params})
         assert res.error is None, res.error
         self.requests = res.executor.to_json()["requests"]
@@ -66,12 +97,14 @@ class Panel:
             p = r["params"]
             if r["operator_uri"] == "patch_panel_state":
                 for k, v in p["state"].items():
-                    pydash.set_(self.state, k, v)
+                    pydash.set_(self.app, k, copy.deepcopy(v))
             elif r["operator_uri"] == "patch_panel_data":
                 for k, v in p["data"].items():
-                    pydash.set_(self.data, k, v)
+                    pydash.set_(self.data, k, copy.deepcopy(v))
             elif r["operator_uri"] == "show_panel_output":
                 self.output = p["output"]
+        self.state = lodash_merge(lodash_merge({}, self.app), self.data)
+        self._shown = copy.deepcopy(self.state)
         return self
 
     def ops(self, uri):
