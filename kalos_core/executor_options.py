@@ -1,6 +1,6 @@
 """``--workers`` / ``--executor``: the command line of every measure that maps chunks (of images:
-agreement, consensus, variations; of rater-pair directions, bootstrap subsets and images: convergence),
-declared once (:mod:`kalos_core.executors` runs them).
+agreement, consensus, variations; of rater-pair directions, bootstrap subsets and images: convergence;
+of images and distances: calibrate; of pairs of annotation sets: braylan), declared once (:mod:`kalos_core.executors` runs them).
 
 A module of its own: the engines import the executors, only the measures' declarations these options.
 """
