@@ -9,8 +9,9 @@ the columns (:func:`coco_columns`, one source for ``to_coco``'s dicts and the wr
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from dataclasses import dataclass, fields
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -38,21 +39,11 @@ class ConsensusLabel:
     tied_categories: tuple = ()
 
 
-class LabelColumns(NamedTuple):
-    """The fields of :class:`ConsensusLabel`, one list each (label ``k`` is row ``k``)."""
+class LabelColumns(namedtuple("LabelColumns", [f.name for f in fields(ConsensusLabel)])):
+    """The fields of :class:`ConsensusLabel`, one list each (label ``k`` is row ``k``). The names are
+    the dataclass's own, in its order: :meth:`objects` builds the labels from the rows positionally."""
 
-    unit: list
-    image_id: list
-    category: list
-    geometry: list
-    bbox: list
-    confidence: list
-    support: list
-    n_assigned: list
-    raters: list
-    members: list
-    tie: list
-    tied_categories: list
+    __slots__ = ()
 
     def objects(self) -> list[ConsensusLabel]:
         with paused_gc():
