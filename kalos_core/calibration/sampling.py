@@ -29,10 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..arrays import ranges
 from ..data import MultiRaterDataset, row_positions
 from ..geometry import DistanceSpec, Prepared, get_distance
-from ..geometry.registry import columnar
+from ..geometry.registry import GroupRows, columnar
 from .types import SIZE_CUTOFFS
 
 
@@ -130,36 +129,6 @@ class PreparedCache:
             self._cache[spec.prepare] = (per_image, everything)
         return self._cache[spec.prepare]
 
-    def do_pairs(self, lo: int = 0, hi: int | None = None) -> list[tuple]:
-        """Blocks ``(obs, starts, query, partner, reverse)`` of the Do pairs of observations ``lo:hi`` (whole
-        images) whose query's row comes before the target row: ``obs`` those observations, ``starts`` their
-        first pair, ``reverse`` the observation ``(partner, row of query)`` of each pair (the same for every
-        distance, computed once)."""
-        key = ("do_pairs", lo, self.plan.n_observations if hi is None else hi)
-        if key not in self._cache:
-            self._cache[key] = _do_pair_blocks(self.plan, *key[1:])
-        return self._cache[key]
-
-
-def _do_pair_blocks(plan: SamplePlan, lo: int, hi: int) -> list[tuple]:
-    if hi <= lo:
-        return []
-    first, stop = int(plan.obs_image[lo]), int(plan.obs_image[hi - 1]) + 1      # the span's images
-    query, do_group = plan.obs_query[lo:hi], plan.do_group[lo:hi]
-    own_group = np.searchsorted(plan.group_end, query, side="right")            # the (non-empty) group of each query
-    size = (plan.group_end - plan.group_start)[do_group]
-    # observation of (annotation b, row r of its image): lo + the rank of the cell among the span's eligible cells
-    n_rows = np.concatenate([np.full(len(e), e.shape[1]) for e in plan.eligible[first:stop]])
-    cell_start = np.cumsum(n_rows, dtype=np.int64) - n_rows      # by annotation, from the span's first one
-    obs_at = lo + np.cumsum(np.concatenate([e.ravel() for e in plan.eligible[first:stop]])) - 1
-    row_of = own_group - plan.group_offset[plan.obs_image[lo:hi]]
-    blocks = []
-    for k in pair_blocks(np.flatnonzero((own_group < do_group) & (size > 0)), size):
-        owner, partner = ranges(plan.group_start[do_group[k]], size[k])
-        reverse = obs_at[cell_start[partner - plan.ann_offset[first]] + row_of[k][owner]]
-        blocks.append((lo + k, np.cumsum(size[k]) - size[k], query[k][owner], partner, reverse))
-    return blocks
-
 
 def concat_prepared(parts: list[Prepared]) -> Prepared:
     """One ``Prepared`` holding the annotations of all parts, in order (empty parts skipped)."""
@@ -226,11 +195,24 @@ def nearest_do(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared, cach
     """
     hi = plan.n_observations if hi is None else hi
     best = [np.full(hi - lo, -np.inf) for _ in specs]
-    for obs, starts, query, partner, reverse in cache.do_pairs(lo, hi):
-        for out, s in zip(best, similarities(specs, prep, query, partner, keys=True)):
-            out[obs - lo] = np.maximum.reduceat(s, starts)
-            np.maximum.at(out, reverse - lo, s)
-    do_group = plan.do_group[lo:hi]
+    query, do_group = plan.obs_query[lo:hi], plan.do_group[lo:hi]
+    own_group = np.searchsorted(plan.group_end, query, side="right")            # the (non-empty) group of each query
+    size = (plan.group_end - plan.group_start)[do_group]
+    forward = np.flatnonzero((own_group < do_group) & (size > 0))
+    if len(forward):
+        # observation of (annotation b, row r of its image): lo + the rank of the cell among the span's eligible cells
+        first, stop = int(plan.obs_image[lo]), int(plan.obs_image[hi - 1]) + 1      # the span's images
+        n_rows = np.concatenate([np.full(len(e), e.shape[1]) for e in plan.eligible[first:stop]])
+        cell_start = np.cumsum(n_rows, dtype=np.int64) - n_rows      # by annotation, from the span's first one
+        obs_at = np.cumsum(np.concatenate([e.ravel() for e in plan.eligible[first:stop]])) - 1
+        row_of = own_group - plan.group_offset[plan.obs_image[lo:hi]]
+    for k, rows, obs, at in _by_target_size(plan, do_group, forward):
+        reverse = obs_at[cell_start[rows.cells[at] - plan.ann_offset[first]] + row_of[obs][:, None]].ravel()
+        starts = np.arange(0, len(obs) * k, k)
+        for out, s in zip(best, pair_values(specs, prep.take_repeated(query[obs], k), prep.take_group_rows(rows, at),
+                                            keys=True)):
+            out[obs] = np.maximum.reduceat(s, starts)
+            np.maximum.at(out, reverse, s)
     empty = plan.group_end[do_group] == plan.group_start[do_group]
     return [np.where(empty, 1.0, 1.0 - _of_keys(spec, out)) for spec, out in zip(specs, best)]
 
@@ -243,12 +225,32 @@ def nearest_distance(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared
     out = [np.ones(hi - lo) for _ in specs]
     target, query = target[lo:hi], plan.obs_query[lo:hi]
     size = plan.group_end[target] - plan.group_start[target]
-    for k in pair_blocks(np.flatnonzero(size > 0), size):
-        owner, partner = ranges(plan.group_start[target[k]], size[k])
-        starts = np.cumsum(size[k]) - size[k]
-        for spec, values, s in zip(specs, out, similarities(specs, prep, query[k][owner], partner, True)):
-            values[k] = 1.0 - _of_keys(spec, np.maximum.reduceat(s, starts))
+    for k, rows, obs, at in _by_target_size(plan, target, np.flatnonzero(size > 0)):
+        starts = np.arange(0, len(obs) * k, k)
+        a, b = prep.take_repeated(query[obs], k), prep.take_group_rows(rows, at)
+        for spec, values, s in zip(specs, out, pair_values(specs, a, b, keys=True)):
+            values[obs] = 1.0 - _of_keys(spec, np.maximum.reduceat(s, starts))
     return out
+
+
+def _by_target_size(plan: SamplePlan, target: np.ndarray, obs: np.ndarray):
+    """Blocks ``(k, rows, obs, at)`` of about ``PAIR_BLOCK`` pairs of the observations ``obs`` whose target group
+    (``target[obs]``, non-empty) holds ``k`` annotations: ``rows`` (:class:`GroupRows`) the groups of ``k``
+    annotations from the lowest to the highest target, ``at`` the position of each observation's target in it.
+    Each pair block is then the query repeated ``k`` times against whole table rows (no per-pair index arrays)."""
+    if not len(obs):
+        return
+    size = plan.group_end - plan.group_start
+    first, last = int(target[obs].min()), int(target[obs].max()) + 1
+    of_obs = size[target[obs]]
+    for k in np.unique(of_obs):
+        mine = obs[of_obs == k]
+        groups = first + np.flatnonzero(size[first:last] == k)
+        at = np.searchsorted(groups, target[mine])
+        rows = GroupRows(plan.group_start[groups][:, None] + np.arange(k))
+        step = max(1, PAIR_BLOCK // int(k))
+        for s in range(0, len(mine), step):
+            yield int(k), rows, mine[s: s + step], at[s: s + step]
 
 
 def _of_keys(spec: DistanceSpec, nearest: np.ndarray) -> np.ndarray:
@@ -271,7 +273,11 @@ def similarities(specs: list[DistanceSpec], prep: Prepared, query: np.ndarray, p
     An ``at_most_iou`` distance is computed only for the pairs whose boxes overlap along x (positive width of the
     intersection): the others are exactly 0, as the formula gives them (the IoU of boxes that do not overlap);
     unless another distance (GIoU) computed the IoU of every pair, which it then reads."""
-    a, b = prep.take_on_use(query), prep.take_on_use(partner)
+    return pair_values(specs, prep.take_on_use(query), prep.take_on_use(partner), keys)
+
+
+def pair_values(specs: list[DistanceSpec], a: Prepared, b: Prepared, keys: bool = False) -> list:
+    """:func:`similarities` of the pairs ``(a[k], b[k])`` (gathered on use)."""
     values = {}
     for spec in sorted(specs, key=lambda spec: spec.at_most_iou):
         if keys and spec.nearest_key is not None:
@@ -280,10 +286,10 @@ def similarities(specs: list[DistanceSpec], prep: Prepared, query: np.ndarray, p
         if not spec.at_most_iou or a.has_paired(b, "iou"):
             values[spec.name] = spec.pairs(a, b)
             continue
-        x1, x2 = prep["xyxy"][:, 0], prep["xyxy"][:, 2]
-        keep = np.flatnonzero(np.minimum(x2[query], x2[partner]) - np.maximum(x1[query], x1[partner]) > 0)
-        values[spec.name] = np.zeros(len(query))
-        values[spec.name][keep] = spec.pairs(prep.take_on_use(query[keep]), prep.take_on_use(partner[keep]))
+        xa, xb = a["xyxy"], b["xyxy"]
+        keep = np.flatnonzero(np.minimum(xa[:, 2], xb[:, 2]) - np.maximum(xa[:, 0], xb[:, 0]) > 0)
+        values[spec.name] = np.zeros(len(a))
+        values[spec.name][keep] = spec.pairs(a.take_on_use(keep), b.take_on_use(keep))
     return [values[spec.name] for spec in specs]
 
 
