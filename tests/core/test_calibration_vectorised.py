@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from kalos_core import Annotation, load_coco, make_image
 
-from kalos_core.calibration import sampling
+from kalos_core.calibration import sampling, separation
 from kalos_core.calibration.braylan import (_mean_square, annotation_sets, braylan_agreement, set_distances,
                                            set_distances_by_name)
 from kalos_core.calibration.engine import default_distances
@@ -199,6 +199,31 @@ def test_ks_on_merged_steps_equals_ks_at_every_value(seed, n, k, digits):
     assert ks.statistic() == ks_every_point(do, de, groups, np.ones(n))
     for p in (0.05, 0.3):                                  # σ counted on the support = σ searched
         assert ks.sigma(p) == braylan_sigma(do, de, p)
+
+
+def max_difference_every_step(mass_do, mass_de):
+    """The KS bootstrap before the spans (stop 33): every step's CDFs, ``cumsum / total``, and their largest difference."""
+    with np.errstate(invalid="ignore"):
+        f_do, f_de = (np.cumsum(m, axis=0, dtype=np.int64) for m in (mass_do, mass_de))
+        return np.max(f_do / f_do[-1] - f_de / f_de[-1], axis=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), steps=st.integers(1, 3000), span=st.sampled_from([1, 2, 3, 7, 32, 5000]))
+def test_ks_spans_give_the_every_step_maximum_bit_for_bit(seed, steps, span):
+    rng = np.random.default_rng(seed)
+    # Do mass early, De mass late (a peak to find), ties of whole numbers, resamples without any mass
+    ramp = np.linspace(3, 0, steps)[:, None]
+    mass_do = rng.poisson(ramp * rng.uniform(0.2, 2, 9), (steps, 9)).astype(np.int32)
+    mass_de = rng.poisson(ramp[::-1] * rng.uniform(0.2, 2, 9), (steps, 9)).astype(np.int32)
+    mass_do[:, 0], mass_de[:, 1] = 0, 0
+    old, separation.SPAN = separation.SPAN, span
+    try:
+        got = separation._max_difference(mass_do, mass_de)
+    finally:
+        separation.SPAN = old
+    want = max_difference_every_step(mass_do, mass_de)
+    assert np.array_equal(_bits(got), _bits(want)) and np.isnan(got[:2]).all()      # NaN bits equal too
 
 
 def test_ks_support_treats_signed_zeros_and_nans_as_np_unique_does():
