@@ -202,16 +202,16 @@ def nearest_do(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared, cach
     if len(forward):
         # observation of (annotation b, row r of its image): lo + the rank of the cell among the span's eligible cells
         first, stop = int(plan.obs_image[lo]), int(plan.obs_image[hi - 1]) + 1      # the span's images
-        n_rows = np.concatenate([np.full(len(e), e.shape[1]) for e in plan.eligible[first:stop]])
+        elig = plan.eligible[first:stop]
+        n_rows = np.repeat([e.shape[1] for e in elig], [len(e) for e in elig])
         cell_start = np.cumsum(n_rows, dtype=np.int64) - n_rows      # by annotation, from the span's first one
-        obs_at = np.cumsum(np.concatenate([e.ravel() for e in plan.eligible[first:stop]])) - 1
+        obs_at = np.cumsum(np.concatenate([e.ravel() for e in elig])) - 1
         row_of = own_group - plan.group_offset[plan.obs_image[lo:hi]]
     for k, rows, obs, at in _by_target_size(plan, do_group, forward):
         reverse = obs_at[cell_start[rows.cells[at] - plan.ann_offset[first]] + row_of[obs][:, None]].ravel()
-        starts = np.arange(0, len(obs) * k, k)
         for out, s in zip(best, pair_values(specs, prep.take_repeated(query[obs], k), prep.take_group_rows(rows, at),
                                             keys=True)):
-            out[obs] = np.maximum.reduceat(s, starts)
+            out[obs] = _run_max(s, k)
             np.maximum.at(out, reverse, s)
     empty = plan.group_end[do_group] == plan.group_start[do_group]
     return [np.where(empty, 1.0, 1.0 - _of_keys(spec, out)) for spec, out in zip(specs, best)]
@@ -226,10 +226,9 @@ def nearest_distance(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared
     target, query = target[lo:hi], plan.obs_query[lo:hi]
     size = plan.group_end[target] - plan.group_start[target]
     for k, rows, obs, at in _by_target_size(plan, target, np.flatnonzero(size > 0)):
-        starts = np.arange(0, len(obs) * k, k)
         a, b = prep.take_repeated(query[obs], k), prep.take_group_rows(rows, at)
         for spec, values, s in zip(specs, out, pair_values(specs, a, b, keys=True)):
-            values[obs] = 1.0 - _of_keys(spec, np.maximum.reduceat(s, starts))
+            values[obs] = 1.0 - _of_keys(spec, _run_max(s, k))
     return out
 
 
@@ -240,17 +239,35 @@ def _by_target_size(plan: SamplePlan, target: np.ndarray, obs: np.ndarray):
     Each pair block is then the query repeated ``k`` times against whole table rows (no per-pair index arrays)."""
     if not len(obs):
         return
-    size = plan.group_end - plan.group_start
     first, last = int(target[obs].min()), int(target[obs].max()) + 1
-    of_obs = size[target[obs]]
-    for k in np.unique(of_obs):
-        mine = obs[of_obs == k]
-        groups = first + np.flatnonzero(size[first:last] == k)
-        at = np.searchsorted(groups, target[mine])
+    size = (plan.group_end - plan.group_start)[first:last]
+    by_size = np.argsort(size, kind="stable")                   # the span's groups by size, in order within a size
+    class_start = np.cumsum(np.bincount(size)) - np.bincount(size)
+    rank = np.empty(len(size), np.int64)
+    rank[by_size] = np.arange(len(size)) - class_start[size[by_size]]     # position among the groups of its size
+    of_obs = size[target[obs] - first]
+    order = np.argsort(of_obs, kind="stable")
+    cuts = np.flatnonzero(np.diff(of_obs[order])) + 1
+    for part in np.split(order, cuts):
+        k, mine = int(of_obs[part[0]]), obs[part]
+        groups = first + by_size[class_start[k]: class_start[k] + np.count_nonzero(size == k)]
         rows = GroupRows(plan.group_start[groups][:, None] + np.arange(k))
-        step = max(1, PAIR_BLOCK // int(k))
+        at = rank[target[mine] - first]
+        step = max(1, PAIR_BLOCK // k)
         for s in range(0, len(mine), step):
-            yield int(k), rows, mine[s: s + step], at[s: s + step]
+            yield k, rows, mine[s: s + step], at[s: s + step]
+
+
+def _run_max(s: np.ndarray, k: int) -> np.ndarray:
+    """``np.maximum.reduceat(s, np.arange(0, len(s), k))``, the maximum of each run of ``k`` values, in the same
+    order; short runs column by column (``reduceat`` is slow on short segments)."""
+    if k > 24:
+        return np.maximum.reduceat(s, np.arange(0, len(s), k))
+    runs = s.reshape(-1, k)
+    out = runs[:, 0].copy()
+    for j in range(1, k):
+        np.maximum(out, runs[:, j], out=out)
+    return out
 
 
 def _of_keys(spec: DistanceSpec, nearest: np.ndarray) -> np.ndarray:

@@ -261,3 +261,29 @@ def test_braylan_blocks_do_not_change_a_value(monkeypatch):
     assert sorted(together) == sorted(floors)
     for name, floor in floors.items():
         assert np.array_equal(together[name], set_distances(sets, sets.do_a, sets.do_b, name, floor)), name
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 24, 25, 40])
+def test_run_max_equals_reduceat_bit_for_bit(k):
+    rng = np.random.default_rng(k)
+    s = np.round(rng.uniform(-1, 1, 60 * k), 1)          # ties
+    s[::7] = -np.inf
+    s[5] = np.nan                                         # NaN propagates as in reduceat
+    want = np.maximum.reduceat(s, np.arange(0, len(s), k))
+    assert np.array_equal(_bits(sampling._run_max(s, k)), _bits(want)) and np.isnan(want[5 // k])
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_repeated_and_group_rows_gather_what_take_on_use_gathers(order):
+    rng = np.random.default_rng(3)
+    base = Prepared(30, xyxy=np.asarray(rng.uniform(0, 1, (30, 4)), order=order), area=rng.uniform(0, 1, 30))
+    cells = np.array([[3, 4, 5], [10, 11, 12], [20, 21, 22], [27, 28, 29]])
+    rows = sampling.GroupRows(cells)
+    query, at = np.array([7, 0, 29]), np.array([2, 0, 2])
+    a, b = base.take_repeated(query, 3), base.take_group_rows(rows, at)
+    a0, b0 = base.take_on_use(np.repeat(query, 3)), base.take_on_use(cells[at].ravel())
+    for key in ("xyxy", "area"):
+        assert np.array_equal(a[key], a0[key]) and np.array_equal(b[key], b0[key]), key
+        assert a[key].flags.f_contiguous == a0[key].flags.f_contiguous == b[key].flags.f_contiguous
+    assert len(a) == len(b) == 9
+    assert np.array_equal(b.derived("c", lambda p: (p["area"] * 2,))[0], b0.derived("c", lambda p: (p["area"] * 2,))[0])
