@@ -272,13 +272,20 @@ def paired_overlap_sides(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.n
     return iw, ih
 
 
-def paired_intersection_union(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Intersection and union areas of broadcast box pairs."""
+def paired_intersection_union(A: np.ndarray, B: np.ndarray, area_a: np.ndarray | None = None,
+                              area_b: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Intersection and union areas of broadcast box pairs (``area_a``, ``area_b``: the boxes' :func:`box_areas`,
+    if already known)."""
     iw, ih = paired_overlap_sides(A, B)
     inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
-    area_a = (A[..., 2] - A[..., 0]) * (A[..., 3] - A[..., 1])
-    area_b = (B[..., 2] - B[..., 0]) * (B[..., 3] - B[..., 1])
+    area_a = box_areas(A) if area_a is None else area_a
+    area_b = box_areas(B) if area_b is None else area_b
     return inter, area_a + area_b - inter
+
+
+def box_areas(A: np.ndarray) -> np.ndarray:
+    """``(x2 - x1) * (y2 - y1)`` of ``(..., 4)`` boxes."""
+    return (A[..., 2] - A[..., 0]) * (A[..., 3] - A[..., 1])
 
 
 def paired_iou(A: np.ndarray, B: np.ndarray) -> np.ndarray:
