@@ -71,7 +71,10 @@ def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePl
         keep = np.flatnonzero(row < len(rows))
         keep = keep[np.argsort(row[keep], kind="stable")]      # by row, in the given order within a row
         take = getattr(image.annotations, "take", None)
-        anns = take(keep) if take is not None else [image.annotations[k] for k in keep.tolist()]
+        if take is not None and len(keep) == len(row) and (np.diff(keep) > 0).all():
+            anns = image.annotations                           # already by row (in_canonical_order's columns)
+        else:
+            anns = take(keep) if take is not None else [image.annotations[k] for k in keep.tolist()]
         base = np.array([image.base_rater(r) for r in image.raters], dtype=object)
         row_of = row[keep]
         elig = base[row_of][:, None] != base[None, :] if len(anns) else np.zeros((0, len(rows)), bool)
