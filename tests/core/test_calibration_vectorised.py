@@ -287,3 +287,18 @@ def test_repeated_and_group_rows_gather_what_take_on_use_gathers(order):
         assert a[key].flags.f_contiguous == a0[key].flags.f_contiguous == b[key].flags.f_contiguous
     assert len(a) == len(b) == 9
     assert np.array_equal(b.derived("c", lambda p: (p["area"] * 2,))[0], b0.derived("c", lambda p: (p["area"] * 2,))[0])
+
+
+def test_grid_counts_of_all_resamples_at_once_are_each_resamples_counts_bit_for_bit():
+    from kalos_core.calibration.bootstrap import image_resamples
+    from kalos_core.calibration.density import Grid, LinearBins
+    rng = np.random.default_rng(4)
+    groups = np.sort(rng.integers(0, 300, 20_000))                 # many values of a group on one grid point
+    values = np.concatenate([rng.beta(2, 9, 15_000), rng.uniform(0, 1, 5_000)])
+    bins = LinearBins(values, Grid(0.0, 1.0, 256), groups, 300)
+    resamples = image_resamples(300, 40, rng)
+    together = bins.counts_of(resamples)
+    assert together.shape == (40, 256) and together.flags.c_contiguous
+    for m, row in zip(resamples, together):
+        assert np.array_equal(_bits(row), _bits(bins.counts(m)))
+    assert np.array_equal(_bits(bins.estimate(resamples[3], together[3])[0]), _bits(bins.estimate(resamples[3])[0]))
