@@ -75,7 +75,8 @@ def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePl
             anns = image.annotations                           # already by row (in_canonical_order's columns)
         else:
             anns = take(keep) if take is not None else [image.annotations[k] for k in keep.tolist()]
-        base = np.array([image.base_rater(r) for r in image.raters], dtype=object)
+        first_of = {}        # each row's base rater as the first row of that rater: integer, not string, compares
+        base = np.array([first_of.setdefault(image.base_rater(r), k) for k, r in enumerate(image.raters)], np.int64)
         row_of = row[keep]
         elig = base[row_of][:, None] != base[None, :] if len(anns) else np.zeros((0, len(rows)), bool)
         order.append(anns)
@@ -83,7 +84,7 @@ def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePl
         n_rows.append(len(rows))
         group_sizes.append(np.bincount(row_of, minlength=len(rows)))
         a_idx, q_idx = np.nonzero(elig)
-        obs_image.append(np.full(len(a_idx), i, np.int64))
+        obs_image.append(len(a_idx))
         obs_query.append(n_ann + a_idx)
         obs_row.append(q_idx)
         ann_offset[i] = n_ann
@@ -93,7 +94,7 @@ def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePl
     group_end = np.cumsum(sizes)
     group_start = group_end - sizes
     group_offset = np.concatenate([[0], np.cumsum(n_rows)[:-1]]).astype(np.int64)
-    obs_image = np.concatenate(obs_image) if obs_image else np.zeros(0, np.int64)
+    obs_image = np.repeat(np.arange(len(obs_image), dtype=np.int64), obs_image)
     obs_query = np.concatenate(obs_query) if obs_query else np.zeros(0, np.int64)
     do_group = group_offset[obs_image] + (np.concatenate(obs_row) if obs_row else np.zeros(0, np.int64))
     de_group = _draw_partners(obs_image, n_rows, group_offset, rng)
