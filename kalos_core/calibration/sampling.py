@@ -31,6 +31,7 @@ import numpy as np
 
 from ..data import MultiRaterDataset, row_positions
 from ..geometry import DistanceSpec, Prepared, get_distance
+from ..geometry.boxes import box_array, prepare_box_columns, prepare_boxes
 from ..geometry.registry import GroupRows, columnar
 from .types import SIZE_CUTOFFS
 
@@ -126,12 +127,27 @@ class PreparedCache:
 
     def get(self, spec: DistanceSpec) -> tuple[list[Prepared], Prepared]:
         if spec.prepare not in self._cache:
-            per_image = [spec.prepare(im, anns) for im, anns in zip(self.plan.dataset.images, self.plan.order)]
-            everything = concat_prepared(per_image)
+            if spec.prepare is prepare_boxes and self.plan.order:
+                per_image, everything = _boxes_at_once(self.plan)
+            else:
+                per_image = [spec.prepare(im, anns) for im, anns in zip(self.plan.dataset.images, self.plan.order)]
+                everything = concat_prepared(per_image)
             if spec.kind == "box":   # column-major: the box pair formulas read a coordinate of every pair at once
                 everything = Prepared(len(everything), **{k: columnar(v) for k, v in everything.arrays.items()})
             self._cache[spec.prepare] = (per_image, everything)
         return self._cache[spec.prepare]
+
+
+def _boxes_at_once(plan: SamplePlan) -> tuple[list[Prepared], Prepared]:
+    """:func:`prepare_boxes` of every image in one call (it works row by row: the same values), each image's
+    rows a slice of the whole."""
+    counts = [len(anns) for anns in plan.order]
+    sides = np.repeat(np.array([[im.width, im.height] for im in plan.dataset.images], dtype=float), counts, axis=0)
+    everything = prepare_box_columns(np.concatenate([box_array(anns) for anns in plan.order]).reshape(-1, 4), sides)
+    ends = np.cumsum(counts)
+    per_image = [Prepared(b - a, **{k: v[a:b] for k, v in everything.arrays.items()})
+                 for a, b in zip((ends - counts).tolist(), ends.tolist())]
+    return per_image, everything
 
 
 def concat_prepared(parts: list[Prepared]) -> Prepared:

@@ -302,3 +302,18 @@ def test_grid_counts_of_all_resamples_at_once_are_each_resamples_counts_bit_for_
     for m, row in zip(resamples, together):
         assert np.array_equal(_bits(row), _bits(bins.counts(m)))
     assert np.array_equal(_bits(bins.estimate(resamples[3], together[3])[0]), _bits(bins.estimate(resamples[3])[0]))
+
+
+def test_boxes_prepared_at_once_equal_each_image_prepared():
+    from kalos_core.geometry.boxes import prepare_boxes
+    rng = np.random.default_rng(6)
+    images = [make_image(i, 300 + 7 * i, 200, ["a", "b"],
+                         [Annotation(10 * i + k, "ab"[k % 2], 1, tuple(rng.uniform(0, 80, 4)))
+                          for k in range(int(rng.integers(0, 5)))]) for i in range(12)]
+    plan = build_plan(in_canonical_order(MultiRaterDataset(images, {1: "x"}, "box")), np.random.default_rng(0))
+    per_image, everything = sampling._boxes_at_once(plan)
+    want = [prepare_boxes(im, anns) for im, anns in zip(plan.dataset.images, plan.order)]
+    assert any(len(p) == 0 for p in want) and len(everything) == sum(len(p) for p in want)
+    for key in ("xyxy", "scale"):
+        assert np.array_equal(_bits(everything[key]), _bits(np.concatenate([p[key] for p in want])))
+        assert all(np.array_equal(_bits(got[key]), _bits(p[key])) for got, p in zip(per_image, want))
