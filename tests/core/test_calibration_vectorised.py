@@ -317,3 +317,13 @@ def test_boxes_prepared_at_once_equal_each_image_prepared():
     for key in ("xyxy", "scale"):
         assert np.array_equal(_bits(everything[key]), _bits(np.concatenate([p[key] for p in want])))
         assert all(np.array_equal(_bits(got[key]), _bits(p[key])) for got, p in zip(per_image, want))
+
+
+def test_grid_counts_fall_back_to_one_product_per_resample_where_the_batched_sums_differ(monkeypatch):
+    from kalos_core.calibration.density import Grid, LinearBins
+    rng = np.random.default_rng(5)
+    bins = LinearBins(rng.uniform(0, 1, 500), Grid(0.0, 1.0, 64), np.sort(rng.integers(0, 20, 500)), 20)
+    resamples = rng.integers(0, 3, (6, 20))
+    plain = LinearBins.counts
+    monkeypatch.setattr(LinearBins, "counts", lambda self, m=None: plain(self, m) + 0.5)   # "another rounding"
+    assert np.array_equal(bins.counts_of(resamples), np.stack([bins.counts(m) for m in resamples]))
