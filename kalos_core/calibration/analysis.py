@@ -32,9 +32,9 @@ class Separation:
         return None if self.tau_ci is None else (1.0 - self.tau_ci[1], 1.0 - self.tau_ci[0])
 
 
-def _estimate(do_bins: LinearBins, de_bins: LinearBins, multiplicity=None):
-    f_do, h_do, log_do = do_bins.estimate(multiplicity)
-    f_de, h_de, log_de = de_bins.estimate(multiplicity)
+def _estimate(do_bins: LinearBins, de_bins: LinearBins, multiplicity=None, counts=(None, None)):
+    f_do, h_do, log_do = do_bins.estimate(multiplicity, counts[0])
+    f_de, h_de, log_de = de_bins.estimate(multiplicity, counts[1])
     return find_tau(do_bins.grid.x, f_do, f_de, log_do, log_de), f_do, f_de, h_do, h_de
 
 
@@ -56,7 +56,8 @@ def separate(do: np.ndarray, de: np.ndarray, obs_image: np.ndarray, resamples: n
     if len(resamples):      # a resample without any image holding observations is left out
         resamples = resamples[resamples[:, used].any(axis=1)]
     ks_boot = ks_data.statistics(resamples)
-    tau_boot = [_estimate(do_bins, de_bins, counts)[0].tau for counts in resamples]
+    grid_counts = zip(do_bins.counts_of(resamples), de_bins.counts_of(resamples)) if len(resamples) else ()
+    tau_boot = [_estimate(do_bins, de_bins, m, c)[0].tau for m, c in zip(resamples, grid_counts)]
     return Separation(
         ks=ks_data.statistic(), ks_ci=percentile_interval(ks_boot, confidence),
         tau=anchor.tau, tau_ci=percentile_interval(tau_boot, confidence),

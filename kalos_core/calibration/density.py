@@ -97,6 +97,18 @@ class LinearBins:
             return np.asarray(self._by_group.sum(axis=1)).ravel()
         return self._by_group @ np.asarray(multiplicity, float)
 
+    def counts_of(self, multiplicities: np.ndarray) -> np.ndarray:
+        """:meth:`counts` of each resample, ``(B, grid.n)`` for ``(B, n_groups)`` multiplicities: one sparse product
+        for all (scipy's ``csr_matvecs``), whose sum at each grid point runs over the same terms in the same order
+        as ``csr_matvec``'s (``y += a * x`` per term from 0.0), so the rows are the same bits as :meth:`counts`
+        (tests/core/test_calibration_vectorised.py; scipy's x86-64 wheels hold no fused multiply-add). Should a
+        build round the two loops differently (the first resample's counts differ), each is computed alone."""
+        m = np.asarray(multiplicities, float)
+        counts = np.ascontiguousarray((self._by_group @ m.T).T)
+        if len(m) and not np.array_equal(counts[0], self.counts(m[0])):
+            counts = np.stack([self.counts(x) for x in m])
+        return counts
+
     def bandwidth(self, multiplicity: np.ndarray | None = None) -> float:
         """Scott's rule on the (resampled) values, floored at two grid steps."""
         s0, s1, s2 = self._moments.sum(1) if multiplicity is None else self._moments @ multiplicity
@@ -110,9 +122,11 @@ class LinearBins:
         f, h, _ = self.estimate(multiplicity)
         return f, h
 
-    def estimate(self, multiplicity: np.ndarray | None = None) -> tuple[np.ndarray, float, Callable]:
-        """``(f, bandwidth, log_f)``: the density plus the exact log-density at grid indices."""
-        counts = self.counts(multiplicity)
+    def estimate(self, multiplicity: np.ndarray | None = None,
+                 counts: np.ndarray | None = None) -> tuple[np.ndarray, float, Callable]:
+        """``(f, bandwidth, log_f)``: the density plus the exact log-density at grid indices (``counts``: the
+        multiplicity's :meth:`counts`, if already known)."""
+        counts = self.counts(multiplicity) if counts is None else counts
         h = self.bandwidth(multiplicity)
         return kde_from_counts(counts, self.grid, h), h, lambda index: log_density(counts, self.grid, h, index)
 

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..arrays import ranges
 from ..data import MultiRaterDataset, row_positions
 from ..geometry import DistanceSpec, Prepared, get_distance
-from ..geometry.registry import columnar
+from ..geometry.boxes import box_array, prepare_box_columns, prepare_boxes
+from ..geometry.registry import GroupRows, columnar
 from .types import SIZE_CUTOFFS
 
 
@@ -72,8 +72,12 @@ def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePl
         keep = np.flatnonzero(row < len(rows))
         keep = keep[np.argsort(row[keep], kind="stable")]      # by row, in the given order within a row
         take = getattr(image.annotations, "take", None)
-        anns = take(keep) if take is not None else [image.annotations[k] for k in keep.tolist()]
-        base = np.array([image.base_rater(r) for r in image.raters], dtype=object)
+        if take is not None and len(keep) == len(row) and (np.diff(keep) > 0).all():
+            anns = image.annotations                           # already by row (in_canonical_order's columns)
+        else:
+            anns = take(keep) if take is not None else [image.annotations[k] for k in keep.tolist()]
+        first_of = {}        # each row's base rater as the first row of that rater: integer, not string, compares
+        base = np.array([first_of.setdefault(image.base_rater(r), k) for k, r in enumerate(image.raters)], np.int64)
         row_of = row[keep]
         elig = base[row_of][:, None] != base[None, :] if len(anns) else np.zeros((0, len(rows)), bool)
         order.append(anns)
@@ -81,7 +85,7 @@ def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePl
         n_rows.append(len(rows))
         group_sizes.append(np.bincount(row_of, minlength=len(rows)))
         a_idx, q_idx = np.nonzero(elig)
-        obs_image.append(np.full(len(a_idx), i, np.int64))
+        obs_image.append(len(a_idx))
         obs_query.append(n_ann + a_idx)
         obs_row.append(q_idx)
         ann_offset[i] = n_ann
@@ -91,7 +95,7 @@ def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePl
     group_end = np.cumsum(sizes)
     group_start = group_end - sizes
     group_offset = np.concatenate([[0], np.cumsum(n_rows)[:-1]]).astype(np.int64)
-    obs_image = np.concatenate(obs_image) if obs_image else np.zeros(0, np.int64)
+    obs_image = np.repeat(np.arange(len(obs_image), dtype=np.int64), obs_image)
     obs_query = np.concatenate(obs_query) if obs_query else np.zeros(0, np.int64)
     do_group = group_offset[obs_image] + (np.concatenate(obs_row) if obs_row else np.zeros(0, np.int64))
     de_group = _draw_partners(obs_image, n_rows, group_offset, rng)
@@ -123,42 +127,27 @@ class PreparedCache:
 
     def get(self, spec: DistanceSpec) -> tuple[list[Prepared], Prepared]:
         if spec.prepare not in self._cache:
-            per_image = [spec.prepare(im, anns) for im, anns in zip(self.plan.dataset.images, self.plan.order)]
-            everything = concat_prepared(per_image)
+            if spec.prepare is prepare_boxes and self.plan.order:
+                per_image, everything = _boxes_at_once(self.plan)
+            else:
+                per_image = [spec.prepare(im, anns) for im, anns in zip(self.plan.dataset.images, self.plan.order)]
+                everything = concat_prepared(per_image)
             if spec.kind == "box":   # column-major: the box pair formulas read a coordinate of every pair at once
                 everything = Prepared(len(everything), **{k: columnar(v) for k, v in everything.arrays.items()})
             self._cache[spec.prepare] = (per_image, everything)
         return self._cache[spec.prepare]
 
-    def do_pairs(self, lo: int = 0, hi: int | None = None) -> list[tuple]:
-        """Blocks ``(obs, starts, query, partner, reverse)`` of the Do pairs of observations ``lo:hi`` (whole
-        images) whose query's row comes before the target row: ``obs`` those observations, ``starts`` their
-        first pair, ``reverse`` the observation ``(partner, row of query)`` of each pair (the same for every
-        distance, computed once)."""
-        key = ("do_pairs", lo, self.plan.n_observations if hi is None else hi)
-        if key not in self._cache:
-            self._cache[key] = _do_pair_blocks(self.plan, *key[1:])
-        return self._cache[key]
 
-
-def _do_pair_blocks(plan: SamplePlan, lo: int, hi: int) -> list[tuple]:
-    if hi <= lo:
-        return []
-    first, stop = int(plan.obs_image[lo]), int(plan.obs_image[hi - 1]) + 1      # the span's images
-    query, do_group = plan.obs_query[lo:hi], plan.do_group[lo:hi]
-    own_group = np.searchsorted(plan.group_end, query, side="right")            # the (non-empty) group of each query
-    size = (plan.group_end - plan.group_start)[do_group]
-    # observation of (annotation b, row r of its image): lo + the rank of the cell among the span's eligible cells
-    n_rows = np.concatenate([np.full(len(e), e.shape[1]) for e in plan.eligible[first:stop]])
-    cell_start = np.cumsum(n_rows, dtype=np.int64) - n_rows      # by annotation, from the span's first one
-    obs_at = lo + np.cumsum(np.concatenate([e.ravel() for e in plan.eligible[first:stop]])) - 1
-    row_of = own_group - plan.group_offset[plan.obs_image[lo:hi]]
-    blocks = []
-    for k in pair_blocks(np.flatnonzero((own_group < do_group) & (size > 0)), size):
-        owner, partner = ranges(plan.group_start[do_group[k]], size[k])
-        reverse = obs_at[cell_start[partner - plan.ann_offset[first]] + row_of[k][owner]]
-        blocks.append((lo + k, np.cumsum(size[k]) - size[k], query[k][owner], partner, reverse))
-    return blocks
+def _boxes_at_once(plan: SamplePlan) -> tuple[list[Prepared], Prepared]:
+    """:func:`prepare_boxes` of every image in one call (it works row by row: the same values), each image's
+    rows a slice of the whole."""
+    counts = [len(anns) for anns in plan.order]
+    sides = np.repeat(np.array([[im.width, im.height] for im in plan.dataset.images], dtype=float), counts, axis=0)
+    everything = prepare_box_columns(np.concatenate([box_array(anns) for anns in plan.order]).reshape(-1, 4), sides)
+    ends = np.cumsum(counts)
+    per_image = [Prepared(b - a, **{k: v[a:b] for k, v in everything.arrays.items()})
+                 for a, b in zip((ends - counts).tolist(), ends.tolist())]
+    return per_image, everything
 
 
 def concat_prepared(parts: list[Prepared]) -> Prepared:
@@ -226,11 +215,24 @@ def nearest_do(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared, cach
     """
     hi = plan.n_observations if hi is None else hi
     best = [np.full(hi - lo, -np.inf) for _ in specs]
-    for obs, starts, query, partner, reverse in cache.do_pairs(lo, hi):
-        for out, s in zip(best, similarities(specs, prep, query, partner, keys=True)):
-            out[obs - lo] = np.maximum.reduceat(s, starts)
-            np.maximum.at(out, reverse - lo, s)
-    do_group = plan.do_group[lo:hi]
+    query, do_group = plan.obs_query[lo:hi], plan.do_group[lo:hi]
+    own_group = np.searchsorted(plan.group_end, query, side="right")            # the (non-empty) group of each query
+    size = (plan.group_end - plan.group_start)[do_group]
+    forward = np.flatnonzero((own_group < do_group) & (size > 0))
+    if len(forward):
+        # observation of (annotation b, row r of its image): lo + the rank of the cell among the span's eligible cells
+        first, stop = int(plan.obs_image[lo]), int(plan.obs_image[hi - 1]) + 1      # the span's images
+        elig = plan.eligible[first:stop]
+        n_rows = np.repeat([e.shape[1] for e in elig], [len(e) for e in elig])
+        cell_start = np.cumsum(n_rows, dtype=np.int64) - n_rows      # by annotation, from the span's first one
+        obs_at = np.cumsum(np.concatenate([e.ravel() for e in elig])) - 1
+        row_of = own_group - plan.group_offset[plan.obs_image[lo:hi]]
+    for k, rows, obs, at in _by_target_size(plan, do_group, forward):
+        reverse = obs_at[cell_start[rows.cells[at] - plan.ann_offset[first]] + row_of[obs][:, None]].ravel()
+        for out, s in zip(best, pair_values(specs, prep.take_repeated(query[obs], k), prep.take_group_rows(rows, at),
+                                            keys=True)):
+            out[obs] = _run_max(s, k)
+            np.maximum.at(out, reverse, s)
     empty = plan.group_end[do_group] == plan.group_start[do_group]
     return [np.where(empty, 1.0, 1.0 - _of_keys(spec, out)) for spec, out in zip(specs, best)]
 
@@ -243,11 +245,48 @@ def nearest_distance(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared
     out = [np.ones(hi - lo) for _ in specs]
     target, query = target[lo:hi], plan.obs_query[lo:hi]
     size = plan.group_end[target] - plan.group_start[target]
-    for k in pair_blocks(np.flatnonzero(size > 0), size):
-        owner, partner = ranges(plan.group_start[target[k]], size[k])
-        starts = np.cumsum(size[k]) - size[k]
-        for spec, values, s in zip(specs, out, similarities(specs, prep, query[k][owner], partner, True)):
-            values[k] = 1.0 - _of_keys(spec, np.maximum.reduceat(s, starts))
+    for k, rows, obs, at in _by_target_size(plan, target, np.flatnonzero(size > 0)):
+        a, b = prep.take_repeated(query[obs], k), prep.take_group_rows(rows, at)
+        for spec, values, s in zip(specs, out, pair_values(specs, a, b, keys=True)):
+            values[obs] = 1.0 - _of_keys(spec, _run_max(s, k))
+    return out
+
+
+def _by_target_size(plan: SamplePlan, target: np.ndarray, obs: np.ndarray):
+    """Blocks ``(k, rows, obs, at)`` of about ``PAIR_BLOCK`` pairs of the observations ``obs`` whose target group
+    (``target[obs]``, non-empty) holds ``k`` annotations: ``rows`` (:class:`GroupRows`) the groups of ``k``
+    annotations from the lowest to the highest target, ``at`` the position of each observation's target in it.
+    Each pair block is then the query repeated ``k`` times against whole table rows (no per-pair index arrays)."""
+    if not len(obs):
+        return
+    first, last = int(target[obs].min()), int(target[obs].max()) + 1
+    size = (plan.group_end - plan.group_start)[first:last]
+    by_size = np.argsort(size, kind="stable")                   # the span's groups by size, in order within a size
+    class_start = np.cumsum(np.bincount(size)) - np.bincount(size)
+    rank = np.empty(len(size), np.int64)
+    rank[by_size] = np.arange(len(size)) - class_start[size[by_size]]     # position among the groups of its size
+    of_obs = size[target[obs] - first]
+    order = np.argsort(of_obs, kind="stable")
+    cuts = np.flatnonzero(np.diff(of_obs[order])) + 1
+    for part in np.split(order, cuts):
+        k, mine = int(of_obs[part[0]]), obs[part]
+        groups = first + by_size[class_start[k]: class_start[k] + np.count_nonzero(size == k)]
+        rows = GroupRows(plan.group_start[groups][:, None] + np.arange(k))
+        at = rank[target[mine] - first]
+        step = max(1, PAIR_BLOCK // k)
+        for s in range(0, len(mine), step):
+            yield k, rows, mine[s: s + step], at[s: s + step]
+
+
+def _run_max(s: np.ndarray, k: int) -> np.ndarray:
+    """``np.maximum.reduceat(s, np.arange(0, len(s), k))``, the maximum of each run of ``k`` values, in the same
+    order; short runs column by column (``reduceat`` is slow on short segments)."""
+    if k > 24:
+        return np.maximum.reduceat(s, np.arange(0, len(s), k))
+    runs = s.reshape(-1, k)
+    out = runs[:, 0].copy()
+    for j in range(1, k):
+        np.maximum(out, runs[:, j], out=out)
     return out
 
 
@@ -271,7 +310,11 @@ def similarities(specs: list[DistanceSpec], prep: Prepared, query: np.ndarray, p
     An ``at_most_iou`` distance is computed only for the pairs whose boxes overlap along x (positive width of the
     intersection): the others are exactly 0, as the formula gives them (the IoU of boxes that do not overlap);
     unless another distance (GIoU) computed the IoU of every pair, which it then reads."""
-    a, b = prep.take_on_use(query), prep.take_on_use(partner)
+    return pair_values(specs, prep.take_on_use(query), prep.take_on_use(partner), keys)
+
+
+def pair_values(specs: list[DistanceSpec], a: Prepared, b: Prepared, keys: bool = False) -> list:
+    """:func:`similarities` of the pairs ``(a[k], b[k])`` (gathered on use)."""
     values = {}
     for spec in sorted(specs, key=lambda spec: spec.at_most_iou):
         if keys and spec.nearest_key is not None:
@@ -280,10 +323,10 @@ def similarities(specs: list[DistanceSpec], prep: Prepared, query: np.ndarray, p
         if not spec.at_most_iou or a.has_paired(b, "iou"):
             values[spec.name] = spec.pairs(a, b)
             continue
-        x1, x2 = prep["xyxy"][:, 0], prep["xyxy"][:, 2]
-        keep = np.flatnonzero(np.minimum(x2[query], x2[partner]) - np.maximum(x1[query], x1[partner]) > 0)
-        values[spec.name] = np.zeros(len(query))
-        values[spec.name][keep] = spec.pairs(prep.take_on_use(query[keep]), prep.take_on_use(partner[keep]))
+        xa, xb = a["xyxy"], b["xyxy"]
+        keep = np.flatnonzero(np.minimum(xa[:, 2], xb[:, 2]) - np.maximum(xa[:, 0], xb[:, 0]) > 0)
+        values[spec.name] = np.zeros(len(a))
+        values[spec.name][keep] = spec.pairs(a.take_on_use(keep), b.take_on_use(keep))
     return [values[spec.name] for spec in specs]
 
 

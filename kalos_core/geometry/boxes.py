@@ -9,7 +9,7 @@ import numpy as np
 from ..data import Annotation, ImageRecord
 from .registry import (Prepared, box_iou_xyxy, centroid_box_pairs, centroid_box_similarity, centroid_key,
                        centroid_similarity, centroid_similarity_of_key, iou_of, paired_centroid_similarity,
-                       paired_intersection_union, register_distance)
+                       box_areas, paired_intersection_union, register_distance)
 
 
 def box_array(anns: Sequence[Annotation]) -> np.ndarray:
@@ -34,7 +34,12 @@ def prepare_box_columns(xywh: np.ndarray, sides: np.ndarray) -> Prepared:
 
 
 def _intersection_union(a: Prepared, b: Prepared) -> tuple[np.ndarray, np.ndarray]:
-    return a.paired(b, "intersection_union", lambda: paired_intersection_union(a["xyxy"], b["xyxy"]))
+    return a.paired(b, "intersection_union", lambda: paired_intersection_union(
+        a["xyxy"], b["xyxy"], a.derived("areas", _areas)[0], b.derived("areas", _areas)[0]))
+
+
+def _areas(p: Prepared) -> tuple:
+    return (box_areas(p["xyxy"]),)
 
 
 def _iou_pairs(a: Prepared, b: Prepared) -> np.ndarray:

@@ -70,14 +70,26 @@ class Prepared:
         where a distance reads one of the arrays)."""
         return _TakenOnUse(self, np.asarray(index, dtype=np.intp))
 
+    def take_repeated(self, index: np.ndarray, repeat: int) -> "Prepared":
+        """:meth:`take_on_use` of ``np.repeat(index, repeat)``: each row gathered once, then repeated."""
+        return _Repeated(self, np.asarray(index, dtype=np.intp), repeat)
+
+    def take_group_rows(self, groups: "GroupRows", index: np.ndarray) -> "Prepared":
+        """:meth:`take_on_use` of ``groups.cells[index].ravel()``: the rows of whole groups of one size, each
+        group's rows copied as one block from a table (``groups.of``) instead of gathered one by one."""
+        return _GroupRowsTaken(self, groups, np.asarray(index, dtype=np.intp))
+
 
 class _TakenOnUse(Prepared):
     def __init__(self, base: Prepared, index: np.ndarray) -> None:
         self.n, self._base, self._index, self._taken = len(index), base, index, {}
 
+    def _gather(self, values: np.ndarray) -> np.ndarray:
+        return take_rows(values, self._index)
+
     def __getitem__(self, key: str) -> np.ndarray:
         if key not in self._taken:
-            self._taken[key] = take_rows(self._base[key], self._index)
+            self._taken[key] = self._gather(self._base[key])
         return self._taken[key]
 
     @property
@@ -94,16 +106,58 @@ class _TakenOnUse(Prepared):
 
     def derived(self, key: str, fn: Callable[["Prepared"], tuple]) -> tuple:
         if ("derived", key) not in self._taken:
-            self._taken[("derived", key)] = tuple(take_rows(v, self._index) for v in self._base.derived(key, fn))
+            self._taken[("derived", key)] = tuple(self._gather(v) for v in self._base.derived(key, fn))
         return self._taken[("derived", key)]
+
+
+class _Repeated(_TakenOnUse):
+    def __init__(self, base: Prepared, index: np.ndarray, repeat: int) -> None:
+        super().__init__(base, index)
+        self.n, self._repeat = len(index) * repeat, repeat
+
+    def _gather(self, values: np.ndarray) -> np.ndarray:
+        if _is_columnar(values):
+            return np.repeat(np.take(values.T, self._index, axis=1), self._repeat, axis=1).T
+        return np.repeat(np.take(values, self._index, axis=0), self._repeat, axis=0)
+
+
+class GroupRows:
+    """Groups of ``k`` rows each, ``cells`` ``(n_groups, k)`` row indices, and each array's rows laid out as one
+    table row per group (made on first use; the arrays must outlive it: it keeps them)."""
+
+    def __init__(self, cells: np.ndarray) -> None:
+        self.cells, self._tables = np.asarray(cells, dtype=np.intp), {}
+
+    def of(self, values: np.ndarray) -> np.ndarray:
+        """``values``' rows per group: ``(n_groups, k, ...)``, or ``(columns, n_groups, k)`` for a columnar array."""
+        if id(values) not in self._tables:
+            table = np.take(values.T, self.cells, axis=1) if _is_columnar(values) else np.take(values, self.cells, 0)
+            self._tables[id(values)] = (values, table)
+        return self._tables[id(values)][1]
+
+
+class _GroupRowsTaken(_TakenOnUse):
+    def __init__(self, base: Prepared, groups: GroupRows, index: np.ndarray) -> None:
+        super().__init__(base, index)
+        self.n, self._groups = len(index) * groups.cells.shape[1], groups
+
+    def _gather(self, values: np.ndarray) -> np.ndarray:
+        table = self._groups.of(values)
+        if _is_columnar(values):
+            return np.take(table, self._index, axis=1).reshape(len(table), -1).T
+        return np.take(table, self._index, axis=0).reshape((-1,) + table.shape[2:])
 
 
 def take_rows(values: np.ndarray, index: np.ndarray) -> np.ndarray:
     """``values[index]`` (``np.take`` along the first axis: the same rows, several times faster on 2D arrays);
     a column-major 2D array (:func:`columnar`) gives column-major rows."""
-    if values.ndim == 2 and values.flags.f_contiguous and not values.flags.c_contiguous:
+    if _is_columnar(values):
         return np.take(values.T, index, axis=1).T
     return np.take(values, index, axis=0)
+
+
+def _is_columnar(values: np.ndarray) -> bool:
+    return values.ndim == 2 and values.flags.f_contiguous and not values.flags.c_contiguous
 
 
 def columnar(values: np.ndarray) -> np.ndarray:
@@ -218,13 +272,20 @@ def paired_overlap_sides(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.n
     return iw, ih
 
 
-def paired_intersection_union(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Intersection and union areas of broadcast box pairs."""
+def paired_intersection_union(A: np.ndarray, B: np.ndarray, area_a: np.ndarray | None = None,
+                              area_b: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Intersection and union areas of broadcast box pairs (``area_a``, ``area_b``: the boxes' :func:`box_areas`,
+    if already known)."""
     iw, ih = paired_overlap_sides(A, B)
     inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
-    area_a = (A[..., 2] - A[..., 0]) * (A[..., 3] - A[..., 1])
-    area_b = (B[..., 2] - B[..., 0]) * (B[..., 3] - B[..., 1])
+    area_a = box_areas(A) if area_a is None else area_a
+    area_b = box_areas(B) if area_b is None else area_b
     return inter, area_a + area_b - inter
+
+
+def box_areas(A: np.ndarray) -> np.ndarray:
+    """``(x2 - x1) * (y2 - y1)`` of ``(..., 4)`` boxes."""
+    return (A[..., 2] - A[..., 0]) * (A[..., 3] - A[..., 1])
 
 
 def paired_iou(A: np.ndarray, B: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from kalos_core import Annotation, load_coco, make_image
 
-from kalos_core.calibration import sampling
+from kalos_core.calibration import sampling, separation
 from kalos_core.calibration.braylan import (_mean_square, annotation_sets, braylan_agreement, set_distances,
                                            set_distances_by_name)
 from kalos_core.calibration.engine import default_distances
@@ -201,6 +201,31 @@ def test_ks_on_merged_steps_equals_ks_at_every_value(seed, n, k, digits):
         assert ks.sigma(p) == braylan_sigma(do, de, p)
 
 
+def max_difference_every_step(mass_do, mass_de):
+    """The KS bootstrap before the spans (stop 33): every step's CDFs, ``cumsum / total``, and their largest difference."""
+    with np.errstate(invalid="ignore"):
+        f_do, f_de = (np.cumsum(m, axis=0, dtype=np.int64) for m in (mass_do, mass_de))
+        return np.max(f_do / f_do[-1] - f_de / f_de[-1], axis=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), steps=st.integers(1, 3000), span=st.sampled_from([1, 2, 3, 7, 32, 5000]))
+def test_ks_spans_give_the_every_step_maximum_bit_for_bit(seed, steps, span):
+    rng = np.random.default_rng(seed)
+    # Do mass early, De mass late (a peak to find), ties of whole numbers, resamples without any mass
+    ramp = np.linspace(3, 0, steps)[:, None]
+    mass_do = rng.poisson(ramp * rng.uniform(0.2, 2, 9), (steps, 9)).astype(np.int32)
+    mass_de = rng.poisson(ramp[::-1] * rng.uniform(0.2, 2, 9), (steps, 9)).astype(np.int32)
+    mass_do[:, 0], mass_de[:, 1] = 0, 0
+    old, separation.SPAN = separation.SPAN, span
+    try:
+        got = separation._max_difference(mass_do, mass_de)
+    finally:
+        separation.SPAN = old
+    want = max_difference_every_step(mass_do, mass_de)
+    assert np.array_equal(_bits(got), _bits(want)) and np.isnan(got[:2]).all()      # NaN bits equal too
+
+
 def test_ks_support_treats_signed_zeros_and_nans_as_np_unique_does():
     do, de = np.array([0.0, np.nan, 0.5, -0.0]), np.array([-0.0, np.nan, 0.2, np.nan])
     ks = KSData(do, de)
@@ -236,3 +261,69 @@ def test_braylan_blocks_do_not_change_a_value(monkeypatch):
     assert sorted(together) == sorted(floors)
     for name, floor in floors.items():
         assert np.array_equal(together[name], set_distances(sets, sets.do_a, sets.do_b, name, floor)), name
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 24, 25, 40])
+def test_run_max_equals_reduceat_bit_for_bit(k):
+    rng = np.random.default_rng(k)
+    s = np.round(rng.uniform(-1, 1, 60 * k), 1)          # ties
+    s[::7] = -np.inf
+    s[5] = np.nan                                         # NaN propagates as in reduceat
+    want = np.maximum.reduceat(s, np.arange(0, len(s), k))
+    assert np.array_equal(_bits(sampling._run_max(s, k)), _bits(want)) and np.isnan(want[5 // k])
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_repeated_and_group_rows_gather_what_take_on_use_gathers(order):
+    rng = np.random.default_rng(3)
+    base = Prepared(30, xyxy=np.asarray(rng.uniform(0, 1, (30, 4)), order=order), area=rng.uniform(0, 1, 30))
+    cells = np.array([[3, 4, 5], [10, 11, 12], [20, 21, 22], [27, 28, 29]])
+    rows = sampling.GroupRows(cells)
+    query, at = np.array([7, 0, 29]), np.array([2, 0, 2])
+    a, b = base.take_repeated(query, 3), base.take_group_rows(rows, at)
+    a0, b0 = base.take_on_use(np.repeat(query, 3)), base.take_on_use(cells[at].ravel())
+    for key in ("xyxy", "area"):
+        assert np.array_equal(a[key], a0[key]) and np.array_equal(b[key], b0[key]), key
+        assert a[key].flags.f_contiguous == a0[key].flags.f_contiguous == b[key].flags.f_contiguous
+    assert len(a) == len(b) == 9
+    assert np.array_equal(b.derived("c", lambda p: (p["area"] * 2,))[0], b0.derived("c", lambda p: (p["area"] * 2,))[0])
+
+
+def test_grid_counts_of_all_resamples_at_once_are_each_resamples_counts_bit_for_bit():
+    from kalos_core.calibration.bootstrap import image_resamples
+    from kalos_core.calibration.density import Grid, LinearBins
+    rng = np.random.default_rng(4)
+    groups = np.sort(rng.integers(0, 300, 20_000))                 # many values of a group on one grid point
+    values = np.concatenate([rng.beta(2, 9, 15_000), rng.uniform(0, 1, 5_000)])
+    bins = LinearBins(values, Grid(0.0, 1.0, 256), groups, 300)
+    resamples = image_resamples(300, 40, rng)
+    together = bins.counts_of(resamples)
+    assert together.shape == (40, 256) and together.flags.c_contiguous
+    for m, row in zip(resamples, together):
+        assert np.array_equal(_bits(row), _bits(bins.counts(m)))
+    assert np.array_equal(_bits(bins.estimate(resamples[3], together[3])[0]), _bits(bins.estimate(resamples[3])[0]))
+
+
+def test_boxes_prepared_at_once_equal_each_image_prepared():
+    from kalos_core.geometry.boxes import prepare_boxes
+    rng = np.random.default_rng(6)
+    images = [make_image(i, 300 + 7 * i, 200, ["a", "b"],
+                         [Annotation(10 * i + k, "ab"[k % 2], 1, tuple(rng.uniform(0, 80, 4)))
+                          for k in range(int(rng.integers(0, 5)))]) for i in range(12)]
+    plan = build_plan(in_canonical_order(MultiRaterDataset(images, {1: "x"}, "box")), np.random.default_rng(0))
+    per_image, everything = sampling._boxes_at_once(plan)
+    want = [prepare_boxes(im, anns) for im, anns in zip(plan.dataset.images, plan.order)]
+    assert any(len(p) == 0 for p in want) and len(everything) == sum(len(p) for p in want)
+    for key in ("xyxy", "scale"):
+        assert np.array_equal(_bits(everything[key]), _bits(np.concatenate([p[key] for p in want])))
+        assert all(np.array_equal(_bits(got[key]), _bits(p[key])) for got, p in zip(per_image, want))
+
+
+def test_grid_counts_fall_back_to_one_product_per_resample_where_the_batched_sums_differ(monkeypatch):
+    from kalos_core.calibration.density import Grid, LinearBins
+    rng = np.random.default_rng(5)
+    bins = LinearBins(rng.uniform(0, 1, 500), Grid(0.0, 1.0, 64), np.sort(rng.integers(0, 20, 500)), 20)
+    resamples = rng.integers(0, 3, (6, 20))
+    plain = LinearBins.counts
+    monkeypatch.setattr(LinearBins, "counts", lambda self, m=None: plain(self, m) + 0.5)   # "another rounding"
+    assert np.array_equal(bins.counts_of(resamples), np.stack([bins.counts(m) for m in resamples]))
