@@ -47,7 +47,9 @@ def separate(do: np.ndarray, de: np.ndarray, obs_image: np.ndarray, resamples: n
     if len(do) == 0 or len(de) == 0:
         nan = float("nan")
         return Separation(nan, None, nan, None, "no_data", nan, nan, nan, nan, 0)
-    n_images = resamples.shape[1] if len(resamples) else int(obs_image.max()) + 1
+    # the data set's image count, also without resamples ((0, n_images)): a stratum's own largest image
+    # index may be smaller
+    n_images = resamples.shape[1] if resamples.ndim == 2 else int(obs_image.max()) + 1
     ks_data = KSData(do, de, obs_image, n_images)
     do_bins, de_bins = LinearBins(do, grid, obs_image, n_images), LinearBins(de, grid, obs_image, n_images)
     anchor, f_do, f_de, h_do, h_de = _estimate(do_bins, de_bins)

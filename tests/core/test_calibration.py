@@ -347,3 +347,18 @@ def test_the_draws_follow_image_ids_rater_names_and_annotation_ids_not_the_file_
     first, second = ({k: v for k, v in calibrate(d, config).to_dict().items() if k != "timings"}
                      for d in (data, shuffled))
     assert first == second
+
+
+def test_strata_without_resamples_give_the_same_point_estimates(demo_path):
+    # a stratum whose observations stop before the last image used to size its bootstrap tables
+    # from its own largest image index, and --stratify --bootstrap 0 failed on a matmul shape
+    data = load_coco(demo_path, "bbox")
+    with_ci = calibrate(data, CalibrationConfig(distances=("iou",), bootstrap=10, stratify=True))
+    without = calibrate(data, CalibrationConfig(distances=("iou",), bootstrap=0, stratify=True))
+    a, b = with_ci.distances["iou"], without.distances["iou"]
+    assert (a.ks, a.tau_star) == (b.ks, b.tau_star) and b.tau_ci is None and b.ks_ci is None
+    for name in a.strata:
+        sa, sb = a.strata[name], b.strata[name]
+        same = [(sa.ks, sb.ks), (sa.tau_star, sb.tau_star), (sa.n_do, sb.n_do)]
+        assert all(x == y or (math.isnan(x) and math.isnan(y)) for x, y in same), name
+        assert sb.tau_ci is None and sb.ks_ci is None
