@@ -44,7 +44,7 @@ class TextBar:
         self.stream, self.width, self.every = stream, width, every
         self.live = stream.isatty() if live is None else live
         self.start = time.perf_counter()
-        self.shown, self.tenth, self.drawn = -1.0, -1, False
+        self.shown, self.tenth, self.drawn = float("-inf"), -1, False   # the first call always draws
 
     def text(self, fraction: float, message: str) -> str:
         """The bar at ``fraction`` (already within 0..1)."""
