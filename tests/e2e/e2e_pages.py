@@ -58,6 +58,36 @@ def wait_for_tiles(page, timeout: float = 60.0) -> int:
         page.wait_for_timeout(250)
 
 
+def wait_for_quiet(page, quiet_s: float = 1.0, timeout: float = 30.0) -> float:
+    """Wait until the page has sent and finished no request for ``quiet_s`` (the grid's
+    thumbnails loaded, the App's queries answered), the App's long-lived event stream
+    (``/events``) aside; Playwright's "networkidle" never comes because of it. Returns the
+    seconds waited. Requests begun before the call count from their end."""
+    busy, last = set(), [time.monotonic()]
+
+    def seen(request, done: bool) -> None:
+        if request.url.split("?")[0].endswith("/events"):
+            return
+        (busy.discard if done else busy.add)(request)
+        last[0] = time.monotonic()
+
+    handlers = {"request": lambda r: seen(r, False), "requestfinished": lambda r: seen(r, True),
+                "requestfailed": lambda r: seen(r, True)}
+    for name, fn in handlers.items():
+        page.on(name, fn)
+    t0 = time.monotonic()
+    try:
+        while busy or time.monotonic() - last[0] < quiet_s:
+            if time.monotonic() - t0 > timeout:
+                raise AssertionError(f"the page never went quiet within {timeout:.0f} s: "
+                                     f"{[r.url[-60:] for r in busy][:5]}")
+            page.wait_for_timeout(100)
+    finally:
+        for name, fn in handlers.items():
+            page.remove_listener(name, fn)
+    return time.monotonic() - t0
+
+
 def open_app(page, app) -> None:
     """Open the demo data set on a clean slate: the App shares one Session per server, so a
     view or a panel left by an earlier test is cleared first (the server's session state reset,
