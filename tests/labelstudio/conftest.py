@@ -7,6 +7,7 @@ when FiftyOne's has none."""
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -120,18 +121,39 @@ def label_studio(tmp_path_factory):
 @pytest.fixture(scope="session")
 def label_studio_sdk(tmp_path_factory):
     """``label_studio_sdk`` importable next to FiftyOne (FiftyOne's backend needs it): the plugin's venv's
-    own, else the Label Studio venv's package (and its ``jwt``) put on ``sys.path`` alone."""
+    own, else the Label Studio venv's package put on ``sys.path`` alone, with each module its legacy
+    client imports that the plugin's venv lacks (``jwt``, ``lxml``, ... as that SDK version needs)."""
+    shim = site = None
     if importlib.util.find_spec("label_studio_sdk") is None:
         site = next((_venv() / "lib").glob("python*/site-packages"))
         shim = tmp_path_factory.mktemp("ls-sdk")
-        for name in ("label_studio_sdk", "jwt", *[p.name for p in site.glob("label_studio_sdk-*.dist-info")]):
-            (shim / name).symlink_to(site / name)
+        _link(site, shim, "label_studio_sdk")
         sys.path.append(str(shim))
+    error = None
+    for _ in range(20):
         importlib.invalidate_caches()
-    try:
-        import label_studio_sdk
+        try:
+            import label_studio_sdk
 
-        label_studio_sdk.Client  # noqa: B018  (FiftyOne's backend uses the legacy client)
-    except ImportError as e:
-        pytest.skip(f"FiftyOne's Label Studio backend: label_studio_sdk does not import here ({e}); "
-                    "pip install label-studio-sdk")
+            label_studio_sdk.Client  # noqa: B018  (FiftyOne's backend uses the legacy client)
+            return label_studio_sdk
+        except ImportError as e:
+            error = e
+            missing = re.search(r"No module named '([\w]+)", str(e))
+            if shim is None or missing is None or not _link(site, shim, missing.group(1)):
+                break
+            for name in [m for m in sys.modules if m == "label_studio_sdk" or m.startswith("label_studio_sdk.")]:
+                del sys.modules[name]
+    pytest.skip(f"FiftyOne's Label Studio backend: label_studio_sdk does not import here ({error}); "
+                "pip install label-studio-sdk")
+
+
+def _link(site: Path, shim: Path, name: str) -> bool:
+    """Link the top-level module ``name`` (a package or a one-file module) and its dist-info from the
+    Label Studio venv's ``site`` into ``shim``; False when that venv has no such module."""
+    found = [p for p in (site / name, site / f"{name}.py") if p.exists()] + list(site.glob(f"{name}.*.so"))
+    if not found or (shim / found[0].name).exists():
+        return False
+    for path in found + list(site.glob(f"{name}-*.dist-info")):
+        (shim / path.name).symlink_to(path)
+    return True
