@@ -10,7 +10,9 @@ docs/benchmarks.md between the fiftyone-table markers.
 Every row names the same Python entry an operator's execute calls; each run's read / compute /
 write split comes from its ``result.timings`` (``measure_runs.Clock``). Noise-aware and BAE get a
 ``model`` field (rater 1's boxes with seeded confidences) and a seeded vector on every rater
-label, added before any timing.
+label, added before any timing. Each total row also gives this process's CPU seconds and the
+private mongod's (:class:`Span`), the figures to compare when the run shares the machine or runs
+under ``nice``.
 
 Usage: ``python benchmarks/bench_fiftyone.py [--images 5000] [--no-write] [--doc docs/perf/fiftyone.md]``
 """
@@ -183,7 +185,7 @@ def companion_rows(ds, fields: list[str]) -> list[tuple]:
         with Span() as span:
             res = go()
         rows.append(span.row(f"{label}: total"))
-        print(*rows[-1], flush=True)
+        print(rows[-1][0], " ".join("-" if v is None else f"{v:.2f}" for v in rows[-1][1:]), flush=True)
         timings = getattr(res, "timings", None) or {}
         rows += [(f"  {k.removesuffix('_s')}", timings[k]) for k in ("read_s", "compute_s", "write_s") if k in timings]
     return rows
