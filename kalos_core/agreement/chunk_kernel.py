@@ -32,7 +32,7 @@ from ..columns import AnnotationColumns, canonical_order
 from ..arrays import ranges
 from .bulk_match import request_cells
 from .diagnostics import ALPHA, ChunkCells, Emitter, RowRequest, full_key
-from ..geometry.boxes import prepare_box_columns, prepare_boxes
+from ..geometry.boxes import image_sides, prepare_box_columns, prepare_boxes
 from ..matching.solvers import SORTED_PAIR_SOLVERS
 from .label_map import STATUS, LabelBlock
 from ..reliability import NO_OBJECT, status_codes
@@ -91,8 +91,7 @@ def gather(images: list) -> _Chunk:
 def candidate_pairs(ch: _Chunk, images: list, spec, cost, floor: float):
     """``(i, j, similarity)`` of every image's candidate pairs (i < j, different rows, similarity
     >= floor), grouped by image and within an image in greedy's acceptance order (cost, i, j)."""
-    sides = np.array([[im.width, im.height] for im in images], dtype=float).reshape(-1, 2)
-    prep = prepare_box_columns(ch.xywh, sides[ch.img])
+    prep = prepare_box_columns(ch.xywh, image_sides(images)[ch.img])
     if spec.at_most_iou and floor > 0:
         i, j = overlapping_along_x(ch, prep["xyxy"], floor)
     else:

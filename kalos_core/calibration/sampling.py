@@ -31,7 +31,7 @@ import numpy as np
 
 from ..data import MultiRaterDataset, row_positions
 from ..geometry import DistanceSpec, Prepared, get_distance
-from ..geometry.boxes import box_array, prepare_box_columns, prepare_boxes
+from ..geometry.boxes import box_array, image_sides, prepare_box_columns, prepare_boxes
 from ..geometry.registry import GroupRows, columnar
 from .types import SIZE_CUTOFFS
 
@@ -142,7 +142,7 @@ def _boxes_at_once(plan: SamplePlan) -> tuple[list[Prepared], Prepared]:
     """:func:`prepare_boxes` of every image in one call (it works row by row: the same values), each image's
     rows a slice of the whole."""
     counts = [len(anns) for anns in plan.order]
-    sides = np.repeat(np.array([[im.width, im.height] for im in plan.dataset.images], dtype=float), counts, axis=0)
+    sides = np.repeat(image_sides(plan.dataset.images), counts, axis=0)
     everything = prepare_box_columns(np.concatenate([box_array(anns) for anns in plan.order]).reshape(-1, 4), sides)
     ends = np.cumsum(counts)
     per_image = [Prepared(b - a, **{k: v[a:b] for k, v in everything.arrays.items()})

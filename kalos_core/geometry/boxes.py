@@ -7,9 +7,9 @@ from typing import Sequence
 import numpy as np
 
 from ..data import Annotation, ImageRecord
-from .registry import (Prepared, box_iou_xyxy, centroid_box_pairs, centroid_box_similarity, centroid_key,
-                       centroid_similarity, centroid_similarity_of_key, iou_of, paired_centroid_similarity,
-                       box_areas, paired_intersection_union, register_distance)
+from .registry import (Prepared, box_areas, box_iou_xyxy, centroid_box_pairs, centroid_box_similarity,
+                       centroid_key, centroid_similarity, centroid_similarity_of_key, iou_of,
+                       paired_centroid_similarity, paired_intersection_union, register_distance)
 
 
 def box_array(anns: Sequence[Annotation]) -> np.ndarray:
@@ -24,6 +24,12 @@ def prepare_boxes(image: ImageRecord, anns: Sequence[Annotation]) -> Prepared:
     """Boxes as image-relative ``(x1, y1, x2, y2)``, with the image's pixel size (``scale``)."""
     sides = np.array([[image.width, image.height]], dtype=float)
     return prepare_box_columns(box_array(anns), np.broadcast_to(sides, (len(anns), 2)))
+
+
+def image_sides(images: Sequence[ImageRecord]) -> np.ndarray:
+    """``(n_images, 2)`` float pixel width and height of each image: ``image_sides(images)[img]`` is the
+    ``sides`` argument of :func:`prepare_box_columns` for boxes of images ``img``."""
+    return np.array([[im.width, im.height] for im in images], dtype=float).reshape(-1, 2)
 
 
 def prepare_box_columns(xywh: np.ndarray, sides: np.ndarray) -> Prepared:

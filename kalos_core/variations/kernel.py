@@ -30,8 +30,8 @@ import numpy as np
 from ..agreement.chunk_kernel import candidate_pairs, gather, overlapping_along_x
 from ..arrays import ranges
 from ..columns import AnnotationColumns
-from ..geometry.boxes import prepare_box_columns, prepare_boxes
-from ..geometry.registry import paired_overlap_sides
+from ..geometry.boxes import image_sides, prepare_box_columns, prepare_boxes
+from ..geometry.registry import box_areas, paired_overlap_sides
 from ..matching.costs import get_cost
 from ..matching.solvers import greedy_on_sorted_pairs
 from .geometry import merge_bound_ok
@@ -69,14 +69,13 @@ def _merges(ch, images: list, prep, spec, floor: float) -> tuple:
     at = np.arange(len(own))
     first, second = ranges(at + 1, end - at - 1)
     i, j, k = own[first], own[second], k[first]
-    area = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+    area = box_areas(xyxy)
     ok = merge_bound_ok(xyxy[i], xyxy[j], xyxy[k], area[i], area[j], area[k], floor)
     i, j, k = i[ok], j[ok], k[ok]
     a, b = ch.xywh[i], ch.xywh[j]                                # the enclosing box, as _merge_boxes
     x1y1 = np.minimum(a[:, :2], b[:, :2])
     merged = np.concatenate([x1y1, np.maximum(a[:, :2] + a[:, 2:], b[:, :2] + b[:, 2:]) - x1y1], axis=1)
-    sides = np.array([[im.width, im.height] for im in images], dtype=float).reshape(-1, 2)
-    iou = spec.pairs(prepare_box_columns(merged, sides[ch.img[i]]), prep.take_on_use(k))
+    iou = spec.pairs(prepare_box_columns(merged, image_sides(images)[ch.img[i]]), prep.take_on_use(k))
     keep = iou >= floor
     i, j, k, iou = i[keep], j[keep], k[keep], iou[keep]
     return i, j, k, iou, (ch.row[i] > ch.row[k]).astype(np.int64)
@@ -139,7 +138,7 @@ def classify_chunk(images: list, spec, config, names: dict, tally) -> None:
     n_rows = np.array([len(r) for r in ch.rows], np.int64)
     R = int(n_rows.max())
     rows_of = n_rows[ch.img]
-    prep = prepare_box_columns(ch.xywh, np.array([[im.width, im.height] for im in images], float)[ch.img])
+    prep = prepare_box_columns(ch.xywh, image_sides(images)[ch.img])
     step, iou, nodes, partners, (pi, pj, ps) = _candidates(ch, images, prep, spec, floor, config.merge, R)
 
     tq, cq = np.nonzero(iou[None, :] >= ts[:, None])               # every threshold's candidates, in order
