@@ -312,7 +312,7 @@ def _per_annotation(images: list, ch: _Chunk, out, label: np.ndarray, unit: np.n
     if not len(label):
         return
     code = status_codes(label, ch.cat)
-    out.labels.append(LabelBlock(ch.ids, [f"{im.id}:" for im in images], np.diff(ch.start).tolist(), unit, code,
+    out.labels.append(LabelBlock.compact(ch.ids, [f"{im.id}:" for im in images], np.diff(ch.start).tolist(), unit, code,
                                  ch.order))
     # per rater: annotations and statuses, keys in order of first appearance (as the per-image path)
     names = sorted({r for rows in ch.rows for r in rows})

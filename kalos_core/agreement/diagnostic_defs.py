@@ -11,6 +11,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .image_values import ImageValues
 from .diagnostics import (ChunkCells, Diagnostic, Emitter, ImageContext, Reduction, RowRequest, mean_by_key, nested,
                           register_diagnostic)
 from ..params import fraction_key
@@ -62,7 +63,7 @@ def chunk_cells(ctxs: list[ImageContext], which: str) -> tuple:
 
 
 def _reduce_vitality(red: Reduction) -> dict:
-    per_image = {r: [(i, float(red.image_alpha[i]) - a) for i, a in items] for r, items in red.values.items()}
+    per_image = {r: ImageValues(v.images, red.image_alpha[v.images] - v.alphas) for r, v in red.values.items()}
     out = {"vitality": mean_by_key(per_image), "vitality_global": {}}
     if len(red.rows) >= 3:
         for r in red.rows:

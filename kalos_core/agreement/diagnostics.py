@@ -20,12 +20,12 @@ per-image one (:mod:`kalos_core.agreement.partial`) and the whole-chunk kernel
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Callable, Hashable, NamedTuple
 
 import numpy as np
 
 from ..coincidence import AlphaSums
+from .image_values import ImageValues, alphas_of
 from ..matching.costs import CostFn
 from ..matching.solvers import SolverFn
 from ..reliability import Cells, empty_image_cells
@@ -205,7 +205,7 @@ class Emitter:
 class Reduction:
     """What one diagnostic gets back after the batch: per-image α and summed matrices, by key."""
 
-    values: dict[Hashable, list[tuple[int, float]]]   #: value key -> [(image index, α)] in image order
+    values: dict[Hashable, ImageValues]               #: value key -> [(image index, α)] in image order
     sums: dict[Hashable, AlphaSums]                   #: sums key -> sums over images
     image_alpha: np.ndarray                           #: (n_images,) α of each image
     global_sums: AlphaSums                            #: sums of the global matrix
@@ -302,15 +302,14 @@ def result_fields() -> list[tuple[str, Callable[[], Any]]]:
     return [f for d in REGISTRY.values() for f in d.fields]
 
 
-_VALUE = itemgetter(1)    # of an (image, α) item
-
-
-def mean_by_key(values: dict[Hashable, list[tuple[int, float]]], key=lambda k: k) -> dict:
-    """``{key(k): mean α}``, sorted by key, over the images where a key occurs."""
-    lists: dict = {}
+def mean_by_key(values: dict[Hashable, ImageValues], key=lambda k: k) -> dict:
+    """``{key(k): mean α}``, sorted by key, over the images where a key occurs (the α of the keys
+    that ``key`` joins taken in their order: the same sum as over one list of them)."""
+    parts: dict = {}
     for k, items in values.items():
-        lists.setdefault(key(k), []).extend(map(_VALUE, items))
-    return {k: float(np.mean(v)) for k, v in sorted(lists.items()) if len(v)}
+        parts.setdefault(key(k), []).append(alphas_of(items))
+    joined = {k: np.concatenate(v) for k, v in parts.items()}
+    return {k: float(np.mean(v)) for k, v in sorted(joined.items()) if len(v)}
 
 
 def nested(pairs: dict[tuple[str, str], Any], rows: list[str], diagonal: Any = 1.0) -> dict[str, dict[str, Any]]:

@@ -24,6 +24,7 @@ from .chunk_kernel import analyse as analyse_columns, applies as columns_apply
 from ..coincidence import AlphaSums, group_sums
 from ..columns import ids_and_raters
 from .diagnostic_defs import chunk_cells  # (importing it registers the diagnostics)
+from .image_values import ImageValues
 from .diagnostics import ALPHA, ChunkCells, Emitter, ImageContext, enabled_diagnostics, rematch_key
 from ..executors import chunk_bounds
 from ..gcpause import paused_gc
@@ -45,7 +46,7 @@ class Partial:
     counts: dict = field(default_factory=dict)          #: rater -> {"annotations"|status: count}
     n_units: int = 0
     single: int = 0                                     #: images with fewer than two raters
-    values: dict = field(default_factory=dict)          #: (diagnostic, key) -> [(image index, α)]
+    values: dict = field(default_factory=dict)          #: (diagnostic, key) -> ImageValues: [(image index, α)]
     sums: dict = field(default_factory=dict)            #: (diagnostic, key) -> AlphaSums
 
     def merge(self, other: "Partial") -> "Partial":
@@ -60,7 +61,7 @@ class Partial:
         self.n_units += other.n_units
         self.single += other.single
         for k, v in other.values.items():
-            self.values.setdefault(k, []).extend(v)
+            self.values.setdefault(k, ImageValues()).extend(v)
         for k, s in other.sums.items():
             if k in self.sums:
                 self.sums[k].add(s)
@@ -85,7 +86,7 @@ def analyse_chunk(images: list, first: int, kind: str, config: Any, n_dataset_ro
         else:
             _per_image(images, first, config, spec, solver, cost, diagnostics, n_dataset_rows, out, emit)
         _batch_alpha(emit, out)
-        out.alphas = [a for _, a in out.values.pop(ALPHA)]
+        out.alphas = out.values.pop(ALPHA).alphas.tolist()
         return out
 
 
@@ -105,7 +106,7 @@ def _per_image(images: list, first: int, config: Any, spec, solver, cost, diagno
         out.n_units += int(units.max()) + 1 if len(units) else 0
         codes = status_codes(units, ip.problem.category)
         ids, raters = ids_and_raters(ip.annotations)
-        out.labels.append(LabelBlock(list(ids), [f"{image.id}:"], [len(ids)], units, codes))
+        out.labels.append(LabelBlock.compact(list(ids), [f"{image.id}:"], [len(ids)], units, codes))
         status = [STATUS[c] for c in codes.tolist()]
         for (rater, s), n in Counter(zip(raters, status)).items():   # keys in order of first appearance
             c = counts[rater]
@@ -158,7 +159,7 @@ def _match_chunk(ips: list, config: Any, diagnostics: list, solver, cost) -> lis
 def _batch_alpha(emit: Emitter, out: Partial) -> None:
     """α of every emitted matrix in one batch; per-image values and summed sums by key (keys in
     order of their first matrix, each key's values in emission order)."""
-    out.values = {ALPHA: []}
+    out.values = {ALPHA: ImageValues()}
     if not emit.n_groups:
         return
     gs = group_sums(*emit.flat(), emit.n_groups)
@@ -170,7 +171,7 @@ def _batch_alpha(emit: Emitter, out: Partial) -> None:
     bounds = np.flatnonzero(np.diff(vid[order])) + 1
     runs = sorted(np.split(order, bounds), key=lambda r: int(r[0])) if len(order) else []
     for run in runs:
-        out.values[keys[int(vid[run[0]])]] = list(zip(image[run].tolist(), alphas[run].tolist()))
+        out.values[keys[int(vid[run[0]])]] = ImageValues(image[run], alphas[run])
     out.sums = gs.by_key_id(np.array(emit.group_sums, np.int64), keys)
 
 

@@ -77,8 +77,9 @@ def per_image_alpha(dataset: MultiRaterDataset, ids: list, workers: int = 1, exe
     per_image = np.full((len(thresholds), len(merged.image_ids)), np.nan)
     per_image[0] = merged.alphas
     for t, thr in enumerate(thresholds[1:], start=1):
-        at, values = zip(*merged.values[("lsa", thr)]) if merged.values.get(("lsa", thr)) else ((), ())
-        per_image[t, list(at)] = values
+        if ("lsa", thr) in merged.values:
+            values = merged.values[("lsa", thr)]
+            per_image[t, values.images] = values.alphas
     column = {str(i): k for k, i in enumerate(merged.image_ids)}    # as the result's per_image_alpha keys
     pick = np.array([column.get(str(i), -1) for i in ids], dtype=np.int64)
     out = np.full((len(thresholds), len(ids)), np.nan)   # C order: the means over images sum in that order

@@ -79,16 +79,25 @@ class BoxColumns:
         self.id_types |= part.id_types
         self.parts += [(images[i], raters[r], c, b) for i, r, c, b in part.parts]
 
-    def column(self, k: int) -> np.ndarray:
-        if self.parts:
-            return np.concatenate([p[k] for p in self.parts])
-        return np.zeros((0, 4)) if k == 3 else np.zeros(0, np.int64)
+    def column(self, k: int, keep: bool = True) -> np.ndarray:
+        """Column ``k`` of all batches; ``keep=False`` hands it over: the batches' own copies go as
+        it is joined, so that a file's columns are not held twice (:func:`read_boxes`)."""
+        if not self.parts:
+            return np.zeros((0, 4)) if k == 3 else np.zeros(0, np.int64)
+        out = np.concatenate([p[k] for p in self.parts])
+        if not keep:
+            self.parts = [p[:k] + (None,) + p[k + 1:] for p in self.parts]
+        return out
 
-    def all_ids(self) -> np.ndarray | list:
-        """The annotation ids: an int64 array where all are integers of 64 bits, else a list."""
-        if all(isinstance(p, np.ndarray) for p in self.ids):
-            return np.concatenate(self.ids) if self.ids else np.zeros(0, np.int64)
-        return list(chain.from_iterable(p.tolist() if isinstance(p, np.ndarray) else p for p in self.ids))
+    def all_ids(self, keep: bool = True) -> np.ndarray | list:
+        """The annotation ids (``keep``: as :meth:`column`): an int64 array where all are integers
+        of 64 bits, else a list."""
+        parts = self.ids
+        if not keep:
+            self.ids = []
+        if all(isinstance(p, np.ndarray) for p in parts):
+            return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        return list(chain.from_iterable(p.tolist() if isinstance(p, np.ndarray) else p for p in parts))
 
 
 class ParsedBoxColumns(BoxColumns):
@@ -210,19 +219,19 @@ def read_boxes(raw_images: list, cols: BoxColumns | None, raw_cats: list, catego
     ims = list(images.values())
     if any(im["width"] is None or im["height"] is None or im["base"] is not None for im in ims):
         return None
-    ids = cols.all_ids()
+    ids = cols.all_ids(keep=False)
     n = len(ids)
     if _duplicated(ids, cols.id_types):
         return None                       # a duplicated id (or one written two ways)
     index_of = {im["id"]: k for k, im in enumerate(ims)}
     try:                                  # ids are ints and strings here: 1.0 or True find no image 1
-        image = np.array([index_of[v] for v in cols.images], np.int64)[cols.column(0)] if n else np.zeros(0, np.int64)
+        image = np.array([index_of[v] for v in cols.images], np.int64)[cols.column(0, keep=False)] if n else np.zeros(0, np.int64)
     except KeyError:
         return None                       # refers to no image, or to one whose id has another type
-    row = _row_codes(ims, [str(r) for r in cols.raters], cols.column(1), image)
+    row = _row_codes(ims, [str(r) for r in cols.raters], cols.column(1, keep=False), image)
     if row is None:
         return None
-    category, xywh = cols.column(2), cols.column(3)
+    category, xywh = cols.column(2, keep=False), cols.column(3, keep=False)
     if categories and n and not np.isin(category, np.fromiter(categories, np.int64)).all():
         return None
     if n and not _has_area(xywh, ims, image):

@@ -214,3 +214,20 @@ def test_parsed_columns_take_what_box_columns_take(mutate):
     assert _taken(ParsedBoxColumns, anns) == want
     half = len(anns) // 3                          # two batches: codes carried from one to the next
     assert _taken(ParsedBoxColumns, anns[:half], anns[half:]) == _taken(BoxColumns, anns[:half], anns[half:])
+
+
+def test_the_reader_hands_the_batches_columns_over(tmp_path):
+    """Joining the batches' columns lets each batch's copy go (a file's columns are not held twice);
+    ``keep=True`` (the default) leaves them to be read again."""
+    from kalos_core.io.columnar import BoxColumns, read_boxes
+    from kalos_core.io.coco import _categories, _images
+
+    raw = make_synthetic_boxes(n_images=6, n_raters=3, objects_per_image=5, seed=2)
+    cols = BoxColumns()
+    anns = raw["annotations"]
+    assert cols.take(anns[:40]) and cols.take(anns[40:])
+    kept = [cols.column(k).tolist() for k in range(4)], cols.all_ids().tolist()
+    assert kept == ([cols.column(k).tolist() for k in range(4)], cols.all_ids().tolist())
+    ds = read_boxes(raw["images"], cols, raw["categories"], _categories, _images)
+    assert cols.ids == [] and all(x is None for part in cols.parts for x in part)
+    assert_same_dataset(ds, load_coco(copy.deepcopy(raw), columnar=False))

@@ -39,3 +39,15 @@ def test_a_block_with_an_order_reads_its_ids_through_it():
     block = LabelBlock(["x", "y", "z"], ["im:"], [3], np.array([0, 0, 1]), np.array([2, 2, 0]), np.array([2, 0, 1]))
     assert dict(LabelMap([block], "unit")) == {"z": "im:0", "x": "im:0", "y": "im:1"}
     assert dict(LabelMap([block], "status")) == {"z": "agreed", "x": "agreed", "y": "unmatched"}
+
+
+def test_a_compact_block_holds_small_codes_and_reads_the_same():
+    """A run keeps one block per chunk to its end: status codes as int8, units and order as int32."""
+    units, codes, order = np.array([0, 0, 1, 70000]), np.array([2, 2, 0, 1]), np.array([3, 2, 0, 1])
+    wide = LabelBlock(["w", "x", "y", "z"], ["im:"], [4], units, codes, order)
+    small = LabelBlock.compact(["w", "x", "y", "z"], ["im:"], [4], units, codes, order)
+    assert (small.units.dtype, small.codes.dtype, small.order.dtype) == (np.int32, np.int8, np.int32)
+    assert LabelBlock.compact(["a"], ["im:"], [1], np.array([0]), np.array([2])).order is None
+    for what in ("unit", "status"):
+        assert dict(LabelMap([small], what)) == dict(LabelMap([wide], what))
+    assert LabelMap([small], "unit")["x"] == "im:70000"      # annotation 3 is ids[order[3]]
