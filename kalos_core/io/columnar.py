@@ -32,6 +32,42 @@ def _types(values) -> set:
     return set(map(type, values))
 
 
+class _Growing:
+    """A column appended to batch by batch in one array grown in place (``ndarray.resize``: realloc
+    remaps a large array's pages rather than copying them), so that the whole column never
+    exists twice: not as the batches' pieces beside their join. Only copies leave it until
+    :meth:`take`; pickled (a forked reader's columns), it sends its values, not its spare room."""
+
+    __slots__ = ("data", "n")
+
+    def __init__(self, dtype, width: int = 0) -> None:
+        self.data = np.empty((0, width) if width else 0, dtype)
+        self.n = 0
+
+    def append(self, values: np.ndarray) -> None:
+        end = self.n + len(values)
+        if end > len(self.data):
+            self.data.resize((max(end, 2 * len(self.data), 1024),) + self.data.shape[1:], refcheck=False)
+        self.data[self.n:end] = values
+        self.n = end
+
+    def copy(self) -> np.ndarray:
+        return self.data[:self.n].copy()
+
+    def take(self) -> np.ndarray:
+        """The column itself, handed over: this one is left empty."""
+        out, n = self.data, self.n
+        self.data, self.n = np.empty((0,) + out.shape[1:], out.dtype), 0
+        out.resize((n,) + out.shape[1:], refcheck=False)
+        return out
+
+    def __getstate__(self) -> tuple:
+        return (self.copy(),)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.data, self.n = state[0], len(state[0])
+
+
 class BoxColumns:
     """The columns of box annotations taken a batch at a time (the parsed objects can then go).
 
@@ -47,7 +83,8 @@ class BoxColumns:
         self.id_types: set = set()
         self.images: dict = {}        # image id -> code
         self.raters: dict = {}        # rater id -> code
-        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        #: image code, rater code, category, (n, 4) xywh
+        self.columns = (_Growing(np.int64), _Growing(np.int64), _Growing(np.int64), _Growing(np.float64, 4))
 
     def take(self, anns: list) -> bool:
         if not _types(anns) <= {dict}:
@@ -68,26 +105,27 @@ class BoxColumns:
             return False
         self.ids.append(_int_array(ids) if id_types == {int} else ids)
         self.id_types |= id_types
-        self.parts.append((_codes(iids, self.images), _codes(raters, self.raters), category, xywh))
+        self._append(_codes(iids, self.images), _codes(raters, self.raters), category, xywh)
         return True
 
     def merge(self, part: BoxColumns) -> None:
-        """Append the columns ``part`` took (of the batches after this one's): as if this had taken them."""
+        """Append the columns ``part`` took (of the batches after this one's): as if this had taken them
+        (``part``'s columns are handed over)."""
         images = _recode(part.images, self.images)
         raters = _recode(part.raters, self.raters)
         self.ids += part.ids
         self.id_types |= part.id_types
-        self.parts += [(images[i], raters[r], c, b) for i, r, c, b in part.parts]
+        i, r, c, b = (col.take() for col in part.columns)
+        self._append(images[i], raters[r], c, b)
+
+    def _append(self, *values: np.ndarray) -> None:
+        for col, v in zip(self.columns, values):
+            col.append(v)
 
     def column(self, k: int, keep: bool = True) -> np.ndarray:
-        """Column ``k`` of all batches; ``keep=False`` hands it over: the batches' own copies go as
-        it is joined, so that a file's columns are not held twice (:func:`read_boxes`)."""
-        if not self.parts:
-            return np.zeros((0, 4)) if k == 3 else np.zeros(0, np.int64)
-        out = np.concatenate([p[k] for p in self.parts])
-        if not keep:
-            self.parts = [p[:k] + (None,) + p[k + 1:] for p in self.parts]
-        return out
+        """Column ``k`` of all batches (a copy); ``keep=False`` hands the column itself over
+        (:func:`read_boxes`: each is taken once)."""
+        return self.columns[k].copy() if keep else self.columns[k].take()
 
     def all_ids(self, keep: bool = True) -> np.ndarray | list:
         """The annotation ids (``keep``: as :meth:`column`): an int64 array where all are integers
@@ -121,7 +159,7 @@ class ParsedBoxColumns(BoxColumns):
             return super().take(anns)
         self.ids.append(id_col)
         self.id_types |= {int} if anns else set()
-        self.parts.append((_run_codes(image, self.images), _recode(rater[1], self.raters)[rater[0]], category, xywh))
+        self._append(_run_codes(image, self.images), _recode(rater[1], self.raters)[rater[0]], category, xywh)
         return True
 
 

@@ -229,5 +229,22 @@ def test_the_reader_hands_the_batches_columns_over(tmp_path):
     kept = [cols.column(k).tolist() for k in range(4)], cols.all_ids().tolist()
     assert kept == ([cols.column(k).tolist() for k in range(4)], cols.all_ids().tolist())
     ds = read_boxes(raw["images"], cols, raw["categories"], _categories, _images)
-    assert cols.ids == [] and all(x is None for part in cols.parts for x in part)
+    assert cols.ids == [] and [c.n for c in cols.columns] == [0] * 4
     assert_same_dataset(ds, load_coco(copy.deepcopy(raw), columnar=False))
+
+
+def test_a_growing_column_appends_in_place_and_pickles_its_values():
+    import pickle
+    from kalos_core.io.columnar import _Growing
+
+    col = _Growing(np.float64, 4)
+    parts = [np.arange(4.0 * n).reshape(n, 4) for n in (0, 3, 1500, 7)]
+    for p in parts:
+        col.append(p)
+    whole = np.concatenate(parts)
+    assert np.array_equal(col.copy(), whole) and len(col.data) >= len(whole)
+    back = pickle.loads(pickle.dumps(col))
+    assert np.array_equal(back.copy(), whole) and len(back.data) == len(whole)     # no spare room sent
+    assert np.array_equal(pickle.loads(pickle.dumps(_Growing(np.int64))).copy(), np.zeros(0, np.int64))
+    taken = col.take()
+    assert np.array_equal(taken, whole) and taken.shape == (1510, 4) and col.n == 0 and col.copy().shape == (0, 4)
