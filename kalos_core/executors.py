@@ -12,6 +12,7 @@ already active in the caller's process if there is one, else starts a
 
 from __future__ import annotations
 
+import logging
 import os
 from numbers import Integral
 from typing import Any, Callable, Iterator, Sequence
@@ -152,8 +153,11 @@ def run_dask(fn: ChunkFn, items: Sequence, context, bounds: Bounds, workers: int
         client = Client(address) if address else get_client()
         own = client if address else None
     except ValueError:   # no active client
+        # its workers log nothing below CRITICAL: a task's error reaches this process through its
+        # future, and closing the cluster makes Dask's workers log a heartbeat "ERROR" with a
+        # traceback at random (dask/distributed#7105) after a run that went well
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                               processes=True, dashboard_address=None)
+                               processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
         client = own = Client(cluster)
     try:
         [shared] = client.scatter([context], broadcast=True, hash=False)   # one future: the whole context

@@ -68,3 +68,19 @@ def test_map_chunks_checks_its_executor_when_called_not_when_iterated():
         map_chunks(_chunk_sum, [1], 1, 1, 1, "threads")       # no next(): the call itself fails
     with pytest.raises(ValueError, match="workers must be an integer >= 0"):
         map_chunks(_chunk_sum, [1], 1, 1, -2)
+
+
+def _fails_on(items, first, bad):
+    if bad in items:
+        raise ValueError(f"item {bad} is bad")
+    return sum(items)
+
+
+def test_a_task_error_on_the_executors_own_dask_cluster_reaches_the_caller():
+    """The executor's own LocalCluster logs nothing below CRITICAL (Dask's spurious heartbeat errors
+    when it closes); a chunk's error still reaches the caller, with its message."""
+    pytest.importorskip("dask.distributed")
+    with pytest.raises(ValueError, match="item 7 is bad"):
+        list(map_chunks(_fails_on, list(range(10)), 7, 3, 2, "dask"))
+    assert list(map_chunks(_fails_on, list(range(10)), 99, 3, 2, "dask")) == \
+        [(2, 1), (4, 5), (6, 9), (8, 13), (10, 17)]
