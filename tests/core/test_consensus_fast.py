@@ -10,13 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kalos_core import Annotation, MultiRaterDataset, make_image
+from kalos_core import AgreementConfig, Annotation, MultiRaterDataset, compute_agreement, make_image
 from kalos_core.columns import AnnotationColumns
 from kalos_core.consensus import ConsensusConfig, build_consensus, compute_consensus, needed_support
 from kalos_core.consensus.engine import ConsensusLabel, ConsensusResult, ReviewItem, _fuse_masks
 from kalos_core.consensus.labels import _safe
-from kalos_core.consensus.units import median_boxes, unit_table
-from kalos_core.demo_data import demo_example
+from kalos_core.consensus.units import _block_codes, median_boxes, unit_table
+from kalos_core.demo_data import demo_example, make_synthetic_boxes
+from kalos_core.io.coco import dataset_to_coco, load_coco
 from kalos_core.jsonsafe import json_safe
 
 coord = st.floats(-1e4, 1e4, allow_nan=False, allow_infinity=False)
@@ -254,3 +255,43 @@ def test_medians_by_unit_size_equal_the_lexsort_ones_with_nan_inf_and_zeros():
     assert np.array_equal(got, want, equal_nan=True) and np.isnan(got).any()
     real = ~np.isnan(got)       # bit for bit but for a NaN's sign (JSON writes any NaN alike)
     assert got[real].tobytes() == want[real].tobytes() and (got[real] == 0).any()
+
+
+def block_cases(columns: bool):
+    """Random images (read from COCO: the agreement's chunk kernel), and 20 synthetic images of 20
+    objects (units 10 and up beside 1-9: names of two lengths in one image)."""
+    read = (lambda coco: load_coco(coco, "bbox")) if columns else (lambda coco: coco_dataset(coco))
+    for seed in range(30):
+        data, _ = random_boxes(seed, columns)
+        if any(len(im.raters) > 1 for im in data.images):
+            yield read(dataset_to_coco(data)), AgreementConfig(threshold=0.05)
+    yield read(make_synthetic_boxes(n_images=20, n_raters=3, objects_per_image=20, seed=1)), AgreementConfig()
+
+
+def coco_dataset(coco: dict) -> MultiRaterDataset:
+    """A COCO dict read, its images' annotations as lists of Annotation (the per-image path)."""
+    data = load_coco(coco, "bbox")
+    data.images = [make_image(im.id, im.width, im.height, im.raters, list(im.annotations)) for im in data.images]
+    return data
+
+
+@pytest.mark.parametrize("columns", [False, True])
+def test_units_from_the_agreement_blocks_equal_the_dict_path(columns):
+    """An agreement run's own map gives the units as codes (no name per annotation); the result is
+    that of the same map as a plain dict, also where the codes do not fit (images reordered)."""
+    seen = Counter()
+    for data, agreement in block_cases(columns):
+        unit_of = compute_agreement(data, agreement).unit_of
+        ids, units, image, prefixes = unit_of.unit_codes()
+        assert {i: prefixes[m] + str(u) for i, m, u in zip(ids, image.tolist(), units.tolist())} == dict(unit_of)
+        reordered = MultiRaterDataset(data.images[::-1], data.categories, "box")
+        for d in (data, reordered):
+            config = ConsensusConfig(support=0.5)
+            got, want = build_consensus(d, unit_of, config), build_consensus(d, dict(unit_of), config)
+            assert got.coco_text(d) == want.coco_text(d) and json.dumps(got.to_dict()) == json.dumps(want.to_dict())
+            seen.update(labels=len(got.labels), units=sum(len(lab.members) > 1 for lab in got.labels),
+                        long=sum(len(lab.unit.split(":")[-1]) > 1 for lab in got.labels))
+        read = [a.id for im in data.images for a in im.annotations]
+        image_of = np.repeat(np.arange(len(data.images)), [len(im.annotations) for im in data.images])
+        seen.update(fast=_block_codes(unit_of, read, image_of) is not None)
+    assert seen["labels"] > 300 and seen["units"] > 100 and seen["long"] > 50 and seen["fast"] > (10 if columns else -1)
