@@ -109,35 +109,47 @@ def records_text(columns: list[tuple[str, list]], depth: int = 0) -> str:
     """``json.dumps([...], indent=1)`` of the records whose values under each key are the column
     (``ABSENT``: that record has no such key), as written at ``depth``. Keys are text.
 
-    Each record is one ``%`` of a template: a key and its value's slot per column (a column of
-    lists of one length: a slot per element); a column with ``ABSENT`` values has a slot for its
-    key and value together, empty where absent."""
+    A record is a row of pieces: per column its key (text common to all records) and its value's
+    texts (a column of lists of one length: a piece per element); a column with ``ABSENT`` values
+    has one piece for its key and value together, empty where absent. The pieces of all records
+    are put one after another into one list and joined once."""
     n = len(columns[0][1]) if columns else 0
     if not n:
         return "[]"
     inner, inner2 = _indent(depth + 2), _indent(depth + 3)
-    template, args = [], []
+    pieces: list = []             # text common to all records, or a list of one text per record
     for key, col in columns:
         head = "," + inner + _string(key) + ": "
         absent = [v is ABSENT for v in col]
         if any(absent):
             it = iter(value_texts([v for v, a in zip(col, absent) if not a], depth + 2))
-            template.append("%s")
-            args.append(["" if a else head + next(it) for a in absent])
+            pieces.append(["" if a else head + next(it) for a in absent])
             continue
-        head = head.replace("%", "%%")
         sizes = set(map(len, col)) if set(map(type, col)) == {list} else ()
         flat = _flat_texts(col, depth + 2) if len(sizes) == 1 and 0 not in sizes else None
         if flat is None:
-            template.append(head + "%s")
-            args.append(value_texts(col, depth + 2))
+            pieces += [head, value_texts(col, depth + 2)]
             continue
         k = sizes.pop()
-        template.append(head + "[" + inner2 + ("," + inner2).join(["%s"] * k) + inner + "]")
-        args += [flat[j::k] for j in range(k)]
-    body, closing = "".join(template), _indent(depth + 1) + "}"
-    rows = ["{" + r[1:] + closing if r else "{}" for r in (body % a for a in zip(*args))]
-    return "[" + _indent(depth + 1) + ("," + _indent(depth + 1)).join(rows) + _indent(depth) + "]"
+        for j in range(k):
+            pieces += [head + "[" + inner2 if j == 0 else "," + inner2, flat[j::k]]
+        pieces.append(inner + "]")
+    pieces = [p for p in pieces if p != ""]
+    for j in range(len(pieces) - 1, 0, -1):         # neighbouring common texts as one
+        if isinstance(pieces[j], str) and isinstance(pieces[j - 1], str):
+            pieces[j - 1] += pieces.pop(j)
+    closing, between = _indent(depth + 1) + "}", "," + _indent(depth + 1)
+    lists = [[p] * n if isinstance(p, str) else p for p in pieces]
+    if not isinstance(pieces[0], str):               # a record may have no key at all: "{}"
+        rows = ["{" + r[1:] + closing if r else "{}" for r in map("".join, zip(*lists))]
+        return "[" + _indent(depth + 1) + between.join(rows) + _indent(depth) + "]"
+    first = "{" + pieces[0][1:]
+    lists[0] = ["[" + _indent(depth + 1) + first] + [closing + between + first] * (n - 1)
+    out = [None] * (n * len(lists))
+    for j, texts in enumerate(lists):
+        out[j::len(lists)] = texts
+    out.append(closing + _indent(depth) + "]")
+    return "".join(out)
 
 
 def dumps_with(obj: dict, texts: dict[str, str]) -> str:

@@ -48,6 +48,8 @@ def test_columns_of_one_kind_and_empty_data():
     same([("a", [1.5, 2.0]), ("b", ["x", "y"]), ("c", [None, None]), ("d", [False, True]), ("e", [[], []])])
     same([("x", [ABSENT, 1]), ("y", [ABSENT, ABSENT])])       # a record without any key: {}
     same([("p%s", [1, 2]), ("%(q)s", [ABSENT, "%s"]), ("%", [[1, 2], [3, 4]])])   # % in keys and values
+    same([("a", [ABSENT, 1, ABSENT]), ("b", [[1.5, 2], [3, 4], [5, 6]]), ("c", [ABSENT, ABSENT, ""])])   # first absent
+    same([("a", [[0.5, 1]]), ("b", [ABSENT]), ("c", [""])])                 # a single record
     few = [1 / 3, 2 / 3, 1.0, 1e16, 5e-324] * 60                  # few distinct floats: each written once
     same([("score", few), ("signed", [-0.0, 1.0, 2.0] * 100), ("zero", [0.0, -0.0, 1.0] * 100),
           ("boxes", [[f, 1.0] for f in few]), ("ragged", [[f] * (k % 3) for k, f in enumerate(few)]),
