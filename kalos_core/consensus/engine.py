@@ -27,7 +27,7 @@ from ..agreement.pipeline import AgreementConfig, agreement_steps
 from ..data import Annotation, ImageRecord, MultiRaterDataset
 from ..gcpause import paused_gc
 from ..geometry.masks import mask_utils, to_rle
-from ..io.jsonrecords import dumps_with, records_text
+from ..io.jsonrecords import dumps_with, records_parts
 from ..jsonsafe import json_safe
 from ..progress import rescale, run_steps
 from ..matching.params import MATCHING_PARAMS, MatchingConfig
@@ -74,10 +74,11 @@ class ConsensusResult:
     asked) and the ``review`` queue (:class:`ReviewItem`)."""
 
     def __init__(self, config: dict, kind: str, labels: list[ConsensusLabel] | None = None,
-                 review: list[ReviewItem] | None = None, columns: LabelColumns | None = None) -> None:
+                 review: list[ReviewItem] | None = None, columns: LabelColumns | None = None,
+                 boxes: np.ndarray | None = None) -> None:
         self.config, self.kind = config, kind
         self.review = [] if review is None else review
-        self._columns = columns
+        self._columns, self._boxes = columns, boxes     # boxes: the columns' bbox as one array
         self._labels = labels if labels is not None or columns is not None else []
 
     @property
@@ -109,10 +110,11 @@ class ConsensusResult:
 
     def coco_text(self, dataset: MultiRaterDataset) -> str:
         """``json.dumps(self.to_coco(dataset), indent=1)``, written from the columns."""
-        return dumps_with(self._coco_head(dataset), {"annotations": records_text(self._coco_columns(), 1)})
+        return dumps_with(self._coco_head(dataset), {"annotations": records_parts(self._coco_columns(text=True), 1)})
 
-    def _coco_columns(self) -> list[tuple[str, list]]:
-        return coco_columns(self.label_columns(), self.kind == "box")
+    def _coco_columns(self, text: bool = False) -> list[tuple[str, list]]:
+        own = self._labels is None         # the run's own columns: their boxes as one array too
+        return coco_columns(self.label_columns(), self.kind == "box", self._boxes if own else None, text)
 
     def _coco_head(self, dataset: MultiRaterDataset) -> dict:
         """Every key of the COCO file, ``annotations`` (left empty here) in its place."""
@@ -193,10 +195,11 @@ def _build(dataset: MultiRaterDataset, unit_of: Mapping[Any, str], config: Conse
     tie = (t.n_winners[which] > 1).tolist()
     category = [None if x else c for c, x in zip(t.first_winners(which), tie)]
     spans = list(zip(first[which].tolist(), first[which + 1].tolist()))
+    boxes = None
     if dataset.kind == "box" and config.box_fusion == "median":
         f = median_boxes(t)[which]
-        geometry = bbox = list(map(tuple, np.stack([f[:, 0], f[:, 1], f[:, 2] - f[:, 0], f[:, 3] - f[:, 1]], 1)
-                                   .tolist()))
+        boxes = np.stack([f[:, 0], f[:, 1], f[:, 2] - f[:, 0], f[:, 3] - f[:, 1]], 1)
+        geometry = bbox = list(map(tuple, boxes.tolist()))
     elif dataset.kind == "box":
         geometry = bbox = [_weighted_box(t.xywh[agreeing[a:b]], t.weight[agreeing[a:b]]) for a, b in spans]
     else:
@@ -206,7 +209,7 @@ def _build(dataset: MultiRaterDataset, unit_of: Mapping[Any, str], config: Conse
     columns = LabelColumns(names, [image_ids[i] for i in img], category, geometry, bbox,
                            [s / k for s, k in zip(support, n)], support, n, raters, members, tie,
                            [tuple(t.winners(u)) if x else () for u, x in zip(which.tolist(), tie)])
-    return ConsensusResult(config.to_dict(), dataset.kind, review=review, columns=columns)
+    return ConsensusResult(config.to_dict(), dataset.kind, review=review, columns=columns, boxes=boxes)
 
 
 def compute_consensus(dataset: MultiRaterDataset, agreement: AgreementConfig | None = None,
