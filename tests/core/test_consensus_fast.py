@@ -295,3 +295,17 @@ def test_units_from_the_agreement_blocks_equal_the_dict_path(columns):
         image_of = np.repeat(np.arange(len(data.images)), [len(im.annotations) for im in data.images])
         seen.update(fast=_block_codes(unit_of, read, image_of) is not None)
     assert seen["labels"] > 300 and seen["units"] > 100 and seen["long"] > 50 and seen["fast"] > (10 if columns else -1)
+
+
+@pytest.mark.parametrize("odd", [float("nan"), float("inf"), 1e300])
+def test_boxes_array_to_the_writer_with_odd_values(odd):
+    """The run's boxes go to the writer as one array; a NaN or an infinite box (or area) is written
+    as the labels' JSON form writes it (null)."""
+    data, unit_of = random_boxes(3, False)
+    image = data.images[0]
+    image.annotations.append(Annotation("odd", image.raters[0], 1, (1.0, odd, 2.0, odd)))
+    unit_of["odd"] = "odd unit"
+    result = build_consensus(data, unit_of, ConsensusConfig(support=0.0))
+    fresh = result.coco_text(data)
+    assert fresh == json.dumps({**result.to_coco(data), "annotations": coco_from_asdict(result)}, indent=1)
+    assert result._boxes is not None and '"unit": "odd unit"' in fresh and "null" in fresh
