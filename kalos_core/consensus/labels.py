@@ -60,18 +60,17 @@ def coco_columns(cols: LabelColumns, box: bool, boxes: np.ndarray | None = None,
     key): ``score`` = confidence, ``tied_categories`` only on a tie, ``segmentation`` (polygons,
     masks) the fused RLE; ``area`` of the box, or of the RLE.
 
-    ``text``: the values are only written (:func:`~kalos_core.io.jsonrecords.records_text`), as
-    the same JSON: the bboxes may come as ``boxes`` (``cols.bbox`` as one ``(labels, 4)`` array)
-    and the raters as their tuples."""
+    ``boxes``: ``cols.bbox`` as one ``(labels, 4)`` array of finite floats (``cols.bbox`` is then
+    not read). ``text``: the values are only written (:func:`~kalos_core.io.jsonrecords.records_parts`),
+    as the same JSON: the boxes as their array, the raters as their tuples."""
     with paused_gc():
         safe = {name: _safe_column(getattr(cols, name)) for name in
                 ("image_id", "category", "confidence", "unit", "support", "tie")}
-        finite = boxes is not None and text and bool(np.isfinite(boxes).all())
-        safe["bbox"] = boxes if finite else _safe_column(cols.bbox)
+        safe["bbox"] = _safe_column(cols.bbox) if boxes is None else boxes if text else boxes.tolist()
         safe["raters"] = cols.raters if text and _plain_tuples(cols.raters) else _safe_column(cols.raters)
         tied = iter(_safe_column([t for t, tie in zip(cols.tied_categories, cols.tie) if tie]))
         if box:
-            area = _box_areas(cols.bbox, boxes if finite else None)
+            area = _box_areas(cols.bbox, boxes)
         else:
             area = [_safe(float(mask_utils.area(_rle_bytes(g)))) for g in cols.geometry]
         n = len(cols.unit)

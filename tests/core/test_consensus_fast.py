@@ -309,3 +309,26 @@ def test_boxes_array_to_the_writer_with_odd_values(odd):
     fresh = result.coco_text(data)
     assert fresh == json.dumps({**result.to_coco(data), "annotations": coco_from_asdict(result)}, indent=1)
     assert result._boxes is not None and '"unit": "odd unit"' in fresh and "null" in fresh
+
+
+@pytest.mark.parametrize("n_raters", [40, 70])
+def test_many_raters_and_columns_made_when_asked(n_raters):
+    """Agreeing raters as bit masks (up to 62 raters) or slices of names; members and boxes are
+    made only when asked, equal to the per-unit loop's."""
+    rng = random.Random(n_raters)
+    raters = [f"r{k:02d}" for k in range(n_raters)]
+    anns, unit_of = [], {}
+    for obj in range(5):
+        for r in rng.sample(raters, rng.randint(1, n_raters)):
+            anns.append(Annotation(len(anns), r, rng.choice([1, 1, 2]), (obj * 10.0, rng.uniform(0, 1), 5.0, 5.0)))
+            unit_of[len(anns) - 1] = f"{obj}"
+    data = MultiRaterDataset([make_image(1, 100, 100, raters, anns)], {1: "A", 2: "B"}, "box")
+    config = ConsensusConfig(support=0.2)
+    got, want = build_consensus(data, unit_of, config), per_unit_consensus(data, unit_of, config)
+    assert got.label_columns(("unit",)).members is None and got.label_columns(("unit",)).bbox is None
+    assert got.coco_text(data) == json.dumps(want.to_coco(data), indent=1)
+    assert got.label_columns(("unit",)).members is None                 # the file needs no members
+    assert json.dumps(got.to_dict()) == json.dumps(want.to_dict())
+    assert [asdict(x) for x in got.labels] == [asdict(x) for x in want.labels] and len(got.labels) > 1
+    assert [asdict(x) for x in got.review] == [asdict(x) for x in want.review]
+    assert max(len(x.raters) for x in got.labels) > 20
