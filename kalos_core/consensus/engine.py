@@ -239,8 +239,7 @@ def _agreeing_raters(t, agreeing: np.ndarray, first: np.ndarray):
     unit = np.repeat(np.arange(len(first) - 1), np.diff(first))
     if len(t.rater_names) <= 62 and len(codes) and \
             not ((unit[1:] == unit[:-1]) & (codes[1:] == codes[:-1])).any():
-        masks = np.bitwise_or.reduceat(np.left_shift(1, codes.astype(np.int64)), first[:-1]) if len(first) > 1 \
-            else np.empty(0, np.int64)
+        masks = np.bitwise_or.reduceat(np.left_shift(1, codes.astype(np.int64)), first[:-1])   # units >= 1
 
         def raters_of(which: np.ndarray) -> list[tuple]:
             distinct, inverse = np.unique(masks[which], return_inverse=True)

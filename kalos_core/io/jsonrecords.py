@@ -118,9 +118,9 @@ def records_text(columns: list[tuple[str, list]], depth: int = 0) -> str:
 
 
 def records_parts(columns: list[tuple[str, list]], depth: int = 0) -> list[str]:
-    """The texts that, joined, are ``json.dumps([...], indent=1)`` of the records whose values under each key are the column
-    (``ABSENT``: that record has no such key; a 2-D float array: its rows as lists of floats), as
-    written at ``depth``. Keys are text.
+    """The texts that, joined, are ``json.dumps([...], indent=1)`` of the records whose values under
+    each key are the column (``ABSENT``: that record has no such key; a 2-D float array: its rows
+    as lists of floats), as written at ``depth``. Keys are text.
 
     A record is a row of pieces: per column its key (text common to all records) and its value's
     texts (a column of lists of one length: a piece per element); a column with ``ABSENT`` values
