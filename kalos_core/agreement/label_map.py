@@ -78,6 +78,25 @@ class LabelMap(Mapping):
         """The dict itself (built once; not to be changed): many look-ups without a call each."""
         return self._data()
 
+    def unit_codes(self) -> tuple[list, np.ndarray, np.ndarray, list[str]] | None:
+        """Of a unit map, every annotation as the blocks read it: ``(ids, units, image, prefixes)``,
+        annotation k's unit being ``prefixes[image[k]] + str(units[k])`` (the dict's values without
+        their strings); None for a status map or units that are not integer codes."""
+        if self._what != "unit" or any(b.units.dtype.kind not in "iu" for b in self._blocks):
+            return None
+        ids, units, counts, prefixes = [], [], [], []
+        for b in self._blocks:
+            ids += b.ids
+            u = b.units
+            if b.order is not None:
+                u = np.empty_like(b.units)
+                u[b.order] = b.units
+            units.append(u)
+            counts += b.counts
+            prefixes += b.prefixes
+        image = np.repeat(np.arange(len(counts)), counts)
+        return ids, np.concatenate(units or [np.empty(0, np.int64)]), image, prefixes
+
     def __iter__(self):
         return iter(self._data())
 

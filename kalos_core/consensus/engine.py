@@ -19,6 +19,7 @@ On a tie the geometry is fused over the tied classes' labels.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from functools import cache, partial
 from typing import Any, Mapping
 
 import numpy as np
@@ -27,7 +28,7 @@ from ..agreement.pipeline import AgreementConfig, agreement_steps
 from ..data import Annotation, ImageRecord, MultiRaterDataset
 from ..gcpause import paused_gc
 from ..geometry.masks import mask_utils, to_rle
-from ..io.jsonrecords import dumps_with, records_text
+from ..io.jsonrecords import dumps_with, records_parts
 from ..jsonsafe import json_safe
 from ..progress import rescale, run_steps
 from ..matching.params import MATCHING_PARAMS, MatchingConfig
@@ -74,29 +75,38 @@ class ConsensusResult:
     asked) and the ``review`` queue (:class:`ReviewItem`)."""
 
     def __init__(self, config: dict, kind: str, labels: list[ConsensusLabel] | None = None,
-                 review: list[ReviewItem] | None = None, columns: LabelColumns | None = None) -> None:
+                 review: list[ReviewItem] | None = None, columns: LabelColumns | None = None,
+                 boxes: np.ndarray | None = None, later: dict | None = None) -> None:
         self.config, self.kind = config, kind
         self.review = [] if review is None else review
-        self._columns = columns
+        self._columns, self._boxes = columns, boxes     # boxes: the columns' bbox as one array
+        self._later = {} if later is None else later    # field -> () -> its column, made when first asked
         self._labels = labels if labels is not None or columns is not None else []
 
     @property
     def labels(self) -> list[ConsensusLabel]:
         if self._labels is None:
-            self._labels = self._columns.objects()
+            self._labels = self.label_columns().objects()
         return self._labels
 
     @labels.setter
     def labels(self, labels: list[ConsensusLabel]) -> None:
         self._labels = labels
 
-    def label_columns(self) -> LabelColumns:
+    def label_columns(self, fields: tuple | None = None) -> LabelColumns:
         """The labels as columns: the run's own while ``labels`` was never asked for (then the
-        objects', which a caller may have changed)."""
-        return self._columns if self._labels is None else LabelColumns.of(self._labels)
+        objects', which a caller may have changed). ``fields``: only these are needed (a column
+        of the run's own not yet made may be left None)."""
+        if self._labels is not None:
+            return LabelColumns.of(self._labels)
+        todo = [f for f in self._later if fields is None or f in fields]
+        if todo:
+            self._columns = self._columns._replace(**{f: self._later.pop(f)() for f in todo})
+        return self._columns
 
     def __repr__(self) -> str:
-        return f"ConsensusResult({self.kind}, {len(self.label_columns().unit)} labels, {len(self.review)} for review)"
+        return f"ConsensusResult({self.kind}, {len(self.label_columns(('unit',)).unit)} labels, " \
+               f"{len(self.review)} for review)"
 
     def to_dict(self) -> dict:
         return {"config": json_safe(self.config), "kind": self.kind,
@@ -109,18 +119,24 @@ class ConsensusResult:
 
     def coco_text(self, dataset: MultiRaterDataset) -> str:
         """``json.dumps(self.to_coco(dataset), indent=1)``, written from the columns."""
-        return dumps_with(self._coco_head(dataset), {"annotations": records_text(self._coco_columns(), 1)})
+        return dumps_with(self._coco_head(dataset), {"annotations": records_parts(self._coco_columns(text=True), 1)})
 
-    def _coco_columns(self) -> list[tuple[str, list]]:
-        return coco_columns(self.label_columns(), self.kind == "box")
+    def _coco_columns(self, text: bool = False) -> list[tuple[str, list]]:
+        """:func:`coco_columns` of the labels; the run's own finite boxes as their array."""
+        boxes = self._boxes if self._labels is None and self.kind == "box" else None
+        if boxes is not None and not np.isfinite(boxes).all():
+            boxes = None
+        fields = set(LabelColumns._fields) - {"members"} - ({"bbox", "geometry"} if boxes is not None else set())
+        return coco_columns(self.label_columns(tuple(fields)), self.kind == "box", boxes, text)
 
     def _coco_head(self, dataset: MultiRaterDataset) -> dict:
         """Every key of the COCO file, ``annotations`` (left empty here) in its place."""
-        images = [{"id": im.id, "width": im.width, "height": im.height, "file_name": im.file_name}
-                  for im in dataset.images]
+        images = dataset.images
+        images = plain_rows(("id", "width", "height", "file_name"), [[im.id for im in images], [im.width for im in images],
+                                                                     [im.height for im in images],
+                                                                     [im.file_name for im in images]])
         cats = [{"id": c, "name": n} for c, n in sorted(dataset.categories.items())]
-        return {"images": json_safe(images), "annotations": [], "categories": json_safe(cats),
-                "review": plain(self.review)}
+        return {"images": images, "annotations": [], "categories": json_safe(cats), "review": plain(self.review)}
 
 
 def _weighted_box(xywh: np.ndarray, w: np.ndarray) -> tuple:
@@ -174,39 +190,64 @@ def _build(dataset: MultiRaterDataset, unit_of: Mapping[Any, str], config: Conse
     agreeing = np.flatnonzero(t.agreeing)
     first = np.append(np.searchsorted(agreeing, t.start), len(agreeing))     # each unit's first agreeing
     ends = np.append(t.start[1:], len(ids))
-    agree_raters = [t.rater_names[r] for r in t.rater[agreeing].tolist()]
+    raters_of = _agreeing_raters(t, agreeing, first)
 
     def units(which: np.ndarray) -> tuple:
-        """Of the units ``which``: names, image indices, support, assigned raters, agreeing raters, members."""
-        u, img = which.tolist(), t.unit_image[which].tolist()
-        spans = zip(first[which].tolist(), first[which + 1].tolist())
-        return ([t.names[k] for k in u], img, t.top[which].tolist(), n_of[t.unit_image[which]].tolist(),
-                [tuple(agree_raters[a:b]) for a, b in spans],
-                [tuple(ids[s:e]) for s, e in zip(t.start[which].tolist(), ends[which].tolist())])
+        """Of the units ``which``: names, image indices, support, assigned raters, agreeing raters."""
+        img = t.unit_image[which].tolist()
+        return [t.names[k] for k in which.tolist()], img, t.top[which].tolist(), n_of[t.unit_image[which]].tolist(), \
+            raters_of(which)
+
+    def members(which: np.ndarray) -> list[tuple]:
+        return [tuple(ids[s:e]) for s, e in zip(t.start[which].tolist(), ends[which].tolist())]
+
+    def spans(which: np.ndarray) -> list[tuple]:
+        return list(zip(first[which].tolist(), first[which + 1].tolist()))
 
     queued = np.flatnonzero(~kept)
-    review = [ReviewItem(name, image_ids[img], top, n, raters, members, t.votes(u), tie)
-              for u, tie, name, img, top, n, raters, members in zip(queued.tolist(), (t.n_winners[queued] > 1).tolist(),
-                                                                     *units(queued))]
+    review = [ReviewItem(name, image_ids[img], top, n, raters, m, t.votes(u), tie)
+              for u, tie, name, img, top, n, raters, m in zip(queued.tolist(), (t.n_winners[queued] > 1).tolist(),
+                                                              *units(queued), members(queued))]
     which = np.flatnonzero(kept)
-    names, img, support, n, raters, members = units(which)
+    names, img, support, n, raters = units(which)
     tie = (t.n_winners[which] > 1).tolist()
     category = [None if x else c for c, x in zip(t.first_winners(which), tie)]
-    spans = list(zip(first[which].tolist(), first[which + 1].tolist()))
+    boxes, later = None, {"members": partial(members, which)}    # columns made when first asked
     if dataset.kind == "box" and config.box_fusion == "median":
         f = median_boxes(t)[which]
-        geometry = bbox = list(map(tuple, np.stack([f[:, 0], f[:, 1], f[:, 2] - f[:, 0], f[:, 3] - f[:, 1]], 1)
-                                   .tolist()))
+        boxes = np.stack([f[:, 0], f[:, 1], f[:, 2] - f[:, 0], f[:, 3] - f[:, 1]], 1)
+        later["geometry"] = later["bbox"] = cache(lambda: list(map(tuple, boxes.tolist())))   # one list, both fields
+        geometry = bbox = None
     elif dataset.kind == "box":
-        geometry = bbox = [_weighted_box(t.xywh[agreeing[a:b]], t.weight[agreeing[a:b]]) for a, b in spans]
+        geometry = bbox = [_weighted_box(t.xywh[agreeing[a:b]], t.weight[agreeing[a:b]]) for a, b in spans(which)]
     else:
         fused = [_fuse_masks([t.objects[k] for k in agreeing[a:b].tolist()], images[i], config.pixel_share)
-                 for (a, b), i in zip(spans, img)]
+                 for (a, b), i in zip(spans(which), img)]
         geometry, bbox = [g for g, _ in fused], [b for _, b in fused]
     columns = LabelColumns(names, [image_ids[i] for i in img], category, geometry, bbox,
-                           [s / k for s, k in zip(support, n)], support, n, raters, members, tie,
-                           [tuple(t.winners(u)) if x else () for u, x in zip(which.tolist(), tie)])
-    return ConsensusResult(config.to_dict(), dataset.kind, review=review, columns=columns)
+                           [s / k for s, k in zip(support, n)], support, n, raters, None, tie,
+                           [tuple(t.winners(u)) if x else () for u, x in zip(which.tolist(), tie)] if any(tie)
+                           else [()] * len(tie))
+    return ConsensusResult(config.to_dict(), dataset.kind, review=review, columns=columns, boxes=boxes, later=later)
+
+
+def _agreeing_raters(t, agreeing: np.ndarray, first: np.ndarray):
+    """``raters_of(units)``: each unit's agreeing raters (a tuple, by name). Where no rater is twice
+    in a unit and there are at most 62 raters, a unit's raters are a bit mask, and the units of one
+    mask share its tuple; else slices of the names."""
+    codes = t.rater[agreeing]
+    unit = np.repeat(np.arange(len(first) - 1), np.diff(first))
+    if len(t.rater_names) <= 62 and len(codes) and \
+            not ((unit[1:] == unit[:-1]) & (codes[1:] == codes[:-1])).any():
+        masks = np.bitwise_or.reduceat(np.left_shift(1, codes.astype(np.int64)), first[:-1])   # units >= 1
+
+        def raters_of(which: np.ndarray) -> list[tuple]:
+            distinct, inverse = np.unique(masks[which], return_inverse=True)
+            tuples = [tuple(name for k, name in enumerate(t.rater_names) if m >> k & 1) for m in distinct.tolist()]
+            return [tuples[k] for k in inverse.reshape(-1).tolist()]
+        return raters_of
+    names = [t.rater_names[r] for r in codes.tolist()]
+    return lambda which: [tuple(names[a:b]) for a, b in zip(first[which].tolist(), first[which + 1].tolist())]
 
 
 def compute_consensus(dataset: MultiRaterDataset, agreement: AgreementConfig | None = None,

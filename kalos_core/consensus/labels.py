@@ -54,30 +54,52 @@ class LabelColumns(namedtuple("LabelColumns", [f.name for f in fields(ConsensusL
         return cls(*([getattr(x, name) for x in labels] for name in cls._fields))
 
 
-def coco_columns(cols: LabelColumns, box: bool) -> list[tuple[str, list]]:
+def coco_columns(cols: LabelColumns, box: bool, boxes: np.ndarray | None = None,
+                 text: bool = False) -> list[tuple[str, list]]:
     """The COCO annotations' keys and plain-JSON values (``ABSENT`` where a label has no such
     key): ``score`` = confidence, ``tied_categories`` only on a tie, ``segmentation`` (polygons,
-    masks) the fused RLE; ``area`` of the box, or of the RLE."""
+    masks) the fused RLE; ``area`` of the box, or of the RLE.
+
+    ``boxes``: ``cols.bbox`` as one ``(labels, 4)`` array of finite floats (``cols.bbox`` is then
+    not read). ``text``: the values are only written (:func:`~kalos_core.io.jsonrecords.records_parts`),
+    as the same JSON: the boxes as their array, the raters as their tuples."""
     with paused_gc():
         safe = {name: _safe_column(getattr(cols, name)) for name in
-                ("image_id", "category", "bbox", "confidence", "unit", "support", "raters", "tie", "tied_categories")}
+                ("image_id", "category", "confidence", "unit", "support", "tie")}
+        safe["bbox"] = _safe_column(cols.bbox) if boxes is None else boxes if text else boxes.tolist()
+        safe["raters"] = cols.raters if text and _plain_tuples(cols.raters) else _safe_column(cols.raters)
+        tied = iter(_safe_column([t for t, tie in zip(cols.tied_categories, cols.tie) if tie]))
         if box:
-            area = _box_areas(cols.bbox)
+            area = _box_areas(cols.bbox, boxes)
         else:
             area = [_safe(float(mask_utils.area(_rle_bytes(g)))) for g in cols.geometry]
         n = len(cols.unit)
         return [("id", list(range(1, n + 1))), ("image_id", safe["image_id"]), ("category_id", safe["category"]),
                 ("bbox", safe["bbox"]), ("score", safe["confidence"]), ("unit", safe["unit"]),
                 ("support", safe["support"]), ("raters", safe["raters"]), ("tie", safe["tie"]), ("iscrowd", [0] * n),
-                ("tied_categories", [t if tie else ABSENT for t, tie in zip(safe["tied_categories"], cols.tie)])] \
+                ("tied_categories", [next(tied) if tie else ABSENT for tie in cols.tie])] \
             + ([] if box else [("segmentation", _safe_column(cols.geometry))]) + [("area", area)]
 
 
-def _box_areas(bbox: list) -> list:
-    """``[_safe(b[2] * b[3]) for b in bbox]``; at once where every box is four floats."""
-    if set(map(len, bbox)) != {4} or set(map(type, [v for b in bbox for v in b])) != {float}:
-        return [_safe(b[2] * b[3]) for b in bbox]
-    wh = np.array(bbox).reshape(-1, 4)[:, 2:]
+def _plain_tuples(col: list) -> bool:
+    """Whether ``col`` holds tuples of plain values (:func:`_all_plain`; few distinct ones checked)."""
+    if set(map(type, col)) != {tuple}:
+        return False
+    try:
+        distinct = set(col)
+    except TypeError:
+        return False
+    return _all_plain([e for v in distinct for e in v])
+
+
+def _box_areas(bbox: list, boxes: np.ndarray | None = None) -> list:
+    """``[_safe(b[2] * b[3]) for b in bbox]``; at once where every box is four floats (``boxes``:
+    those boxes as an array)."""
+    if boxes is None:
+        if set(map(len, bbox)) != {4} or set(map(type, [v for b in bbox for v in b])) != {float}:
+            return [_safe(b[2] * b[3]) for b in bbox]
+        boxes = np.array(bbox).reshape(-1, 4)
+    wh = boxes[:, 2:]
     area = wh[:, 0] * wh[:, 1]
     finite = np.isfinite(area)
     return area.tolist() if finite.all() else [a if f else None for a, f in zip(area.tolist(), finite.tolist())]

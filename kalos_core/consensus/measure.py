@@ -20,7 +20,7 @@ def steps(data: MeasureData, config: ConsensusConfig):
 
 def summary(result: ConsensusResult, seconds: float | None = None) -> str:
     """Plain text: labels, ties, review queue and the mean confidence."""
-    labels = result.label_columns()   # the columns: no label object is made for a summary
+    labels = result.label_columns(("unit", "tie", "confidence"))   # no label object is made for a summary
     lines = [f"consensus labels {len(labels.unit)}   ties {sum(labels.tie)}   review queue {len(result.review)} units"
              + (f"   ({seconds:.2f} s)" if seconds is not None else "")]
     if labels.unit:

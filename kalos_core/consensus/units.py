@@ -70,6 +70,26 @@ def _unit_codes(values: list) -> np.ndarray:
     return np.array(list(map(rank.__getitem__, values)), np.int64).reshape(-1)
 
 
+def _block_codes(unit_of, ids: list, image_of: np.ndarray) -> tuple | None:
+    """``(units, block image, prefixes)`` of the annotations ``ids`` from an agreement run's own map
+    (:meth:`LabelMap.unit_codes`) when it read them in this order, one block image per data set
+    image, each id once; else None. Within an image the names are one prefix and ``str(unit)``, so
+    the units' order by ``(len(name), name)`` is that of their non-negative codes."""
+    got = unit_of.unit_codes() if hasattr(unit_of, "unit_codes") else None
+    if got is None or got[0] != ids or len(set(ids)) != len(ids):
+        return None
+    _, units, image, prefixes = got
+    if len(units) and (units.min() < 0 or ((image_of[1:] == image_of[:-1]) & (image[1:] != image[:-1])).any()):
+        return None
+    return units.astype(np.int64), image, prefixes
+
+
+def _names(coded: tuple, at: np.ndarray) -> list[str]:
+    """The unit names of the annotations at ``at`` (positions as read)."""
+    units, image, prefixes = coded
+    return [prefixes[i] + str(u) for i, u in zip(image[at].tolist(), units[at].tolist())]
+
+
 def _ranked(parts: list[tuple[tuple, np.ndarray]]) -> tuple[np.ndarray, list]:
     """Per image ``(names, codes into names)`` -> codes into all the names sorted, and those names."""
     names = sorted({n for ns, _ in parts for n in ns})
@@ -115,8 +135,12 @@ def unit_table(dataset, unit_of: Mapping[Any, str]) -> UnitTable:
     """The units of ``unit_of`` (annotation id -> unit id) over ``dataset``'s annotations."""
     boxes = dataset.kind == "box"
     ids, rater, rater_names, cat_rank, classes, image_of, xywh, weight, objects = _columns(dataset, boxes)
-    lookup = unit_of.as_dict() if hasattr(unit_of, "as_dict") else unit_of
-    unit_rank = _unit_codes([lookup[i] for i in ids])
+    coded = _block_codes(unit_of, ids, image_of)
+    if coded is None:
+        lookup = unit_of.as_dict() if hasattr(unit_of, "as_dict") else unit_of
+        unit_rank = _unit_codes([lookup[i] for i in ids])
+    else:
+        unit_rank = coded[0]
     order = np.lexsort((rater, unit_rank, image_of))
     unit_rank, cat_rank, image_of = unit_rank[order], cat_rank[order].astype(np.int64), image_of[order]
     n = len(order)
@@ -145,7 +169,8 @@ def unit_table(dataset, unit_of: Mapping[Any, str]) -> UnitTable:
         member_ids, rater[order], rater_names,
         None if xywh is None else xywh[order], None if weight is None else weight[order],
         None if objects is None else [objects[k] for k in order_l], agreeing, start,
-        [lookup[member_ids[s]] for s in start.tolist()], image_of[start], top, n_winners, runs, classes)
+        [lookup[member_ids[s]] for s in start.tolist()] if coded is None else _names(coded, order[start]),
+        image_of[start], top, n_winners, runs, classes)
 
 
 def median_boxes(table: UnitTable) -> np.ndarray:

@@ -10,13 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kalos_core import Annotation, MultiRaterDataset, make_image
+from kalos_core import AgreementConfig, Annotation, MultiRaterDataset, compute_agreement, make_image
 from kalos_core.columns import AnnotationColumns
 from kalos_core.consensus import ConsensusConfig, build_consensus, compute_consensus, needed_support
 from kalos_core.consensus.engine import ConsensusLabel, ConsensusResult, ReviewItem, _fuse_masks
 from kalos_core.consensus.labels import _safe
-from kalos_core.consensus.units import median_boxes, unit_table
-from kalos_core.demo_data import demo_example
+from kalos_core.consensus.units import _block_codes, median_boxes, unit_table
+from kalos_core.demo_data import demo_example, make_synthetic_boxes
+from kalos_core.io.coco import dataset_to_coco, load_coco
 from kalos_core.jsonsafe import json_safe
 
 coord = st.floats(-1e4, 1e4, allow_nan=False, allow_infinity=False)
@@ -254,3 +255,80 @@ def test_medians_by_unit_size_equal_the_lexsort_ones_with_nan_inf_and_zeros():
     assert np.array_equal(got, want, equal_nan=True) and np.isnan(got).any()
     real = ~np.isnan(got)       # bit for bit but for a NaN's sign (JSON writes any NaN alike)
     assert got[real].tobytes() == want[real].tobytes() and (got[real] == 0).any()
+
+
+def block_cases(columns: bool):
+    """Random images (read from COCO: the agreement's chunk kernel), and 20 synthetic images of 20
+    objects (units 10 and up beside 1-9: names of two lengths in one image)."""
+    read = (lambda coco: load_coco(coco, "bbox")) if columns else (lambda coco: coco_dataset(coco))
+    for seed in range(30):
+        data, _ = random_boxes(seed, columns)
+        if any(len(im.raters) > 1 for im in data.images):
+            yield read(dataset_to_coco(data)), AgreementConfig(threshold=0.05)
+    yield read(make_synthetic_boxes(n_images=20, n_raters=3, objects_per_image=20, seed=1)), AgreementConfig()
+
+
+def coco_dataset(coco: dict) -> MultiRaterDataset:
+    """A COCO dict read, its images' annotations as lists of Annotation (the per-image path)."""
+    data = load_coco(coco, "bbox")
+    data.images = [make_image(im.id, im.width, im.height, im.raters, list(im.annotations)) for im in data.images]
+    return data
+
+
+@pytest.mark.parametrize("columns", [False, True])
+def test_units_from_the_agreement_blocks_equal_the_dict_path(columns):
+    """An agreement run's own map gives the units as codes (no name per annotation); the result is
+    that of the same map as a plain dict, also where the codes do not fit (images reordered)."""
+    seen = Counter()
+    for data, agreement in block_cases(columns):
+        unit_of = compute_agreement(data, agreement).unit_of
+        ids, units, image, prefixes = unit_of.unit_codes()
+        assert {i: prefixes[m] + str(u) for i, m, u in zip(ids, image.tolist(), units.tolist())} == dict(unit_of)
+        reordered = MultiRaterDataset(data.images[::-1], data.categories, "box")
+        for d in (data, reordered):
+            config = ConsensusConfig(support=0.5)
+            got, want = build_consensus(d, unit_of, config), build_consensus(d, dict(unit_of), config)
+            assert got.coco_text(d) == want.coco_text(d) and json.dumps(got.to_dict()) == json.dumps(want.to_dict())
+            seen.update(labels=len(got.labels), units=sum(len(lab.members) > 1 for lab in got.labels),
+                        long=sum(len(lab.unit.split(":")[-1]) > 1 for lab in got.labels))
+        read = [a.id for im in data.images for a in im.annotations]
+        image_of = np.repeat(np.arange(len(data.images)), [len(im.annotations) for im in data.images])
+        seen.update(fast=_block_codes(unit_of, read, image_of) is not None)
+    assert seen["labels"] > 300 and seen["units"] > 100 and seen["long"] > 50 and seen["fast"] > (10 if columns else -1)
+
+
+@pytest.mark.parametrize("odd", [float("nan"), float("inf"), 1e300])
+def test_boxes_array_to_the_writer_with_odd_values(odd):
+    """The run's boxes go to the writer as one array; a NaN or an infinite box (or area) is written
+    as the labels' JSON form writes it (null)."""
+    data, unit_of = random_boxes(3, False)
+    image = data.images[0]
+    image.annotations.append(Annotation("odd", image.raters[0], 1, (1.0, odd, 2.0, odd)))
+    unit_of["odd"] = "odd unit"
+    result = build_consensus(data, unit_of, ConsensusConfig(support=0.0))
+    fresh = result.coco_text(data)
+    assert fresh == json.dumps({**result.to_coco(data), "annotations": coco_from_asdict(result)}, indent=1)
+    assert result._boxes is not None and '"unit": "odd unit"' in fresh and "null" in fresh
+
+
+@pytest.mark.parametrize("n_raters", [40, 70])
+def test_many_raters_and_columns_made_when_asked(n_raters):
+    """Agreeing raters as bit masks (up to 62 raters) or slices of names; members and boxes are
+    made only when asked, equal to the per-unit loop's."""
+    rng = random.Random(n_raters)
+    raters = [f"r{k:02d}" for k in range(n_raters)]
+    anns, unit_of = [], {}
+    for obj in range(5):
+        for r in rng.sample(raters, rng.randint(1, n_raters)):
+            anns.append(Annotation(len(anns), r, rng.choice([1, 1, 2]), (obj * 10.0, rng.uniform(0, 1), 5.0, 5.0)))
+            unit_of[len(anns) - 1] = f"{obj}"
+    data = MultiRaterDataset([make_image(1, 100, 100, raters, anns)], {1: "A", 2: "B"}, "box")
+    config = ConsensusConfig(support=0.2)
+    got, want = build_consensus(data, unit_of, config), per_unit_consensus(data, unit_of, config)
+    assert got.label_columns(("unit",)).members is None and got.label_columns(("unit",)).bbox is None
+    assert got.coco_text(data) == json.dumps(want.to_coco(data), indent=1)
+    assert got.label_columns(("unit",)).members is None                 # the file needs no members
+    assert json.dumps(got.to_dict()) == json.dumps(want.to_dict())
+    assert [asdict(x) for x in got.labels] == [asdict(x) for x in want.labels] and len(got.labels) > 1
+    assert [asdict(x) for x in got.review] == [asdict(x) for x in want.review]
+    assert max(len(x.raters) for x in got.labels) > 20
