@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+from contextlib import contextmanager
 from numbers import Integral
 from typing import Any, Callable, Iterator, Sequence
 
@@ -138,27 +139,57 @@ def run_processes(fn: ChunkFn, items: Sequence, context, bounds: Bounds, workers
             yield f.result()
 
 
-@register_executor("dask")
-def run_dask(fn: ChunkFn, items: Sequence, context, bounds: Bounds, workers: int = 0,
-             address: str | None = None) -> Iterator[Any]:
-    """Chunks as Dask tasks: on the active client, on ``address``, or on a new LocalCluster; the
-    context is scattered to the workers once."""
+def _distributed():
     try:
-        from dask.distributed import Client, LocalCluster, get_client
+        import dask.distributed as distributed
     except ImportError:
         raise ValueError("the dask executor needs the optional extra: pip install 'kalos-fiftyone[dask]' "
                          "(or pip install 'dask[distributed]')") from None
-    own = None
+    return distributed
+
+
+def _own_cluster(distributed, workers: int):
+    """A LocalCluster of ``workers`` single-threaded processes and its client. Its workers log
+    nothing below CRITICAL: a task's error reaches this process through its future, and closing
+    the cluster makes Dask's workers log a heartbeat "ERROR" with a traceback at random after a
+    run that went well (dask/distributed#7105)."""
+    cluster = distributed.LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                                       processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
+    return cluster, distributed.Client(cluster)
+
+
+@contextmanager
+def dask_session(workers: int = 0) -> Iterator[None]:
+    """One LocalCluster for a whole run whose map steps go to Dask, unless a client is active
+    already: a measure maps chunks several times (convergence: its evaluation, its bootstrap and its
+    α), and each step then finds this cluster instead of starting and closing one of its own."""
+    distributed = _distributed()
     try:
-        client = Client(address) if address else get_client()
+        distributed.get_client()
+    except ValueError:    # no active client
+        cluster, client = _own_cluster(distributed, workers)
+        try:
+            yield
+        finally:
+            client.close()
+            cluster.close()
+        return
+    yield
+
+
+@register_executor("dask")
+def run_dask(fn: ChunkFn, items: Sequence, context, bounds: Bounds, workers: int = 0,
+             address: str | None = None) -> Iterator[Any]:
+    """Chunks as Dask tasks: on the active client (:func:`dask_session`'s, or the caller's), on
+    ``address``, or on a new LocalCluster; the context is scattered to the workers once."""
+    distributed = _distributed()
+    own = cluster = None
+    try:
+        client = distributed.Client(address) if address else distributed.get_client()
         own = client if address else None
     except ValueError:   # no active client
-        # its workers log nothing below CRITICAL: a task's error reaches this process through its
-        # future, and closing the cluster makes Dask's workers log a heartbeat "ERROR" with a
-        # traceback at random (dask/distributed#7105) after a run that went well
-        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                               processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
-        client = own = Client(cluster)
+        cluster, client = _own_cluster(distributed, workers)
+        own = client
     try:
         [shared] = client.scatter([context], broadcast=True, hash=False)   # one future: the whole context
         futures = [client.submit(fn, items[a:b], a, shared, pure=False) for a, b in bounds]
@@ -166,7 +197,6 @@ def run_dask(fn: ChunkFn, items: Sequence, context, bounds: Bounds, workers: int
             yield f.result()
     finally:
         if own is not None:
-            cluster = getattr(own, "cluster", None)
             own.close()
-            if cluster is not None and not address:
-                cluster.close()
+        if cluster is not None:
+            cluster.close()

@@ -17,6 +17,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generator
 
+from .executors import dask_session
 from .params import Config, params_of
 from .progress import run_steps
 
@@ -115,7 +116,12 @@ class Measure:
     result_conventions: bool = True
 
     def run(self, data: MeasureData, config: Config, progress: Callable[[float, str], None] | None = None):
-        """The measure on ``data``: ``progress(fraction, message)`` per step (optional); returns the result."""
+        """The measure on ``data``: ``progress(fraction, message)`` per step (optional); returns the result.
+        With ``executor="dask"`` among ``data.options``, every map step of the run shares one cluster
+        (:func:`kalos_core.executors.dask_session`)."""
+        if (data.options or {}).get("executor") == "dask":
+            with dask_session(data.options.get("workers", 1)):
+                return run_steps(self.steps(data, config), progress)
         return run_steps(self.steps(data, config), progress)
 
     @property

@@ -205,3 +205,25 @@ def test_calibrate_distances_over_spans_of_images_are_the_whole_pass(boxes):
         for k in (0, 1):
             joined = np.concatenate([p[spec.name][k] for p in parts])
             assert joined.tobytes() == whole[spec.name][k].tobytes(), (spec.name, k)
+
+
+def test_a_run_on_dask_starts_one_cluster_for_all_its_map_steps(boxes, monkeypatch):
+    """Convergence maps chunks three times (evaluation, bootstrap, α): through ``Measure.run`` with
+    ``executor="dask"`` and no active client, one LocalCluster serves them all (it used to be one per
+    step), closed at the end, with the local result."""
+    distributed = pytest.importorskip("dask.distributed")
+    from kalos_core import executors
+
+    started = []
+    real = executors._own_cluster
+    monkeypatch.setattr(executors, "_own_cluster", lambda *a: started.append(a) or real(*a))
+    ds = load_coco(boxes, "bbox")
+    measure = get_measure("convergence")
+    config = ConvergenceConfig(task="bbox", bootstrap=30, alpha=True)
+    alone = measure.run(MeasureData(ds), config)
+    got = measure.run(MeasureData(ds, options={"workers": 2, "executor": "dask"}), config)
+    alone.seconds = got.seconds = {}
+    assert dumps_indented(got.to_dict()) == dumps_indented(alone.to_dict())
+    assert len(started) == 1
+    with pytest.raises(ValueError):
+        distributed.get_client()                      # closed with the run
