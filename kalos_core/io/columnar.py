@@ -242,7 +242,8 @@ def read_boxes(raw_images: list, cols: BoxColumns | None, raw_cats: list, catego
                ) -> MultiRaterDataset | None:
     """The box data set of a parsed file, or None when it needs the per-annotation reader.
 
-    ``cols``: the annotations' :class:`BoxColumns` (None: not columns, read them one by one).
+    ``cols``: the annotations' :class:`BoxColumns` (None: not columns, read them one by one), whose
+    columns this takes over (``keep=False``): a None answer leaves them spent.
     ``categories_of`` / ``images_of`` are the per-item readers of categories and
     images (:mod:`kalos_core.io.coco`; a few thousand items, not the hot path).
     """
@@ -263,7 +264,8 @@ def read_boxes(raw_images: list, cols: BoxColumns | None, raw_cats: list, catego
         return None                       # a duplicated id (or one written two ways)
     index_of = {im["id"]: k for k, im in enumerate(ims)}
     try:                                  # ids are ints and strings here: 1.0 or True find no image 1
-        image = np.array([index_of[v] for v in cols.images], np.int64)[cols.column(0, keep=False)] if n else np.zeros(0, np.int64)
+        codes = np.array([index_of[v] for v in cols.images], np.int64)
+        image = codes[cols.column(0, keep=False)] if n else np.zeros(0, np.int64)
     except KeyError:
         return None                       # refers to no image, or to one whose id has another type
     row = _row_codes(ims, [str(r) for r in cols.raters], cols.column(1, keep=False), image)
