@@ -112,12 +112,37 @@ def test_pair_forms_are_symmetric_bit_for_bit(name):
     b = spec.prepare(make_image(2, 333, 97, ["b"]), [Annotation(k, "b", 1, tuple(v)) for k, v in enumerate(xywh[::-1])])
     ab, ba = spec.pairs(a, b), spec.pairs(b, a)
     assert np.array_equal(ab, ba) and len(np.unique(ab)) > 30
-    if spec.nearest_key is not None:   # centroid: the nearest is the largest key, its similarity applied once
+    if spec.nearest_key is not None:   # the nearest is the largest key, its similarity applied once
         key, similarity = spec.nearest_key
         assert np.array_equal(key(a, b), key(b, a)) and np.array_equal(similarity(key(a, b)), ab)
         order = np.argsort(key(a, b), kind="stable")
         assert np.all(np.diff(similarity(key(a, b))[order]) >= 0)                  # non-decreasing in the key
-    assert (spec.nearest_key is not None) == (name == "centroid")
+    assert (spec.nearest_key is not None) == (name != "iou")
+
+
+def test_centroid_box_equals_its_definition_on_degenerate_boxes():
+    """centroid_box tests only the larger area (> 0) before dividing by that box's diagonal: the same bits as the
+    published condition (diagonal > 0 and larger area > 0) on zero-width, zero-height, equal-area, inverted and
+    NaN boxes, and the clip of its key is its similarity."""
+    from kalos_core.geometry.registry import box_centre_area_diagonal, centroid_box_key
+
+    rng = np.random.default_rng(11)
+    xyxy = rng.uniform(0, 1, (300, 4))
+    xyxy[::3, 2] = xyxy[::3, 0]                                        # zero width
+    xyxy[1::5, 3] = xyxy[1::5, 1]                                      # zero height
+    xyxy[2::7, 2:] = xyxy[2::7, :2] - 0.1                              # inverted: negative sides, positive area
+    xyxy[::11] = np.round(xyxy[::11], 1)                               # equal areas
+    xyxy[5::37, 1] = np.nan
+    ca, area_a, diag_a = box_centre_area_diagonal(xyxy[:, None], np.array([640.0, 480.0]))
+    cb, area_b, diag_b = box_centre_area_diagonal(xyxy[None], np.array([640.0, 480.0]))
+    norm = np.where(area_a > area_b, diag_a, np.where(area_b > area_a, diag_b, np.maximum(diag_a, diag_b)))
+    dist = np.sqrt(((ca - cb) ** 2).sum(-1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        published = np.where((norm > 0) & (np.maximum(area_a, area_b) > 0), 1.0 - dist / norm, 0.0)
+        key = centroid_box_key(ca, area_a, diag_a, cb, area_b, diag_b)
+    assert (area_a == 0).any() and np.isnan(area_a).any() and (published < 0).any() and (published > 0.5).any()
+    assert np.array_equal(_bits(key), _bits(published))
+    assert np.array_equal(_bits(np.clip(key, 0.0, 1.0)), _bits(np.clip(published, 0.0, 1.0)))
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
