@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import sparse
+
+from .csr import CSR
 
 
 @dataclass(frozen=True)
@@ -87,19 +88,19 @@ class LinearBins:
         n_groups = int(n_groups if n_groups is not None else (groups.max() + 1 if len(groups) else 1))
         self.n_groups = n_groups
         rows = np.concatenate([left, left + 1])
-        self._by_group = sparse.csr_matrix((np.concatenate([1.0 - frac, frac]), (rows, np.tile(groups, 2))),
-                                           shape=(grid.n, n_groups))
+        self._by_group = CSR.from_triplets(np.concatenate([1.0 - frac, frac]), rows, np.tile(groups, 2),
+                                           (grid.n, n_groups))
         self._moments = np.stack([np.bincount(groups, self.values**p, n_groups) for p in (0, 1, 2)])
 
     def counts(self, multiplicity: np.ndarray | None = None) -> np.ndarray:
         """Grid counts ``(grid.n,)``; ``multiplicity`` per group (None = each group once)."""
         if multiplicity is None:
-            return np.asarray(self._by_group.sum(axis=1)).ravel()
+            return self._by_group.row_sums()
         return self._by_group @ np.asarray(multiplicity, float)
 
     def counts_of(self, multiplicities: np.ndarray) -> np.ndarray:
         """:meth:`counts` of each resample, ``(B, grid.n)`` for ``(B, n_groups)`` multiplicities: one sparse product
-        for all (scipy's ``csr_matvecs``), whose sum at each grid point runs over the same terms in the same order
+        for all (scipy's ``csr_matvecs``, :mod:`.csr`), whose sum at each grid point runs over the same terms in the same order
         as ``csr_matvec``'s (``y += a * x`` per term from 0.0), so the rows are the same bits as :meth:`counts`
         (tests/core/test_calibration_vectorised.py; scipy's x86-64 wheels hold no fused multiply-add). Should a
         build round the two loops differently (the first resample's counts differ), each is computed alone."""
