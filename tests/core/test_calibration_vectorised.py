@@ -259,6 +259,21 @@ def test_ks_support_treats_signed_zeros_and_nans_as_np_unique_does():
     assert np.isnan(KSData(do, de, np.array([0, 0, 1, 1]), 2).statistics(np.array([[0, 0]]))[0])   # no mass
 
 
+def test_canonical_order_keeps_columns_already_in_order_and_sorts_the_others():
+    from kalos_core.columns import AnnotationColumns
+    boxes = np.arange(20.0).reshape(5, 4)
+    ordered = AnnotationColumns([3, 7, 1, 2, 9], ("b", "a"), np.array([1, 1, 0, 0, 0]), np.ones(5, int), boxes)
+    shuffled = ordered.take(np.array([4, 0, 2, 3, 1]))
+    odd = AnnotationColumns([3, 7, 1, 2.0, 9], ("b", "a"), np.array([1, 1, 0, 0, 0]), np.ones(5, int), boxes)
+    from kalos_core.data import ImageRecord
+    data = MultiRaterDataset([ImageRecord(i, 10.0, 10.0, ("b", "a"), anns) for i, anns in
+                              enumerate((ordered, shuffled, odd))], {1: "x"}, "box")
+    got = [im.annotations for im in in_canonical_order(data).images]
+    assert got[0] is ordered and got[1] is not shuffled
+    want = sorted(ordered, key=lambda a: ("ab".index(a.rater), a.id))
+    assert [list(g) for g in got] == [want, want, sorted(odd, key=lambda a: ("ab".index(a.rater), a.id))]
+
+
 @pytest.mark.realdata
 def test_columnar_canonical_order_and_braylan_sets_equal_the_per_annotation_reader(lvis_subset_path):
     cols, objs = load_coco(lvis_subset_path, "bbox"), load_coco(lvis_subset_path, "bbox", columnar=False)
