@@ -259,6 +259,26 @@ def test_ks_support_treats_signed_zeros_and_nans_as_np_unique_does():
     assert np.isnan(KSData(do, de, np.array([0, 0, 1, 1]), 2).statistics(np.array([[0, 0]]))[0])   # no mass
 
 
+def test_plan_of_annotations_in_row_order_equals_the_plan_of_any_other_order():
+    """build_plan skips its sort where an image's annotations are by row already: the plan is the one of the
+    same annotations in another order (rows in the given order), and a rater not assigned is left out."""
+    rng = np.random.default_rng(12)
+    images = [make_image(i, 300, 200, ["a", "b", "c"],
+                         sorted([Annotation(10 * i + k, "abcz"[k % 4], 1, tuple(rng.uniform(0, 80, 4)))
+                                 for k in range(int(rng.integers(0, 9)))], key=lambda a: a.rater))
+              for i in range(15)]
+    mixed = [make_image(im.id, 300, 200, ["a", "b", "c"], sorted(im.annotations, key=lambda a: a.rater, reverse=True))
+             for im in images]                                  # rows last to first, each in its order
+    sorted_plan = build_plan(MultiRaterDataset(images, {1: "x"}, "box"), np.random.default_rng(0))
+    mixed_plan = build_plan(MultiRaterDataset(mixed, {1: "x"}, "box"), np.random.default_rng(0))
+    assert any(a.rater == "z" for im in images for a in im.annotations)
+    assert all("z" not in [a.rater for a in anns] for anns in sorted_plan.order)
+    for field in ("obs_query", "do_group", "de_group", "group_start", "group_end"):
+        assert np.array_equal(getattr(sorted_plan, field), getattr(mixed_plan, field)), field
+    for x, y in zip(sorted_plan.order, mixed_plan.order):
+        assert sorted(a.id for a in x) == sorted(a.id for a in y) and [a.rater for a in x] == [a.rater for a in y]
+
+
 def test_canonical_order_keeps_columns_already_in_order_and_sorts_the_others():
     from kalos_core.columns import AnnotationColumns
     boxes = np.arange(20.0).reshape(5, 4)
