@@ -356,6 +356,8 @@ def test_grid_counts_of_all_resamples_at_once_are_each_resamples_counts_bit_for_
     groups = np.sort(rng.integers(0, 300, 20_000))                 # many values of a group on one grid point
     values = np.concatenate([rng.beta(2, 9, 15_000), rng.uniform(0, 1, 5_000)])
     bins = LinearBins(values, Grid(0.0, 1.0, 256), groups, 300)
+    moments = np.stack([np.bincount(groups, values**p, 300) for p in (0, 1, 2)])   # Scott's rule's sums
+    assert np.array_equal(_bits(bins._moments), _bits(moments))
     resamples = image_resamples(300, 40, rng)
     together = bins.counts_of(resamples)
     assert together.shape == (40, 256) and together.flags.c_contiguous
