@@ -92,7 +92,8 @@ def _giou_keys(a: Prepared, b: Prepared) -> np.ndarray:
     return giou_of(a["xyxy"], b["xyxy"], _intersection_union(a, b)[1], _iou_pairs(a, b))
 
 
-@register_distance("box", "giou", prepare=prepare_boxes, pairs=_giou_pairs, nearest_key=(_giou_keys, giou_similarity_of_key))
+@register_distance("box", "giou", prepare=prepare_boxes, pairs=_giou_pairs,
+                   nearest_key=(_giou_keys, giou_similarity_of_key))
 def box_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Generalised IoU mapped to ``[0, 1]`` as ``(1 + GIoU) / 2``."""
     return paired_giou_similarity(a["xyxy"][:, None, :], b["xyxy"][None, :, :])

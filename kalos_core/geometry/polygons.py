@@ -15,7 +15,8 @@ import numpy as np
 from ..data import Annotation, ImageRecord
 from ..lazy import LazyModule
 from .registry import (CENTROID_BOX_NEAREST, CENTROID_NEAREST, Prepared, box_overlap_sides, boxes_overlap,
-                       centroid_box_pairs, centroid_box_similarity, centroid_pairs, centroid_similarity, pixel_scale, register_distance)
+                       centroid_box_pairs, centroid_box_similarity, centroid_pairs, centroid_similarity, pixel_scale,
+                       register_distance)
 
 shapely = LazyModule("shapely")   # imported on first use: box-only runs never pay for it
 _AREAL = (3, 6)   # shapely type ids of Polygon and MultiPolygon
