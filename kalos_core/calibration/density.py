@@ -112,8 +112,8 @@ class LinearBins:
         """:meth:`counts` of each resample, ``(B, grid.n)`` for ``(B, n_groups)`` multiplicities: one sparse product
         for all (scipy's ``csr_matvecs``, via :mod:`.csr`), whose sum at each grid point runs over the same terms in
         the same order as ``csr_matvec``'s (``y += a * x`` per term from 0.0), so the rows are the same bits as
-        :meth:`counts` (tests/core/test_calibration_vectorised.py; scipy's x86-64 wheels hold no fused multiply-add). Should a
-        build round the two loops differently (the first resample's counts differ), each is computed alone."""
+        :meth:`counts` (tests/core/test_calibration_vectorised.py; scipy's x86-64 wheels hold no fused multiply-add).
+        Should a build round the two loops differently (the first resample's counts differ), each is computed alone."""
         m = np.asarray(multiplicities, float)
         counts = np.ascontiguousarray((self._by_group @ m.T).T)
         if len(m) and not np.array_equal(counts[0], self.counts(m[0])):
