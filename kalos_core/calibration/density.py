@@ -81,23 +81,15 @@ class LinearBins:
                  n_groups: int | None = None) -> None:
         self.values = np.asarray(values, float)
         self.grid = grid
-        n = len(self.values)
-        pos = np.subtract(self.values, grid.lo)               # (values - lo) / dx, clipped, in one buffer
-        np.clip(np.divide(pos, grid.dx, out=pos), 0.0, grid.n - 1, out=pos)
+        pos = np.clip((self.values - grid.lo) / grid.dx, 0.0, grid.n - 1)
         left = np.minimum(pos.astype(np.intp), grid.n - 2)
-        groups = np.zeros(n, np.intp) if groups is None else np.asarray(groups, np.intp)
+        frac = pos - left
+        groups = np.zeros(len(self.values), np.intp) if groups is None else np.asarray(groups, np.intp)
         n_groups = int(n_groups if n_groups is not None else (groups.max() + 1 if len(groups) else 1))
         self.n_groups = n_groups
-        # the triplets (1 - frac at left, frac at left + 1) written into their final arrays (no concatenations)
-        kind = np.int32 if max(2 * n, grid.n, n_groups) <= np.iinfo(np.int32).max else np.int64
-        rows, cols, weights = np.empty(2 * n, kind), np.empty(2 * n, kind), np.empty(2 * n)
-        rows[:n] = left
-        np.add(left, 1, out=rows[n:], casting="unsafe")
-        cols[:n] = groups
-        cols[n:] = groups
-        frac = np.subtract(pos, left, out=weights[n:])
-        np.subtract(1.0, frac, out=weights[:n])
-        self._by_group = CSR.from_triplets(weights, rows, cols, (grid.n, n_groups))
+        rows = np.concatenate([left, left + 1])
+        self._by_group = CSR.from_triplets(np.concatenate([1.0 - frac, frac]), rows, np.tile(groups, 2),
+                                           (grid.n, n_groups))
         # sums of values**0, **1, **2 per group (x**0 == 1.0 and x**1 == x exactly: whole counts, the values)
         self._moments = np.stack([np.bincount(groups, None, n_groups), np.bincount(groups, self.values, n_groups),
                                   np.bincount(groups, self.values**2, n_groups)])
