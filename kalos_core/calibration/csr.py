@@ -69,12 +69,9 @@ class CSR:
         tools, (n_rows, n_cols) = sparsetools(), shape
         data = np.asarray(data)
         kind = _index_type(len(data), n_rows, n_cols)
-        row, col = np.asarray(row, kind), np.asarray(col, kind)
-        for index, size, axis in ((row, n_rows, "row"), (col, n_cols, "column")):   # as scipy: the kernels do not check
-            if len(index) and (index.min() < 0 or index.max() >= size):
-                raise ValueError(f"{axis} index out of the matrix's {size} {axis}s")
         indptr, indices, values = np.empty(n_rows + 1, kind), np.empty(len(data), kind), np.empty_like(data)
-        tools.coo_tocsr(n_rows, n_cols, len(data), row, col, data, indptr, indices, values)
+        tools.coo_tocsr(n_rows, n_cols, len(data), np.asarray(row, kind), np.asarray(col, kind), data,
+                        indptr, indices, values)
         if not tools.csr_has_canonical_format(n_rows, indptr, indices):
             if not tools.csr_has_sorted_indices(n_rows, indptr, indices):
                 tools.csr_sort_indices(n_rows, indptr, indices, values)
