@@ -38,8 +38,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-
-from .csr import CSR
+from scipy import sparse
 
 
 @dataclass(frozen=True)
@@ -88,8 +87,8 @@ class LinearBins:
         n_groups = int(n_groups if n_groups is not None else (groups.max() + 1 if len(groups) else 1))
         self.n_groups = n_groups
         rows = np.concatenate([left, left + 1])
-        self._by_group = CSR.from_triplets(np.concatenate([1.0 - frac, frac]), rows, np.tile(groups, 2),
-                                           (grid.n, n_groups))
+        self._by_group = sparse.csr_matrix((np.concatenate([1.0 - frac, frac]), (rows, np.tile(groups, 2))),
+                                           shape=(grid.n, n_groups))
         # sums of values**0, **1, **2 per group (x**0 == 1.0 and x**1 == x exactly: whole counts, the values)
         self._moments = np.stack([np.bincount(groups, None, n_groups), np.bincount(groups, self.values, n_groups),
                                   np.bincount(groups, self.values**2, n_groups)])
@@ -97,15 +96,15 @@ class LinearBins:
     def counts(self, multiplicity: np.ndarray | None = None) -> np.ndarray:
         """Grid counts ``(grid.n,)``; ``multiplicity`` per group (None = each group once)."""
         if multiplicity is None:
-            return self._by_group.row_sums()
+            return np.asarray(self._by_group.sum(axis=1)).ravel()
         return self._by_group @ np.asarray(multiplicity, float)
 
     def counts_of(self, multiplicities: np.ndarray) -> np.ndarray:
         """:meth:`counts` of each resample, ``(B, grid.n)`` for ``(B, n_groups)`` multiplicities: one sparse product
-        for all (scipy's ``csr_matvecs``, via :mod:`.csr`), whose sum at each grid point runs over the same terms in
-        the same order as ``csr_matvec``'s (``y += a * x`` per term from 0.0), so the rows are the same bits as
-        :meth:`counts` (tests/core/test_calibration_vectorised.py; scipy's x86-64 wheels hold no fused multiply-add).
-        Should a build round the two loops differently (the first resample's counts differ), each is computed alone."""
+        for all (scipy's ``csr_matvecs``), whose sum at each grid point runs over the same terms in the same order
+        as ``csr_matvec``'s (``y += a * x`` per term from 0.0), so the rows are the same bits as :meth:`counts`
+        (tests/core/test_calibration_vectorised.py; scipy's x86-64 wheels hold no fused multiply-add). Should a
+        build round the two loops differently (the first resample's counts differ), each is computed alone."""
         m = np.asarray(multiplicities, float)
         counts = np.ascontiguousarray((self._by_group @ m.T).T)
         if len(m) and not np.array_equal(counts[0], self.counts(m[0])):

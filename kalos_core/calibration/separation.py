@@ -13,8 +13,8 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
-from .csr import CSR
 from .density import Grid
 from .types import SampleSummary
 
@@ -40,7 +40,6 @@ class KSData:
         n = int(n_groups if n_groups is not None else max(g_do.max(initial=0), g_de.max(initial=0)) + 1)
         self._do = _counts(step[self._point_do], g_do, (size, n))
         self._de = _counts(step[self._point_de], g_de, (size, n))
-        self._sizes = (np.bincount(g_do, minlength=n), np.bincount(g_de, minlength=n))   #: values per group
 
     def statistic(self, multiplicity: np.ndarray | None = None) -> float:
         m = np.ones(self._do.shape[1], np.int64) if multiplicity is None else np.asarray(multiplicity)
@@ -53,7 +52,7 @@ class KSData:
         out = np.full(len(m), np.nan)
         if self._do.shape[0] == 0:
             return out
-        most = max(int((m @ n).max(initial=0)) for n in self._sizes)
+        most = max(int((m @ c.sum(axis=0).A1).max(initial=0)) for c in (self._do, self._de))
         kind = np.int32 if most < 2**31 else np.int64   # every partial sum is at most a total
         c_do, c_de = self._do.astype(kind), self._de.astype(kind)
         block = max(1, min(len(m), (1 << 20) // self._do.shape[0]))
@@ -120,13 +119,13 @@ def _max_difference(mass_do: np.ndarray, mass_de: np.ndarray) -> np.ndarray:
     return best
 
 
-def _counts(step: np.ndarray, group: np.ndarray, shape: tuple[int, int]) -> CSR:
+def _counts(step: np.ndarray, group: np.ndarray, shape: tuple[int, int]) -> sparse.csr_matrix:
     """How many values of each group fall in each step (whole numbers: each (step, group) once)."""
     key, count = np.unique(step.astype(np.int64) * shape[1] + group, return_counts=True)
     row, col = np.divmod(key, shape[1])
     indptr = np.zeros(shape[0] + 1, np.int64)
     np.cumsum(np.bincount(row, minlength=shape[0]), out=indptr[1:])
-    return CSR(indptr, col, count, shape)
+    return sparse.csr_matrix((count, col, indptr), shape=shape)
 
 
 def _steps(do_at: np.ndarray, de_at: np.ndarray, size: int) -> tuple[np.ndarray, int]:
