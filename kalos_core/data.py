@@ -170,13 +170,16 @@ def _columns_in_order(anns, at: dict):
     """Columnar annotations (:class:`kalos_core.columns.AnnotationColumns`) with integer ids sorted by
     (row, id) as :func:`in_canonical_order` sorts them, still as columns; None for anything else."""
     ids = getattr(anns, "ids", None)
-    if ids is None or not all(type(i) is int for i in ids):
+    if ids is None or set(map(type, ids)) - {int}:
         return None
     try:
         key = np.array(ids, np.int64)
     except OverflowError:
         return None
-    return anns.take(np.lexsort((key, row_positions(anns, at))))
+    order = np.lexsort((key, row_positions(anns, at)))
+    if (order[1:] > order[:-1]).all():      # already in that order (columns are read-only): the same columns
+        return anns
+    return anns.take(order)
 
 
 def row_positions(anns: Sequence[Annotation], at: Mapping[str, int]) -> np.ndarray:

@@ -89,7 +89,9 @@ class LinearBins:
         rows = np.concatenate([left, left + 1])
         self._by_group = sparse.csr_matrix((np.concatenate([1.0 - frac, frac]), (rows, np.tile(groups, 2))),
                                            shape=(grid.n, n_groups))
-        self._moments = np.stack([np.bincount(groups, self.values**p, n_groups) for p in (0, 1, 2)])
+        # sums of values**0, **1, **2 per group (x**0 == 1.0 and x**1 == x exactly: whole counts, the values)
+        self._moments = np.stack([np.bincount(groups, None, n_groups), np.bincount(groups, self.values, n_groups),
+                                  np.bincount(groups, self.values**2, n_groups)])
 
     def counts(self, multiplicity: np.ndarray | None = None) -> np.ndarray:
         """Grid counts ``(grid.n,)``; ``multiplicity`` per group (None = each group once)."""

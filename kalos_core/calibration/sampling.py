@@ -69,16 +69,20 @@ def build_plan(dataset: MultiRaterDataset, rng: np.random.Generator) -> SamplePl
     for i, image in enumerate(dataset.images):
         rows = {r: k for k, r in enumerate(image.raters)}
         row = row_positions(image.annotations, rows)
-        keep = np.flatnonzero(row < len(rows))
-        keep = keep[np.argsort(row[keep], kind="stable")]      # by row, in the given order within a row
+        if not len(row) or (row[-1] < len(rows) and (row[1:] >= row[:-1]).all()):
+            keep, in_order = np.arange(len(row)), True         # by row already, every rater assigned
+        else:
+            keep = np.flatnonzero(row < len(rows))
+            keep = keep[np.argsort(row[keep], kind="stable")]  # by row, in the given order within a row
+            in_order = len(keep) == len(row) and (np.diff(keep) > 0).all()
         take = getattr(image.annotations, "take", None)
-        if take is not None and len(keep) == len(row) and (np.diff(keep) > 0).all():
+        if take is not None and in_order:
             anns = image.annotations                           # already by row (in_canonical_order's columns)
         else:
             anns = take(keep) if take is not None else [image.annotations[k] for k in keep.tolist()]
         first_of = {}        # each row's base rater as the first row of that rater: integer, not string, compares
         base = np.array([first_of.setdefault(image.base_rater(r), k) for k, r in enumerate(image.raters)], np.int64)
-        row_of = row[keep]
+        row_of = row if in_order else row[keep]
         elig = base[row_of][:, None] != base[None, :] if len(anns) else np.zeros((0, len(rows)), bool)
         order.append(anns)
         eligible.append(np.asarray(elig, bool))
@@ -159,8 +163,10 @@ def concat_prepared(parts: list[Prepared]) -> Prepared:
 
 
 #: pairs of one block of the element-wise path (every distance of a kind reads the block's arrays: about
-#: 400 bytes per pair for the four box distances)
-PAIR_BLOCK = 1 << 18
+#: 400 bytes per pair for the four box distances). At 2^16 a block's arrays (512 kB each) stay in the cache
+#: and glibc keeps reusing the same heap pages; at 2^18 (~100 MB a block) the heap top was given back and
+#: faulted in again (docs/perf/calib.md, eighth pass)
+PAIR_BLOCK = 1 << 16
 
 
 def observe(plan: SamplePlan, spec: DistanceSpec, cache: PreparedCache) -> tuple[np.ndarray, np.ndarray]:

@@ -7,8 +7,8 @@ from typing import Sequence
 import numpy as np
 
 from ..data import Annotation, ImageRecord
-from .registry import (Prepared, box_areas, box_iou_xyxy, centroid_box_pairs, centroid_box_similarity,
-                       centroid_key, centroid_similarity, centroid_similarity_of_key, iou_of,
+from .registry import (CENTROID_BOX_NEAREST, Prepared, box_areas, box_iou_xyxy, centroid_box_pairs,
+                       centroid_box_similarity, centroid_key, centroid_similarity, centroid_similarity_of_key, iou_of,
                        paired_centroid_similarity, paired_intersection_union, register_distance)
 
 
@@ -66,19 +66,34 @@ def paired_giou_similarity(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 def giou_similarity_of(A: np.ndarray, B: np.ndarray, union: np.ndarray, iou: np.ndarray) -> np.ndarray:
     """:func:`paired_giou_similarity` given the pairs' union and IoU."""
+    return giou_similarity_of_key(giou_of(A, B, union, iou))
+
+
+def giou_of(A: np.ndarray, B: np.ndarray, union: np.ndarray, iou: np.ndarray) -> np.ndarray:
+    """GIoU of broadcast box pairs given their union and IoU: the :attr:`DistanceSpec.nearest_key` of ``giou``
+    (``(1 + g) / 2`` is non-decreasing in ``g``, so the most similar pair's is that of the largest GIoU)."""
     cw = np.maximum(A[..., 2], B[..., 2]) - np.minimum(A[..., 0], B[..., 0])
     ch = np.maximum(A[..., 3], B[..., 3]) - np.minimum(A[..., 1], B[..., 1])
     enclosing = cw * ch
     with np.errstate(divide="ignore", invalid="ignore"):
-        giou = iou - np.where(enclosing > 0, (enclosing - union) / enclosing, 0.0)
+        return iou - np.where(enclosing > 0, (enclosing - union) / enclosing, 0.0)
+
+
+def giou_similarity_of_key(giou: np.ndarray) -> np.ndarray:
+    """``(1 + GIoU) / 2`` (the similarity of :func:`giou_of`)."""
     return (1.0 + giou) / 2.0
 
 
 def _giou_pairs(a: Prepared, b: Prepared) -> np.ndarray:
-    return giou_similarity_of(a["xyxy"], b["xyxy"], _intersection_union(a, b)[1], _iou_pairs(a, b))
+    return giou_similarity_of_key(_giou_keys(a, b))
 
 
-@register_distance("box", "giou", prepare=prepare_boxes, pairs=_giou_pairs)
+def _giou_keys(a: Prepared, b: Prepared) -> np.ndarray:
+    return giou_of(a["xyxy"], b["xyxy"], _intersection_union(a, b)[1], _iou_pairs(a, b))
+
+
+@register_distance("box", "giou", prepare=prepare_boxes, pairs=_giou_pairs,
+                   nearest_key=(_giou_keys, giou_similarity_of_key))
 def box_giou(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Generalised IoU mapped to ``[0, 1]`` as ``(1 + GIoU) / 2``."""
     return paired_giou_similarity(a["xyxy"][:, None, :], b["xyxy"][None, :, :])
@@ -107,7 +122,8 @@ def box_centroid(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.
     return centroid_similarity(_centres(a["xyxy"]), _centres(b["xyxy"]))
 
 
-@register_distance("box", "centroid_box", prepare=prepare_boxes, pairs=centroid_box_pairs)
+@register_distance("box", "centroid_box", prepare=prepare_boxes, pairs=centroid_box_pairs,
+                   nearest_key=CENTROID_BOX_NEAREST)
 def box_centroid_box(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Centroid L2 distance in pixels, normalised by the larger box's diagonal (scale-invariant)."""
     return centroid_box_similarity(a["xyxy"], a["scale"], b["xyxy"], b["scale"])

@@ -14,8 +14,9 @@ import numpy as np
 
 from ..data import Annotation, ImageRecord
 from ..lazy import LazyModule
-from .registry import (CENTROID_NEAREST, Prepared, box_overlap_sides, boxes_overlap, centroid_box_pairs, centroid_box_similarity,
-                       centroid_pairs, centroid_similarity, pixel_scale, register_distance)
+from .registry import (CENTROID_BOX_NEAREST, CENTROID_NEAREST, Prepared, box_overlap_sides, boxes_overlap,
+                       centroid_box_pairs, centroid_box_similarity, centroid_pairs, centroid_similarity, pixel_scale,
+                       register_distance)
 
 shapely = LazyModule("shapely")   # imported on first use: box-only runs never pay for it
 _AREAL = (3, 6)   # shapely type ids of Polygon and MultiPolygon
@@ -171,7 +172,8 @@ def polygon_centroid(a: Prepared, b: Prepared, need=None, floor: float = 0.0) ->
     return centroid_similarity(a["centroid"], b["centroid"])
 
 
-@register_distance("polygon", "centroid_box", prepare=prepare_polygons, pairs=centroid_box_pairs)
+@register_distance("polygon", "centroid_box", prepare=prepare_polygons, pairs=centroid_box_pairs,
+                   nearest_key=CENTROID_BOX_NEAREST)
 def polygon_centroid_box(a: Prepared, b: Prepared, need=None, floor: float = 0.0) -> np.ndarray:
     """Distance between the shapes' bounding-box centres in pixels, over the larger box's diagonal."""
     return centroid_box_similarity(a["xyxy"], a["scale"], b["xyxy"], b["scale"])

@@ -352,12 +352,22 @@ def paired_centroid_box_similarity(ca, area_a, diag_a, cb, area_b, diag_b) -> np
     area. Equal areas take the longer diagonal (symmetric); a larger box of zero
     area gives similarity 0.
     """
+    return centroid_box_similarity_of_key(centroid_box_key(ca, area_a, diag_a, cb, area_b, diag_b))
+
+
+def centroid_box_key(ca, area_a, diag_a, cb, area_b, diag_b) -> np.ndarray:
+    """:func:`paired_centroid_box_similarity` before its clip to ``[0, 1]`` (:attr:`DistanceSpec.nearest_key`:
+    the clip is non-decreasing, so the most similar pair's is the clip of the largest key). The larger box's
+    diagonal is positive wherever its area is (``w * h > 0`` needs ``w != 0``), so the area alone decides."""
     norm = np.where(area_a > area_b, diag_a, np.where(area_b > area_a, diag_b, np.maximum(diag_a, diag_b)))
     dist = np.sqrt(_squared_norm(ca, cb))
-    larger_area = np.maximum(area_a, area_b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        sim = np.where((norm > 0) & (larger_area > 0), 1.0 - dist / norm, 0.0)
-    return np.clip(sim, 0.0, 1.0)
+        return np.where(np.maximum(area_a, area_b) > 0, 1.0 - dist / norm, 0.0)
+
+
+def centroid_box_similarity_of_key(key: np.ndarray) -> np.ndarray:
+    """:func:`paired_centroid_box_similarity` from :func:`centroid_box_key`."""
+    return np.clip(key, 0.0, 1.0)
 
 
 def centroid_box_similarity(a_xyxy: np.ndarray, a_scale: np.ndarray,
@@ -374,8 +384,17 @@ def _centre_area_diagonal(p: Prepared) -> tuple:
 
 def centroid_box_pairs(a: Prepared, b: Prepared) -> np.ndarray:
     """:func:`paired_centroid_box_similarity` of ``a[k]`` and ``b[k]`` (arrays ``xyxy``, ``scale``)."""
-    return paired_centroid_box_similarity(*a.derived("centre_area_diagonal", _centre_area_diagonal),
-                                          *b.derived("centre_area_diagonal", _centre_area_diagonal))
+    return centroid_box_similarity_of_key(centroid_box_keys(a, b))
+
+
+def centroid_box_keys(a: Prepared, b: Prepared) -> np.ndarray:
+    """:func:`centroid_box_key` of ``a[k]`` and ``b[k]`` (arrays ``xyxy``, ``scale``)."""
+    return centroid_box_key(*a.derived("centre_area_diagonal", _centre_area_diagonal),
+                            *b.derived("centre_area_diagonal", _centre_area_diagonal))
+
+
+#: :attr:`DistanceSpec.nearest_key` of the ``centroid_box`` distances of boxes and polygons
+CENTROID_BOX_NEAREST = (centroid_box_keys, centroid_box_similarity_of_key)
 
 
 def paired_centroid_similarity(CA: np.ndarray, CB: np.ndarray) -> np.ndarray:

@@ -112,12 +112,37 @@ def test_pair_forms_are_symmetric_bit_for_bit(name):
     b = spec.prepare(make_image(2, 333, 97, ["b"]), [Annotation(k, "b", 1, tuple(v)) for k, v in enumerate(xywh[::-1])])
     ab, ba = spec.pairs(a, b), spec.pairs(b, a)
     assert np.array_equal(ab, ba) and len(np.unique(ab)) > 30
-    if spec.nearest_key is not None:   # centroid: the nearest is the largest key, its similarity applied once
+    if spec.nearest_key is not None:   # the nearest is the largest key, its similarity applied once
         key, similarity = spec.nearest_key
         assert np.array_equal(key(a, b), key(b, a)) and np.array_equal(similarity(key(a, b)), ab)
         order = np.argsort(key(a, b), kind="stable")
         assert np.all(np.diff(similarity(key(a, b))[order]) >= 0)                  # non-decreasing in the key
-    assert (spec.nearest_key is not None) == (name == "centroid")
+    assert (spec.nearest_key is not None) == (name != "iou")
+
+
+def test_centroid_box_equals_its_definition_on_degenerate_boxes():
+    """centroid_box tests only the larger area (> 0) before dividing by that box's diagonal: the same bits as the
+    published condition (diagonal > 0 and larger area > 0) on zero-width, zero-height, equal-area, inverted and
+    NaN boxes, and the clip of its key is its similarity."""
+    from kalos_core.geometry.registry import box_centre_area_diagonal, centroid_box_key
+
+    rng = np.random.default_rng(11)
+    xyxy = rng.uniform(0, 1, (300, 4))
+    xyxy[::3, 2] = xyxy[::3, 0]                                        # zero width
+    xyxy[1::5, 3] = xyxy[1::5, 1]                                      # zero height
+    xyxy[2::7, 2:] = xyxy[2::7, :2] - 0.1                              # inverted: negative sides, positive area
+    xyxy[::11] = np.round(xyxy[::11], 1)                               # equal areas
+    xyxy[5::37, 1] = np.nan
+    ca, area_a, diag_a = box_centre_area_diagonal(xyxy[:, None], np.array([640.0, 480.0]))
+    cb, area_b, diag_b = box_centre_area_diagonal(xyxy[None], np.array([640.0, 480.0]))
+    norm = np.where(area_a > area_b, diag_a, np.where(area_b > area_a, diag_b, np.maximum(diag_a, diag_b)))
+    dist = np.sqrt(((ca - cb) ** 2).sum(-1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        published = np.where((norm > 0) & (np.maximum(area_a, area_b) > 0), 1.0 - dist / norm, 0.0)
+        key = centroid_box_key(ca, area_a, diag_a, cb, area_b, diag_b)
+    assert (area_a == 0).any() and np.isnan(area_a).any() and (published < 0).any() and (published > 0.5).any()
+    assert np.array_equal(_bits(key), _bits(published))
+    assert np.array_equal(_bits(np.clip(key, 0.0, 1.0)), _bits(np.clip(published, 0.0, 1.0)))
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -234,6 +259,41 @@ def test_ks_support_treats_signed_zeros_and_nans_as_np_unique_does():
     assert np.isnan(KSData(do, de, np.array([0, 0, 1, 1]), 2).statistics(np.array([[0, 0]]))[0])   # no mass
 
 
+def test_plan_of_annotations_in_row_order_equals_the_plan_of_any_other_order():
+    """build_plan skips its sort where an image's annotations are by row already: the plan is the one of the
+    same annotations in another order (rows in the given order), and a rater not assigned is left out."""
+    rng = np.random.default_rng(12)
+    images = [make_image(i, 300, 200, ["a", "b", "c"],
+                         sorted([Annotation(10 * i + k, "abcz"[k % 4], 1, tuple(rng.uniform(0, 80, 4)))
+                                 for k in range(int(rng.integers(0, 9)))], key=lambda a: a.rater))
+              for i in range(15)]
+    mixed = [make_image(im.id, 300, 200, ["a", "b", "c"], sorted(im.annotations, key=lambda a: a.rater, reverse=True))
+             for im in images]                                  # rows last to first, each in its order
+    sorted_plan = build_plan(MultiRaterDataset(images, {1: "x"}, "box"), np.random.default_rng(0))
+    mixed_plan = build_plan(MultiRaterDataset(mixed, {1: "x"}, "box"), np.random.default_rng(0))
+    assert any(a.rater == "z" for im in images for a in im.annotations)
+    assert all("z" not in [a.rater for a in anns] for anns in sorted_plan.order)
+    for field in ("obs_query", "do_group", "de_group", "group_start", "group_end"):
+        assert np.array_equal(getattr(sorted_plan, field), getattr(mixed_plan, field)), field
+    for x, y in zip(sorted_plan.order, mixed_plan.order):
+        assert sorted(a.id for a in x) == sorted(a.id for a in y) and [a.rater for a in x] == [a.rater for a in y]
+
+
+def test_canonical_order_keeps_columns_already_in_order_and_sorts_the_others():
+    from kalos_core.columns import AnnotationColumns
+    boxes = np.arange(20.0).reshape(5, 4)
+    ordered = AnnotationColumns([3, 7, 1, 2, 9], ("b", "a"), np.array([1, 1, 0, 0, 0]), np.ones(5, int), boxes)
+    shuffled = ordered.take(np.array([4, 0, 2, 3, 1]))
+    odd = AnnotationColumns([3, 7, 1, 2.0, 9], ("b", "a"), np.array([1, 1, 0, 0, 0]), np.ones(5, int), boxes)
+    from kalos_core.data import ImageRecord
+    data = MultiRaterDataset([ImageRecord(i, 10.0, 10.0, ("b", "a"), anns) for i, anns in
+                              enumerate((ordered, shuffled, odd))], {1: "x"}, "box")
+    got = [im.annotations for im in in_canonical_order(data).images]
+    assert got[0] is ordered and got[1] is not shuffled
+    want = sorted(ordered, key=lambda a: ("ab".index(a.rater), a.id))
+    assert [list(g) for g in got] == [want, want, sorted(odd, key=lambda a: ("ab".index(a.rater), a.id))]
+
+
 @pytest.mark.realdata
 def test_columnar_canonical_order_and_braylan_sets_equal_the_per_annotation_reader(lvis_subset_path):
     cols, objs = load_coco(lvis_subset_path, "bbox"), load_coco(lvis_subset_path, "bbox", columnar=False)
@@ -296,6 +356,8 @@ def test_grid_counts_of_all_resamples_at_once_are_each_resamples_counts_bit_for_
     groups = np.sort(rng.integers(0, 300, 20_000))                 # many values of a group on one grid point
     values = np.concatenate([rng.beta(2, 9, 15_000), rng.uniform(0, 1, 5_000)])
     bins = LinearBins(values, Grid(0.0, 1.0, 256), groups, 300)
+    moments = np.stack([np.bincount(groups, values**p, 300) for p in (0, 1, 2)])   # Scott's rule's sums
+    assert np.array_equal(_bits(bins._moments), _bits(moments))
     resamples = image_resamples(300, 40, rng)
     together = bins.counts_of(resamples)
     assert together.shape == (40, 256) and together.flags.c_contiguous
