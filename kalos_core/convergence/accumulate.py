@@ -65,10 +65,11 @@ def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16) -
 
 def _flags(table: DirectionTable) -> tuple:
     """(TP flags, FP flags, class) per detection and one padding column after them (no TP, no FP,
-    class -1), the flags :func:`_packed`."""
+    class -1), the flags :func:`_packed`; the FP flags only where a detection is ignored (None: every
+    detection is a TP or an FP)."""
     pad = np.zeros((table.matched.shape[0], 1), dtype=bool)
-    return (_packed(np.concatenate([table.matched & ~table.ignored, pad], axis=1)),
-            _packed(np.concatenate([~table.matched & ~table.ignored, pad], axis=1)), np.r_[table.det_cat, -1])
+    fp = _packed(np.concatenate([~table.matched & ~table.ignored, pad], axis=1)) if table.ignored.any() else None
+    return _packed(np.concatenate([table.matched & ~table.ignored, pad], axis=1)), fp, np.r_[table.det_cat, -1]
 
 
 def _runs(table: DirectionTable) -> np.ndarray | None:
@@ -89,6 +90,11 @@ def _kept(table: DirectionTable, masks: np.ndarray, runs: np.ndarray | None) -> 
         return np.nonzero(masks[:, table.det_img])
     sub, img = np.nonzero(masks)                                     # each subset's images, in order
     K, n = len(runs), np.bincount(sub, minlength=len(masks))
+    if len(n) and (n == n[0]).all():   # subsets of one size: their runs as one (subset, class, image) block
+        first = runs[:, img].reshape(K, len(n), int(n[0])).swapaxes(0, 1).ravel()
+        count = runs[:, img + 1].reshape(K, len(n), int(n[0])).swapaxes(0, 1).ravel() - first
+        rows = np.repeat(np.arange(len(n)), count.reshape(len(n), -1).sum(axis=1))
+        return rows, np.arange(len(rows)) - np.repeat(np.cumsum(count) - count - first, count)
     sub_k = np.repeat(np.arange(len(masks)), K * n)                   # (subset, class, image) in that order
     j = np.arange(len(sub_k)) - np.repeat(np.cumsum(K * n) - K * n, K * n)
     cls, at = j // n[sub_k], (np.cumsum(n) - n)[sub_k] + j % n[sub_k]
@@ -116,8 +122,11 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     L = int(length.max(initial=0))
     if L == 0:
         return ap
-    det = np.full((S, L), N)                                          # N: padding
-    det[rows, np.arange(len(rows)) - np.repeat(np.cumsum(length) - length, length)] = cols
+    if (length == L).all():
+        det = cols.reshape(S, L)
+    else:
+        det = np.full((S, L), N)                                      # N: padding
+        det[rows, np.arange(len(rows)) - np.repeat(np.cumsum(length) - length, length)] = cols
     cat = flags[2][det]
     tp = _unpacked(flags[0], det, T)                                  # (T, S, L)
     start = np.ones((S, L), dtype=bool)
@@ -135,7 +144,7 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     before = np.searchsorted(tp_pos, first)                           # TPs before each group
     total = np.diff(np.r_[before, len(tp_pos)])                       # TPs in each group
     j = np.arange(1, len(tp_pos) + 1) - np.repeat(before, total)      # each TP's rank in its group
-    if table.ignored.any():   # counted = TPs + FPs so far in the segment
+    if flags[1] is not None:   # counted = TPs + FPs so far in the segment
         seg_len = np.diff(np.r_[0, np.flatnonzero(head), S * L])
         counted = j + _segment_cumsum(_unpacked(flags[1], det, T), head, seg_len).ravel()[tp_pos]
     else:   # every detection is a TP or an FP: counted = the place in the segment
@@ -143,15 +152,15 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     pr = np.empty(len(tp_pos) + 1)                                    # and a 0.0 after the last
     np.divide(j, counted + np.spacing(1), out=pr[:-1])
     pr[-1] = 0.0
-    value = _recall_mean(pr, before, total, n_g, need_of, np.tile(offset[head], T))
+    value = _recall_mean(pr, j, before, total, n_g, need_of, np.tile(offset[head], T))
     ap[g_sub, g_thr, g_cat] = np.where(n_g > 0, value, ap[g_sub, g_thr, g_cat])
     return ap
 
 
-def _recall_mean(pr, before, total, n_g, need_of, offset) -> np.ndarray:
+def _recall_mean(pr, rank, before, total, n_g, need_of, offset) -> np.ndarray:
     """(G,) mean over the 101 recall points of the envelope where each group's TP count first reaches
-    the count ``need_of[n_g]`` needs: the maximum of ``pr`` (each TP's precision, groups in order) over
-    the group's TPs from that one on (from its first for 0; 0.0 beyond the TPs it has, as for a group of
+    the count ``need_of[n_g]`` needs: the maximum of ``pr`` (each TP's precision, groups in order;
+    ``rank``: its place among the group's TPs, from 1) over the group's TPs from that one on (from its first for 0; 0.0 beyond the TPs it has, as for a group of
     none), read as ``(max + offset) - offset``. TPs never outnumber a group's ``n_g`` ground truth."""
     G, W = len(total), max(1, int(total.max(initial=0)))
     if W > need_of.shape[1]:   # many TPs: the maxima between consecutive read TPs, then from the end
@@ -164,10 +173,8 @@ def _recall_mean(pr, before, total, n_g, need_of, offset) -> np.ndarray:
         off = offset[:, None]
         return np.where(need <= np.where(total > 0, total, -1)[:, None], (env + off) - off, 0.0).mean(axis=1)
     # few TPs: a (TP count 0 .. W + 1, group) table of the envelope, 0.0 past each group's TPs
-    by_group = np.zeros((G, W))
-    by_group[np.arange(W)[None, :] < total[:, None]] = pr[:-1]
     by_count = np.zeros((W + 2, G))
-    by_count[1:W + 1] = by_group.T
+    by_count.ravel()[rank * G + np.repeat(np.arange(G), total)] = pr[:-1]
     for k in range(W - 1, 0, -1):                                     # the maximum from the k-th TP on
         np.maximum(by_count[k], by_count[k + 1], out=by_count[k])
     by_count[1:W + 1] += offset
