@@ -361,6 +361,9 @@ def test_subsets_from_image_runs_keep_the_same_detections_and_bits():
     masks[0], masks[1] = False, True                   # an empty subset and a full one
     for a, b in zip(_kept(table, masks, runs), _kept(table, masks, None)):
         assert a.tobytes() == b.tobytes()
+    assert len(set(masks[2:].sum(axis=1).tolist())) == 1               # subsets of one size: one block
+    for a, b in zip(_kept(table, masks[2:], runs), _kept(table, masks[2:], None)):
+        assert a.tobytes() == b.tobytes()
     flags, need = _flags(table), _first_tp_needed(int(table.npig.sum(axis=1).max()))
     fast = _chunk_ap(table, masks, flags, need, runs)
     assert fast.tobytes() == _chunk_ap(table, masks, flags, need, None).tobytes() and np.isfinite(fast[1]).any()
