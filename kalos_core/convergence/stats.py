@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri   # norm.ppf's own kernel, without scipy.stats' import (~0.4 s CPU)
 
 from .types import EQ1_INTERCEPT, EQ1_SLOPE, IntervalStats
 
@@ -29,7 +29,7 @@ def interval_stats(values, confidence: float = 0.95) -> IntervalStats:
         return IntervalStats(values, nan, nan, nan, nan, (nan, nan), (nan, nan), 0)
     mean = float(ok.mean())
     sd = float(ok.std(ddof=1)) if len(ok) > 1 else 0.0
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(ndtri(0.5 + confidence / 2))
     tail = 100 * (1 - confidence) / 2
     lo, hi = np.percentile(ok, [tail, 100 - tail])
     return IntervalStats(values, mean, sd, float(ok.min()), float(ok.max()), (mean - z * sd, mean + z * sd),
@@ -38,7 +38,7 @@ def interval_stats(values, confidence: float = 0.95) -> IntervalStats:
 
 def normal_interval(mean: float, sd: float, confidence: float = 0.95) -> tuple[float, float]:
     """mean ± z·SD (z = 1.96 at 95 %): how Table 3's CI columns follow from its Mean and Std."""
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(ndtri(0.5 + confidence / 2))
     return mean - z * sd, mean + z * sd
 
 

@@ -6,6 +6,9 @@ import contextlib
 import dataclasses
 import io
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -438,3 +441,14 @@ def test_packed_gather_keeps_every_bit_with_ignored_detections(monkeypatch):
     packed = subsets_ap(table, masks)
     monkeypatch.setattr("kalos_core.convergence.accumulate._packed", lambda flags: flags)
     assert np.isfinite(packed).any() and packed.tobytes() == subsets_ap(table, masks).tobytes()
+
+
+def test_interval_z_is_the_normal_quantile_without_importing_scipy_stats():
+    """The interval's z is ``scipy.special.ndtri`` (what ``norm.ppf`` computes, bit for bit), so a
+    convergence run does not import scipy.stats."""
+    from scipy.stats import norm
+    for confidence in [*np.linspace(0.0, 0.999, 1000), 0.9, 0.95, 0.99]:
+        z = norm.ppf(0.5 + confidence / 2)
+        assert normal_interval(10.0, 2.0, confidence) == (10.0 - z * 2.0, 10.0 + z * 2.0)
+    code = "import sys, kalos_core.convergence.engine, kalos_core.convergence.stats; assert 'scipy.stats' not in sys.modules"
+    assert subprocess.run([sys.executable, "-c", code], cwd=str(Path(__file__).resolve().parents[2])).returncode == 0
