@@ -46,18 +46,27 @@ def subset_ap(table: DirectionTable, image_mask: np.ndarray | None = None) -> np
     return subsets_ap(table, np.asarray(image_mask, dtype=bool)[None, :])[0]
 
 
-def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16) -> np.ndarray:
+def prepare(table: DirectionTable) -> tuple:
+    """What :func:`subsets_ap` reads from a table whatever the subsets (a direction's bootstrap chunks
+    share it): the packed flags, the TP count each recall point needs, the image runs."""
+    return _flags(table), _first_tp_needed(int(table.npig.sum(axis=1).max(initial=0))), _runs(table)
+
+
+def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16,
+               prepared: tuple | None = None) -> np.ndarray:
     """(S, T, K) AP per subset (a row of ``masks``, (S, I) bool over ``table.image_ids``), IoU
-    threshold and category; subsets go in chunks of about ``cells`` (threshold, detection) cells."""
+    threshold and category; subsets go in chunks of about ``cells`` (threshold, detection) cells;
+    ``prepared``: :func:`prepare` of the table, if already made."""
     T = table.matched.shape[0]
     masks = np.asarray(masks, dtype=bool)
     out = np.empty((len(masks), T, len(table.cat_ids)))
-    flags, need = _flags(table), _first_tp_needed(int(table.npig.sum(axis=1).max(initial=0)))
+    flags, need, runs = prepared or prepare(table)
     per_image = np.bincount(table.det_img, minlength=masks.shape[1])    # detections per image
     width = max(1, int((masks.astype(np.int64) @ per_image).max(initial=0)) * T)
     step = max(1, cells // width)
     # runs pay where a subset's (class, image) pairs are fewer than the detections a flag per detection scans
-    runs = _runs(table) if 4 * len(table.cat_ids) * int(masks.sum(axis=1).max(initial=0)) < len(table.det_img) else None
+    if 4 * len(table.cat_ids) * int(masks.sum(axis=1).max(initial=0)) >= len(table.det_img):
+        runs = None
     for lo in range(0, len(masks), step):
         out[lo:lo + step] = _chunk_ap(table, masks[lo:lo + step], flags, need, runs)
     return out

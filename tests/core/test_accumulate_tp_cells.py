@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kalos_core.coco_eval import REC_THRESHOLDS
-from kalos_core.convergence.accumulate import subsets_ap
+from kalos_core.convergence.accumulate import prepare, subsets_ap
 from kalos_core.convergence.cocoeval import DirectionTable
 
 
@@ -79,6 +79,7 @@ def test_tp_cell_kernel_is_the_all_cell_envelope_bit_for_bit(seed):
     got = subsets_ap(table, masks, cells=int(rng.choice([1, 500, 1 << 16])))
     want = np.stack([reference_ap(table, m) for m in masks])
     assert got.tobytes() == want.tobytes()
+    assert subsets_ap(table, masks[::2], prepared=prepare(table)).tobytes() == got[::2].tobytes()   # shared
     assert np.isfinite(got).any() and (got > 0).any()
     tp = table.matched & ~table.ignored
     assert (tp[:, table.det_cat == 0].sum(axis=1).max() > 101) == bool(seed // 2 % 2)   # both envelope reads
