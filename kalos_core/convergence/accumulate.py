@@ -152,14 +152,16 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     tp_pos = np.flatnonzero(tp)
     before = np.searchsorted(tp_pos, first)                           # TPs before each group
     total = np.diff(np.r_[before, len(tp_pos)])                       # TPs in each group
-    j = np.arange(1, len(tp_pos) + 1) - np.repeat(before, total)      # each TP's rank in its group
+    j = np.arange(1.0, len(tp_pos) + 1)                               # each TP's rank in its group (exact
+    j -= np.repeat(before.astype(float), total)                       # integers, held as floats)
     if flags[1] is not None:   # counted = TPs + FPs so far in the segment
         seg_len = np.diff(np.r_[0, np.flatnonzero(head), S * L])
         counted = j + _segment_cumsum(_unpacked(flags[1], det, T), head, seg_len).ravel()[tp_pos]
     else:   # every detection is a TP or an FP: counted = the place in the segment
-        counted = tp_pos - np.repeat(first, total) + 1
+        counted = (tp_pos - np.repeat(first - 1, total)).astype(float)
+    counted += np.spacing(1)
     pr = np.empty(len(tp_pos) + 1)                                    # and a 0.0 after the last
-    np.divide(j, counted + np.spacing(1), out=pr[:-1])
+    np.divide(j, counted, out=pr[:-1])
     pr[-1] = 0.0
     value = _recall_mean(pr, j, before, total, n_g, need_of, np.tile(offset[head], T))
     ap[g_sub, g_thr, g_cat] = np.where(n_g > 0, value, ap[g_sub, g_thr, g_cat])
@@ -183,7 +185,7 @@ def _recall_mean(pr, rank, before, total, n_g, need_of, offset) -> np.ndarray:
         return np.where(need <= np.where(total > 0, total, -1)[:, None], (env + off) - off, 0.0).mean(axis=1)
     # few TPs: a (TP count 0 .. W + 1, group) table of the envelope, 0.0 past each group's TPs
     by_count = np.zeros((W + 2, G))
-    by_count.ravel()[rank * G + np.repeat(np.arange(G), total)] = pr[:-1]
+    by_count.ravel()[rank.astype(np.int64) * G + np.repeat(np.arange(G), total)] = pr[:-1]
     for k in range(W - 1, 0, -1):                                     # the maximum from the k-th TP on
         np.maximum(by_count[k], by_count[k + 1], out=by_count[k])
     by_count[1:W + 1] += offset
