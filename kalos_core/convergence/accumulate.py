@@ -46,18 +46,27 @@ def subset_ap(table: DirectionTable, image_mask: np.ndarray | None = None) -> np
     return subsets_ap(table, np.asarray(image_mask, dtype=bool)[None, :])[0]
 
 
-def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16) -> np.ndarray:
+def prepare(table: DirectionTable) -> tuple:
+    """What :func:`subsets_ap` reads from a table whatever the subsets (a direction's bootstrap chunks
+    share it): the packed flags, the TP count each recall point needs, the image runs."""
+    return _flags(table), _first_tp_needed(int(table.npig.sum(axis=1).max(initial=0))), _runs(table)
+
+
+def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16,
+               prepared: tuple | None = None) -> np.ndarray:
     """(S, T, K) AP per subset (a row of ``masks``, (S, I) bool over ``table.image_ids``), IoU
-    threshold and category; subsets go in chunks of about ``cells`` (threshold, detection) cells."""
+    threshold and category; subsets go in chunks of about ``cells`` (threshold, detection) cells;
+    ``prepared``: :func:`prepare` of the table, if already made."""
     T = table.matched.shape[0]
     masks = np.asarray(masks, dtype=bool)
     out = np.empty((len(masks), T, len(table.cat_ids)))
-    flags, need = _flags(table), _first_tp_needed(int(table.npig.sum(axis=1).max(initial=0)))
+    flags, need, runs = prepared or prepare(table)
     per_image = np.bincount(table.det_img, minlength=masks.shape[1])    # detections per image
     width = max(1, int((masks.astype(np.int64) @ per_image).max(initial=0)) * T)
     step = max(1, cells // width)
     # runs pay where a subset's (class, image) pairs are fewer than the detections a flag per detection scans
-    runs = _runs(table) if 4 * len(table.cat_ids) * int(masks.sum(axis=1).max(initial=0)) < len(table.det_img) else None
+    if 4 * len(table.cat_ids) * int(masks.sum(axis=1).max(initial=0)) >= len(table.det_img):
+        runs = None
     for lo in range(0, len(masks), step):
         out[lo:lo + step] = _chunk_ap(table, masks[lo:lo + step], flags, need, runs)
     return out
@@ -65,10 +74,11 @@ def subsets_ap(table: DirectionTable, masks: np.ndarray, cells: int = 1 << 16) -
 
 def _flags(table: DirectionTable) -> tuple:
     """(TP flags, FP flags, class) per detection and one padding column after them (no TP, no FP,
-    class -1), the flags :func:`_packed`."""
+    class -1), the flags :func:`_packed`; the FP flags only where a detection is ignored (None: every
+    detection is a TP or an FP)."""
     pad = np.zeros((table.matched.shape[0], 1), dtype=bool)
-    return (_packed(np.concatenate([table.matched & ~table.ignored, pad], axis=1)),
-            _packed(np.concatenate([~table.matched & ~table.ignored, pad], axis=1)), np.r_[table.det_cat, -1])
+    fp = _packed(np.concatenate([~table.matched & ~table.ignored, pad], axis=1)) if table.ignored.any() else None
+    return _packed(np.concatenate([table.matched & ~table.ignored, pad], axis=1)), fp, np.r_[table.det_cat, -1]
 
 
 def _runs(table: DirectionTable) -> np.ndarray | None:
@@ -89,6 +99,11 @@ def _kept(table: DirectionTable, masks: np.ndarray, runs: np.ndarray | None) -> 
         return np.nonzero(masks[:, table.det_img])
     sub, img = np.nonzero(masks)                                     # each subset's images, in order
     K, n = len(runs), np.bincount(sub, minlength=len(masks))
+    if len(n) and (n == n[0]).all():   # subsets of one size: their runs as one (subset, class, image) block
+        first = runs[:, img].reshape(K, len(n), int(n[0])).swapaxes(0, 1).ravel()
+        count = runs[:, img + 1].reshape(K, len(n), int(n[0])).swapaxes(0, 1).ravel() - first
+        rows = np.repeat(np.arange(len(n)), count.reshape(len(n), -1).sum(axis=1))
+        return rows, np.arange(len(rows)) - np.repeat(np.cumsum(count) - count - first, count)
     sub_k = np.repeat(np.arange(len(masks)), K * n)                   # (subset, class, image) in that order
     j = np.arange(len(sub_k)) - np.repeat(np.cumsum(K * n) - K * n, K * n)
     cls, at = j // n[sub_k], (np.cumsum(n) - n)[sub_k] + j % n[sub_k]
@@ -101,9 +116,12 @@ def _kept(table: DirectionTable, masks: np.ndarray, runs: np.ndarray | None) -> 
 def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: np.ndarray,
               runs: np.ndarray | None = None) -> np.ndarray:
     """:func:`subsets_ap` on one chunk. Each subset's kept detections form a row of a padded
-    (T, S, L) array in accumulation order; every float operation is the one-subset computation's
-    (the envelope's ``(pr + offset) - offset`` keeps each row's own segment offsets), so the bits
-    do not depend on how the subsets are batched."""
+    (T, S, L) array in accumulation order; a group is a (threshold, subset, class) segment of it.
+    Only the true positives are computed: past a group's m-th TP the precision peaks at a TP (an FP or
+    ignored cell's precision is at most its predecessor's), so the envelope at the m-th TP is the
+    maximum of ``j / (counted_j + eps)`` over its TPs j >= m, the float values of the all-cell
+    computation. It is read as ``(max + offset) - offset`` with each row's own segment offsets, the
+    all-cell envelope's values (rounding is monotone), so the bits do not depend on the batching."""
     T, N = table.matched.shape
     S = len(masks)
     npig = masks.astype(np.int64) @ table.npig.T                      # (S, K)
@@ -113,31 +131,19 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     L = int(length.max(initial=0))
     if L == 0:
         return ap
-    det = np.full((S, L), N)                                          # N: padding
-    det[rows, np.arange(len(rows)) - np.repeat(np.cumsum(length) - length, length)] = cols
-    real = det < N
+    if (length == L).all():
+        det = cols.reshape(S, L)
+    else:
+        det = np.full((S, L), N)                                      # N: padding
+        det[rows, np.arange(len(rows)) - np.repeat(np.cumsum(length) - length, length)] = cols
     cat = flags[2][det]
     tp = _unpacked(flags[0], det, T)                                  # (T, S, L)
     start = np.ones((S, L), dtype=bool)
     start[:, 1:] = cat[:, 1:] != cat[:, :-1]
-    head = start & real
-    # cells per segment, row-major; the first count: cells before any segment (rows of no detection)
-    seg_len = np.diff(np.r_[0, np.flatnonzero(head), S * L])
-    tp_c = _segment_cumsum(tp, head, seg_len)
-    if table.ignored.any():
-        counted = tp_c + _segment_cumsum(_unpacked(flags[1], det, T), head, seg_len)
-    else:   # every detection is a TP or an FP: TP + FP = the place in the segment
-        place = np.arange(1, L + 1, dtype=np.int32)
-        counted = place - np.maximum.accumulate(np.where(start, place - 1, 0), axis=1)
-    pr = tp_c / (counted + np.spacing(1))
+    head = start & (det < N)
     seg_of = np.cumsum(start, axis=1) - 1                             # segment index within its row
     offset = 2.0 * (head.sum(axis=1)[:, None] - seg_of)
-    shifted = np.add(pr, offset, out=pr)
-    if not real.all():
-        shifted[:, ~real] = -np.inf
-    acc = np.maximum.accumulate(shifted[:, :, ::-1], axis=2).ravel()   # each row reversed; less the offset when read
-    # flat over the padded cells, groups = (threshold, subset, segment) in order; a recall point
-    # reads the envelope where the TP count first reaches the count it needs
+    # groups = (threshold, subset, segment) in flat (T, S, L) order, from their first cell
     first = (np.flatnonzero(head)[None, :] + (np.arange(T) * S * L)[:, None]).ravel()
     g_sub = np.tile(np.broadcast_to(np.arange(S)[:, None], (S, L))[head], T)
     g_cat = np.tile(cat[head], T)
@@ -146,39 +152,46 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
     tp_pos = np.flatnonzero(tp)
     before = np.searchsorted(tp_pos, first)                           # TPs before each group
     total = np.diff(np.r_[before, len(tp_pos)])                       # TPs in each group
-    env = _Envelope(acc, L, np.tile(offset[head], T))
-    value = _recall_mean(env, tp_pos, first, before, np.minimum(total, n_g), need_of[n_g])
+    j = np.arange(1.0, len(tp_pos) + 1)                               # each TP's rank in its group (exact
+    j -= np.repeat(before.astype(float), total)                       # integers, held as floats)
+    if flags[1] is not None:   # counted = TPs + FPs so far in the segment
+        seg_len = np.diff(np.r_[0, np.flatnonzero(head), S * L])
+        counted = j + _segment_cumsum(_unpacked(flags[1], det, T), head, seg_len).ravel()[tp_pos]
+    else:   # every detection is a TP or an FP: counted = the place in the segment
+        counted = (tp_pos - np.repeat(first - 1, total)).astype(float)
+    counted += np.spacing(1)
+    pr = np.empty(len(tp_pos) + 1)                                    # and a 0.0 after the last
+    np.divide(j, counted, out=pr[:-1])
+    pr[-1] = 0.0
+    value = _recall_mean(pr, j, before, total, n_g, need_of, np.tile(offset[head], T))
     ap[g_sub, g_thr, g_cat] = np.where(n_g > 0, value, ap[g_sub, g_thr, g_cat])
     return ap
 
 
-class _Envelope:
-    """The envelope of a chunk: ``acc``, the running maximum of ``pr + offset`` over each padded row
-    of length ``L`` taken from its end (stored reversed), and each group's ``offset``."""
-
-    def __init__(self, acc: np.ndarray, L: int, offset: np.ndarray):
-        self.acc, self.L, self.offset = acc, L, offset
-
-    def at(self, cells: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        """The envelope at the flat (T, S, L) ``cells`` of ``groups``: ``(max + offset) - offset``."""
-        return self.acc[cells + (self.L - 1) - 2 * (cells % self.L)] - self.offset[groups]
-
-
-def _recall_mean(env: _Envelope, tp_pos, first, before, reach, need) -> np.ndarray:
-    """(G,) mean over the recall points of the envelope at the detection where each group's TP count
-    first reaches ``need`` (G, R) (the group's first cell for 0; 0.0 beyond ``reach``, the TP count
-    the group reaches and can use). Large groups read it per recall point; many small ones from a
-    table per TP count k = 0 .. reach."""
-    tp_at = np.r_[tp_pos, 0]
-    if need.size <= (reach + 1).sum():
-        at = np.where(need > 0, tp_at[np.minimum(before[:, None] + need - 1, len(tp_pos))], first[:, None])
-        return np.where(need <= reach[:, None], env.at(at, np.arange(len(reach))[:, None]), 0.0).mean(axis=1)
-    size = reach + 2                                                  # k = 0 .. reach, then 0.0
-    grp = np.repeat(np.arange(len(reach)), size)
-    k = np.arange(len(grp)) - np.repeat(np.cumsum(size) - size, size)
-    at = np.where(k > 0, tp_at[np.minimum(before[grp] + k - 1, len(tp_pos))], first[grp])
-    by_count = np.where(k <= reach[grp], env.at(at, grp), 0.0)
-    return by_count[(np.cumsum(size) - size)[:, None] + np.minimum(need, reach[:, None] + 1)].mean(axis=1)
+def _recall_mean(pr, rank, before, total, n_g, need_of, offset) -> np.ndarray:
+    """(G,) mean over the 101 recall points of the envelope where each group's TP count first reaches
+    the count ``need_of[n_g]`` needs: the maximum of ``pr`` (each TP's precision, groups in order;
+    ``rank``: its place among the group's TPs, from 1) over the group's TPs from that one on (from its first for 0; 0.0 beyond the TPs it has, as for a group of
+    none), read as ``(max + offset) - offset``. TPs never outnumber a group's ``n_g`` ground truth."""
+    G, W = len(total), max(1, int(total.max(initial=0)))
+    if W > need_of.shape[1]:   # many TPs: the maxima between consecutive read TPs, then from the end
+        need = need_of[n_g]
+        k = np.minimum(np.maximum(need, 1), np.maximum(total, 1)[:, None]) - 1
+        # a block ends where the next read begins (equal reads: the read TP alone, still in the group's
+        # suffix); a group's last block ends where the next group's TPs begin (the 0.0 after the last)
+        blocks = np.maximum.reduceat(pr, (before[:, None] + k).ravel()).reshape(need.shape)
+        env = np.maximum.accumulate(blocks[:, ::-1], axis=1)[:, ::-1]
+        off = offset[:, None]
+        return np.where(need <= np.where(total > 0, total, -1)[:, None], (env + off) - off, 0.0).mean(axis=1)
+    # few TPs: a (TP count 0 .. W + 1, group) table of the envelope, 0.0 past each group's TPs
+    by_count = np.zeros((W + 2, G))
+    by_count.ravel()[rank.astype(np.int64) * G + np.repeat(np.arange(G), total)] = pr[:-1]
+    for k in range(W - 1, 0, -1):                                     # the maximum from the k-th TP on
+        np.maximum(by_count[k], by_count[k + 1], out=by_count[k])
+    by_count[1:W + 1] += offset
+    by_count[1:W + 1] -= offset
+    by_count[0] = by_count[1]
+    return by_count.ravel()[(np.minimum(need_of, W + 1) * G)[n_g] + np.arange(G)[:, None]].mean(axis=1)
 
 
 def _segment_cumsum(flags: np.ndarray, head: np.ndarray, seg_len: np.ndarray) -> np.ndarray:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
 from .types import EQ1_INTERCEPT, EQ1_SLOPE, IntervalStats
 
@@ -19,6 +18,17 @@ def draw_subsets(n_images: int, n_subsets: int, fraction: float, seed: int) -> n
     return masks
 
 
+def normal_quantile(confidence: float) -> float:
+    """z of the two-sided normal interval at ``confidence``: ``scipy.special.ndtri(0.5 + confidence / 2)``,
+    what ``scipy.stats.norm.ppf`` computes, bit for bit; at the default 95 % its value, without the
+    import (scipy.special ~0.1 s, scipy.stats ~0.5 s CPU)."""
+    if confidence == 0.95:
+        return 1.959963984540054
+    from scipy.special import ndtri
+
+    return float(ndtri(0.5 + confidence / 2))
+
+
 def interval_stats(values, confidence: float = 0.95) -> IntervalStats:
     """Mean, SD (ddof 1), min, max, the normal interval mean ± z·SD (the paper's Table 3, z = 1.96
     at 95 %) and the percentile interval, over the finite values."""
@@ -29,7 +39,7 @@ def interval_stats(values, confidence: float = 0.95) -> IntervalStats:
         return IntervalStats(values, nan, nan, nan, nan, (nan, nan), (nan, nan), 0)
     mean = float(ok.mean())
     sd = float(ok.std(ddof=1)) if len(ok) > 1 else 0.0
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = normal_quantile(confidence)
     tail = 100 * (1 - confidence) / 2
     lo, hi = np.percentile(ok, [tail, 100 - tail])
     return IntervalStats(values, mean, sd, float(ok.min()), float(ok.max()), (mean - z * sd, mean + z * sd),
@@ -38,7 +48,7 @@ def interval_stats(values, confidence: float = 0.95) -> IntervalStats:
 
 def normal_interval(mean: float, sd: float, confidence: float = 0.95) -> tuple[float, float]:
     """mean ± z·SD (z = 1.96 at 95 %): how Table 3's CI columns follow from its Mean and Std."""
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = normal_quantile(confidence)
     return mean - z * sd, mean + z * sd
 
 

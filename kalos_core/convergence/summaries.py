@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .accumulate import subsets_ap
+from .accumulate import prepare, subsets_ap
 from .types import THRESHOLD_KEYS, MapSummary
 
 if TYPE_CHECKING:
@@ -36,11 +36,15 @@ class Side:
     def __init__(self, table: DirectionTable, index_of: dict):
         self.table = table
         self.pos = np.array([index_of[i] for i in table.image_ids], dtype=np.int64)
+        self.prepared = None                                          # accumulate.prepare(table), on first use
 
     def per_threshold(self, union_masks: np.ndarray) -> np.ndarray:
         """(S, T) AP per subset (a row of ``union_masks``, over the run's images) and threshold, the
         mean over classes; NaN where undefined."""
-        return nanmean(subsets_ap(self.table, np.asarray(union_masks, dtype=bool)[:, self.pos]), axis=2)
+        if self.prepared is None:
+            self.prepared = prepare(self.table)
+        masks = np.asarray(union_masks, dtype=bool)[:, self.pos]
+        return nanmean(subsets_ap(self.table, masks, prepared=self.prepared), axis=2)
 
 
 def direction_summary(ap: np.ndarray, cat_ids, names: dict) -> MapSummary:

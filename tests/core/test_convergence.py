@@ -6,6 +6,9 @@ import contextlib
 import dataclasses
 import io
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -361,6 +364,9 @@ def test_subsets_from_image_runs_keep_the_same_detections_and_bits():
     masks[0], masks[1] = False, True                   # an empty subset and a full one
     for a, b in zip(_kept(table, masks, runs), _kept(table, masks, None)):
         assert a.tobytes() == b.tobytes()
+    assert len(set(masks[2:].sum(axis=1).tolist())) == 1               # subsets of one size: one block
+    for a, b in zip(_kept(table, masks[2:], runs), _kept(table, masks[2:], None)):
+        assert a.tobytes() == b.tobytes()
     flags, need = _flags(table), _first_tp_needed(int(table.npig.sum(axis=1).max()))
     fast = _chunk_ap(table, masks, flags, need, runs)
     assert fast.tobytes() == _chunk_ap(table, masks, flags, need, None).tobytes() and np.isfinite(fast[1]).any()
@@ -435,3 +441,17 @@ def test_packed_gather_keeps_every_bit_with_ignored_detections(monkeypatch):
     packed = subsets_ap(table, masks)
     monkeypatch.setattr("kalos_core.convergence.accumulate._packed", lambda flags: flags)
     assert np.isfinite(packed).any() and packed.tobytes() == subsets_ap(table, masks).tobytes()
+
+
+def test_interval_z_is_the_normal_quantile_without_importing_scipy_stats():
+    """The interval's z is ``scipy.special.ndtri`` (what ``norm.ppf`` computes, bit for bit; at 95 % its
+    value), so a default convergence run imports neither scipy.stats nor scipy.special; nor, reading
+    boxes through noise-aware's inputs, the noise-aware engine's scipy.optimize and scipy.interpolate."""
+    from scipy.stats import norm
+    for confidence in [*np.linspace(0.0, 0.999, 1000), 0.9, 0.95, 0.99]:
+        z = norm.ppf(0.5 + confidence / 2)
+        assert normal_interval(10.0, 2.0, confidence) == (10.0 - z * 2.0, 10.0 + z * 2.0)
+    code = ("import sys, kalos_core.convergence.engine, kalos_core.noise_aware.inputs; "
+            "from kalos_core.convergence.stats import interval_stats; interval_stats([1.0, 2.0, 4.0]); "
+            "assert not {'scipy.stats', 'scipy.special', 'scipy.optimize', 'scipy.interpolate'} & set(sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], cwd=str(Path(__file__).resolve().parents[2])).returncode == 0
