@@ -132,9 +132,9 @@ class ConsensusResult:
     def _coco_head(self, dataset: MultiRaterDataset) -> dict:
         """Every key of the COCO file, ``annotations`` (left empty here) in its place."""
         images = dataset.images
-        images = plain_rows(("id", "width", "height", "file_name"), [[im.id for im in images], [im.width for im in images],
-                                                                     [im.height for im in images],
-                                                                     [im.file_name for im in images]])
+        columns = [[im.id for im in images], [im.width for im in images], [im.height for im in images],
+                   [im.file_name for im in images]]
+        images = plain_rows(("id", "width", "height", "file_name"), columns)
         cats = [{"id": c, "name": n} for c, n in sorted(dataset.categories.items())]
         return {"images": images, "annotations": [], "categories": json_safe(cats), "review": plain(self.review)}
 

@@ -171,8 +171,9 @@ def _chunk_ap(table: DirectionTable, masks: np.ndarray, flags: tuple, need_of: n
 def _recall_mean(pr, rank, before, total, n_g, need_of, offset) -> np.ndarray:
     """(G,) mean over the 101 recall points of the envelope where each group's TP count first reaches
     the count ``need_of[n_g]`` needs: the maximum of ``pr`` (each TP's precision, groups in order;
-    ``rank``: its place among the group's TPs, from 1) over the group's TPs from that one on (from its first for 0; 0.0 beyond the TPs it has, as for a group of
-    none), read as ``(max + offset) - offset``. TPs never outnumber a group's ``n_g`` ground truth."""
+    ``rank``: its place among the group's TPs, from 1) over the group's TPs from that one on (from its
+    first for 0; 0.0 beyond the TPs it has, as for a group of none), read as ``(max + offset) - offset``.
+    TPs never outnumber a group's ``n_g`` ground truth."""
     G, W = len(total), max(1, int(total.max(initial=0)))
     if W > need_of.shape[1]:   # many TPs: the maxima between consecutive read TPs, then from the end
         need = need_of[n_g]

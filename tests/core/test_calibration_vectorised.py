@@ -227,7 +227,8 @@ def test_ks_on_merged_steps_equals_ks_at_every_value(seed, n, k, digits):
 
 
 def max_difference_every_step(mass_do, mass_de):
-    """The KS bootstrap before the spans (stop 33): every step's CDFs, ``cumsum / total``, and their largest difference."""
+    """The KS bootstrap before the spans (stop 33): every step's CDFs, ``cumsum / total``, and their largest
+    difference."""
     with np.errstate(invalid="ignore"):
         f_do, f_de = (np.cumsum(m, axis=0, dtype=np.int64) for m in (mass_do, mass_de))
         return np.max(f_do / f_do[-1] - f_de / f_de[-1], axis=0)
