@@ -7,7 +7,9 @@ consensus, variations). Every executor gives the same result (``tests/core/test_
 
 ``dask`` needs the optional extra (``pip install .[dask]``); it uses the client
 already active in the caller's process if there is one, else starts a
-``LocalCluster`` of ``workers`` single-threaded processes.
+``LocalCluster`` of ``workers`` single-threaded processes. A measure run with
+``executor="dask"`` (:meth:`kalos_core.measure.Measure.run`) opens one for the whole
+run (:func:`dask_session`), which all its map steps use.
 """
 
 from __future__ import annotations
@@ -149,10 +151,11 @@ def _distributed():
 
 
 def _own_cluster(distributed, workers: int):
-    """A LocalCluster of ``workers`` single-threaded processes and its client. Its workers log
-    nothing below CRITICAL: a task's error reaches this process through its future, and closing
-    the cluster makes Dask's workers log a heartbeat "ERROR" with a traceback at random after a
-    run that went well (dask/distributed#7105)."""
+    """A LocalCluster of ``workers`` single-threaded processes and its client. While it lives,
+    Dask logs nothing below CRITICAL (``silence_logs``: its workers, nannies and scheduler, also in
+    this process): closing the cluster makes Dask's workers log a heartbeat "ERROR" with a
+    traceback at random after a run that went well (dask/distributed#7105). A task's error, or a
+    worker lost, still reaches the caller through the task's future."""
     cluster = distributed.LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
                                        processes=True, dashboard_address=None, silence_logs=logging.CRITICAL)
     return cluster, distributed.Client(cluster)
@@ -166,15 +169,18 @@ def dask_session(workers: int = 0) -> Iterator[None]:
     distributed = _distributed()
     try:
         distributed.get_client()
+        active = True
     except ValueError:    # no active client
-        cluster, client = _own_cluster(distributed, workers)
-        try:
-            yield
-        finally:
-            client.close()
-            cluster.close()
+        active = False
+    if active:
+        yield
         return
-    yield
+    cluster, client = _own_cluster(distributed, workers)   # (outside the except: a run's error has no
+    try:                                                     # "No clients found" context)
+        yield
+    finally:
+        client.close()
+        cluster.close()
 
 
 @register_executor("dask")

@@ -17,7 +17,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generator
 
-from .executors import dask_session
+from .executors import dask_session, resolve_executor
 from .params import Config, params_of
 from .progress import run_steps
 
@@ -120,7 +120,9 @@ class Measure:
         With ``executor="dask"`` among ``data.options``, every map step of the run shares one cluster
         (:func:`kalos_core.executors.dask_session`)."""
         if (data.options or {}).get("executor") == "dask":
-            with dask_session(data.options.get("workers", 1)):
+            workers = data.options.get("workers", 1)
+            resolve_executor(workers, "dask")     # a bad worker count fails before a cluster starts
+            with dask_session(workers):
                 return run_steps(self.steps(data, config), progress)
         return run_steps(self.steps(data, config), progress)
 

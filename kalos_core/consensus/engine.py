@@ -104,6 +104,12 @@ class ConsensusResult:
             self._columns = self._columns._replace(**{f: self._later.pop(f)() for f in todo})
         return self._columns
 
+    def __getstate__(self) -> dict:
+        """Pickled with every column made: the makers of those not yet asked for are closures."""
+        if self._labels is None:
+            self.label_columns()
+        return {**self.__dict__, "_later": {}}
+
     def __repr__(self) -> str:
         return f"ConsensusResult({self.kind}, {len(self.label_columns(('unit',)).unit)} labels, " \
                f"{len(self.review)} for review)"

@@ -332,3 +332,20 @@ def test_many_raters_and_columns_made_when_asked(n_raters):
     assert [asdict(x) for x in got.labels] == [asdict(x) for x in want.labels] and len(got.labels) > 1
     assert [asdict(x) for x in got.review] == [asdict(x) for x in want.review]
     assert max(len(x.raters) for x in got.labels) > 20
+
+
+@pytest.mark.parametrize("fusion", ["median", "weighted"])
+def test_a_result_pickles_before_its_labels_are_read(fusion):
+    """Its columns not yet asked for are made by closures; pickling makes them first (a result crosses
+    processes: multiprocessing, Dask), and the copy reads as the original."""
+    import pickle
+
+    n_labels = 0
+    for seed in range(10):
+        data, unit_of = random_boxes(seed, True)
+        got = build_consensus(data, unit_of, ConsensusConfig(support=0.5, box_fusion=fusion))
+        back = pickle.loads(pickle.dumps(got))
+        assert back.coco_text(data) == got.coco_text(data) and json.dumps(back.to_dict()) == json.dumps(got.to_dict())
+        assert [asdict(x) for x in back.labels] == [asdict(x) for x in got.labels]
+        n_labels += len(got.labels)
+    assert n_labels > 20

@@ -84,3 +84,25 @@ def test_a_task_error_on_the_executors_own_dask_cluster_reaches_the_caller():
         list(map_chunks(_fails_on, list(range(10)), 7, 3, 2, "dask"))
     assert list(map_chunks(_fails_on, list(range(10)), 99, 3, 2, "dask")) == \
         [(2, 1), (4, 5), (6, 9), (8, 13), (10, 17)]
+
+
+def test_a_dask_session_checks_workers_first_and_leaves_a_run_error_alone(monkeypatch):
+    """A bad worker count fails before any cluster starts; an error inside the session is the run's
+    own (no "No clients found" as its context), and the session's cluster is closed after it."""
+    distributed = pytest.importorskip("dask.distributed")
+    from kalos_core import executors
+    from kalos_core.measure import MeasureData, get_measure
+
+    started = []
+    real = executors._own_cluster
+    monkeypatch.setattr(executors, "_own_cluster", lambda *a: started.append(a) or real(*a))
+    measure = get_measure("agreement")
+    with pytest.raises(ValueError, match="workers must be an integer"):
+        measure.run(MeasureData(None, options={"executor": "dask", "workers": -1}), measure.make_config())
+    assert started == []
+    with pytest.raises(KeyError) as caught:
+        with executors.dask_session(1):
+            raise KeyError("in the run")
+    assert caught.value.__context__ is None and len(started) == 1
+    with pytest.raises(ValueError):
+        distributed.get_client()
