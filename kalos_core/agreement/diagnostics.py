@@ -205,7 +205,7 @@ class Emitter:
 class Reduction:
     """What one diagnostic gets back after the batch: per-image α and summed matrices, by key."""
 
-    values: dict[Hashable, ImageValues]               #: value key -> [(image index, α)] in image order
+    values: dict[Hashable, ImageValues]               #: value key -> its images' α (reads as [(image index, α)])
     sums: dict[Hashable, AlphaSums]                   #: sums key -> sums over images
     image_alpha: np.ndarray                           #: (n_images,) α of each image
     global_sums: AlphaSums                            #: sums of the global matrix

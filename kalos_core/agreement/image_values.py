@@ -38,11 +38,13 @@ class ImageValues(Sequence):
 
     @property
     def images(self) -> np.ndarray:
-        return self._joined()[0]
+        """The image indices (read-only: the arrays are shared by the partials that extend them)."""
+        return _read_only(self._joined()[0])
 
     @property
     def alphas(self) -> np.ndarray:
-        return self._joined()[1]
+        """The α, in the same order (read-only)."""
+        return _read_only(self._joined()[1])
 
     def __len__(self) -> int:
         return sum(len(a) for _, a in self._parts)
@@ -66,6 +68,12 @@ class ImageValues(Sequence):
 
     def __repr__(self) -> str:
         return f"ImageValues({list(self)!r})"
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def alphas_of(items) -> np.ndarray:

@@ -61,7 +61,9 @@ class Partial:
         self.n_units += other.n_units
         self.single += other.single
         for k, v in other.values.items():
-            self.values.setdefault(k, ImageValues()).extend(v)
+            if k not in self.values:
+                self.values[k] = ImageValues()
+            self.values[k].extend(v)
         for k, s in other.sums.items():
             if k in self.sums:
                 self.sums[k].add(s)

@@ -102,8 +102,8 @@ def _kept(table: DirectionTable, masks: np.ndarray, runs: np.ndarray | None) -> 
     if len(n) and (n == n[0]).all():   # subsets of one size: their runs as one (subset, class, image) block
         first = runs[:, img].reshape(K, len(n), int(n[0])).swapaxes(0, 1).ravel()
         count = runs[:, img + 1].reshape(K, len(n), int(n[0])).swapaxes(0, 1).ravel() - first
-        rows = np.repeat(np.arange(len(n)), count.reshape(len(n), -1).sum(axis=1))
-        return rows, np.arange(len(rows)) - np.repeat(np.cumsum(count) - count - first, count)
+        owner, cols = ranges(first, count)
+        return owner // (K * int(n[0])), cols
     sub_k = np.repeat(np.arange(len(masks)), K * n)                   # (subset, class, image) in that order
     j = np.arange(len(sub_k)) - np.repeat(np.cumsum(K * n) - K * n, K * n)
     cls, at = j // n[sub_k], (np.cumsum(n) - n)[sub_k] + j % n[sub_k]

@@ -34,9 +34,10 @@ def _types(values) -> set:
 
 class _Growing:
     """A column appended to batch by batch in one array grown in place (``ndarray.resize``: realloc
-    remaps a large array's pages rather than copying them), so that the whole column never
-    exists twice: not as the batches' pieces beside their join. Only copies leave it until
-    :meth:`take`; pickled (a forked reader's columns), it sends its values, not its spare room."""
+    remaps a large array's pages rather than copying them), so that the column is not held twice as
+    the batches' pieces beside their join; its spare room (a quarter at most after a growth, zeroed
+    by ``resize``) is what it costs. Only copies leave it until :meth:`take`; pickled (a forked
+    reader's columns), it sends its values, not its spare room."""
 
     __slots__ = ("data", "n")
 
@@ -47,7 +48,8 @@ class _Growing:
     def append(self, values: np.ndarray) -> None:
         end = self.n + len(values)
         if end > len(self.data):
-            self.data.resize((max(end, 2 * len(self.data), 1024),) + self.data.shape[1:], refcheck=False)
+            self.data.resize((max(end, len(self.data) + len(self.data) // 4, 1024),) + self.data.shape[1:],
+                             refcheck=False)
         self.data[self.n:end] = values
         self.n = end
 
@@ -65,7 +67,8 @@ class _Growing:
         return (self.copy(),)
 
     def __setstate__(self, state: tuple) -> None:
-        self.data, self.n = state[0], len(state[0])
+        data = state[0]     # an array that owns its memory, so that it can grow (pickle 5 may lend a buffer)
+        self.data, self.n = (data if data.flags.owndata else data.copy()), len(data)
 
 
 class BoxColumns:

@@ -246,5 +246,8 @@ def test_a_growing_column_appends_in_place_and_pickles_its_values():
     back = pickle.loads(pickle.dumps(col))
     assert np.array_equal(back.copy(), whole) and len(back.data) == len(whole)     # no spare room sent
     assert np.array_equal(pickle.loads(pickle.dumps(_Growing(np.int64))).copy(), np.zeros(0, np.int64))
+    again = pickle.loads(pickle.dumps(col, protocol=5))                           # may lend its buffer
+    again.append(parts[1])
+    assert np.array_equal(again.copy(), np.concatenate([whole, parts[1]]))
     taken = col.take()
     assert np.array_equal(taken, whole) and taken.shape == (1510, 4) and col.n == 0 and col.copy().shape == (0, 4)

@@ -31,6 +31,9 @@ def test_extend_appends_in_order_and_survives_pickling():
     assert a.images.tolist() == [1, 2, 5] and a.alphas.tolist() == [0.1, 0.2, 0.9]
     assert b == [(5, 0.9)]                                   # the appended one is unchanged
     assert pickle.loads(pickle.dumps(a)) == a
+    with pytest.raises(ValueError, match="read-only"):
+        a.alphas[0] = 9.0                                    # shared with the partials it came from
+    assert b.alphas.tolist() == [0.9]
 
 
 def test_partials_merge_their_values_key_by_key():
