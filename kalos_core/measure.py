@@ -14,6 +14,7 @@ Adding a measure is one package plus one line in :data:`MEASURE_MODULES`.
 from __future__ import annotations
 
 import importlib
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generator
 
@@ -119,12 +120,13 @@ class Measure:
         """The measure on ``data``: ``progress(fraction, message)`` per step (optional); returns the result.
         With ``executor="dask"`` among ``data.options``, every map step of the run shares one cluster
         (:func:`kalos_core.executors.dask_session`)."""
+        session = nullcontext()
         if (data.options or {}).get("executor") == "dask":
             workers = data.options.get("workers", 1)
             resolve_executor(workers, "dask")     # a bad worker count fails before a cluster starts
-            with dask_session(workers):
-                return run_steps(self.steps(data, config), progress)
-        return run_steps(self.steps(data, config), progress)
+            session = dask_session(workers)
+        with session:
+            return run_steps(self.steps(data, config), progress)
 
     @property
     def params(self):

@@ -312,8 +312,8 @@ def _per_annotation(images: list, ch: _Chunk, out, label: np.ndarray, unit: np.n
     if not len(label):
         return
     code = status_codes(label, ch.cat)
-    out.labels.append(LabelBlock.compact(ch.ids, [f"{im.id}:" for im in images], np.diff(ch.start).tolist(), unit, code,
-                                 ch.order))
+    prefixes = [f"{im.id}:" for im in images]
+    out.labels.append(LabelBlock.compact(ch.ids, prefixes, np.diff(ch.start).tolist(), unit, code, ch.order))
     # per rater: annotations and statuses, keys in order of first appearance (as the per-image path)
     names = sorted({r for rows in ch.rows for r in rows})
     code_of = {r: k for k, r in enumerate(names)}
