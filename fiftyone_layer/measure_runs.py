@@ -50,6 +50,16 @@ class MeasureRun:
         no form input, refused as keywords, not stored (their defaults apply).
     more_config : ``more_config(result) -> dict``: run-config keys from the result (calibration: the
         recommended distance and threshold, which compute_agreement's form offers).
+    prepare : ``prepare(collection, source, values, extras) -> values``: the parameter values before the
+        config is made from them (agreement: ``distance="mask_iou"`` reads the instance masks, an extra).
+    written : ``written(source, extras) -> RaterSource``: the labels a run writes on, when more than the
+        raters' (agreement: the model fields too); ``owned_paths`` and ``write`` get it.
+    free_paths : ``free_paths(collection, source, run_key)``: the refusal of attributes the run would
+        overwrite, in place of :func:`run_store.check_free_paths` over ``owned_paths``.
+    two_raters : refuse a view where no sample has two raters (:func:`check_two_raters`).
+    results_lap : the :class:`Clock` lap that times ``results`` (None: not timed).
+    stored_source : ``stored_source(source) -> dict``: what the run config records of the labels
+        (default: :meth:`RaterSource.run_config` and the label list's name).
     """
 
     measure: str
@@ -67,6 +77,12 @@ class MeasureRun:
     error_param: Callable[[RaterSource], str] | None = None
     hidden: tuple[str, ...] = ()
     more_config: Callable[[Any], dict] | None = None
+    prepare: Callable[[Any, RaterSource, dict, dict], dict] | None = None
+    written: Callable[[RaterSource, dict], RaterSource] | None = None
+    free_paths: Callable[[Any, RaterSource, str], None] | None = None
+    two_raters: bool = True
+    results_lap: str | None = None
+    stored_source: Callable[[RaterSource], dict] | None = None
 
     @property
     def spec(self) -> Measure:
@@ -75,6 +91,10 @@ class MeasureRun:
     @property
     def method(self) -> str:
         return self.spec.method
+
+    def written_source(self, source: RaterSource, extras: dict) -> RaterSource:
+        """The labels a run writes on (:attr:`written`; default the raters')."""
+        return self.written(source, extras) if self.written else source
 
     @property
     def params(self) -> list[str]:
@@ -121,14 +141,29 @@ def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, 
         raise SetupError(f"{run.title} need {', '.join(names[k] for k in run.kinds)}, not "
                          f"{source.label_cls.__name__}", "rater_fields" if source.rater_attribute is None
                          else "label_field")
-    run_store.check_free_paths(collection, run_key, run.owned_paths(source, run_key), "run_key")
+    check_free(run, collection, source, run_key)
     if len(collection) == 0:
         raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
-    check_two_raters(run, collection, source)
-    config = make_config(run.spec, checked_names(run.spec, values, run.title, run.params))
+    if run.two_raters:
+        check_two_raters(run, collection, source)
+    values = checked_names(run.spec, values, run.title, run.params)
+    if run.prepare is not None:
+        values = run.prepare(collection, source, values, extras)
+    config = make_config(run.spec, values)
     if run.check is not None:
         run.check(collection, source, config, extras)
+    if run.written is not None:   # the labels written beyond the raters' (the check chose them)
+        check_free(run, collection, run.written_source(source, extras), run_key)
     return source, config, extras
+
+
+def check_free(run: MeasureRun, collection, source: RaterSource, run_key: str) -> None:
+    """Refuse a run whose fields and label attributes would overwrite what no KaLOS run under
+    ``run_key`` wrote (:attr:`MeasureRun.free_paths`, else :func:`run_store.check_free_paths`)."""
+    if run.free_paths is not None:
+        run.free_paths(collection, source, run_key)
+    else:
+        run_store.check_free_paths(collection, run_key, run.owned_paths(source, run_key), "run_key")
 
 
 def check_two_raters(run: MeasureRun, collection, source: RaterSource) -> None:
@@ -202,6 +237,8 @@ def measure_steps(run: MeasureRun, collection, run_key=None, **params):
         raise SetupError(str(e), run.error_param(source)) from None
     clock.lap("compute_s")
     more = run.results(result, data, config) if run.results else None
+    if more and run.results_lap:
+        clock.lap(run.results_lap)
     yield 0.92, "writing the results"
     clock.skip()
     store(run, collection, source, run_key, result, config, extras, more)
@@ -223,13 +260,15 @@ def store(run: MeasureRun, collection, source: RaterSource, run_key: str, result
     dataset = collection._dataset
     if run_key in dataset.list_runs():
         run_store.delete_run(dataset, run_key)
+    written = run.written_source(source, extras)
     if run.write is not None:
-        run.write(collection, source, run_key, result)
+        run.write(collection, written, run_key, result)
     summary = result.to_dict()
     if "config" in summary:
         summary[run.config_key] = summary.pop("config")
     summary.update(more or {})
     stored = {**{k: v for k, v in config.to_dict().items() if k not in run.hidden}, **extras,
               **(run.more_config(result) if run.more_config else {})}
-    run_store.save_run(collection, run_key, run.method, summary, fields=run.owned_paths(source, run_key),
-                       **source.run_config(), list_name=source.list_name, **stored)
+    labels = run.stored_source(source) if run.stored_source else {**source.run_config(), "list_name": source.list_name}
+    run_store.save_run(collection, run_key, run.method, summary, fields=run.owned_paths(written, run_key),
+                       **labels, **stored)

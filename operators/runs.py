@@ -14,12 +14,12 @@ from kalos_core.agreement import DIAGNOSTICS, AgreementConfig, AgreementResult  
 from kalos_core.agreement.falls_apart import falls_apart
 from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData, get_measure
-from kalos_core.progress import rescale, run_steps
+from kalos_core.progress import run_steps
 
 from ..fiftyone_layer import run_store, status_colors
-from ..fiftyone_layer.adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset, resolve_source
-from ..fiftyone_layer.values import make_config
-from ..fiftyone_layer.measure_runs import Clock, checked_names
+from ..fiftyone_layer.adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset
+from ..fiftyone_layer.measure_runs import MeasureRun, measure_steps
+from ..fiftyone_layer.measure_runs import check_run as measure_check
 from .model_inputs import add_models, check_model_fields, write_source
 from .model_inputs import run_config as model_run_config
 from ..fiftyone_layer.status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
@@ -57,84 +57,67 @@ def compute_agreement_run(collection, progress=None, **params) -> AgreementResul
     return run_steps(compute_agreement_steps(collection, **params), progress)
 
 
-def check_run(collection, rater_fields=None, label_field=None, rater_attribute="rater_id", run_key="kalos",
-              overwrite=False, **values):
-    """Every check a run needs before it writes anything; returns ``(source, config, use_masks)``.
+KINDS = ("box", "polygon", "keypoints", "cuboids")
 
-    Raises :class:`SetupError` naming the parameter at fault."""
-    source = resolve_source(collection, rater_fields, label_field, rater_attribute)
-    run_store.validate_key(collection, run_key, METHOD, overwrite=overwrite)
-    check_label_attributes(collection, source, run_key)
-    if len(collection) == 0:
-        raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
-    values = checked_names(AGREEMENT, values, "agreement")
+
+def _prepare(collection, source: RaterSource, values: dict, extras: dict) -> dict:
+    """An empty distance is the label type's default; ``mask_iou`` on boxes compares the
+    Detections' instance masks (read as masks: ``use_masks``, and IoU between them)."""
     if values.get("distance") == "":
         values["distance"] = None
-    use_masks = values.get("distance") == "mask_iou" and source.kind == "box"
-    if use_masks:  # Detections with instance masks: compare the masks
+    extras["use_masks"] = values.get("distance") == "mask_iou" and source.kind == "box"
+    if extras["use_masks"]:
         values["distance"] = "iou"
-    config = make_config(AGREEMENT, values)
+    return values
+
+
+def _check(collection, source: RaterSource, config: AgreementConfig, extras: dict) -> None:
+    """The distance suits the labels; the model fields (:func:`.model_inputs.check_model_fields`),
+    stored as :func:`.model_inputs.run_config` says."""
     if config.distance is not None and config.distance not in distances_for(source.kind):
         raise SetupError(f"{config.distance!r} is not a {source.kind} distance; choose among "
                          f"{list(distances_for(source.kind))}", "distance")
-    return source, config, use_masks
+    threshold = 0.5 if extras.get("score_threshold") is None else extras["score_threshold"]
+    models = check_model_fields(collection, source, extras.get("model_fields"), threshold)
+    extras.update(model_run_config(models, threshold))
 
 
-def compute_agreement_steps(collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
-                            run_key="kalos", overwrite=False, calibration_key=None, model_fields=None,
-                            score_threshold=0.5, **values):
+def _read(collection, source: RaterSource, config, extras: dict) -> MeasureData:
+    data = read_dataset(collection, source, use_masks=extras["use_masks"])
+    return MeasureData(add_models(collection, source, data, extras["model_fields"], extras["score_threshold"]))
+
+
+def _write(collection, written: RaterSource, run_key: str, result: AgreementResult) -> None:
+    write_results(collection, written, run_key, result)
+    status_colors.show_statuses(collection._dataset, run_key, written.fields)
+
+
+def _falls_apart(result, data: MeasureData, config: AgreementConfig) -> dict:
+    """The ``lsa_falls_apart`` drill-down of :func:`kalos_core.agreement.falls_apart.falls_apart`."""
+    return {"lsa_falls_apart": falls_apart(data.dataset, config)} if config.lsa_thresholds else {}
+
+
+RUN = MeasureRun(
+    "agreement", "agreement", "kalos", KINDS, owned_paths=owned_fields, write=_write, read=_read, check=_check,
+    extras=("calibration_key", "model_fields", "score_threshold"), config_key="agreement_config",
+    results=_falls_apart, prepare=_prepare, written=lambda source, extras: write_source(source, extras["model_fields"]),
+    free_paths=check_label_attributes, two_raters=False, results_lap="lsa_falls_apart_s",
+    stored_source=RaterSource.run_config)
+
+
+def check_run(collection, **params):
+    """Every check a run needs before it writes anything; returns ``(source, config, extras)``.
+
+    Raises :class:`SetupError` naming the parameter at fault."""
+    return measure_check(RUN, collection, **params)
+
+
+def compute_agreement_steps(collection, **params):
     """:func:`compute_agreement_run` as a generator of ``(fraction, message)`` steps; returns the result.
 
     Nothing is written before the last step: a failing check, read or computation leaves the
     dataset as it was."""
-    clock = Clock()
-    source, config, use_masks = check_run(collection, rater_fields, label_field, rater_attribute, run_key,
-                                          overwrite, **values)
-    models = check_model_fields(collection, source, model_fields, score_threshold)
-    check_label_attributes(collection, write_source(source, models), run_key)
-    yield 0.0, "reading labels"
-    data = add_models(collection, source, read_dataset(collection, source, use_masks=use_masks),
-                      models, score_threshold)
-    clock.lap("read_s")
-    result = yield from rescale(AGREEMENT.steps(MeasureData(data), config), 0.05, 0.9)
-    clock.lap("compute_s")
-    more = {}
-    if config.lsa_thresholds:
-        yield 0.9, "units that fall apart at each sensitivity threshold"
-        clock.skip()
-        more["lsa_falls_apart"] = falls_apart(data, config)
-        clock.lap("lsa_falls_apart_s")
-    yield 0.92, "writing the results"
-    clock.skip()
-    store_run(collection, source, run_key, config, result, calibration_key, use_masks=use_masks,
-              model_fields=models, score_threshold=score_threshold, more=more)
-    clock.lap("write_s")
-    clock.stamp(result)
-    yield 1.0, "done"
-    return result
-
-
-def store_run(collection, source: RaterSource, run_key: str, config: AgreementConfig,
-              result: AgreementResult, calibration_key=None, use_masks: bool = False,
-              model_fields=(), score_threshold=0.5, more: dict | None = None) -> None:
-    """Write the run's fields and store it; ``more``: results kept beside ``result.to_dict()`` (the
-    ``lsa_falls_apart`` drill-down of :func:`kalos_core.agreement.falls_apart.falls_apart`)."""
-    dataset = collection._dataset
-    if run_key in dataset.list_runs():
-        run_store.delete_run(dataset, run_key)
-    written = write_source(source, model_fields)
-    paths = owned_fields(written, run_key)
-    write_results(collection, written, run_key, result)
-    status_colors.show_statuses(dataset, run_key, written.fields)
-    summary = result.to_dict()
-    summary["agreement_config"] = summary.pop("config")  # "config" is the run's own attribute
-    summary.update(more or {})
-    run_store.save_run(
-        collection, run_key, METHOD, summary, fields=paths,
-        **source.run_config(), calibration_key=calibration_key, use_masks=bool(use_masks),
-        **model_run_config(model_fields, score_threshold),
-        **config.to_dict(),
-    )
+    return measure_steps(RUN, collection, **params)
 
 
 def delete_agreement_run(dataset, run_key: str) -> list[str]:
