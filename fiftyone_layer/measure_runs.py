@@ -35,7 +35,8 @@ class MeasureRun:
     default_key : the run key the form proposes.
     kinds : the rater label kinds it measures (``RaterSource.kind``: box, polygon, keypoints).
     owned_paths : ``owned_paths(source, run_key)``: the label attributes a run writes.
-    write : ``write(collection, source, run_key, result)``: writes them (None: nothing per label).
+    write : ``write(collection, source, run_key, result, data)``: writes them (None: nothing per label);
+        ``data`` is what ``read`` gave.
     read : ``read(collection, source, config, extras) -> MeasureData`` (default: the raters' labels).
     check : ``check(collection, source, config, extras)``: refusals beyond the parameters'.
     extras : operator inputs that are not parameters (a predictions field), stored in the run config.
@@ -48,6 +49,8 @@ class MeasureRun:
         :class:`SetupError`); None: it is raised as it is.
     hidden : parameters this side does not offer (the rater inputs choose convergence's ``raters``):
         no form input, refused as keywords, not stored (their defaults apply).
+    inherited : parameters ``prepare`` sets from elsewhere (consensus: the agreement run's matching): no
+        form input, refused as keywords (saying ``inherited_from``: where they come from), stored.
     more_config : ``more_config(result) -> dict``: run-config keys from the result (calibration: the
         recommended distance and threshold, which compute_agreement's form offers).
     prepare : ``prepare(collection, source, values, extras) -> values``: the parameter values before the
@@ -60,6 +63,12 @@ class MeasureRun:
     results_lap : the :class:`Clock` lap that times ``results`` (None: not timed).
     stored_source : ``stored_source(source) -> dict``: what the run config records of the labels
         (default: :meth:`RaterSource.run_config` and the label list's name).
+    target : ``target(collection, extras)``: the collection read and stored on, when not the one given
+        (consensus: the view of the agreement run it fuses).
+    key_of : ``key_of(extras) -> str``: the run key, when the run does not take one (consensus:
+        ``<agreement_key>_consensus``); a refused key is then shown on ``key_param``.
+    key_param : the input a refused run key is shown on.
+    summary : ``summary(result, data) -> dict``: the stored results, in place of ``result.to_dict()``.
     """
 
     measure: str
@@ -67,7 +76,7 @@ class MeasureRun:
     default_key: str
     kinds: tuple[str, ...]
     owned_paths: Callable[[RaterSource, str], list[str]]
-    write: Callable[[Any, RaterSource, str, Any], None] | None = None
+    write: Callable[[Any, RaterSource, str, Any, MeasureData], None] | None = None
     read: Callable[[Any, RaterSource, Any, dict], MeasureData] | None = None
     check: Callable[[Any, RaterSource, Any, dict], None] | None = None
     extras: tuple[str, ...] = ()
@@ -76,6 +85,8 @@ class MeasureRun:
     results: Callable[[Any, MeasureData, Any], dict] | None = None
     error_param: Callable[[RaterSource], str] | None = None
     hidden: tuple[str, ...] = ()
+    inherited: tuple[str, ...] = ()
+    inherited_from: str = ""
     more_config: Callable[[Any], dict] | None = None
     prepare: Callable[[Any, RaterSource, dict, dict], dict] | None = None
     written: Callable[[RaterSource, dict], RaterSource] | None = None
@@ -83,6 +94,10 @@ class MeasureRun:
     two_raters: bool = True
     results_lap: str | None = None
     stored_source: Callable[[RaterSource], dict] | None = None
+    target: Callable[[Any, dict], Any] | None = None
+    key_of: Callable[[dict], str] | None = None
+    key_param: str = "run_key"
+    summary: Callable[[Any, MeasureData], dict] | None = None
 
     @property
     def spec(self) -> Measure:
@@ -99,7 +114,7 @@ class MeasureRun:
     @property
     def params(self) -> list[str]:
         """The names of the parameters this side offers (all but ``hidden``)."""
-        return [p.name for p in self.spec.params if p.name not in self.hidden]
+        return [p.name for p in self.spec.params if p.name not in self.hidden + self.inherited]
 
 
 def form_run_params(params: dict, default_key: str, names) -> dict:
@@ -131,21 +146,28 @@ def checked_names(spec: Measure, values: dict, title: str, allowed=None) -> dict
 def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
               run_key=None, overwrite=False, **values):
     """Every check before anything is read or written; returns ``(source, config, extras)``."""
-    run_key = run_key or run.default_key
     extras = {k: values.pop(k, None) for k in run.extras}
     source = run.source(collection, extras) if run.source else resolve_source(collection, rater_fields, label_field,
                                                                               rater_attribute)
-    run_store.validate_key(collection, run_key, run.method, overwrite=overwrite)
+    collection = run.target(collection, extras) if run.target else collection
+    run_key = run.key_of(extras) if run.key_of else run_key or run.default_key
+    try:
+        run_store.validate_key(collection, run_key, run.method, overwrite=overwrite)
+    except SetupError as e:   # shown on the input that chose the key
+        raise SetupError(str(e), e.param if e.param == "overwrite" else run.key_param) from None
     if source.kind not in run.kinds:
         names = {"box": "boxes", "polygon": "polygons", "keypoints": "keypoints", "cuboids": "cuboids"}
         raise SetupError(f"{run.title} need {', '.join(names[k] for k in run.kinds)}, not "
-                         f"{source.label_cls.__name__}", "rater_fields" if source.rater_attribute is None
-                         else "label_field")
+                         f"{source.label_cls.__name__}", run.error_param(source) if run.error_param else
+                         "rater_fields" if source.rater_attribute is None else "label_field")
     check_free(run, collection, source, run_key)
     if len(collection) == 0:
-        raise SetupError("the view has no samples: nothing to compute (no run was written)", "run_key")
+        raise SetupError("the view has no samples: nothing to compute (no run was written)", run.key_param)
     if run.two_raters:
         check_two_raters(run, collection, source)
+    given = sorted(set(values) & set(run.inherited))
+    if given:
+        raise SetupError(f"{', '.join(given)} cannot be set for {run.title}: {run.inherited_from}", given[0])
     values = checked_names(run.spec, values, run.title, run.params)
     if run.prepare is not None:
         values = run.prepare(collection, source, values, extras)
@@ -163,7 +185,7 @@ def check_free(run: MeasureRun, collection, source: RaterSource, run_key: str) -
     if run.free_paths is not None:
         run.free_paths(collection, source, run_key)
     else:
-        run_store.check_free_paths(collection, run_key, run.owned_paths(source, run_key), "run_key")
+        run_store.check_free_paths(collection, run_key, run.owned_paths(source, run_key), run.key_param)
 
 
 def check_two_raters(run: MeasureRun, collection, source: RaterSource) -> None:
@@ -223,9 +245,10 @@ def measure_steps(run: MeasureRun, collection, run_key=None, **params):
     """The run as a generator of ``(fraction, message)`` steps; returns the result, whose
     ``timings`` get ``read_s`` (checks and read), ``compute_s`` (the engine) and ``write_s``
     (:class:`Clock`). Nothing is written before the last step."""
-    run_key = run_key or run.default_key
     clock = Clock()
     source, config, extras = check_run(run, collection, run_key=run_key, **params)
+    collection = run.target(collection, extras) if run.target else collection
+    run_key = run.key_of(extras) if run.key_of else run_key or run.default_key
     yield 0.0, "reading labels"
     data = run.read(collection, source, config, extras) if run.read else MeasureData(read_dataset(collection, source))
     clock.lap("read_s")
@@ -241,7 +264,7 @@ def measure_steps(run: MeasureRun, collection, run_key=None, **params):
         clock.lap(run.results_lap)
     yield 0.92, "writing the results"
     clock.skip()
-    store(run, collection, source, run_key, result, config, extras, more)
+    store(run, collection, source, run_key, result, config, extras, more, data)
     clock.lap("write_s")
     clock.stamp(result)
     yield 1.0, "done"
@@ -254,7 +277,7 @@ def measure_run(run: MeasureRun, collection, progress=None, **params):
 
 
 def store(run: MeasureRun, collection, source: RaterSource, run_key: str, result, config, extras: dict,
-          more: dict | None = None) -> None:
+          more: dict | None = None, data: MeasureData | None = None) -> None:
     """Replace a run under ``run_key``: its label attributes, then the run with every parameter
     (and ``run.more_config``'s keys); ``more``: results stored beside ``result.to_dict()``."""
     dataset = collection._dataset
@@ -262,8 +285,8 @@ def store(run: MeasureRun, collection, source: RaterSource, run_key: str, result
         run_store.delete_run(dataset, run_key)
     written = run.written_source(source, extras)
     if run.write is not None:
-        run.write(collection, written, run_key, result)
-    summary = result.to_dict()
+        run.write(collection, written, run_key, result, data)
+    summary = run.summary(result, data) if run.summary else result.to_dict()
     if "config" in summary:
         summary[run.config_key] = summary.pop("config")
     summary.update(more or {})

@@ -286,6 +286,6 @@ def check_free_paths(collection, run_key: str, paths, param: str = "run_key") ->
     dataset = collection._dataset
     mine = set(owned(dataset, run_key)[0]) if run_method(dataset, run_key) else set()
     for path in paths:
-        if path not in mine and (dataset.get_field(path) is not None or dataset.count(path) > 0):
+        if path not in mine and (dataset.get_field(path) is not None or ("." in path and dataset.count(path) > 0)):
             raise SetupError(f"field {path!r} exists and no KaLOS run under {run_key!r} wrote it; "
                              "choose another run key", param)

@@ -27,14 +27,15 @@ import fiftyone as fo
 import numpy as np
 from fiftyone import ViewField as F
 
-from kalos_core.consensus import ConsensusResult, build_consensus
+from kalos_core.consensus import ConsensusResult
 from kalos_core.geometry.masks import mask_utils
 from kalos_core.matching.params import MATCHING_PARAMS
-from kalos_core.measure import get_measure
+from kalos_core.measure import MeasureData, get_measure
+from kalos_core.progress import run_steps
 
 from ..fiftyone_layer import rawdocs, run_store, status_colors
 from ..fiftyone_layer.adapter import SetupError, read_dataset, resolve_source
-from ..fiftyone_layer.measure_runs import Clock
+from ..fiftyone_layer.measure_runs import MeasureRun, check_run, measure_steps
 from ..fiftyone_layer.values import make_config
 from ..fiftyone_layer.writeback import write_sample_fields
 
@@ -67,35 +68,26 @@ def fusion_params(params: dict) -> dict:
     return {n: params[n] for n in FUSION if params.get(n) not in (None, "")}
 
 
-def check_consensus(dataset, agreement_key, *, overwrite=False, **params):
-    """Every check before anything is read or written; returns ``(view, source, agreement config,
-    ConsensusConfig, key)``. ``params``: the fusion parameters of :class:`ConsensusConfig`
-    (:data:`FUSION`); its matching parameters are the agreement run's (stored in the run too)."""
-    if not isinstance(agreement_key, str) or not agreement_key:
+def _source(dataset, extras: dict):
+    """The rater source of the agreement run ``agreement_key`` (refused on that input)."""
+    key = extras.get("agreement_key")
+    if not isinstance(key, str) or not key:
         raise SetupError("choose an agreement run", "agreement_key")
     try:
-        view, source, acfg = agreement_source(dataset, agreement_key)
+        return agreement_source(dataset, key)[1]
     except SetupError as e:
         raise SetupError(str(e), "agreement_key") from None
-    key = consensus_key(agreement_key)
-    try:
-        run_store.validate_key(dataset, key, METHOD, overwrite=overwrite)
-    except SetupError as e:
-        raise SetupError(str(e), e.param if e.param == "overwrite" else "agreement_key") from None
-    if source.kind not in ("box", "polygon"):
-        raise SetupError(f"consensus needs boxes, polygons or masks, not {source.label_cls.__name__}",
-                         "agreement_key")
-    unknown = sorted(set(params) - set(FUSION))
-    if unknown:
-        raise SetupError(f"unknown parameter(s) {', '.join(unknown)} of a consensus run; known: {', '.join(FUSION)} "
-                         f"(the matching's {', '.join(MATCHING_PARAMS)} are the agreement run's)", unknown[0])
-    config = make_config(MEASURE, params)
+
+
+def _prepare(collection, source, values: dict, extras: dict) -> dict:
+    """The fusion's parameters as given; the matching's as the agreement run used them."""
+    acfg = run_store.get_run(collection._dataset, extras["agreement_key"], AGREEMENT).config
     matching = {n: getattr(acfg, n) for n in MATCHING_PARAMS if getattr(acfg, n, None) is not None}
     try:
-        config = replace(config, **matching)
-    except ValueError as e:
-        raise SetupError(f"agreement run {agreement_key!r}: {e}", "agreement_key") from None
-    return view, source, acfg, config, key
+        make_config(MEASURE, {**values, **matching})
+    except SetupError as e:
+        raise SetupError(f"agreement run {extras['agreement_key']!r}: {e}", "agreement_key") from None
+    return {**values, **matching}
 
 
 def read_units(view, source, agreement_key: str) -> dict:
@@ -110,44 +102,61 @@ def read_units(view, source, agreement_key: str) -> dict:
     return unit_of
 
 
-def consensus_steps(dataset, agreement_key, *, overwrite=False, **params):
-    """:func:`consensus_run` as a generator of ``(fraction, message)`` steps; returns the result
-    (its ``timings``: read, compute and write seconds, :class:`~..fiftyone_layer.measure_runs.Clock`)."""
-    clock = Clock()
-    view, source, acfg, config, key = check_consensus(dataset, agreement_key, overwrite=overwrite, **params)
-    yield 0.0, "reading labels"
-    use_masks = bool(getattr(acfg, "use_masks", False))
+def _read(view, source, config, extras: dict) -> MeasureData:
+    """The agreement run's labels (instance masks where it compared them) and their units; labels
+    added after that run have no unit and are left out (they are not part of it)."""
+    key = extras["agreement_key"]
+    use_masks = bool(getattr(run_store.get_run(view._dataset, key, AGREEMENT).config, "use_masks", False))
     data = read_dataset(view, source, use_masks=use_masks)
     if data.kind != "box" and not data.meta.get("pixel_geometry"):
         raise SetupError("consensus of polygons or masks needs image sizes: run dataset.compute_metadata()",
                          "agreement_key")
-    unit_of = read_units(view, source, agreement_key)
+    unit_of = read_units(view, source, key)
     if not unit_of:
-        raise SetupError(f"no label of the view carries {agreement_key}_unit: run the agreement again",
-                         "agreement_key")
-    # labels added after the agreement run have no unit: they are not part of it
+        raise SetupError(f"no label of the view carries {key}_unit: run the agreement again", "agreement_key")
     data = replace(data, images=[replace(im, annotations=[a for a in im.annotations if str(a.id) in unit_of])
                                  for im in data.images])
-    clock.lap("read_s")
-    yield 0.3, "fusing the units"
-    clock.skip()
-    result = build_consensus(data, unit_of, config)
-    clock.lap("compute_s")
-    yield 0.7, "writing the consensus labels"
-    clock.skip()
-    store_consensus(dataset, view, source, agreement_key, key, data, result)
-    status_colors.settle(dataset)   # the new field in one colour, not by class, beside the status colours
-    clock.lap("write_s")
-    clock.stamp(result)
-    yield 1.0, "done"
-    return result
+    return MeasureData(data, options={"units": unit_of})
+
+
+def _summary(result: ConsensusResult, data: MeasureData) -> dict:
+    """The stored results: counts, mean confidence and the review list (votes by class name)."""
+    categories = data.dataset.categories
+    review = [{"unit": r.unit, "sample_id": str(r.image_id), "support": r.support, "n_assigned": r.n_assigned,
+               "raters": list(r.raters), "members": [str(m) for m in r.members],
+               "votes": {categories[c]: v for c, v in r.votes.items()}, "tie": r.tie} for r in result.review]
+    return {"consensus_config": result.config, "kind": result.kind, "n_labels": len(result.labels),
+            "n_review": len(review), "n_ties": sum(lab.tie for lab in result.labels),
+            "mean_confidence": float(np.mean([lab.confidence for lab in result.labels])) if result.labels else None,
+            "review": review}
+
+
+RUN = MeasureRun(
+    "consensus", "consensus runs", "", ("box", "polygon"), owned_paths=lambda source, key: [key],
+    write=lambda view, source, key, result, data: write_consensus(view, key, result, data.dataset), read=_read,
+    extras=("agreement_key",), source=_source, prepare=_prepare, inherited=MATCHING_PARAMS,
+    inherited_from=f"the matching's {', '.join(MATCHING_PARAMS)} are the agreement run's", two_raters=False,
+    stored_source=lambda source: source.run_config(), summary=_summary, error_param=lambda source: "agreement_key",
+    target=lambda dataset, extras: agreement_source(dataset, extras["agreement_key"])[0],
+    key_of=lambda extras: consensus_key(extras["agreement_key"]), key_param="agreement_key")
+
+
+def check_consensus(dataset, agreement_key, *, overwrite=False, **params):
+    """Every check before anything is read or written; returns ``(source, config, extras)``.
+    ``params``: the fusion parameters of :class:`ConsensusConfig` (:data:`FUSION`); its matching
+    parameters are the agreement run's (stored in the run too)."""
+    return check_run(RUN, dataset, agreement_key=agreement_key, overwrite=overwrite, **params)
+
+
+def consensus_steps(dataset, agreement_key, *, overwrite=False, **params):
+    """:func:`consensus_run` as a generator of ``(fraction, message)`` steps; returns the result
+    (its ``timings``: read, compute and write seconds, :class:`~..fiftyone_layer.measure_runs.Clock`)."""
+    return measure_steps(RUN, dataset, agreement_key=agreement_key, overwrite=overwrite, **params)
 
 
 def consensus_run(dataset, progress=None, **params) -> ConsensusResult:
     """Consensus of the agreement run ``agreement_key`` stored under ``<agreement_key>_consensus``
     (see :func:`check_consensus`); ``progress(fraction, message)`` optional."""
-    from kalos_core.progress import run_steps
-
     return run_steps(consensus_steps(dataset, **params), progress)
 
 
@@ -193,9 +202,10 @@ def detection_doc(lab, image, categories: dict, kind: str) -> dict:
                              _attributes(lab, categories))
 
 
-def store_consensus(dataset, view, source, agreement_key, key, data, result: ConsensusResult) -> None:
-    if key in dataset.list_runs():
-        run_store.delete_run(dataset, key)
+def write_consensus(view, key: str, result: ConsensusResult, data) -> None:
+    """The field ``key``: one ``fo.Detections`` list per sample of ``data`` (the labels read from
+    ``view``), kept in one colour."""
+    dataset = view._dataset
     images = {str(im.id): im for im in data.images}
     by_sample: dict = {sid: [] for sid in images}
     for lab in result.labels:
@@ -204,17 +214,7 @@ def store_consensus(dataset, view, source, agreement_key, key, data, result: Con
     write_sample_fields(dataset, {sid: {key: rawdocs.label_list(fo.Detections, labels)}
                                   for sid, labels in by_sample.items()},
                         {key: fo.EmbeddedDocumentField(fo.Detections)})
-    review = [{"unit": r.unit, "sample_id": str(r.image_id), "support": r.support, "n_assigned": r.n_assigned,
-               "raters": list(r.raters), "members": [str(m) for m in r.members],
-               "votes": {data.categories[c]: v for c, v in r.votes.items()}, "tie": r.tie} for r in result.review]
-    summary = {"consensus_config": result.config, "kind": result.kind, "n_labels": len(result.labels),
-               "n_review": len(review), "n_ties": sum(lab.tie for lab in result.labels),
-               "mean_confidence": float(np.mean([lab.confidence for lab in result.labels])) if result.labels else None,
-               "review": review}
-    run_store.save_run(
-        view, key, METHOD, summary, fields=[key], agreement_key=agreement_key,
-        **source.run_config(),
-        **result.config)
+    status_colors.settle(dataset)   # the new field in one colour, not by class, beside the status colours
 
 
 def review_label_ids(dataset, consensus_key_: str) -> set:

@@ -68,7 +68,7 @@ def matched_by_label(result: ConvergenceResult) -> dict:
     return out
 
 
-def _write(collection, source, run_key: str, result: ConvergenceResult) -> None:
+def _write(collection, source, run_key: str, result: ConvergenceResult, data: MeasureData) -> None:
     write_label_values(collection, source.fields, source.list_name, {matched_attr(run_key): matched_by_label(result)},
                        {matched_attr(run_key): fo.ListField(fo.BooleanField())})
 

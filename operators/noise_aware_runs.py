@@ -94,7 +94,8 @@ def label_values(run_key: str, detections: dict) -> dict:
     return out
 
 
-def _write(collection, source: ReferenceSource, run_key: str, result: NoiseAwareResult) -> None:
+def _write(collection, source: ReferenceSource, run_key: str, result: NoiseAwareResult,
+           data: MeasureData) -> None:
     write_label_values(collection, [source.predictions_field], "detections", label_values(run_key, result.detections),
                        {f"{run_key}_{a}": f for a, f in ATTRS.items()})
 

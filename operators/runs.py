@@ -87,7 +87,7 @@ def _read(collection, source: RaterSource, config, extras: dict) -> MeasureData:
     return MeasureData(add_models(collection, source, data, extras["model_fields"], extras["score_threshold"]))
 
 
-def _write(collection, written: RaterSource, run_key: str, result: AgreementResult) -> None:
+def _write(collection, written: RaterSource, run_key: str, result: AgreementResult, data: MeasureData) -> None:
     write_results(collection, written, run_key, result)
     status_colors.show_statuses(collection._dataset, run_key, written.fields)
 

@@ -40,7 +40,7 @@ def _read(collection, source, config, extras) -> MeasureData:
     return MeasureData(data)
 
 
-def _write(collection, source, run_key: str, result: VariationResult) -> None:
+def _write(collection, source, run_key: str, result: VariationResult, data: MeasureData) -> None:
     labels = result.labels
     values = {attr(run_key, "variation"): {str(k): v.type for k, v in labels.items()},
               attr(run_key, "partner"): {str(k): str(v.partner) for k, v in labels.items() if v.partner is not None},
