@@ -139,7 +139,7 @@ MUST_REFUSE = {"empty data (no images)", "non-overlapping raters (one per image)
                "threshold out of range (1.5)", "unknown distance name", "seed -1", "negative integer option"}
 RATERS_IGNORED = {("simulate", c) for c in ("non-overlapping raters (one per image)", "one rater", "rater_list a string")}
 #: cells of MUST_REFUSE classes whose answer is documented as right: agreement's model as a rater counts a
-#: missing score as 1 (README "a model as a rater", ``--score-threshold`` help, ``add_model_rater``)
+#: missing score as 1 (docs/cli.md "agreement: the output JSON", ``--score-threshold`` help, ``add_model_rater``)
 ANSWER_ALLOWED = {("agreement", "predictions without scores")}
 
 

@@ -14,7 +14,7 @@ label, added before any timing. Each total row also gives this process's CPU sec
 private mongod's (:class:`Span`), the figures to compare when the run shares the machine or runs
 under ``nice``.
 
-Usage: ``python benchmarks/bench_fiftyone.py [--images 5000] [--no-write] [--doc docs/perf/fiftyone.md]``
+Usage: ``python benchmarks/bench_fiftyone.py [--images 5000] [--no-write] [--doc FILE.md]``
 """
 
 from __future__ import annotations

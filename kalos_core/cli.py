@@ -1,7 +1,7 @@
 """Command line: ``python -m kalos_core agreement FILE.json --task bbox ...``.
 
 The JSON written by ``agreement --output`` is a contract other tools script
-against; see README.md ("Command line") for its keys.
+against; see docs/cli.md ("agreement: the output JSON") for its keys.
 """
 
 from __future__ import annotations

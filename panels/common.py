@@ -224,7 +224,7 @@ class RunPanel(foo.Panel):
     def execute(self, ctx):
         """FiftyOne's dispatch (the event's handler, then ``render``) with the handler's panel
         patches sent at once (:func:`chrome.batched_patches`), timed: ``kalos panel <name> <event>:
-        <ms> ms`` is logged for every event (:func:`log_timing`, docs/perf/app_open.md)."""
+        <ms> ms`` is logged for every event (:func:`log_timing`, docs/panels.md)."""
         t0 = time.perf_counter()
         ctx.kalos_steps = {}   # the handler's parts, in ms (:func:`lap`)
         method = ctx.params.get("__method__")

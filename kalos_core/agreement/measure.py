@@ -1,7 +1,7 @@
 """The agreement measure, declared once (:mod:`kalos_core.measure`).
 
 ``python -m kalos_core agreement FILE.json --task bbox ...``: the JSON written by ``--output`` is
-``AgreementResult.to_dict()``, a contract other tools script against (README "Command line").
+``AgreementResult.to_dict()``, a contract other tools script against (docs/cli.md).
 A model's COCO results file (``--predictions``, repeatable) joins as one more rater.
 """
 

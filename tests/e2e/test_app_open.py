@@ -7,7 +7,7 @@ written by :meth:`panels.common.RunPanel.execute` to $KALOS_PANEL_TIMINGS); the 
 the panel's menu entry to its tab, its first text, its headline numbers ("Mean α 0.512") and the
 first chart's drawn bars, with the load average and every request after the click (graphql
 requests by operation and size, ``operators/execute`` by panel event and the operations its
-answer sends). docs/perf/app_open.md has the figures.
+answer sends). docs/benchmarks.md ("Panels") has the figures.
 """
 
 from __future__ import annotations

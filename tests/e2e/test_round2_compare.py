@@ -6,7 +6,7 @@ moved; the round-2 run is computed on those samples. The Agreement overview, on 
 compared with ``kalos``, must give the figures of the samples both runs scored (12, not round 1's
 40); the Collaboration panel's second-run comparison draws DIC(round2, kalos). Everything made here
 is deleted afterwards. KALOS_SCREENSHOTS=1 saves docs/img/panels/round2_overview.png and
-round2_collaboration.png (the README's "A second round in Label Studio").
+round2_collaboration.png (docs/review.md, "A second round in Label Studio").
 """
 
 from __future__ import annotations

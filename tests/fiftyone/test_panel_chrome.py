@@ -114,7 +114,7 @@ def test_remembered_state_is_per_dataset(fo_isolated, two_runs):
 
 def test_a_panel_load_reads_what_it_remembers_without_building_the_store_service(two_runs, monkeypatch):
     """Building FiftyOne's execution store service checks (or creates) its indexes: 0.3-1.1 s of
-    the first open (docs/perf/app_open.md). A load only reads; a choice still writes through it."""
+    the first open (docs/panels.md). A load only reads; a choice still writes through it."""
     from fiftyone.operators.store import service
 
     built = []
@@ -239,7 +239,7 @@ def test_panels_record_their_charts_trace_counts(two_runs):
 @pytest.mark.parametrize("name", ["kalos_agreement_overview", "kalos_collaboration", "kalos_annotator_vitality"])
 def test_a_load_sends_one_data_patch_and_no_state_patch_before_its_output(two_runs, name):
     """Every change of a panel's state is saved by the App into its spaces, and each save reloads
-    the dataset page and the grid (docs/perf/app_open.md): a load sends its state as data."""
+    the dataset page and the grid (docs/panels.md): a load sends its state as data."""
     p = Panel(two_runs, name).call("on_load")
     uris = [r["operator_uri"] for r in p.requests]
     assert uris.count("patch_panel_state") == 0 and uris.count("patch_panel_data") == 1, uris

@@ -25,7 +25,7 @@ N_IMAGES = 12
 
 
 def _round2_agreement(ds, view_name, fields):
-    """The README's call: compute_agreement's Python entry on the round's saved view."""
+    """docs/review.md's call: compute_agreement's Python entry on the round's saved view."""
     import fiftyone.operators as foo
 
     agree = foo.get_operator("@kalos/agreement/compute_agreement")
