@@ -13,7 +13,7 @@ from kalos_core.matching import COSTS, SOLVERS
 
 from ..fiftyone_layer import run_store, status_colors
 from ..fiftyone_layer.adapter import SetupError, check_label_attributes, label_fields
-from .calibration_runs import latest_calibration, matching_calibration, threshold_for
+from ..fiftyone_layer.measures.calibrate import latest_calibration, matching_calibration, threshold_for
 from .cards import delete_and_confirm, interval, show_card, written_by
 from .common import agreement_run_input, chosen_agreement_run, form, check_form, drive, form_error, report_errors, run_or_delegate, setup_inputs, source_params
 from .forms import param_inputs
@@ -22,7 +22,7 @@ from kalos_core.params import groups_of
 from ..fiftyone_layer.measure_runs import form_run_params
 from .model_inputs import model_inputs, model_params
 from ..fiftyone_layer.saved_views import save_run_view, select_saved_view
-from .runs import (
+from ..fiftyone_layer.measures.agreement import (
     AGREEMENT, DISAGREEMENT, STATUSES, METHOD, agreement_runs, check_run, compute_agreement_run, compute_agreement_steps,
     delete_agreement_run, describe_run, disagreement_view, disagreement_view_name, get_agreement_run, unused_run_key,
 )

@@ -1,94 +1,15 @@
-"""Operator compute_bae and its Python entries: Behaviour Alignment Explainability
-(:mod:`kalos_core.bae`) of a model's per-rater representations against the raters' pairwise α.
-
-::
-
-    from fiftyone.plugins.orgs.kalos.agreement.operators.bae import bae_run
-    result = bae_run(dataset, rater_fields=["raters_a", "raters_b"], embedding_attribute="embedding")
-
-The representations are vectors on the rater labels, in the label attribute
-``embedding_attribute`` (a model's representation of that rater's labelling, e.g. written by an
-annotator-aware model, or FiftyOne's ``compute_patch_embeddings(..., embeddings_field=...)``).
-A rater's representation on a sample is the mean of its labels' vectors there; the rater's
-``F_i`` the mean over its samples (the paper's Eq. 5). The run (``config.method ==
-"kalos_bae"``) stores ``BAEResult.to_dict()``; it writes nothing on the labels.
-"""
+"""Operator compute_bae: the form of :mod:`..fiftyone_layer.measures.bae`."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import fiftyone.operators as foo
-import numpy as np
-
-from kalos_core.bae import BAEResult
-from kalos_core.columns import ids_and_raters
-from kalos_core.geometry import distances_for
-from kalos_core.measure import MeasureData
 
 from ..fiftyone_layer import run_store
-from ..fiftyone_layer.adapter import SetupError, read_dataset
+from ..fiftyone_layer.measure_runs import check_run, run_params
+from ..fiftyone_layer.measures.bae import DEFAULT_ATTRIBUTE, DEFAULT_KEY, RUN, bae_run, bae_steps
 from .cards import show_card, written_by
 from .common import form, check_form, drive, finish_run, report_errors, run_or_delegate, setup_inputs, source_params
 from .forms import param_inputs
-from ..fiftyone_layer.measure_runs import MeasureRun, check_run, measure_run, measure_steps, run_params
-
-DEFAULT_KEY = "bae"
-DEFAULT_ATTRIBUTE = "embedding"
-
-
-def attribute_of(extras: dict) -> str:
-    """The label attribute holding the vectors (default ``embedding``)."""
-    return extras.get("embedding_attribute") or DEFAULT_ATTRIBUTE
-
-
-def _check(collection, source, config, extras) -> None:
-    if config.distance is not None and config.distance not in distances_for(source.kind):
-        raise SetupError(f"{config.distance!r} is not a {source.kind} distance; choose among "
-                         f"{', '.join(distances_for(source.kind))}", "distance")
-    attr = attribute_of(extras)
-    if not isinstance(attr, str) or not sum(collection.count(p) for p in source.label_paths(attr)):
-        raise SetupError(f"no rater label carries a vector in the attribute {attr!r}", "embedding_attribute")
-
-
-def _read(collection, source, config, extras) -> MeasureData:
-    """The raters' labels, and each rater's per-sample mean vector (``options["embeddings"]``)."""
-    data = read_dataset(collection, source)
-    vectors, attr = {}, attribute_of(extras)
-    for f in source.fields:
-        ids, values = collection.values([f"{f}.{source.list_name}.id", f"{f}.{source.list_name}.{attr}"])
-        for row_ids, row_values in zip(ids, values):
-            vectors.update((str(i), v) for i, v in zip(row_ids or [], row_values or []) if v is not None)
-    embeddings = defaultdict(list)
-    try:
-        for image in data.images:
-            per_rater = defaultdict(list)
-            for lid, row in zip(*ids_and_raters(image.annotations)):
-                if str(lid) in vectors:
-                    per_rater[image.base_rater(row)].append(np.asarray(vectors[str(lid)], dtype=float))
-            for rater, vs in per_rater.items():
-                embeddings[rater].append(np.mean(vs, axis=0))
-    except (TypeError, ValueError) as e:
-        raise SetupError(f"the label vectors in {attr!r} are not numbers of one length: {e}",
-                         "embedding_attribute") from None
-    return MeasureData(data, options={"embeddings": dict(embeddings)})
-
-
-RUN = MeasureRun("bae", "behaviour alignment (BAE)", DEFAULT_KEY, ("box", "polygon", "keypoints"),
-                 owned_paths=lambda source, run_key: [], read=_read, check=_check, extras=("embedding_attribute",),
-                 config_key="bae_config")
-
-
-def bae_steps(collection, **params):
-    """:func:`bae_run` as a generator of ``(fraction, message)`` steps; returns the result."""
-    return measure_steps(RUN, collection, **params)
-
-
-def bae_run(collection, progress=None, **params) -> BAEResult:
-    """BAE on ``collection`` stored under ``run_key``: the rater source (``rater_fields`` or
-    ``label_field`` + ``rater_attribute``), ``embedding_attribute``, ``run_key``, ``overwrite`` and
-    the parameters of :class:`kalos_core.bae.BAEConfig`."""
-    return measure_run(RUN, collection, progress, **params)
 
 
 class ComputeBAE(foo.Operator):

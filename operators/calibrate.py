@@ -2,7 +2,7 @@
 
 Thin adapter: the form is built here from the parameters of
 :class:`kalos_core.calibration.CalibrationConfig` (:func:`operators.forms.param_inputs`), the work
-is done by :mod:`.calibration_runs` (and the engine, :mod:`kalos_core.calibration`).
+is done by :mod:`..fiftyone_layer.measures.calibrate` (and the engine, :mod:`kalos_core.calibration`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from kalos_core.calibration import default_distances
 from kalos_core.geometry import distances_for
 
 from ..fiftyone_layer import run_store
-from .calibration_runs import DEFAULT_KEY, METHOD, RUN, calibrate_run, calibrate_run_steps, validate_calibration_key
+from ..fiftyone_layer.measures.calibrate import DEFAULT_KEY, METHOD, RUN, calibrate_run, calibrate_run_steps, validate_calibration_key
 from .cards import show_card, written_by
 from .common import form, check_form, drive, progress_op, report_errors, run_or_delegate, setup_inputs, source_params
 from .forms import param_inputs

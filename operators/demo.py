@@ -43,13 +43,13 @@ def run(args) -> None:
     from kalos_core.conventions import conventions_of, conventions_text
     from kalos_core.demo_data import build_demo
 
-    from .calibration_runs import calibrate_run
-    from .convergence_runs import convergence_run
+    from ..fiftyone_layer.measures.calibrate import calibrate_run
+    from ..fiftyone_layer.measures.convergence import convergence_run
     from .importing import import_multirater_coco
-    from .noise_aware_runs import noise_aware_run
-    from .consensus_runs import consensus_run
-    from .runs import compute_agreement_run
-    from .variation_runs import variations_run
+    from ..fiftyone_layer.measures.noise_aware import noise_aware_run
+    from ..fiftyone_layer.measures.consensus import consensus_run
+    from ..fiftyone_layer.measures.agreement import compute_agreement_run
+    from ..fiftyone_layer.measures.variations import variations_run
 
     path = build_demo(Path(args.folder), n_images=args.images, seed=args.seed, with_images=True)
     if fo.dataset_exists(args.name):

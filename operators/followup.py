@@ -1,6 +1,6 @@
 """Operators that act on an agreement run: build_consensus, export_consensus_coco, tag_for_review.
 
-Thin adapters: the work is done by :mod:`.consensus_runs` and :mod:`.review`.
+Thin adapters: the work is done by :mod:`..fiftyone_layer.measures.consensus` and :mod:`.review`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from kalos_core.matching.params import MATCHING_PARAMS
 from ..fiftyone_layer import run_store
 from .cards import show_card, written_by
 from .common import form, drive, report_errors
-from .consensus_runs import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
-from .consensus_runs import check_consensus_export, export_consensus_coco, fusion_params
+from ..fiftyone_layer.measures.consensus import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
+from ..fiftyone_layer.measures.consensus import check_consensus_export, export_consensus_coco, fusion_params
 from .common import agreement_run_input, check_form, chosen_agreement_run, finish_run, number_input
 from .forms import param_inputs
 from .review import check_review, review_view_name, tag_for_review, users_tag
@@ -31,7 +31,7 @@ class BuildConsensus(foo.Operator):
                         "written to a new field <run_key>_consensus; the rest goes to a review list")
 
     def __call__(self, dataset, **params):
-        from .consensus_runs import consensus_run
+        from ..fiftyone_layer.measures.consensus import consensus_run
 
         return consensus_run(dataset, **params)
 

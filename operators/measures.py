@@ -1,7 +1,7 @@
 """Operators: label_convergence, noise_aware_evaluation, delete_kalos_run.
 
 Thin adapters: the forms are built here (the parameters' inputs from the engine's declarations,
-:func:`.forms.param_inputs`), the work is done by :mod:`.convergence_runs`, :mod:`.noise_aware_runs`
+:func:`.forms.param_inputs`), the work is done by :mod:`..fiftyone_layer.measures.convergence`, :mod:`..fiftyone_layer.measures.noise_aware`
 and the run store (:mod:`.run_store`).
 """
 
@@ -16,16 +16,16 @@ from ..fiftyone_layer.adapter import SetupError, label_fields
 from .cards import delete_and_confirm, human, interval, show_card, written_by
 from .common import (form, check_form, drive, finish_run, form_error, report_errors, run_or_delegate,
                      setup_inputs, source_params)
-from .convergence_runs import DEFAULT_KEY as CONVERGENCE_KEY
-from .convergence_runs import METHOD as CONVERGENCE
-from .convergence_runs import RUN as CONVERGENCE_RUN
-from .convergence_runs import TASKS, convergence_run, convergence_steps
+from ..fiftyone_layer.measures.convergence import DEFAULT_KEY as CONVERGENCE_KEY
+from ..fiftyone_layer.measures.convergence import METHOD as CONVERGENCE
+from ..fiftyone_layer.measures.convergence import RUN as CONVERGENCE_RUN
+from ..fiftyone_layer.measures.convergence import TASKS, convergence_run, convergence_steps
 from .forms import param_inputs
 from ..fiftyone_layer.measure_runs import check_run, run_params
-from .noise_aware_runs import DEFAULT_KEY as NOISE_KEY
-from .noise_aware_runs import METHOD as NOISE_AWARE
-from .noise_aware_runs import RUN as NOISE_RUN
-from .noise_aware_runs import noise_aware_run, noise_aware_steps
+from ..fiftyone_layer.measures.noise_aware import DEFAULT_KEY as NOISE_KEY
+from ..fiftyone_layer.measures.noise_aware import METHOD as NOISE_AWARE
+from ..fiftyone_layer.measures.noise_aware import RUN as NOISE_RUN
+from ..fiftyone_layer.measures.noise_aware import noise_aware_run, noise_aware_steps
 from ..fiftyone_layer.predictions import check_predictions_field, missing_predictions, prediction_fields, scored_fields
 
 

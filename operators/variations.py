@@ -1,5 +1,5 @@
 """Operator compute_variations: the type of each disagreement (agreed, merged, wrong class,
-missed, additional) per rater pair and IoU threshold. The work is done by :mod:`.variation_runs`."""
+missed, additional) per rater pair and IoU threshold. The work is done by :mod:`..fiftyone_layer.measures.variations`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .common import form, drive, report_errors, run_or_delegate, setup_inputs, s
 from .common import check_form, finish_run
 from .forms import param_inputs
 from ..fiftyone_layer.measure_runs import check_run, run_params
-from .variation_runs import DEFAULT_KEY, METHOD, RUN, variations_run, variations_steps
+from ..fiftyone_layer.measures.variations import DEFAULT_KEY, METHOD, RUN, variations_run, variations_steps
 from kalos_core.variations import threshold_key
 
 

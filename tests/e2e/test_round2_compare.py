@@ -32,7 +32,7 @@ QUEUE = 12   # the Collaboration panel masks pairs sharing fewer than 10 images
 def _make_round2(ds) -> list[str]:
     """The round-2 fields on the review queue and the run ``round2``; returns the fields."""
     import fiftyone as fo
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import (
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import (
         compute_agreement_run,
     )
 
@@ -72,7 +72,7 @@ def test_round2_on_the_review_queue_is_compared_on_the_same_samples(page, demo_a
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.paired_alpha import (
         paired_alpha,
     )
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import (
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import (
         delete_agreement_run,
     )
 

@@ -105,7 +105,7 @@ def test_rater_segment_shows_that_raters_labels_of_the_type(page, demo_app):
 
 
 def test_iou_bin_shows_the_agreed_labels_in_it(page, demo_app):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.variation_runs import load_variations
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.variations import load_variations
 
     ds = _dataset()
     edges = load_variations(ds, RUN)["boundary_iou"]["bins"]

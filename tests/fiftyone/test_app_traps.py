@@ -55,7 +55,7 @@ def test_switching_the_distance_switches_the_threshold_to_its_calibrated_or_stan
 
 
 def test_a_calibration_stored_without_per_distance_thresholds_is_read_from_its_results(fo_isolated, demo):  # noqa: F811
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import load_calibration, threshold_for
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import load_calibration, threshold_for
 
     ds, fields = make_dataset(fo_isolated, demo)
     execute(CALIBRATE, ds, rater_fields=fields, bootstrap=0, distances=["centroid", "giou"])
@@ -73,7 +73,7 @@ def test_a_calibration_stored_without_per_distance_thresholds_is_read_from_its_r
 def test_other_fields_keep_one_colour_and_the_users_later_changes_survive_the_delete(fo_isolated):
     fo = fo_isolated
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import status_colors
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run, delete_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run, delete_agreement_run
 
     ds = boxes_dataset(fo, raters=("a", "b", "c"))
     raters = ["raters_a", "raters_b"]
@@ -100,7 +100,7 @@ def test_other_fields_keep_one_colour_and_the_users_later_changes_survive_the_de
 
 def test_a_scheme_that_already_coloured_by_value_is_left_so(fo_isolated):
     fo = fo_isolated
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run, delete_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run, delete_agreement_run
 
     ds = boxes_dataset(fo, raters=("a", "b", "c"))
     ds.app_config.color_scheme = fo.ColorScheme(color_by="value")
@@ -146,7 +146,7 @@ def test_md_text_shows_the_text_as_written(text):
 
 def test_every_form_help_text_is_escaped(fo_isolated):
     ds = boxes_dataset(fo_isolated, raters=("a", "b"))
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     compute_agreement_run(ds, rater_fields=["raters_a", "raters_b"], run_key="kalos", bootstrap=0)
     statuses = form(f"{PLUGIN}/browse_disagreements", ds)["statuses"]

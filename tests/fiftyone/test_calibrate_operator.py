@@ -71,7 +71,7 @@ def test_operator_stores_what_the_engine_computes(fo_isolated, demo):
 
 
 def test_both_layouts_and_the_python_entries_agree(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibration_runs, load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibration_runs, load_calibration
     a, fields = make_dataset(fo_isolated, demo)
     b, _ = make_dataset(fo_isolated, demo, "rater_attribute")
     execute(URI, a, rater_fields=fields, bootstrap=10, run_key="cal")
@@ -145,7 +145,7 @@ def test_delegated_execution_gives_the_same_run(fo_isolated, demo):
     DelegatedOperationService().execute_queued_operations(limit=5, log=False)
     ds.reload()
     execute(URI, ds, rater_fields=fields, run_key="direct", bootstrap=10)
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import load_calibration
     assert load_calibration(ds, "queued") == load_calibration(ds, "direct")
 
 
@@ -153,7 +153,7 @@ def test_delegated_execution_gives_the_same_run(fo_isolated, demo):
 
 def test_box_calibration_stores_braylan_item_level_measures(fo_isolated, demo):
     from kalos_core.calibration.braylan import BraylanConfig, braylan_agreement
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import load_calibration
     assert all(float(im.width).is_integer() and float(im.height).is_integer() for im in demo.images)
     ds, fields = make_dataset(fo_isolated, demo, with_metadata=True)
     execute(URI, ds, rater_fields=fields, bootstrap=0, seed=3)
@@ -169,7 +169,7 @@ def test_box_calibration_stores_braylan_item_level_measures(fo_isolated, demo):
 
 def test_braylan_is_skipped_without_pixel_sizes_or_boxes(fo_isolated, demo):
     from kalos_core.data import MultiRaterDataset
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import braylan_summary, load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import braylan_summary, load_calibration
     ds, fields = make_dataset(fo_isolated, demo)                             # no metadata
     execute(URI, ds, rater_fields=fields, bootstrap=0)
     assert "compute_metadata" in load_calibration(ds)["braylan"]["skipped"]
@@ -178,7 +178,7 @@ def test_braylan_is_skipped_without_pixel_sizes_or_boxes(fo_isolated, demo):
 
 def test_an_existing_calibration_is_replaced_only_after_a_described_confirmation(fo_isolated, demo):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run, load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run, load_calibration
 
     ds, fields = make_dataset(fo_isolated, demo)
     execute(URI, ds, rater_fields=fields, bootstrap=0, seed=1)
@@ -231,7 +231,7 @@ def test_recompute_reopens_the_form_with_every_stored_parameter(fo_isolated, dem
 def test_an_error_is_put_on_the_parameter_at_fault(fo_isolated, demo, bad, field):
     """A refused value is an error on its own input (not on bootstrap or distances whatever its cause)."""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run
 
     ds, fields = make_dataset(fo_isolated, demo)
     props = form(URI, ds, rater_fields=fields, **bad)

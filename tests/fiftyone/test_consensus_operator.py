@@ -137,7 +137,7 @@ def test_tag_for_review_needs_consensus_for_unsupported(ds):
 
 
 def test_consensus_stores_every_parameter_with_the_agreement_runs_matching(ds):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import consensus_run
 
     execute("build_consensus", ds, agreement_key="kalos", pixel_share=0.7)
     cfg, acfg = ds.get_run_info("kalos_consensus").config, ds.get_run_info("kalos").config
@@ -213,7 +213,7 @@ def test_consensus_exported_as_coco(ds, tmp_path):
     import json
 
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import export_consensus_coco
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import export_consensus_coco
 
     path = str(tmp_path / "consensus.json")
     with pytest.raises(SetupError, match="no consensus run 'kalos_consensus'.*runs: none.*build consensus"):

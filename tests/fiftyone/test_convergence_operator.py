@@ -42,7 +42,7 @@ def model_ds(fo_isolated, demo):
 def test_convergence_operator_stores_what_the_engine_computes(model_ds):
     from kalos_core.convergence import ConvergenceConfig, compute_convergence
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import read_dataset, resolve_source
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import load_convergence, matched_by_label
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import load_convergence, matched_by_label
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.predictions import read_predictions
 
     ds, fields = model_ds
@@ -70,7 +70,7 @@ def test_convergence_operator_stores_what_the_engine_computes(model_ds):
 
 
 def test_identical_raters_converge_at_100_and_every_label_matches(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import convergence_run
 
     ds, fields = model_dataset(fo_isolated, demo)
     ds.clone_sample_field(fields[0], "copy_a")
@@ -105,7 +105,7 @@ def test_rerun_needs_the_overwrite_confirmation(model_ds):
     (dict(bootstrap=10_001), "bootstrap", "must be at most 10000"),   # the declared bound, as in the CLI
 ])
 def test_convergence_bad_setups_are_form_errors(model_ds, params, param, message):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run
 
     ds, fields = model_ds
     if "kalos_cal" not in ds.list_runs():
@@ -121,7 +121,7 @@ def test_convergence_bad_setups_are_form_errors(model_ds, params, param, message
 
 
 def test_predictions_without_confidence_are_refused_before_writing(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import convergence_run
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
 
     ds, fields = model_dataset(fo_isolated, demo)
@@ -133,7 +133,7 @@ def test_predictions_without_confidence_are_refused_before_writing(fo_isolated, 
 
 @pytest.mark.parametrize("confidence", [1.5, -0.2, float("nan")])
 def test_predictions_with_a_confidence_outside_0_1_are_refused_naming_a_label(fo_isolated, demo, confidence):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import convergence_run
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
 
     ds, fields = model_dataset(fo_isolated, demo)
@@ -164,7 +164,7 @@ def test_delete_removes_the_run_and_exactly_its_fields(model_ds):
 def test_noise_aware_operator_stores_what_the_engine_computes(model_ds):
     from kalos_core.noise_aware import noise_aware_evaluation
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import read_dataset, resolve_source
-    from fiftyone.plugins.orgs.kalos.agreement.operators.noise_aware_runs import load_noise_aware
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.noise_aware import load_noise_aware
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.predictions import read_predictions
 
     ds, fields = model_ds
@@ -206,7 +206,7 @@ def test_noise_aware_form_errors(model_ds):
 
 def test_noise_aware_needs_image_sizes(fo_isolated, demo):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.noise_aware_runs import noise_aware_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.noise_aware import noise_aware_run
 
     ds, fields = model_dataset(fo_isolated, demo)
     ds.set_values("metadata", [None] * len(ds))
@@ -219,7 +219,7 @@ def test_noise_aware_needs_image_sizes(fo_isolated, demo):
 
 def test_the_store_lists_every_kind_oldest_first_and_describes_them(model_ds):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import run_store
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds, fields = model_ds
     compute_agreement_run(ds, rater_fields=fields[:2], run_key="agree_store", bootstrap=0)

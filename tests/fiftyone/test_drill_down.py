@@ -20,8 +20,8 @@ BOXES = {"s1": {"a": (0, 0, 10, 10), "b": (0, 0, 10, 6)}, "s2": {"a": (50, 50, 1
 @pytest.fixture(scope="module")
 def two(fo_isolated):
     """The two-sample data set, its label ids by annotation name ("a1" ...) and sample ids by name."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     images = [make_image(s, 100, 100, ["a", "b"], [Annotation(f"{r}{s[1]}", r, 0, box) for r, box in boxes.items()])
               for s, boxes in BOXES.items()]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
-from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 from fiftyone.plugins.orgs.kalos.agreement.panels.common import load_results
 
 URI = "@kalos/agreement/compute_agreement"

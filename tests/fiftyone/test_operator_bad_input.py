@@ -10,7 +10,7 @@ from tests.fiftyone.test_operator_safety import COMPUTE, PLUGIN, boxes_dataset, 
 def test_a_sample_whose_rater_list_is_not_a_list_of_names_is_refused_by_name(fo_isolated, value):
     """An untyped list field passes the schema check; each sample's list is checked when read."""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     fo = fo_isolated
     ds = boxes_dataset(fo, raters=("a", "b"), rater_list=False)
     ds.add_sample_field("rater_list", fo.ListField)
@@ -26,7 +26,7 @@ def test_a_sample_whose_rater_list_is_not_a_list_of_names_is_refused_by_name(fo_
 
 
 def test_integer_rater_names_in_rater_list_are_read_as_text(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     fo = fo_isolated
     ds = boxes_dataset(fo, raters=("1", "2"), rater_list=False)
     ds.set_values("rater_list", [[1, 2]] * len(ds))

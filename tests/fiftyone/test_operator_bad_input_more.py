@@ -35,8 +35,8 @@ def with_fields(fo, ds, model=True):
 def test_a_predictions_field_of_the_wrong_kind_is_a_form_error_listing_those_that_qualify(fo_isolated, field, what):
     """Was "Invalid enum value" (and for a missing field a ValueError out of the noise-aware form)."""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.noise_aware_runs import noise_aware_run
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.noise_aware import noise_aware_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import convergence_run
     ds = with_fields(fo_isolated, boxes_dataset(fo_isolated, raters=("a", "b", "c")))
     noise = dict(reference_field="raters_a", noise_fields=["raters_b"])
     props = form(NOISE, ds, predictions_field=field, **noise)
@@ -94,7 +94,7 @@ def test_a_dataset_without_predictions_says_what_is_missing(fo_isolated):
 
 def agreed_run(fo, raters=("a", "b"), disagree=False):
     """An agreement run 'kalos'; ``disagree``: rater b missed a box on the first sample."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     ds = boxes_dataset(fo, raters=raters)
     if disagree:
         s = ds.first()
@@ -124,7 +124,7 @@ def test_tag_for_review_never_mixes_silently_with_the_users_tag(fo_isolated, on)
     """Was: the user's tag silently joined (their tagged samples then showed in the run's view)."""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError
     from fiftyone.plugins.orgs.kalos.agreement.operators.review import tag_for_review
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import delete_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import delete_agreement_run
     ds = agreed_run(fo_isolated, disagree=True)
     first = ds.last()
     if on == "sample":

@@ -106,7 +106,7 @@ def test_a_3000_character_run_key_is_a_form_error(fo_isolated):
 
 def test_an_empty_view_never_replaces_a_run(fo_isolated):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     ds = boxes_dataset(fo_isolated)
     compute_agreement_run(ds, rater_fields=["raters_a", "raters_b"], run_key="kalos", bootstrap=0)
     before = snapshot(ds)
@@ -137,7 +137,7 @@ def test_simulate_never_replaces_a_field_and_checks_all_before_writing(fo_isolat
 
 
 def test_simulate_adds_to_rater_list_and_the_original_raters_still_run(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     ds = boxes_dataset(fo_isolated, raters=("r1", "r2"))
     res = execute(f"{PLUGIN}/simulate_raters", ds, reference_field="raters_r1", n_raters=2, prefix="syn")
     assert res.error is None
@@ -249,7 +249,7 @@ def test_delete_removes_the_runs_saved_view(fo_isolated):
 
 
 def test_calibration_panel_prefill_gets_an_unused_key(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run
     ds = boxes_dataset(fo_isolated)
     execute(COMPUTE, ds, rater_fields=["raters_a", "raters_b"], run_key="kalos")
     calibrate_run(ds, rater_fields=["raters_b", "raters_c"], bootstrap=0)
@@ -275,7 +275,7 @@ def test_calibration_panel_prefill_gets_an_unused_key(fo_isolated):
     (dict(rater_fields=["raters_a", "raters_b"], run_key="kalos_calibration"), "run_key", "KaLOS calibration run"),
 ])
 def test_bad_agreement_inputs_are_form_errors(fo_isolated, params, param, text):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run
     ds = boxes_dataset(fo_isolated)
     calibrate_run(ds, rater_fields=["raters_a", "raters_b"], bootstrap=0)
     props = form(COMPUTE, ds, **params)

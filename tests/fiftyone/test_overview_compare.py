@@ -11,7 +11,7 @@ from tests.fiftyone.test_panels import Panel, _dataset, demo, rater_fields, stor
 
 @pytest.fixture(scope="module")
 def two_runs(fo_isolated, demo):  # noqa: F811
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")   # run "kalos" at t = 0.5
     compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="strict", threshold=0.9, bootstrap=0)
@@ -68,7 +68,7 @@ def round2(fo_isolated, demo):  # noqa: F811
     """Run "round2" on 5 of the 16 samples, then hand-set α: the first five samples' round-1 α
     0.22, 0.52, 0.92, -0.28, NaN against round 2's 0.62, 0.52, 0.72, 0.42, 0.8; the 11 others 0.22 in
     round 1 (no α on a bin edge: FiftyOne's edges are floats)"""
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")
     ids = ds.values("id")
@@ -123,7 +123,7 @@ def test_a_run_compared_with_itself_is_shown_alone(two_runs):
 
 
 def test_a_runs_threshold_is_t_and_only_a_calibration_says_tau(two_runs):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds = two_runs
     sens = Panel(ds, "kalos_localisation_sensitivity")

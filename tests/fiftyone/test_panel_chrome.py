@@ -10,7 +10,7 @@ from tests.fiftyone.test_panels import Panel, _dataset, demo  # noqa: F401  (dem
 @pytest.fixture(scope="module")
 def two_runs(fo_isolated, demo):  # noqa: F811
     """The demo with runs "kalos" (4 raters, threshold 0.5, LSA) and, newer, "pair" (two raters, 0.7)."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")
     fields = ds.get_run_info("kalos").config.rater_fields
@@ -67,7 +67,7 @@ def test_the_selector_shows_labels_and_keeps_keys_as_values(two_runs):
 # -- remembered state --------------------------------------------------------------------------
 
 def test_chosen_run_and_scope_survive_reopening_and_a_deleted_run_falls_back(fo_isolated, demo):  # noqa: F811
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")
     fields = ds.get_run_info("kalos").config.rater_fields

@@ -28,7 +28,7 @@ def demo(tmp_path_factory):
 
 def _dataset(fo, demo, layout):
     from tests.fiftyone.test_agreement_operator import make_dataset
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds, fields = make_dataset(fo, demo, layout)
     kw = {"rater_fields": fields} if layout == "rater_fields" else {"label_field": "raters"}
@@ -205,7 +205,7 @@ def test_every_bin_holds_exactly_its_count_and_bins_cover_all_defined_alphas(fie
 
 
 def test_run_selector_switches_run(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")
     compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="strict", threshold=0.9, bootstrap=0)
@@ -302,7 +302,7 @@ def test_sensitivity_curve_has_lsa_points_and_tau_marker(fields_ds):
 
 
 def test_sensitivity_without_lsa_offers_a_prefilled_recompute(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds = _dataset(fo_isolated, demo, "rater_fields")
     compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="kalos", threshold=0.6, bootstrap=0,

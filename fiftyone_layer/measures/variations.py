@@ -2,7 +2,7 @@
 
 ::
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.variation_runs import variations_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.variations import variations_run
     result = variations_run(dataset, rater_fields=["raters_a", "raters_b"], run_key="variations")
 
 The run (``config.method == "kalos_variations"``) stores ``VariationResult.to_dict()``: counts
@@ -18,11 +18,11 @@ import fiftyone as fo
 from kalos_core.measure import MeasureData
 from kalos_core.variations import VariationResult
 
-from ..fiftyone_layer import run_store
-from ..fiftyone_layer.adapter import SetupError, read_dataset
-from ..fiftyone_layer.measure_runs import MeasureRun, measure_run, measure_steps
-from ..fiftyone_layer.views import variation_attr as attr
-from ..fiftyone_layer.writeback import write_label_values
+from .. import run_store
+from ..adapter import SetupError, read_dataset
+from ..measure_runs import MeasureRun, measure_run, measure_steps
+from ..views import variation_attr as attr
+from ..writeback import write_label_values
 
 METHOD = "kalos_variations"
 DEFAULT_KEY = "variations"

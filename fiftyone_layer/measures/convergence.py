@@ -2,7 +2,7 @@
 
 What the ``label_convergence`` operator calls, and what a notebook calls directly::
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import convergence_run
     result = convergence_run(dataset, rater_fields=["raters_a", "raters_b"], run_key="convergence")
 
 The run (``config.method == "kalos_convergence"``) stores ``ConvergenceResult.to_dict()``
@@ -19,11 +19,11 @@ import fiftyone as fo
 from kalos_core.convergence import ConvergenceResult
 from kalos_core.measure import MeasureData
 
-from ..fiftyone_layer import run_store
-from ..fiftyone_layer.adapter import SetupError, label_fields, read_dataset
-from ..fiftyone_layer.measure_runs import MeasureRun, measure_run, measure_steps
-from ..fiftyone_layer.predictions import check_predictions_field, read_predictions
-from ..fiftyone_layer.writeback import write_label_values
+from .. import run_store
+from ..adapter import SetupError, label_fields, read_dataset
+from ..measure_runs import MeasureRun, measure_run, measure_steps
+from ..predictions import check_predictions_field, read_predictions
+from ..writeback import write_label_values
 
 METHOD = "kalos_convergence"
 DEFAULT_KEY = "convergence"

@@ -2,7 +2,7 @@
 
 What the ``calibrate`` operator calls, and what a notebook calls directly::
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run, load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run, load_calibration
     result = calibrate_run(dataset, rater_fields=["raters_a", "raters_b"], run_key="kalos_calibration")
     load_calibration(dataset, "kalos_calibration")["recommended"]
 
@@ -31,9 +31,9 @@ from kalos_core.data import MultiRaterDataset
 from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData
 
-from ..fiftyone_layer import run_store
-from ..fiftyone_layer.adapter import SetupError
-from ..fiftyone_layer.measure_runs import MeasureRun, measure_run, measure_steps
+from .. import run_store
+from ..adapter import SetupError
+from ..measure_runs import MeasureRun, measure_run, measure_steps
 
 METHOD = "kalos_calibration"
 DEFAULT_KEY = "kalos_calibration"

@@ -2,7 +2,7 @@
 
 What the ``noise_aware_evaluation`` operator calls, and what a notebook calls directly::
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.noise_aware_runs import noise_aware_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.noise_aware import noise_aware_run
     result = noise_aware_run(dataset, predictions_field="model", reference_field="raters_a",
                              noise_fields=["raters_b"], run_key="noise_aware")
 
@@ -25,11 +25,11 @@ import fiftyone as fo
 from kalos_core.measure import MeasureData
 from kalos_core.noise_aware import NoiseAwareResult
 
-from ..fiftyone_layer import run_store
-from ..fiftyone_layer.adapter import RaterSource, SetupError, read_dataset, resolve_source
-from ..fiftyone_layer.measure_runs import MeasureRun, measure_run, measure_steps
-from ..fiftyone_layer.predictions import check_predictions_field, missing_predictions, read_predictions
-from ..fiftyone_layer.writeback import write_label_values
+from .. import run_store
+from ..adapter import RaterSource, SetupError, read_dataset, resolve_source
+from ..measure_runs import MeasureRun, measure_run, measure_steps
+from ..predictions import check_predictions_field, missing_predictions, read_predictions
+from ..writeback import write_label_values
 
 METHOD = "kalos_noise_aware"
 DEFAULT_KEY = "noise_aware"

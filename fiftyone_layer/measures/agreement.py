@@ -2,7 +2,7 @@
 
 These are what the operators call, and what a notebook calls directly::
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     result = compute_agreement_run(dataset, rater_fields=["raters_a", "raters_b"], run_key="kalos")
 """
 
@@ -16,14 +16,14 @@ from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData, get_measure
 from kalos_core.progress import run_steps
 
-from ..fiftyone_layer import run_store, status_colors
-from ..fiftyone_layer.adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset
-from ..fiftyone_layer.measure_runs import MeasureRun, measure_steps
-from ..fiftyone_layer.measure_runs import check_run as measure_check
-from .model_inputs import add_models, check_model_fields, write_source
-from .model_inputs import run_config as model_run_config
-from ..fiftyone_layer.status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
-from ..fiftyone_layer.writeback import write_results
+from .. import run_store, status_colors
+from ..adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset
+from ..measure_runs import MeasureRun, measure_steps
+from ..measure_runs import check_run as measure_check
+from ..model_raters import add_models, check_model_fields, write_source
+from ..model_raters import run_config as model_run_config
+from ..status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
+from ..writeback import write_results
 
 METHOD = run_store.AGREEMENT
 
@@ -50,7 +50,7 @@ def compute_agreement_run(collection, progress=None, **params) -> AgreementResul
     :class:`kalos_core.agreement.AgreementConfig` (``diagnostics=[...]`` names the diagnostics
     switched on; ``distance="mask_iou"`` compares Detections' instance masks), ``model_fields``:
     prediction fields (the raters' label type) that join as one more rater each, flagged as a
-    model, keeping the labels with ``confidence >= score_threshold`` (:mod:`.model_inputs`), and
+    model, keeping the labels with ``confidence >= score_threshold`` (:mod:`..model_raters`), and
     ``calibration_key``: the calibration run whose threshold is used. ``progress``: optional
     ``callable(fraction, message)``.
     """
@@ -72,8 +72,8 @@ def _prepare(collection, source: RaterSource, values: dict, extras: dict) -> dic
 
 
 def _check(collection, source: RaterSource, config: AgreementConfig, extras: dict) -> None:
-    """The distance suits the labels; the model fields (:func:`.model_inputs.check_model_fields`),
-    stored as :func:`.model_inputs.run_config` says."""
+    """The distance suits the labels; the model fields (:func:`..model_raters.check_model_fields`),
+    stored as :func:`..model_raters.run_config` says."""
     if config.distance is not None and config.distance not in distances_for(source.kind):
         raise SetupError(f"{config.distance!r} is not a {source.kind} distance; choose among "
                          f"{list(distances_for(source.kind))}", "distance")

@@ -2,7 +2,7 @@
 
 What the ``build_consensus`` operator calls, and what a notebook calls directly::
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import consensus_run
     result = consensus_run(dataset, agreement_key="kalos")   # writes the field kalos_consensus
     export_consensus_coco(dataset, "kalos_consensus", "consensus.json")   # the same labels as COCO
 
@@ -33,11 +33,11 @@ from kalos_core.matching.params import MATCHING_PARAMS
 from kalos_core.measure import MeasureData, get_measure
 from kalos_core.progress import run_steps
 
-from ..fiftyone_layer import rawdocs, run_store, status_colors
-from ..fiftyone_layer.adapter import SetupError, read_dataset, resolve_source
-from ..fiftyone_layer.measure_runs import MeasureRun, check_run, measure_steps
-from ..fiftyone_layer.values import make_config
-from ..fiftyone_layer.writeback import write_sample_fields
+from .. import rawdocs, run_store, status_colors
+from ..adapter import SetupError, read_dataset, resolve_source
+from ..measure_runs import MeasureRun, check_run, measure_steps
+from ..values import make_config
+from ..writeback import write_sample_fields
 
 MEASURE = get_measure("consensus")
 METHOD = MEASURE.method
