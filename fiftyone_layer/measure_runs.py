@@ -18,12 +18,13 @@ from typing import Any, Callable
 from fiftyone import ViewField as F
 
 from kalos_core.measure import Measure, MeasureData, get_measure
-from kalos_core.params import groups_of
+from kalos_core.params import groups_of, params_of
 from kalos_core.progress import rescale, run_steps
 
 from . import run_store
 from .adapter import RaterSource, SetupError, read_dataset, resolve_source
-from .values import make_config
+from .registry import Offered
+from .values import make_config, value_of
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,11 @@ class MeasureRun:
         ``data`` is what ``read`` gave.
     read : ``read(collection, source, config, extras) -> MeasureData`` (default: the raters' labels).
     check : ``check(collection, source, config, extras)``: refusals beyond the parameters'.
-    extras : operator inputs that are not parameters (a predictions field), stored in the run config.
+    inputs : the plugin-only inputs (a predictions field, an embedding attribute), declared as the
+        engine declares parameters: a :class:`kalos_core.params.Config` whose fields are them. The form
+        offers them, a given value is checked as a parameter's, and the run config stores them as given.
+    extras : operator inputs that are not declared parameters (set by another input's choice), stored
+        in the run config.
     config_key : the results key the result's own ``config`` is stored under.
     source : ``source(collection, extras) -> RaterSource``: the raters' labels found from the extras
         instead of the rater inputs (it may normalise ``extras``, which are stored); default: those inputs.
@@ -69,6 +74,7 @@ class MeasureRun:
         ``<agreement_key>_consensus``); a refused key is then shown on ``key_param``.
     key_param : the input a refused run key is shown on.
     summary : ``summary(result, data) -> dict``: the stored results, in place of ``result.to_dict()``.
+    app : how the App offers it (:class:`.registry.Offered`: run kind name, operator, panels, card).
     """
 
     measure: str
@@ -79,6 +85,7 @@ class MeasureRun:
     write: Callable[[Any, RaterSource, str, Any, MeasureData], None] | None = None
     read: Callable[[Any, RaterSource, Any, dict], MeasureData] | None = None
     check: Callable[[Any, RaterSource, Any, dict], None] | None = None
+    inputs: type | None = None
     extras: tuple[str, ...] = ()
     config_key: str = "config"
     source: Callable[[Any, dict], RaterSource] | None = None
@@ -98,6 +105,7 @@ class MeasureRun:
     key_of: Callable[[dict], str] | None = None
     key_param: str = "run_key"
     summary: Callable[[Any, MeasureData], dict] | None = None
+    app: Offered | None = None
 
     @property
     def spec(self) -> Measure:
@@ -110,6 +118,16 @@ class MeasureRun:
     def written_source(self, source: RaterSource, extras: dict) -> RaterSource:
         """The labels a run writes on (:attr:`written`; default the raters')."""
         return self.written(source, extras) if self.written else source
+
+    @property
+    def input_params(self) -> tuple:
+        """The declared plugin-only inputs (:class:`kalos_core.params.Param`)."""
+        return params_of(self.inputs) if self.inputs is not None else ()
+
+    @property
+    def extra_names(self) -> tuple[str, ...]:
+        """Every operator input that is no parameter of the measure: the declared ones, then ``extras``."""
+        return tuple(p.name for p in self.input_params) + self.extras
 
     @property
     def params(self) -> list[str]:
@@ -127,7 +145,7 @@ def form_run_params(params: dict, default_key: str, names) -> dict:
 def run_params(run: MeasureRun, params: dict, default_key: str | None = None) -> dict:
     """The keyword arguments of :func:`check_run` / :func:`measure_steps` in a form's values: run
     key (``default_key`` or the measure's), overwrite, the extras and every parameter given."""
-    names = run.params + list(groups_of(run.spec.config)) + list(run.extras)
+    names = run.params + list(groups_of(run.spec.config)) + list(run.extra_names)
     return form_run_params(params, default_key or run.default_key, names)
 
 
@@ -146,7 +164,10 @@ def checked_names(spec: Measure, values: dict, title: str, allowed=None) -> dict
 def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, rater_attribute="rater_id",
               run_key=None, overwrite=False, **values):
     """Every check before anything is read or written; returns ``(source, config, extras)``."""
-    extras = {k: values.pop(k, None) for k in run.extras}
+    extras = {k: values.pop(k, None) for k in run.extra_names}
+    for p in run.input_params:   # a given value checked as a parameter's (None: the default rule)
+        if extras[p.name] not in (None, ""):
+            extras[p.name] = value_of(p, extras[p.name])
     source = run.source(collection, extras) if run.source else resolve_source(collection, rater_fields, label_field,
                                                                               rater_attribute)
     collection = run.target(collection, extras) if run.target else collection

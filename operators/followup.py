@@ -14,6 +14,8 @@ from ..fiftyone_layer import run_store
 from .cards import show_card, written_by
 from .common import form, drive, report_errors
 from ..fiftyone_layer.measures.consensus import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
+from ..fiftyone_layer.measures.consensus import RUN as CONSENSUS_RUN
+from .measure_operator import MeasureOperator
 from ..fiftyone_layer.measures.consensus import check_consensus_export, export_consensus_coco, fusion_params
 from .common import agreement_run_input, check_form, chosen_agreement_run, finish_run, number_input
 from .forms import param_inputs
@@ -21,19 +23,14 @@ from .review import check_review, review_view_name, tag_for_review, users_tag
 from ..fiftyone_layer.saved_views import select_saved_view
 
 
-class BuildConsensus(foo.Operator):
+class BuildConsensus(MeasureOperator):
+    RUN = CONSENSUS_RUN
+
     @property
     def config(self):
-        return foo.OperatorConfig(
-            name="build_consensus", label="KaLOS: build consensus", dynamic=True, execute_as_generator=True,
-            allow_delegated_execution=True, view_target=False, icon="/assets/icon.svg",
-            description="One label per unit enough raters support (majority class, fused box or mask), "
-                        "written to a new field <run_key>_consensus; the rest goes to a review list")
-
-    def __call__(self, dataset, **params):
-        from ..fiftyone_layer.measures.consensus import consensus_run
-
-        return consensus_run(dataset, **params)
+        config = super().config
+        config.view_target = False   # the agreement run's view, not the App's
+        return config
 
     def resolve_input(self, ctx):
         ds, p = ctx.dataset, ctx.params
@@ -57,20 +54,13 @@ class BuildConsensus(foo.Operator):
                                                   **fusion_params(p)))
         return form(inputs, "KaLOS: build consensus")
 
-    def execute(self, ctx):
+    def steps(self, ctx):
         p = ctx.params
-        key = chosen_agreement_run(ctx, "agreement_key")
-        steps = consensus_steps(ctx.dataset, key, overwrite=bool(p.get("overwrite")), **fusion_params(p))
-        res = yield from report_errors(ctx, drive(ctx, steps))
-        field = consensus_key(key)
-        n, r = len(res.labels), len(res.review)
-        yield from finish_run(ctx, f"KaLOS consensus {field!r}: {n} labels, {r} units for review")
-        conf = sum(x.confidence for x in res.labels) / n if n else None
-        yield show_card(ctx, "KaLOS: consensus built", [
-            ("Consensus labels", n), ("Class ties (label left empty, tied_labels set)", sum(x.tie for x in res.labels)),
-            ("Units below the support level (review list)", r), ("Mean confidence", conf)],
-            written_by(ctx.dataset, field), field,
-            f"Show the field {field} in the sidebar; 'KaLOS: tag for review' tags the review units.")
+        return consensus_steps(ctx.dataset, chosen_agreement_run(ctx, "agreement_key"),
+                               overwrite=bool(p.get("overwrite")), **fusion_params(p))
+
+    def run_key(self, ctx) -> str:
+        return consensus_key(chosen_agreement_run(ctx, "agreement_key"))
 
 
 class ExportConsensusCoco(foo.Operator):

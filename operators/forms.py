@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import fiftyone.operators.types as types
 
-from kalos_core.params import Param, groups_of
+from kalos_core.params import Param, groups_of, params_of
 
 from .common import form_error, number_input
 from ..fiftyone_layer.errors import SetupError
@@ -89,6 +89,12 @@ def param_inputs(ctx, inputs, measure: Measure, skip=(), overrides: dict | None 
         for p in advanced:
             props[p.name] = param_input(ctx, inputs, p, **(overrides or {}).get(p.name, {}))
     return props
+
+
+def declared_inputs(ctx, inputs, config_cls, overrides: dict | None = None) -> dict:
+    """Inputs for the fields of a :class:`kalos_core.params.Config` that declares a measure's
+    plugin-only inputs (``MeasureRun.inputs``); returns ``{name: property}``."""
+    return {p.name: param_input(ctx, inputs, p, **(overrides or {}).get(p.name, {})) for p in params_of(config_cls)}
 
 
 def group_input(ctx, inputs, group: str, members, **options):

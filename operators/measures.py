@@ -13,19 +13,19 @@ import fiftyone.operators.types as types
 
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import SetupError, label_fields
-from .cards import delete_and_confirm, human, interval, show_card, written_by
-from .common import (form, check_form, drive, finish_run, form_error, report_errors, run_or_delegate,
-                     setup_inputs, source_params)
+from .cards import delete_and_confirm
+from .common import form, check_form, form_error, setup_inputs, source_params
+from .measure_operator import MeasureOperator
 from ..fiftyone_layer.measures.convergence import DEFAULT_KEY as CONVERGENCE_KEY
 from ..fiftyone_layer.measures.convergence import METHOD as CONVERGENCE
 from ..fiftyone_layer.measures.convergence import RUN as CONVERGENCE_RUN
-from ..fiftyone_layer.measures.convergence import TASKS, convergence_run, convergence_steps
+from ..fiftyone_layer.measures.convergence import TASKS, convergence_steps
 from .forms import param_inputs
 from ..fiftyone_layer.measure_runs import check_run, run_params
 from ..fiftyone_layer.measures.noise_aware import DEFAULT_KEY as NOISE_KEY
 from ..fiftyone_layer.measures.noise_aware import METHOD as NOISE_AWARE
 from ..fiftyone_layer.measures.noise_aware import RUN as NOISE_RUN
-from ..fiftyone_layer.measures.noise_aware import noise_aware_run, noise_aware_steps
+from ..fiftyone_layer.measures.noise_aware import noise_aware_steps
 from ..fiftyone_layer.predictions import check_predictions_field, missing_predictions, prediction_fields, scored_fields
 
 
@@ -36,18 +36,8 @@ def _choices(names: dict, multiple: bool = False) -> types.Dropdown:
     return choices
 
 
-class LabelConvergence(foo.Operator):
-    @property
-    def config(self):
-        return foo.OperatorConfig(
-            name="label_convergence", label="KaLOS: label convergence", dynamic=True, execute_as_generator=True,
-            allow_delegated_execution=True, icon="/assets/icon.svg",
-            description="Modified mAP between raters (an upper bound for model mAP), its bootstrap interval, "
-                        "and a model's mAP placed against it")
-
-    def __call__(self, sample_collection, delegate=False, **params):
-        """Python entry: same parameters as the form; ``delegate=True`` queues it instead."""
-        return run_or_delegate(self, convergence_run, sample_collection, delegate, params)
+class LabelConvergence(MeasureOperator):
+    RUN = CONVERGENCE_RUN
 
     def resolve_input(self, ctx):
         ds, p = ctx.dataset, ctx.params
@@ -83,40 +73,15 @@ class LabelConvergence(foo.Operator):
                                                 **{**run_params(CONVERGENCE_RUN, p), "task": task}))
         return form(inputs, "KaLOS: label convergence")
 
-    def execute(self, ctx):
-        p = ctx.params
-        key = p.get("run_key") or CONVERGENCE_KEY
-        params = run_params(CONVERGENCE_RUN, p)
+    def steps(self, ctx):
+        params = run_params(CONVERGENCE_RUN, ctx.params)
         if not params.get("alpha"):   # the box left unticked: the default rule (alpha with > 2 raters)
             params.pop("alpha", None)
-        steps = convergence_steps(ctx.target_view(), **source_params(p), **params)
-        res = yield from report_errors(ctx, drive(ctx, steps))
-        d = res.to_dict()
-        boot = d["bootstrap"] or {}
-        ci = boot.get("ci_normal")
-        ci_text = interval(ci) or "none (bootstrap off)"
-        model = d["model"]
-        yield from finish_run(ctx, f"KaLOS label convergence {key!r}: mAP between raters {human(d['full_set']['map'])} "
-                                f"(interval {ci_text})")
-        yield show_card(ctx, "KaLOS: label convergence", [
-            ("mAP@[.5:.95] between raters (%)", d["full_set"]["map"]), ("AP50 (%)", d["full_set"]["ap50"]),
-            ("AP75 (%)", d["full_set"]["ap75"]), ("Convergence interval (mean ± 1.96 SD of the subsets)", ci_text),
-            ("Model mAP (%)", f"{human(model['map'])}: {model['placement']['ci_normal']} the interval" if model
-             else "none (no predictions field chosen)")],
-            written_by(ctx.dataset, key), key, "Open the panel 'KaLOS: Label convergence'.")
+        return convergence_steps(ctx.target_view(), **source_params(ctx.params), **params)
 
 
-class NoiseAwareEvaluation(foo.Operator):
-    @property
-    def config(self):
-        return foo.OperatorConfig(
-            name="noise_aware_evaluation", label="KaLOS: noise-aware evaluation", dynamic=True,
-            execute_as_generator=True, allow_delegated_execution=True, icon="/assets/icon.svg",
-            description="A model's AP with lower and upper bounds from the raters' corner noise (AP^l ≤ AP ≤ AP^u)")
-
-    def __call__(self, sample_collection, delegate=False, **params):
-        """Python entry: same parameters as the form; ``delegate=True`` queues it instead."""
-        return run_or_delegate(self, noise_aware_run, sample_collection, delegate, params)
+class NoiseAwareEvaluation(MeasureOperator):
+    RUN = NOISE_RUN
 
     def resolve_input(self, ctx):
         ds, p = ctx.dataset, ctx.params
@@ -165,20 +130,8 @@ class NoiseAwareEvaluation(foo.Operator):
             check_form(props, lambda: run_store.validate_key(ds, key, NOISE_AWARE, overwrite=bool(p.get("overwrite"))))
         return form(inputs, "KaLOS: noise-aware evaluation")
 
-    def execute(self, ctx):
-        p = ctx.params
-        key = p.get("run_key") or NOISE_KEY
-        steps = noise_aware_steps(ctx.target_view(), **run_params(NOISE_RUN, p))
-        res = yield from report_errors(ctx, drive(ctx, steps))
-        ap = res.to_dict()["ap"]["50:95"]
-        text = f"AP^l {human(ap['lower'])} ≤ AP {human(ap['ap'])} ≤ AP^u {human(ap['upper'])}"
-        yield from finish_run(ctx, f"KaLOS noise-aware evaluation {key!r}: {text}")
-        n = res.noise
-        yield show_card(ctx, "KaLOS: noise-aware evaluation", [
-            ("AP@[.5:.95] with bounds (%)", text),
-            ("Corner-noise fit", f"{n.n_pairs} pairs, {n.n_inliers} inliers, share {n.share}"),
-            ("Predictions whose bounds disagree", sum(1 for d in res.detections.values() if d["uncertain"]))],
-            written_by(ctx.dataset, key), key, "Open the panel 'KaLOS: Noise-aware AP'.")
+    def steps(self, ctx):
+        return noise_aware_steps(ctx.target_view(), **run_params(NOISE_RUN, ctx.params))
 
 
 class DeleteKalosRun(foo.Operator):
@@ -189,7 +142,7 @@ class DeleteKalosRun(foo.Operator):
 
     def resolve_input(self, ctx):
         inputs = types.Object()
-        runs = [k for m in run_store.KINDS for k in run_store.runs_of(ctx.dataset, m)]
+        runs = [k for m in run_store.kinds() for k in run_store.runs_of(ctx.dataset, m)]
         if not runs and ctx.params.get("run_key") is None:
             inputs.view("none", types.Warning(label="No KaLOS run on this dataset."))
             return form(inputs, "KaLOS: delete a run")
@@ -210,6 +163,6 @@ class DeleteKalosRun(foo.Operator):
     def execute(self, ctx):
         key = ctx.params["run_key"]
         method = run_store.run_method(ctx.dataset, key)
-        if method not in run_store.KINDS:
+        if method not in run_store.kinds():
             raise SetupError(f"no KaLOS run {key!r} on this dataset", "run_key")
         yield from delete_and_confirm(ctx, key, run_store.delete_run)

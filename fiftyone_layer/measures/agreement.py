@@ -19,6 +19,8 @@ from kalos_core.progress import run_steps
 from .. import run_store, status_colors
 from ..adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset
 from ..measure_runs import MeasureRun, measure_steps
+from ..registry import Offered
+from ..shown import interval
 from ..measure_runs import check_run as measure_check
 from ..model_raters import add_models, check_model_fields, write_source
 from ..model_raters import run_config as model_run_config
@@ -97,12 +99,40 @@ def _falls_apart(result, data: MeasureData, config: AgreementConfig) -> dict:
     return {"lsa_falls_apart": falls_apart(data.dataset, config)} if config.lsa_thresholds else {}
 
 
+def _card(res: AgreementResult, key: str) -> tuple:
+    return "KaLOS: agreement computed", [
+        ("Mean α (per image)", res.mean_alpha),
+        ("95 % CI of the mean α", interval(res.mean_alpha_ci) or "none (bootstrap off)"),
+        ("Global α", res.global_alpha), ("Interpretation", res.interpretation), ("Samples", res.n_images),
+        ("Warnings", "; ".join(w["message"] for w in res.warnings) or "none")], \
+        ("Open the KaLOS panels (Overview, Vitality, ...); 'KaLOS: browse disagreements' shows the unmatched and "
+         "class-disagreeing labels.")
+
+
+def _notice(res: AgreementResult, key: str) -> str:
+    ci = res.mean_alpha_ci
+    ci_text = f" (95% CI {ci[0]:.3f} – {ci[1]:.3f})" if ci else ""
+    return (f"KaLOS run {key!r}: mean α {res.mean_alpha:.3f}{ci_text}, global α {res.global_alpha:.3f} "
+            f"({res.interpretation}) on {res.n_images} samples")
+
+
 RUN = MeasureRun(
     "agreement", "agreement", "kalos", KINDS, owned_paths=owned_fields, write=_write, read=_read, check=_check,
     extras=("calibration_key", "model_fields", "score_threshold"), config_key="agreement_config",
     results=_falls_apart, prepare=_prepare, written=lambda source, extras: write_source(source, extras["model_fields"]),
     free_paths=check_label_attributes, two_raters=False, results_lap="lsa_falls_apart_s",
-    stored_source=RaterSource.run_config)
+    stored_source=RaterSource.run_config,
+    app=Offered(
+        "KaLOS agreement", "compute_agreement", "KaLOS: compute agreement",
+        "Krippendorff's alpha after instance matching, per sample and for the dataset",
+        key_help="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status",
+        operator_class="agreement:ComputeAgreement",
+        also=("agreement:BrowseDisagreements", "agreement:DeleteAgreementRun"),
+        panels=("overview:AgreementOverviewPanel", "vitality:AnnotatorVitalityPanel",
+                "collaboration:CollaborationPanel", "sensitivity:LocalisationSensitivityPanel",
+                "classes:ClassDifficultyPanel"),
+        marker=lambda key: f"{key}_alpha", views=status_view_names, card=_card, notice=_notice,
+        failure="KaLOS: compute agreement failed"))
 
 
 def check_run(collection, **params):

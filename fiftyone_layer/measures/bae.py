@@ -17,6 +17,7 @@ A rater's representation on a sample is the mean of its labels' vectors there; t
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,12 +25,23 @@ from kalos_core.bae import BAEResult
 from kalos_core.columns import ids_and_raters
 from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData
+from kalos_core.params import Config, param
 
 from ..adapter import SetupError, read_dataset
 from ..measure_runs import MeasureRun, measure_run, measure_steps
+from ..registry import Offered
 
 DEFAULT_KEY = "bae"
 DEFAULT_ATTRIBUTE = "embedding"
+
+
+@dataclass(frozen=True)
+class Inputs(Config):
+    """The plugin-only input of a BAE run."""
+
+    embedding_attribute: str = param(
+        DEFAULT_ATTRIBUTE, "str", "the rater labels' attribute holding a model's vector for that label "
+        "(averaged per rater)", label="Embedding attribute", flag="")
 
 
 def attribute_of(extras: dict) -> str:
@@ -69,9 +81,22 @@ def _read(collection, source, config, extras) -> MeasureData:
     return MeasureData(data, options={"embeddings": dict(embeddings)})
 
 
-RUN = MeasureRun("bae", "behaviour alignment (BAE)", DEFAULT_KEY, ("box", "polygon", "keypoints"),
-                 owned_paths=lambda source, run_key: [], read=_read, check=_check, extras=("embedding_attribute",),
-                 config_key="bae_config")
+def _card(res: BAEResult, key: str) -> tuple:
+    return "KaLOS: behaviour alignment (BAE)", [
+        ("BAE (1 = the model reproduces the pairwise α)", res.bae), ("Raters compared", ", ".join(res.raters)),
+        ("Left out (labels or vectors only)", ", ".join(res.only_labels + res.only_embeddings) or "none")], \
+        "Open the panel 'KaLOS: Behaviour alignment'."
+
+
+RUN = MeasureRun(
+    "bae", "behaviour alignment (BAE)", DEFAULT_KEY, ("box", "polygon", "keypoints"),
+    owned_paths=lambda source, run_key: [], read=_read, check=_check, inputs=Inputs, config_key="bae_config",
+    app=Offered(
+        "KaLOS behaviour alignment (BAE)", "compute_bae", "KaLOS: behaviour alignment (BAE)",
+        "How well a model's per-rater representations (vectors on the rater labels) reproduce the raters' "
+        "pairwise α: BAE = 1 − ‖S_model − S_true‖ / ‖S_true‖",
+        key_help="stored as a custom run; nothing is written on the labels", panels=("bae:BAEPanel",),
+        card=_card, notice=lambda res, key: f"KaLOS BAE {key!r}: {res.bae:.4f} over {len(res.raters)} raters"))
 
 
 def bae_steps(collection, **params):

@@ -34,6 +34,7 @@ from kalos_core.measure import MeasureData
 from .. import run_store
 from ..adapter import SetupError
 from ..measure_runs import MeasureRun, measure_run, measure_steps
+from ..registry import Offered
 
 METHOD = "kalos_calibration"
 DEFAULT_KEY = "kalos_calibration"
@@ -135,8 +136,32 @@ def _recommended(result: CalibrationResult) -> dict:
             "tau_star": rec["tau_star"], "standard_threshold": rec["standard_threshold"]}
 
 
-RUN = MeasureRun("calibrate", "calibration", DEFAULT_KEY, ("box", "polygon", "keypoints", "cuboids"), lambda source, key: [],
-                 check=_check, results=_more_results, more_config=_recommended)
+def _card(result: CalibrationResult, key: str) -> tuple:
+    rec = result.recommended
+    best = result.distances[rec.distance]
+    return "KaLOS: threshold calibrated", [
+        ("Recommended distance", rec.distance), ("τ* (distance)", rec.tau_star),
+        ("Similarity threshold t = 1 - τ*", rec.similarity_threshold), ("KS separation", best.ks),
+        ("Why", rec.reason)], \
+        "Open the panel 'KaLOS: Calibration'; its buttons run 'KaLOS: compute agreement' at this threshold."
+
+
+def _notice(result: CalibrationResult, key: str) -> str:
+    rec = result.recommended
+    std = f" (standard {rec.standard_threshold:g})" if rec.standard_threshold is not None else ""
+    return (f"KaLOS calibration: {rec.distance}, τ* {rec.tau_star:.3f}, similarity threshold "
+            f"{rec.similarity_threshold:.3f}{std}")
+
+
+RUN = MeasureRun(
+    "calibrate", "calibration", DEFAULT_KEY, ("box", "polygon", "keypoints", "cuboids"), lambda source, key: [],
+    check=_check, results=_more_results, more_config=_recommended,
+    app=Offered(
+        "KaLOS calibration", "calibrate", "KaLOS: calibrate threshold",
+        "Choose the distance, its threshold τ* (a distance) and the similarity threshold 1 - τ* from same-image vs "
+        "cross-image disagreement (KS separation, density crossing, bootstrap CI)",
+        key_help="the calibration is stored as a custom run under this key", operator_class="calibrate:Calibrate",
+        panels=("calibration:CalibrationPanel",), card=_card, notice=_notice, failure="KaLOS: calibration failed"))
 
 
 def calibrate_run_steps(collection, **params):

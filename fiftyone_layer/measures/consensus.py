@@ -36,6 +36,7 @@ from kalos_core.progress import run_steps
 from .. import rawdocs, run_store, status_colors
 from ..adapter import SetupError, read_dataset, resolve_source
 from ..measure_runs import MeasureRun, check_run, measure_steps
+from ..registry import Offered
 from ..values import make_config
 from ..writeback import write_sample_fields
 
@@ -131,6 +132,19 @@ def _summary(result: ConsensusResult, data: MeasureData) -> dict:
             "review": review}
 
 
+def _card(res: ConsensusResult, key: str) -> tuple:
+    n = len(res.labels)
+    return "KaLOS: consensus built", [
+        ("Consensus labels", n), ("Class ties (label left empty, tied_labels set)", sum(x.tie for x in res.labels)),
+        ("Units below the support level (review list)", len(res.review)),
+        ("Mean confidence", sum(x.confidence for x in res.labels) / n if n else None)], \
+        f"Show the field {key} in the sidebar; 'KaLOS: tag for review' tags the review units."
+
+
+def _notice(res: ConsensusResult, key: str) -> str:
+    return f"KaLOS consensus {key!r}: {len(res.labels)} labels, {len(res.review)} units for review"
+
+
 RUN = MeasureRun(
     "consensus", "consensus runs", "", ("box", "polygon"), owned_paths=lambda source, key: [key],
     write=lambda view, source, key, result, data: write_consensus(view, key, result, data.dataset), read=_read,
@@ -138,7 +152,14 @@ RUN = MeasureRun(
     inherited_from=f"the matching's {', '.join(MATCHING_PARAMS)} are the agreement run's", two_raters=False,
     stored_source=lambda source: source.run_config(), summary=_summary, error_param=lambda source: "agreement_key",
     target=lambda dataset, extras: agreement_source(dataset, extras["agreement_key"])[0],
-    key_of=lambda extras: consensus_key(extras["agreement_key"]), key_param="agreement_key")
+    key_of=lambda extras: consensus_key(extras["agreement_key"]), key_param="agreement_key",
+    app=Offered(
+        "KaLOS consensus", "build_consensus", "KaLOS: build consensus",
+        "One label per unit enough raters support (majority class, fused box or mask), written to a new field "
+        "<run_key>_consensus; the rest goes to a review list", operator_class="followup:BuildConsensus",
+        also=("followup:ExportConsensusCoco", "followup:TagForReview", "label_studio_round:SendToLabelStudio",
+              "label_studio_round:LoadLabelStudioRound"),
+        marker=lambda key: key, card=_card, notice=_notice))
 
 
 def check_consensus(dataset, agreement_key, *, overwrite=False, **params):

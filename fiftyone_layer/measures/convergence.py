@@ -14,14 +14,19 @@ model's labels with confidence) is placed against the interval.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import fiftyone as fo
 
 from kalos_core.convergence import ConvergenceResult
 from kalos_core.measure import MeasureData
+from kalos_core.params import Config, param
 
 from .. import run_store
 from ..adapter import SetupError, label_fields, read_dataset
 from ..measure_runs import MeasureRun, measure_run, measure_steps
+from ..registry import Offered
+from ..shown import human, interval
 from ..predictions import check_predictions_field, read_predictions
 from ..writeback import write_label_values
 
@@ -73,12 +78,46 @@ def _write(collection, source, run_key: str, result: ConvergenceResult, data: Me
                        {matched_attr(run_key): fo.ListField(fo.BooleanField())})
 
 
+@dataclass(frozen=True)
+class Inputs(Config):
+    """The plugin-only input of a label convergence run."""
+
+    predictions_field: str | None = param(
+        None, "str", "a model's labels with confidence: its mAP against each rater, placed against the interval",
+        optional=True, label="Predictions field (optional)", flag="")
+
+
+def _card(res: ConvergenceResult, key: str) -> tuple:
+    d = res.to_dict()
+    model = d["model"]
+    return "KaLOS: label convergence", [
+        ("mAP@[.5:.95] between raters (%)", d["full_set"]["map"]), ("AP50 (%)", d["full_set"]["ap50"]),
+        ("AP75 (%)", d["full_set"]["ap75"]), ("Convergence interval (mean ± 1.96 SD of the subsets)", _ci(d)),
+        ("Model mAP (%)", f"{human(model['map'])}: {model['placement']['ci_normal']} the interval" if model
+         else "none (no predictions field chosen)")], "Open the panel 'KaLOS: Label convergence'."
+
+
+def _ci(d: dict) -> str:
+    return interval((d["bootstrap"] or {}).get("ci_normal")) or "none (bootstrap off)"
+
+
+def _notice(res: ConvergenceResult, key: str) -> str:
+    d = res.to_dict()
+    return f"KaLOS label convergence {key!r}: mAP between raters {human(d['full_set']['map'])} (interval {_ci(d)})"
+
+
 RUN = MeasureRun("convergence", "label convergence runs", DEFAULT_KEY, ("box", "polygon"), owned_paths,
-                 write=_write, read=_read, check=_check, extras=("predictions_field",),
+                 write=_write, read=_read, check=_check, inputs=Inputs,
                  config_key="convergence_config", hidden=("raters",),
                  results=lambda result, data, config: {
                      "unknown_prediction_classes": data.options["unknown_prediction_classes"]},
-                 error_param=lambda source: "rater_fields" if source.rater_attribute is None else "label_field")
+                 error_param=lambda source: "rater_fields" if source.rater_attribute is None else "label_field",
+                 app=Offered(
+                     "KaLOS label convergence", "label_convergence", "KaLOS: label convergence",
+                     "Modified mAP between raters (an upper bound for model mAP), its bootstrap interval, and a "
+                     "model's mAP placed against it", operator_class="measures:LabelConvergence",
+                     key_help="stored as a custom run; <run_key>_matched goes on every rater label",
+                     panels=("convergence:LabelConvergencePanel",), card=_card, notice=_notice))
 
 
 def with_task(collection, params: dict) -> dict:

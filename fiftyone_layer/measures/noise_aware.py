@@ -24,10 +24,13 @@ import fiftyone as fo
 
 from kalos_core.measure import MeasureData
 from kalos_core.noise_aware import NoiseAwareResult
+from kalos_core.params import Config, param
 
 from .. import run_store
 from ..adapter import RaterSource, SetupError, read_dataset, resolve_source
 from ..measure_runs import MeasureRun, measure_run, measure_steps
+from ..registry import Offered
+from ..shown import human
 from ..predictions import check_predictions_field, missing_predictions, read_predictions
 from ..writeback import write_label_values
 
@@ -105,10 +108,42 @@ def _results(result: NoiseAwareResult, data: MeasureData, config) -> dict:
             "n_uncertain": sum(1 for d in result.detections.values() if d["uncertain"])}
 
 
-RUN = MeasureRun("noise-aware", "noise-aware evaluations", DEFAULT_KEY, ("box",), owned_paths, write=_write,
-                 read=_read, extras=("predictions_field", "reference_field", "noise_fields"),
-                 config_key="noise_aware_config", source=_source, results=_results,
-                 error_param=lambda source: "noise_fields")
+@dataclass(frozen=True)
+class Inputs(Config):
+    """The plugin-only inputs of a noise-aware evaluation: the fields it reads."""
+
+    predictions_field: str | None = param(None, "str", "the model's Detections, with a confidence on every label",
+                                          optional=True, label="Predictions field", flag="")
+    reference_field: str | None = param(None, "str", "the ground truth the predictions are evaluated against",
+                                        optional=True, label="Reference rater field", flag="")
+    noise_fields: tuple | None = param(None, "names", "the corner noise is fitted between the reference and these",
+                                       optional=True, label="Noise fit: other rater fields", flag="")
+
+
+def _ap_text(res: NoiseAwareResult) -> str:
+    ap = res.to_dict()["ap"]["50:95"]
+    return f"AP^l {human(ap['lower'])} ≤ AP {human(ap['ap'])} ≤ AP^u {human(ap['upper'])}"
+
+
+def _card(res: NoiseAwareResult, key: str) -> tuple:
+    n = res.noise
+    return "KaLOS: noise-aware evaluation", [
+        ("AP@[.5:.95] with bounds (%)", _ap_text(res)),
+        ("Corner-noise fit", f"{n.n_pairs} pairs, {n.n_inliers} inliers, share {n.share}"),
+        ("Predictions whose bounds disagree", sum(1 for d in res.detections.values() if d["uncertain"]))], \
+        "Open the panel 'KaLOS: Noise-aware AP'."
+
+
+RUN = MeasureRun(
+    "noise-aware", "noise-aware evaluations", DEFAULT_KEY, ("box",), owned_paths, write=_write, read=_read,
+    inputs=Inputs, config_key="noise_aware_config", source=_source, results=_results,
+    error_param=lambda source: "noise_fields",
+    app=Offered(
+        "KaLOS noise-aware evaluation", "noise_aware_evaluation", "KaLOS: noise-aware evaluation",
+        "A model's AP with lower and upper bounds from the raters' corner noise (AP^l ≤ AP ≤ AP^u)",
+        key_help="stored as a custom run; <run_key>_* attributes on the predictions",
+        operator_class="measures:NoiseAwareEvaluation", panels=("noise_aware:NoiseAwarePanel",), card=_card,
+        notice=lambda res, key: f"KaLOS noise-aware evaluation {key!r}: {_ap_text(res)}"))
 
 
 def noise_aware_steps(collection, **params):

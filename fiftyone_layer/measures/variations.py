@@ -16,11 +16,12 @@ from __future__ import annotations
 import fiftyone as fo
 
 from kalos_core.measure import MeasureData
-from kalos_core.variations import VariationResult
+from kalos_core.variations import VariationResult, threshold_key
 
 from .. import run_store
 from ..adapter import SetupError, read_dataset
 from ..measure_runs import MeasureRun, measure_run, measure_steps
+from ..registry import Offered
 from ..views import variation_attr as attr
 from ..writeback import write_label_values
 
@@ -50,8 +51,32 @@ def _write(collection, source, run_key: str, result: VariationResult, data: Meas
                         attr(run_key, "iou"): fo.FloatField()})
 
 
-RUN = MeasureRun("variations", "variation types", DEFAULT_KEY, ("box", "polygon", "keypoints"), owned_paths,
-                 write=_write, read=_read, config_key="variation_config")
+def _counts(res: VariationResult) -> tuple[str, str]:
+    """The run's threshold key and its labels per type, in words."""
+    t = threshold_key(res.config["threshold"])
+    return t, ", ".join(f"{k} {v}" for k, v in res.counts[t].items())
+
+
+def _card(res: VariationResult, key: str) -> tuple:
+    return "KaLOS: variation types", [
+        ("IoU threshold of the per-label types", res.config["threshold"]), ("Labels per type", _counts(res)[1]),
+        ("Labels", res.n_annotations)], "Open the panel 'KaLOS: Variation types'."
+
+
+def _notice(res: VariationResult, key: str) -> str:
+    t, text = _counts(res)
+    return f"KaLOS variation types {key!r} at IoU {t}: {text}"
+
+
+RUN = MeasureRun(
+    "variations", "variation types", DEFAULT_KEY, ("box", "polygon", "keypoints"), owned_paths,
+    write=_write, read=_read, config_key="variation_config",
+    app=Offered(
+        "KaLOS variation types", "compute_variations", "KaLOS: variation types",
+        "What kind of disagreement: agreed, merged, wrong class, missed or additional labels per rater pair and IoU "
+        "threshold; the type, partner and IoU on every label", operator_class="variations:ComputeVariations",
+        key_help="stored as a custom run; <run_key>_variation, _partner, _iou go on every rater label",
+        panels=("variations:VariationTypesPanel",), card=_card, notice=_notice))
 
 
 def variations_steps(collection, **params):
