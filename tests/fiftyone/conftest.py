@@ -16,6 +16,12 @@ def demo(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def small_demo(tmp_path_factory):
+    """The demo's boxes on 6 images (seed 2): the data of the common tests."""
+    return demo_data(tmp_path_factory, n_images=6, seed=2)
+
+
+@pytest.fixture(scope="module")
 def fields_ds(fo_isolated, demo):
     """``demo`` with one field per rater and an agreement run ``kalos``."""
     return agreement_dataset(fo_isolated, demo, "rater_fields")
