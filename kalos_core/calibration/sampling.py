@@ -215,7 +215,7 @@ def nearest_do(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared, cach
     """The Do values of :func:`nearest_distance` for the observations ``lo:hi`` (whole images), each unordered
     pair of annotations computed once.
 
-    ``pairs`` forms are symmetric bit for bit (``s(a, b) == s(b, a)``, tests/core/test_calibration_vectorised.py),
+    ``pairs`` forms are symmetric bit for bit (``s(a, b) == s(b, a)``, tests/core/test_calibration_paths.py),
     so the pairs of the observations whose query's row comes before the target row serve both
     ``(a, row of b)`` (a segmented maximum) and ``(b, row of a)`` (``np.maximum.at``; on the same image).
     """

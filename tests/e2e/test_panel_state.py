@@ -13,8 +13,7 @@ import json
 import sys
 
 import pytest
-from e2e_pages import open_app, open_panel, wait_for_chart, wait_for_tiles
-from test_app_open import GRAPHQL_NAME
+from e2e_pages import GRAPHQL_NAME, open_app, open_panel, wait_for_chart, wait_for_tiles
 
 pytestmark = pytest.mark.e2e
 

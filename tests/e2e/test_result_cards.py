@@ -22,7 +22,7 @@ from e2e_pages import (
     wait_for_text, watch_output_dialog,
 )
 
-from tests.fiftyone.operator_results import REAL_SERVER
+from tests.fiftyone.helpers import REAL_SERVER
 
 pytestmark = pytest.mark.e2e
 

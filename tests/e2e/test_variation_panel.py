@@ -14,9 +14,8 @@ import re
 
 import pytest
 from e2e_harness import DATASET
-from e2e_pages import (click_mark, count_kept, grid_count, open_app, open_panel, wait_for_chart, wait_for_count,
-                       wait_for_text)
-from test_measure_panels import chart_points, selection_numbers
+from e2e_pages import (chart_points, click_mark, count_kept, grid_count, open_app, open_panel, selection_numbers,
+                       wait_for_chart, wait_for_count, wait_for_text)
 
 pytestmark = pytest.mark.e2e
 

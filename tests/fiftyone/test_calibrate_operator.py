@@ -1,14 +1,17 @@
 """The calibrate operator on a real FiftyOne database: same numbers as the engine, the stored
 run's schema, compute_agreement picking up the calibration, form errors, delegation."""
 
-import uuid
+import functools
 
 import pytest
 
 from kalos_core import load_coco
 from kalos_core.calibration import CalibrationConfig, calibrate
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.operator_calls import run_operator as execute, resolved_form as form
+from tests.fiftyone.helpers import Panel, rater_dataset, resolved_form as form, run_operator as execute
+
+make_dataset = functools.partial(rater_dataset, annotation_ids=False)   # calibration's datasets: no label ids
+
 
 PLUGIN = "@kalos/agreement"
 URI = f"{PLUGIN}/calibrate"
@@ -21,30 +24,6 @@ DISTANCE_KEYS = {"ks", "ks_ci", "tau_star", "tau_ci", "similarity_threshold", "s
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     return load_coco(build_demo(tmp_path_factory.mktemp("demo"), n_images=16, seed=2, with_images=False), "bbox")
-
-
-def make_dataset(fo, data, layout="rater_fields", with_metadata=False):
-    """One Detections field per rater (or one field whose labels carry ``rater_id``); image sizes
-    in ``metadata`` if ``with_metadata``."""
-    ds = fo.Dataset(f"kalos-cal-{uuid.uuid4().hex[:8]}")
-    samples = []
-    for im in data.images:
-        s = fo.Sample(filepath=f"/nonexistent/{im.id}.jpg", coco_id=im.id, rater_list=list(im.raters))
-        if with_metadata:
-            s.metadata = fo.ImageMetadata(width=int(im.width), height=int(im.height))
-        dets = {r: [] for r in im.raters}
-        for a in im.annotations:
-            x, y, w, h = a.geometry
-            dets[a.rater].append(fo.Detection(label=data.categories[a.category], rater_id=a.rater,
-                                              bounding_box=[x / im.width, y / im.height, w / im.width, h / im.height]))
-        if layout == "rater_fields":
-            for r in im.raters:
-                s[f"raters_{r}"] = fo.Detections(detections=dets[r])
-        else:
-            s["raters"] = fo.Detections(detections=[d for r in im.raters for d in dets[r]])
-        samples.append(s)
-    ds.add_samples(samples)
-    return ds, [f"raters_{r}" for r in data.raters]
 
 
 def test_operator_stores_what_the_engine_computes(fo_isolated, demo):
@@ -202,7 +181,6 @@ def test_recompute_reopens_the_form_with_every_stored_parameter(fo_isolated, dem
     its default, as parameters in no form did), and running that form stores the same parameters."""
     from kalos_core.calibration import CalibrationConfig
     from kalos_core.params import params_of
-    from tests.fiftyone.test_panels import Panel
 
     ds, fields = make_dataset(fo_isolated, demo)
     chosen = dict(distances=["giou", "iou"], seed=5, bootstrap=7, confidence=0.9, stratify=True, grid_points=256,

@@ -5,7 +5,7 @@ import collections
 
 import pytest
 
-from tests.fiftyone.test_panels import DISAGREEING, Panel
+from tests.fiftyone.helpers import DISAGREEING, Panel
 
 ALPHAS = {"cat": 0.2, "dog": -0.5, "hot_dog": 0.9, "Dogfish": 0.2, "emu": None, "bee": 0.6}
 UNITS = {"cat": 12, "dog": 1, "hot_dog": 7, "Dogfish": 30, "bee": 5}

@@ -2,13 +2,11 @@
 the stored run is what the engine computes on the same labels, per-label fields, form errors,
 overwrite, delete; and the run store they go through."""
 
-import numpy as np
 import pytest
 
 from kalos_core import load_coco
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.operator_results import shown_result
-from tests.fiftyone.operator_calls import run_operator as execute, resolved_form as form, form_errors as errors
+from tests.fiftyone.helpers import form_errors as errors, model_dataset, resolved_form as form, run_operator as execute, shown_result
 
 PLUGIN = "@kalos/agreement"
 
@@ -16,20 +14,6 @@ PLUGIN = "@kalos/agreement"
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     return load_coco(build_demo(tmp_path_factory.mktemp("demo"), n_images=16, seed=2, with_images=False), "bbox")
-
-
-def model_dataset(fo, data, copy_of=0, seed=0):
-    """Rater fields with image sizes, and ``model``: rater ``copy_of``'s boxes with seeded
-    confidences (new label ids)."""
-    from tests.fiftyone.test_calibrate_operator import make_dataset
-
-    ds, fields = make_dataset(fo, data, with_metadata=True)
-    rng = np.random.default_rng(seed)
-    rows = ds.values(f"{fields[copy_of]}.detections")
-    ds.set_values("model", [None if row is None else fo.Detections(detections=[
-        fo.Detection(label=d.label, bounding_box=d.bounding_box, confidence=float(rng.random())) for d in row])
-        for row in rows])
-    return ds, fields
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,12 @@ import uuid
 
 import pytest
 
-from tests.fiftyone.test_convergence_operator import demo, model_dataset  # noqa: F401  (fixture)
-from tests.fiftyone.test_panels import Panel
+from tests.fiftyone.helpers import Panel, demo_data, model_dataset
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return demo_data(tmp_path_factory, n_images=16, seed=2)
 
 PLUGIN = "@kalos/agreement"
 

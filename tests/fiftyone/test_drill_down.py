@@ -11,8 +11,7 @@ distance 1. Matched at t = 0.5, both samples have one unit of two labels; at 0.7
 import pytest
 
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
-from tests.fiftyone.test_agreement_operator import make_dataset
-from tests.fiftyone.test_panels import Panel
+from tests.fiftyone.helpers import Panel, rater_dataset as make_dataset
 
 BOXES = {"s1": {"a": (0, 0, 10, 10), "b": (0, 0, 10, 6)}, "s2": {"a": (50, 50, 10, 10), "b": (50, 50, 10, 10)}}
 

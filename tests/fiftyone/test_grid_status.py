@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.operator_results import shown_result
+from tests.fiftyone.helpers import shown_result
 
 AGREE = "@kalos/agreement/compute_agreement"
 STATUS = {"agreed": "#2ecc40", "class_disagreement": "#ffa500", "unmatched": "#ff3b30"}

@@ -10,69 +10,8 @@ import uuid
 
 import pytest
 
-PLUGIN = "@kalos/agreement"
-COMPUTE = f"{PLUGIN}/compute_agreement"
-BOX = [0.1, 0.1, 0.3, 0.3]
-
-
-def boxes_dataset(fo, raters=("a", "b", "c"), n=4, rater_list=True):
-    """``n`` samples on which every rater drew the same two boxes (fields ``raters_<r>``)."""
-    ds = fo.Dataset(f"kalos-safety-{uuid.uuid4().hex[:8]}")
-    samples = []
-    for k in range(n):
-        s = fo.Sample(filepath=f"/nonexistent/{k}.jpg", coco_id=k + 1)
-        if rater_list:
-            s["rater_list"] = list(raters)
-        for r in raters:
-            s[f"raters_{r}"] = fo.Detections(detections=[
-                fo.Detection(label="cat", bounding_box=BOX),
-                fo.Detection(label="dog", bounding_box=[0.5, 0.5, 0.2, 0.2 + 0.01 * k])])
-        samples.append(s)
-    ds.add_samples(samples)
-    del samples
-    return ds
-
-
-def snapshot(ds):
-    """Everything a run could touch: the stored documents, the schema, runs, saved views, info."""
-    import fiftyone.core.odm as foo_odm
-    ds.reload()
-    from bson import json_util
-    docs = json_util.dumps(foo_odm.get_db_conn()[ds._sample_collection_name].find({}, sort=[("_id", 1)]))
-    schema = {k: (type(v).__name__, type(getattr(v, "field", None)).__name__,
-                  getattr(getattr(v, "document_type", None), "__name__", None))
-              for k, v in ds.get_field_schema(flat=True).items()}
-    return docs, schema, sorted(ds.list_runs()), sorted(ds.list_saved_views()), dict(ds.info or {})
-
-
-def execute(uri, ds, view=None, **params):
-    import fiftyone.operators as foo
-    return foo.execute_operator(uri, dataset=ds.name, view=view, params=params)
-
-
-def refused(uri, ds, match, **params):
-    """The operator refuses (form error or execution error) with ``match``, writing nothing."""
-    from fiftyone.operators.executor import ExecutionError
-    before = snapshot(ds)
-    try:
-        res = execute(uri, ds, **params)
-        message = res.error_message or ""
-        assert res.error, f"{uri} did not fail"
-    except ExecutionError as e:
-        message = str(e)
-    assert match in message, message
-    assert snapshot(ds) == before
-    return message
-
-
-def form(uri, ds, **params):
-    """The resolved form as {name: property} (``ds`` a dataset or a view)."""
-    import fiftyone.operators as foo
-    from fiftyone.operators.executor import ExecutionContext
-    ctx = ExecutionContext({"dataset_name": ds._dataset.name, "view": ds.view()._serialize(), "params": params})
-    return foo.get_operator(uri).resolve_input(ctx).type.properties
-
-
+from tests.fiftyone.helpers import (BOX, COMPUTE, PLUGIN, refused, resolved_form as form, same_boxes_dataset as boxes_dataset,
+                                   snapshot, try_operator as execute)
 def run_generator(uri, ds, **params):
     """Drive a generator ``execute`` as the App does: ``(operations, exception or None)``."""
     import fiftyone.operators as foo

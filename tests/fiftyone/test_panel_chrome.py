@@ -4,7 +4,7 @@ Clear selection giving back the user's view."""
 
 import pytest
 
-from tests.fiftyone.test_panels import Panel, _dataset, demo  # noqa: F401  (demo: the module fixture)
+from tests.fiftyone.helpers import Panel, agreement_dataset
 
 
 @pytest.fixture(scope="module")
@@ -12,7 +12,7 @@ def two_runs(fo_isolated, demo):  # noqa: F811
     """The demo with runs "kalos" (4 raters, threshold 0.5, LSA) and, newer, "pair" (two raters, 0.7)."""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
-    ds = _dataset(fo_isolated, demo, "rater_fields")
+    ds = agreement_dataset(fo_isolated, demo, "rater_fields")
     fields = ds.get_run_info("kalos").config.rater_fields
     compute_agreement_run(ds, rater_fields=fields[:2], run_key="pair", threshold=0.7, bootstrap=0)
     return ds
@@ -50,7 +50,7 @@ def test_run_labels_name_label_type_raters_threshold_and_date(two_runs):
 def test_run_label_of_the_one_field_layout_names_the_rater_attribute(fo_isolated, demo):  # noqa: F811
     from fiftyone.plugins.orgs.kalos.agreement.panels.runs import run_label
 
-    ds = _dataset(fo_isolated, demo, "rater_attribute")
+    ds = agreement_dataset(fo_isolated, demo, "rater_attribute")
     assert run_label(ds, "kalos").split(" · ")[:4] == ["kalos", "detections", "raters by rater_id", "threshold 0.5"]
 
 
@@ -69,7 +69,7 @@ def test_the_selector_shows_labels_and_keeps_keys_as_values(two_runs):
 def test_chosen_run_and_scope_survive_reopening_and_a_deleted_run_falls_back(fo_isolated, demo):  # noqa: F811
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
-    ds = _dataset(fo_isolated, demo, "rater_fields")
+    ds = agreement_dataset(fo_isolated, demo, "rater_fields")
     fields = ds.get_run_info("kalos").config.rater_fields
     compute_agreement_run(ds, rater_fields=fields, run_key="newer", bootstrap=0)
     assert Panel(ds, "kalos_agreement_overview").call("on_load").state["run_key"] == "newer"
@@ -86,7 +86,7 @@ def test_chosen_run_and_scope_survive_reopening_and_a_deleted_run_falls_back(fo_
     assert Panel(ds, "kalos_agreement_overview").call("on_load").state["run_key"] == "newer"
 
 
-def test_remembered_state_is_per_dataset(fo_isolated, two_runs):
+def test_remembered_state_is_peragreement_dataset(fo_isolated, two_runs):
     from fiftyone.plugins.orgs.kalos.agreement.panels.chrome import remember, remembered
 
     class Ctx:

@@ -16,9 +16,12 @@ import pytest
 import yaml
 
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.operator_results import REAL_SERVER, check_card, shown_card
-from tests.fiftyone.test_convergence_operator import demo, model_dataset  # noqa: F401  (demo: the module fixture)
-from tests.fiftyone.test_rater_exports import coco_per_rater
+from tests.fiftyone.helpers import REAL_SERVER, check_card, coco_per_rater, shown_card, demo_data, model_dataset
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return demo_data(tmp_path_factory, n_images=16, seed=2)
 
 PLUGIN = "@kalos/agreement"
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]

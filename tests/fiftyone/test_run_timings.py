@@ -10,7 +10,7 @@ import pytest
 
 from kalos_core import load_coco
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.test_convergence_operator import model_dataset
+from tests.fiftyone.helpers import model_dataset
 
 P = "fiftyone.plugins.orgs.kalos.agreement"
 

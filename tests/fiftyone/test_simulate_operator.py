@@ -6,7 +6,7 @@ import uuid
 import pytest
 
 from kalos_core.noise.testbed import lvis_like_reference
-from tests.fiftyone.operator_results import shown_result
+from tests.fiftyone.helpers import shown_result
 
 URI = "@kalos/agreement/simulate_raters"
 

@@ -5,7 +5,7 @@ import pytest
 from kalos_core import load_coco
 from kalos_core.demo_data import build_demo
 
-from .test_agreement_operator import make_dataset
+from tests.fiftyone.helpers import rater_dataset as make_dataset
 
 
 @pytest.fixture(scope="module")

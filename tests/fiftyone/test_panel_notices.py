@@ -4,14 +4,14 @@ reloads the dataset (its new fields show) and the panel lists the new run."""
 
 import pytest
 
-from tests.fiftyone.test_panels import Panel, _dataset, demo, rater_fields  # noqa: F401
+from tests.fiftyone.helpers import Panel, agreement_dataset, rater_fields
 
 URI = "@kalos/agreement/compute_agreement"
 
 
 @pytest.fixture(scope="module")
 def ds(fo_isolated, demo):  # noqa: F811
-    return _dataset(fo_isolated, demo, "rater_fields")
+    return agreement_dataset(fo_isolated, demo, "rater_fields")
 
 
 def test_a_scheduled_run_is_announced_once_when_it_ends(ds):

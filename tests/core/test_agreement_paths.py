@@ -1,7 +1,6 @@
 """The batched pipeline (kalos_core.agreement) equals the one-α-per-matrix reference path
 (tests/core/agreement_reference.py) on random data and on real files, whatever the chunking."""
 
-import math
 
 import numpy as np
 import pytest
@@ -15,24 +14,9 @@ from kalos_core.coincidence import AlphaSums, group_sums
 from kalos_core.demo_data import build_demo
 from kalos_core.progress import run_steps
 from kalos_core.reliability import Cells, alpha
+from tests.core.helpers import assert_same
 
 ALL = AgreementConfig(lsa_thresholds=(0.3, 0.7), bootstrap=50)
-
-
-def assert_same(fast, ref, path="result"):
-    """Equal structure, equal keys, numbers equal to 1e-12."""
-    if isinstance(ref, dict):
-        assert isinstance(fast, dict) and set(fast) == set(ref), f"{path}: keys {set(fast) ^ set(ref)}"
-        for k in ref:
-            assert_same(fast[k], ref[k], f"{path}[{k!r}]")
-    elif isinstance(ref, (list, tuple)):
-        assert len(fast) == len(ref), path
-        for k, (a, b) in enumerate(zip(fast, ref)):
-            assert_same(a, b, f"{path}[{k}]")
-    elif isinstance(ref, float) and not isinstance(fast, bool):
-        assert (math.isnan(ref) and math.isnan(fast)) or abs(fast - ref) <= 1e-12, f"{path}: {fast} != {ref}"
-    else:
-        assert fast == ref, f"{path}: {fast!r} != {ref!r}"
 
 
 values = st.one_of(st.just(np.nan), st.integers(-1, 3).map(float))

@@ -1,4 +1,4 @@
-"""End-to-end, issue 25: the traps a FiftyOne user fell into, read from what the App shows.
+"""End-to-end: what the App offers by default, where a FiftyOne user fell into traps, read from what it shows.
 
 (1) With the plugin installed as ``make app`` does, FiftyOne's own operators and KaLOS's offer
 *Execute* as the default choice (no longer *Schedule*). (2) In compute_agreement's form,

@@ -6,14 +6,14 @@ import math
 
 import pytest
 
-from tests.fiftyone.test_panels import Panel, _dataset, demo, rater_fields, store_calibration  # noqa: F401
+from tests.fiftyone.helpers import Panel, agreement_dataset, rater_fields, store_calibration
 
 
 @pytest.fixture(scope="module")
 def two_runs(fo_isolated, demo):  # noqa: F811
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
-    ds = _dataset(fo_isolated, demo, "rater_fields")   # run "kalos" at t = 0.5
+    ds = agreement_dataset(fo_isolated, demo, "rater_fields")   # run "kalos" at t = 0.5
     compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="strict", threshold=0.9, bootstrap=0)
     return ds
 
@@ -70,7 +70,7 @@ def round2(fo_isolated, demo):  # noqa: F811
     round 1 (no α on a bin edge: FiftyOne's edges are floats)"""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
-    ds = _dataset(fo_isolated, demo, "rater_fields")
+    ds = agreement_dataset(fo_isolated, demo, "rater_fields")
     ids = ds.values("id")
     compute_agreement_run(ds.select(ids[:5]), rater_fields=rater_fields(ds), run_key="round2", bootstrap=0)
     ds.set_values("kalos_alpha", [0.22, 0.52, 0.92, -0.28, math.nan] + [0.22] * (len(ids) - 5))

@@ -1,14 +1,22 @@
-"""Issue 25, the traps (the FiftyOne side; tests/e2e/test_app_traps.py reads what the App shows):
+"""What the App offers by default (the FiftyOne side; tests/e2e/test_app_defaults.py reads what the App shows):
 ``make app`` leaves FiftyOne's execution mode alone, the threshold follows the chosen distance,
 status colours stay on the run's fields, noise-aware evaluation says why it cannot run, and
 help texts keep their field names."""
 
+import functools
 import re
 
 import pytest
 
-from tests.fiftyone.test_calibrate_operator import demo, execute, make_dataset  # noqa: F401  (fixture)
-from tests.fiftyone.test_operator_safety import PLUGIN, boxes_dataset, form
+from tests.fiftyone.helpers import (PLUGIN, demo_data, rater_dataset, resolved_form as form, run_operator as execute,
+                                   same_boxes_dataset as boxes_dataset)
+
+make_dataset = functools.partial(rater_dataset, annotation_ids=False)   # calibration's datasets: no label ids
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return demo_data(tmp_path_factory, n_images=16, seed=2)
 
 AGREE = f"{PLUGIN}/compute_agreement"
 CALIBRATE = f"{PLUGIN}/calibrate"
