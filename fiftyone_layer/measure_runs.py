@@ -18,7 +18,7 @@ from typing import Any, Callable
 from fiftyone import ViewField as F
 
 from kalos_core.measure import Measure, MeasureData, get_measure
-from kalos_core.params import groups_of, params_of
+from kalos_core.params import groups_of, params_of, stored_form_values
 from kalos_core.progress import rescale, run_steps
 
 from . import run_store
@@ -75,6 +75,8 @@ class MeasureRun:
     key_param : the input a refused run key is shown on.
     summary : ``summary(result, data) -> dict``: the stored results, in place of ``result.to_dict()``.
     app : how the App offers it (:class:`.registry.Offered`: run kind name, operator, panels, card).
+    form_values : ``form_values(cfg) -> dict``: form values a stored config means beyond the stored
+        ones (agreement: ``use_masks`` is the distance ``mask_iou``), for Recompute (:func:`rerun_values`).
     """
 
     measure: str
@@ -106,6 +108,7 @@ class MeasureRun:
     key_param: str = "run_key"
     summary: Callable[[Any, MeasureData], dict] | None = None
     app: Offered | None = None
+    form_values: Callable[[Any], dict] | None = None
 
     @property
     def spec(self) -> Measure:
@@ -316,3 +319,33 @@ def store(run: MeasureRun, collection, source: RaterSource, run_key: str, result
     labels = run.stored_source(source) if run.stored_source else {**source.run_config(), "list_name": source.list_name}
     run_store.save_run(collection, run_key, run.method, summary, fields=run.owned_paths(written, run_key),
                        **labels, **stored)
+
+
+def label_source_values(cfg) -> dict:
+    """A stored run's labels as operator form values: its rater fields, or its label field and
+    rater attribute (every KaLOS run config stores one or the other)."""
+    if getattr(cfg, "rater_attribute", None) and getattr(cfg, "label_field", None):
+        return {"layout": "rater_attribute", "label_field": cfg.label_field, "rater_attribute": cfg.rater_attribute}
+    return {"layout": "rater_fields", "rater_fields": list(getattr(cfg, "rater_fields", None) or [])}
+
+
+def rerun_values(run: MeasureRun, cfg, adds: dict | None = None) -> dict:
+    """The one Recompute: the form values that set up the stored run ``cfg`` again - its labels,
+    every declared parameter as stored (:func:`kalos_core.params.stored_form_values`; one the run
+    predates takes its default), its plugin-only inputs - never the form's defaults. ``adds``
+    (``{name: value}``, what a panel found missing) appends ``value`` to a group's list of names,
+    or gives an empty parameter that value. Values that are None are left out."""
+    hidden = run.hidden + run.inherited
+    values = {**label_source_values(cfg),
+              **{k: v for k, v in stored_form_values(run.spec.config, cfg).items() if k not in hidden}}
+    for name in run.extra_names:
+        value = getattr(cfg, name, None)
+        values[name] = list(value) if isinstance(value, (list, tuple)) else value
+    values.update(run.form_values(cfg) if run.form_values else {})
+    for name, value in (adds or {}).items():
+        if name in groups_of(run.spec.config):
+            values[name] = values[name] + [value] if value not in values[name] else values[name]
+        elif not values.get(name):
+            values[name] = value
+    return {k: v for k, v in values.items() if v is not None}
+

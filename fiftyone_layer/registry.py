@@ -24,6 +24,9 @@ from typing import Any, Callable
 
 from kalos_core.measure import MEASURE_MODULES
 
+#: the plugin's name (fiftyone.yml's ``name``): an operator's URI is ``<PLUGIN>/<operator name>``
+PLUGIN = "@kalos/agreement"
+
 #: "module:Class" under ``operators/`` of the operators that are no measure's, before and after the measures'
 TOOLS_FIRST = ("importing:ImportMultiraterCoco", "rater_import:ImportRaterExports")
 TOOLS_LAST = ("simulate:SimulateRaters", "measures:DeleteKalosRun")
@@ -89,6 +92,20 @@ def plugin_runs() -> tuple:
 def run_of(method: str):
     """The ``RUN`` whose run kind is ``method`` (None: no KaLOS run kind)."""
     return next((r for r in plugin_runs() if r.method == method), None)
+
+
+def get_run(measure: str):
+    """The ``RUN`` of ``measure`` (an engine measure name); ValueError when it has no FiftyOne side."""
+    found = next((r for r in plugin_runs() if r.measure == measure), None)
+    if found is None:
+        raise ValueError(f"measure {measure!r} has no FiftyOne side; those that have: "
+                         f"{', '.join(r.measure for r in plugin_runs())}")
+    return found
+
+
+def operator_uri(measure: str) -> str:
+    """The URI of the operator that computes a run of ``measure``."""
+    return f"{PLUGIN}/{get_run(measure).app.operator}"
 
 
 def kinds() -> dict:

@@ -13,6 +13,7 @@ from .measure_operator import MeasureOperator
 
 class Calibrate(MeasureOperator):
     RUN = RUN
+    KEY_REQUIRED = False
 
     def inputs(self, ctx, inputs, source) -> dict:
         """The parameters; the distances of the labels' kind to pick from (none before the labels are chosen)."""

@@ -23,6 +23,8 @@ class MeasureOperator(foo.Operator):
     """A measure's operator: ``RUN`` is its declaration."""
 
     RUN: MeasureRun
+    #: the run key must be given (False: an empty one means the declared default key)
+    KEY_REQUIRED = True
 
     @property
     def config(self):
@@ -45,7 +47,8 @@ class MeasureOperator(foo.Operator):
         key = self.default_key(ctx)
         inputs, source = setup_inputs(
             ctx, key, lambda k: run_store.validate_key(ds, k, run.method, overwrite=bool(p.get("overwrite"))),
-            existing=run_store.described(ds, run.method), required=True, description=run.app.key_help)
+            existing=run_store.described(ds, run.method), required=self.KEY_REQUIRED,
+            description=run.app.key_help)
         props = dict(inputs.properties)
         props.update(self.inputs(ctx, inputs, source))
         if source is not None:

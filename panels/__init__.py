@@ -3,7 +3,9 @@
 ``ordering`` (rater cluster order, classical MDS).
 
 ``PANELS`` are the panel classes the measures' declarations name (``RUN.app.panels``, found through
-``fiftyone_layer/registry.py``), in the order the plugin registers them and fiftyone.yml lists them.
+``fiftyone_layer/registry.py``), in the order the plugin registers them and fiftyone.yml lists them;
+each panel's run kind (``METHOD``) and action (``ACTION_URI``, the operator that computes a run) are
+set from that declaration.
 """
 
 import importlib
@@ -11,9 +13,15 @@ import importlib
 from ..fiftyone_layer import registry
 
 
-def _panel(path: str):
-    module, name = path.split(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+def _panels() -> tuple:
+    panels = []
+    for run in registry.plugin_runs():
+        for path in run.app.panels:
+            module, name = path.split(":")
+            cls = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+            cls.METHOD, cls.ACTION_URI = run.method, registry.operator_uri(run.measure)
+            panels.append(cls)
+    return tuple(panels)
 
 
-PANELS = tuple(_panel(path) for path in registry.panel_paths())
+PANELS = _panels()

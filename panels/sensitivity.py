@@ -74,8 +74,7 @@ def falls_apart_selection(res: dict, x: float) -> tuple[list, str] | str:
 
 
 class LocalisationSensitivityPanel(RunPanel):
-    TITLE = "KaLOS: Localisation sensitivity"
-    RERUN_ADDS = {"lsa": "0.1,0.3,0.5,0.7,0.9"}
+    RERUN_ADDS = {"lsa_thresholds": "0.1,0.3,0.5,0.7,0.9"}
     INTRO = ("Mean α when the run is repeated at other similarity thresholds; the dashed line is the "
              "run's similarity threshold t. A steep drop means the raters agree on *what* is there, not on *where*.")
 

@@ -121,7 +121,8 @@ RUN = MeasureRun(
     extras=("calibration_key", "model_fields", "score_threshold"), config_key="agreement_config",
     results=_falls_apart, prepare=_prepare, written=lambda source, extras: write_source(source, extras["model_fields"]),
     free_paths=check_label_attributes, two_raters=False, results_lap="lsa_falls_apart_s",
-    stored_source=RaterSource.run_config,
+    stored_source=RaterSource.run_config, form_values=lambda cfg: {"distance": "mask_iou"} if getattr(
+        cfg, "use_masks", False) else {},
     app=Offered(
         "KaLOS agreement", "compute_agreement", "KaLOS: compute agreement",
         "Krippendorff's alpha after instance matching, per sample and for the dataset",

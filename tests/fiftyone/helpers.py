@@ -545,13 +545,8 @@ def check_label_studio_cancelled_polygons_and_brush_masks(rex, tmp_path):
 
 
 # -- every registered operator and panel (test_common_operators.py, test_common_panels.py) -----------
-# Built from what the plugin declares: FiftyOne's registry of the plugin's operators and panels, the
-# engine's declared parameters (kalos_core.measure), the run kinds (run_store.KINDS) and, for each kind,
-# the operator its panel opens (a panel's METHOD and ACTION_URI). A registry of each measure's FiftyOne
-# declaration replaces run_writers() and form_params() below: the two places to adapt.
-
-#: run kinds that no panel shows, and the operator that writes them (hand-written: nothing declares it)
-WRITERS_WITHOUT_PANEL = {"kalos_consensus": "build_consensus"}
+# Built from what the plugin declares: FiftyOne's registry of the plugin's operators and panels, and
+# each measure's declaration (fiftyone_layer/registry.py: the run kind and the operator that writes it).
 
 
 def registered(kind: str) -> list:
@@ -563,14 +558,10 @@ def registered(kind: str) -> list:
 
 
 def run_writers() -> dict:
-    """{run kind: the name of the operator that writes it}, for every kind of ``run_store.KINDS``
-    that a panel or :data:`WRITERS_WITHOUT_PANEL` names (a kind with neither is left out: the
-    common tests check that none is)."""
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import run_store
+    """{run kind: the name of the operator that writes it}, for every measure the plugin declares."""
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import registry
 
-    by_panel = {p.METHOD: p.ACTION_URI.rsplit("/", 1)[1] for p in registered("panel")}
-    return {kind: {**by_panel, **WRITERS_WITHOUT_PANEL}[kind] for kind in run_store.KINDS
-            if kind in {**by_panel, **WRITERS_WITHOUT_PANEL}}
+    return {run.method: run.app.operator for run in registry.plugin_runs()}
 
 
 def form_params(name: str, fields: list) -> dict:

@@ -5,7 +5,7 @@ operator is checked without editing this file.
 - every form renders, on a dataset without runs and on one with runs;
 - every number, choice and number-list input refuses a bad value (built from the input's type
   and the engine's declared bounds) with an error on that input;
-- every kind of run (run_store.KINDS) has an operator that writes it, which refuses to replace
+- every kind of run (run_store.kinds()) has an operator that writes it, which refuses to replace
   a run without asking and whose run, deleted, leaves the dataset exactly as it was: documents,
   schema, runs, saved views, info and App config (the user's field, label attribute and saved
   view included).
@@ -53,7 +53,7 @@ def test_the_plugin_registers_operators_and_every_run_kind_has_a_writer():
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import run_store
 
     assert "compute_agreement" in OPERATORS and len(OPERATORS) == len(set(OPERATORS))
-    assert set(WRITERS) == set(run_store.KINDS), "a run kind without an operator that writes it"
+    assert set(WRITERS) == set(run_store.kinds()), "a run kind without an operator that writes it"
     assert set(WRITERS.values()) <= set(OPERATORS)
 
 

@@ -45,7 +45,7 @@ def test_the_plugin_registers_panels_each_showing_a_run_kind_an_operator_writes(
     operators = {op.uri for op in registered("operator")}
     assert "kalos_agreement_overview" in PANELS
     for panel in PANELS.values():
-        assert panel.METHOD in run_store.KINDS and panel.ACTION_URI in operators, panel.name
+        assert panel.METHOD in run_store.kinds() and panel.ACTION_URI in operators, panel.name
 
 
 @pytest.fixture(scope="module")
@@ -108,9 +108,9 @@ def _not_restored(runs_ds, name) -> list:
         stored = getattr(cfg, p.name)
         if p.name in props:
             ok = _same(p, form[p.name], stored) or (p.name == "lsa_thresholds" and not stored
-                                                     and form[p.name] == adds.get("lsa"))
+                                                     and form[p.name] == adds.get("lsa_thresholds"))
         elif p.group in props:
-            ok = (p.name in (form[p.group] or [])) == bool(stored) or p.name == adds.get("diagnostic")
+            ok = (p.name in (form[p.group] or [])) == bool(stored) or p.name == adds.get("diagnostics")
         else:   # no input (a parameter this side does not offer; a stored key of that name is another thing)
             continue
         if not ok:

@@ -36,9 +36,10 @@ def test_a_model_field_equal_to_a_rater_gets_that_raters_pairwise_alpha(fo_isola
     assert all(st is None for c, st in statuses if c < 0.5) and any(c < 0.5 for c, _ in statuses)
     assert "model.detections.with_model_status" in ds.get_run_info("with_model").config.fields
     # a panel's Recompute keeps the model rater and its score threshold
-    from fiftyone.plugins.orgs.kalos.agreement.panels.common import agreement_rerun_params
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import registry
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measure_runs import rerun_values
 
-    params = agreement_rerun_params(ds, "with_model")
+    params = rerun_values(registry.get_run("agreement"), ds.get_run_info("with_model").config)
     assert params["model_fields"] == ["model"] and params["score_threshold"] == 0.5
     assert params["rater_fields"] == FIELDS
 
