@@ -29,7 +29,7 @@ PLUGIN = "@kalos/agreement"
 
 #: "module:Class" under ``operators/`` of the operators that are no measure's, before and after the measures'
 TOOLS_FIRST = ("importing:ImportMultiraterCoco", "rater_import:ImportRaterExports")
-TOOLS_LAST = ("simulate:SimulateRaters", "measures:DeleteKalosRun")
+TOOLS_LAST = ("simulate:SimulateRaters", "delete:DeleteKalosRun")
 
 #: the operator class that serves every measure that declares none (``operators/measure_operator.py``)
 GENERIC_OPERATOR = "measure_operator:MeasureOperator"

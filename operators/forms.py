@@ -111,3 +111,12 @@ def group_input(ctx, inputs, group: str, members, **options):
         if unknown:
             form_error(prop, f"unknown {group} {unknown}; choose among {[m.name for m in members]}")
     return prop
+
+
+def field_choices(names: dict, multiple: bool = False) -> types.Dropdown:
+    """A dropdown of label fields, each shown with its label type (``name -> label class``)."""
+    choices = types.Dropdown(multiple=multiple)
+    for name, cls in names.items():
+        choices.add_choice(name, label=f"{name} ({cls.__name__})")
+    return choices
+

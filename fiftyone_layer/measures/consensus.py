@@ -156,8 +156,8 @@ RUN = MeasureRun(
     app=Offered(
         "KaLOS consensus", "build_consensus", "KaLOS: build consensus",
         "One label per unit enough raters support (majority class, fused box or mask), written to a new field "
-        "<run_key>_consensus; the rest goes to a review list", operator_class="followup:BuildConsensus",
-        also=("followup:ExportConsensusCoco", "followup:TagForReview", "label_studio_round:SendToLabelStudio",
+        "<run_key>_consensus; the rest goes to a review list", operator_class="consensus:BuildConsensus",
+        also=("consensus:ExportConsensusCoco", "consensus:TagForReview", "label_studio_round:SendToLabelStudio",
               "label_studio_round:LoadLabelStudioRound"),
         marker=lambda key: key, card=_card, notice=_notice))
 

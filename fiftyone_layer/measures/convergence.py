@@ -115,7 +115,7 @@ RUN = MeasureRun("convergence", "label convergence runs", DEFAULT_KEY, ("box", "
                  app=Offered(
                      "KaLOS label convergence", "label_convergence", "KaLOS: label convergence",
                      "Modified mAP between raters (an upper bound for model mAP), its bootstrap interval, and a "
-                     "model's mAP placed against it", operator_class="measures:LabelConvergence",
+                     "model's mAP placed against it", operator_class="convergence:LabelConvergence",
                      key_help="stored as a custom run; <run_key>_matched goes on every rater label",
                      panels=("convergence:LabelConvergencePanel",), card=_card, notice=_notice))
 

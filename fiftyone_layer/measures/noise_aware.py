@@ -142,7 +142,7 @@ RUN = MeasureRun(
         "KaLOS noise-aware evaluation", "noise_aware_evaluation", "KaLOS: noise-aware evaluation",
         "A model's AP with lower and upper bounds from the raters' corner noise (AP^l ≤ AP ≤ AP^u)",
         key_help="stored as a custom run; <run_key>_* attributes on the predictions",
-        operator_class="measures:NoiseAwareEvaluation", panels=("noise_aware:NoiseAwarePanel",), card=_card,
+        operator_class="noise_aware:NoiseAwareEvaluation", panels=("noise_aware:NoiseAwarePanel",), card=_card,
         notice=lambda res, key: f"KaLOS noise-aware evaluation {key!r}: {_ap_text(res)}"))
 
 

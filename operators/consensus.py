@@ -1,4 +1,5 @@
-"""Operators that act on an agreement run: build_consensus, export_consensus_coco, tag_for_review.
+"""Operators of consensus and review: build_consensus (the form of
+:mod:`..fiftyone_layer.measures.consensus`), export_consensus_coco, tag_for_review.
 
 Thin adapters: the work is done by :mod:`..fiftyone_layer.measures.consensus` and :mod:`.review`.
 """
@@ -11,13 +12,13 @@ import fiftyone.operators.types as types
 from kalos_core.matching.params import MATCHING_PARAMS
 
 from ..fiftyone_layer import run_store
-from .cards import show_card, written_by
-from .common import form, drive, report_errors
+from .cards import show_card
+from .common import form, report_errors
 from ..fiftyone_layer.measures.consensus import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
 from ..fiftyone_layer.measures.consensus import RUN as CONSENSUS_RUN
 from .measure_operator import MeasureOperator
 from ..fiftyone_layer.measures.consensus import check_consensus_export, export_consensus_coco, fusion_params
-from .common import agreement_run_input, check_form, chosen_agreement_run, finish_run, number_input
+from .common import agreement_run_input, check_form, chosen_agreement_run, number_input
 from .forms import param_inputs
 from .review import check_review, review_view_name, tag_for_review, users_tag
 from ..fiftyone_layer.saved_views import select_saved_view
