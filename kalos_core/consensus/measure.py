@@ -39,6 +39,6 @@ def summary(result: ConsensusResult, seconds: float | None = None) -> str:
 
 MEASURE = Measure(
     name="consensus", help="one consensus label per supported unit, plus a review queue",
-    config=ConsensusConfig, steps=steps, result=ConsensusResult, method="kalos_consensus", summary=summary,
+    config=ConsensusConfig, steps=steps, result=ConsensusResult, method="kalos_consensus", conventions=("fraction",), summary=summary,
     cli_options=EXECUTOR_OPTIONS, output=lambda result, data, args: result.coco_text(data.dataset),
     result_conventions=False)
