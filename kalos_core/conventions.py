@@ -29,6 +29,8 @@ PHRASES: dict[str, str] = {
                 "a rater's missed total sums its pairs",
     "braylan": "Braylan convention: similarity floored at 0, strict AUC (a tie counts as no win)",
     "midrank": "midrank convention: AUC with ties counted half",
+    "attribute_alpha": "attribute α: per attribute, one reliability matrix of raters x matched units under its "
+                       "metric (a label without the value is missing data); per class: the unit's most frequent class",
     "percent": "percent (0-100)",
     "fraction": "fraction (0-1)",
 }
@@ -41,6 +43,7 @@ MEASURE_CONVENTIONS: dict[str, tuple[str, ...]] = {
     "kalos_variations": ("majority", "per_pair"),
     "kalos_consensus": ("fraction",),
     "kalos_bae": (),
+    "kalos_attributes": ("attribute_alpha",),
     "kalos_convergence": ("percent",),
     "kalos_noise_aware": ("percent",),
     "kalos_simulation": ("fraction",),
