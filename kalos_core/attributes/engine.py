@@ -50,9 +50,9 @@ class AttributeConfig(Config):
     distance: str | None = same_param(MatchingConfig, "distance")
     solver: str = same_param(MatchingConfig, "solver")
     cost: str = same_param(MatchingConfig, "cost")
-    attributes: tuple[str, ...] | None = param(
+    names: tuple[str, ...] | None = param(
         None, "names", "the attributes to compare, comma-separated (default: every attribute the labels carry)",
-        optional=True)
+        optional=True, flag="--attributes", label="Attributes")
     metrics: tuple[str, ...] | None = param(
         None, "names", f"metric per attribute as attribute:metric, comma-separated, e.g. pose:ordinal,plate:levenshtein "
         f"({', '.join(METRICS)}; default: nominal for text and true/false, interval for numbers)", optional=True)
@@ -69,13 +69,13 @@ class AttributeConfig(Config):
 
 @dataclass
 class AttributeResult:
-    """Per attribute (``attributes[name]``): ``metric``, ``value_type``, ``alpha`` (None with a
+    """Per attribute (``per_attribute[name]``): ``metric``, ``value_type``, ``alpha`` (None with a
     ``reason`` where nothing is pairable), ``n_labels`` (labels in the units with a value),
     ``n_units`` (pairable units), ``n_values`` (pairable values), ``n_disagreeing`` and
     ``disagreeing_units`` (pairable units whose values are not all equal, sorted), and the same
     per class under ``per_class``."""
 
-    attributes: dict
+    per_attribute: dict
     n_images: int = 0
     n_annotations: int = 0
     n_units: int = 0                      #: units holding two or more labels
@@ -102,13 +102,13 @@ def _missing(v: Any) -> bool:
 
 
 def attribute_names(attributes: Mapping[Any, Mapping], config: AttributeConfig) -> list[str]:
-    """The attributes to compare: ``config.attributes`` or every one found; a ValueError names one
+    """The attributes to compare: ``config.names`` or every one found; a ValueError names one
     that no label carries (or a metric's attribute that is not compared)."""
     found = sorted({k for d in attributes.values() if d for k in d})
     if not found:
         raise ValueError("no label carries attributes: nothing to compare (each label needs 'attributes': "
                          "{name: value})")
-    names = list(config.attributes or found)
+    names = list(config.names or found)
     missing = [n for n in names + list(config.metric_map()) if n not in found]
     if missing:
         raise ValueError(f"no label carries the attribute {', '.join(map(repr, dict.fromkeys(missing)))}; "

@@ -60,7 +60,7 @@ def summary(result: AttributeResult, seconds: float | None = None) -> str:
     """Plain text: one line per attribute (α and its metric, pairable units and values, disagreeing units)."""
     lines = [f"images {result.n_images}   annotations {result.n_annotations}   units {result.n_units} "
              f"({result.units_from})" + (f"   ({seconds:.2f} s)" if seconds is not None else "")]
-    for name, a in result.attributes.items():
+    for name, a in result.per_attribute.items():
         alpha = f"alpha {a['alpha']:.4f}" if a["alpha"] is not None else f"alpha — ({a['reason']})"
         lines.append(f"{name}: {alpha}   {a['metric']}   units {a['n_units']}   values {a['n_values']}   "
                      f"disagreeing units {a['n_disagreeing']}")

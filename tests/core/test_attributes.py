@@ -41,7 +41,7 @@ def _dataset(matrix, name="v", category=lambda unit: 1):
 def _alpha(matrix, metric=None, **kw):
     ds, attributes, units = _dataset(matrix, **kw)
     config = AttributeConfig(metrics=(f"v:{metric}",) if metric else None)
-    return compute_attributes(ds, attributes, config, units=units).attributes["v"]
+    return compute_attributes(ds, attributes, config, units=units).per_attribute["v"]
 
 
 @pytest.mark.parametrize("metric", list(PUBLISHED))
@@ -115,7 +115,7 @@ def test_bad_metrics_and_values_are_refused_naming_them():
     with pytest.raises(ValueError, match="'v' \\(interval\\) needs numbers; label '0-0' holds 'red'"):
         compute_attributes(ds, attributes, AttributeConfig(metrics=("v:interval",)), units=units)
     with pytest.raises(ValueError, match="no label carries the attribute 'size'; the labels carry: v"):
-        compute_attributes(ds, attributes, AttributeConfig(attributes=("size",)), units=units)
+        compute_attributes(ds, attributes, AttributeConfig(names=("size",)), units=units)
 
 
 # -- a COCO file with attributes, three raters, end to end ---------------------------------------
@@ -149,7 +149,7 @@ def test_a_coco_file_with_attributes_by_hand(tmp_path, capsys):
     assert "occluded" in capsys.readouterr().out
     got = json.loads(out.read_text())
     assert got["units_from"] == "matched" and got["n_units"] == 3 and "attribute_alpha" in got["conventions"]
-    occ, colour, rotation = (got["attributes"][k] for k in ("occluded", "colour", "rotation"))
+    occ, colour, rotation = (got["per_attribute"][k] for k in ("occluded", "colour", "rotation"))
     # occluded: units [F,F,T] [T,T,T] [F,F]: n 8, o_FT 1, n_F = n_T = 4: α = 1 - 7*2 / (2*4*4)
     assert occ["alpha"] == pytest.approx(1 - 14 / 32) and occ["n_values"] == 8 and occ["n_labels"] == 9
     # colour: [r,r,r] [b,b,-] [g,r]: n 7, n_c 4/2/1: α = 1 - 6*2 / (49 - 21)
@@ -169,7 +169,7 @@ def test_given_units_give_what_the_matching_gives(tmp_path):
     attributes = {a["id"]: a["attributes"] for a in coco_with_attributes()["annotations"]}
     matched = compute_attributes(ds, attributes)
     given = compute_attributes(ds, attributes, units=dict(compute_agreement(ds).unit_of))
-    assert given.units_from == "given" and given.attributes == matched.attributes
+    assert given.units_from == "given" and given.per_attribute == matched.per_attribute
 
 
 @pytest.mark.parametrize("args, message", [
