@@ -38,6 +38,7 @@ def register(p):
         ComputeAgreement,
         DeleteAgreementRun,
     )
+    from .operators.attributes import ComputeAttributeAgreement
     from .operators.bae import ComputeBAE
     from .operators.calibrate import Calibrate
     from .operators.followup import BuildConsensus, ExportConsensusCoco, TagForReview
@@ -54,7 +55,7 @@ def register(p):
 
     # workflow order, as in fiftyone.yml: import, calibrate, agree, browse, look closer, follow up, clean up
     for cls in (ImportMultiraterCoco, ImportRaterExports, Calibrate, ComputeAgreement, BrowseDisagreements, ComputeVariations,
-                BuildConsensus, ExportConsensusCoco, TagForReview, SendToLabelStudio, LoadLabelStudioRound, LabelConvergence, NoiseAwareEvaluation, ComputeBAE, SimulateRaters,
+                BuildConsensus, ExportConsensusCoco, TagForReview, SendToLabelStudio, LoadLabelStudioRound, LabelConvergence, NoiseAwareEvaluation, ComputeBAE, ComputeAttributeAgreement, SimulateRaters,
                 DeleteAgreementRun, DeleteKalosRun):
         p.register(cls)
 

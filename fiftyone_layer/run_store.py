@@ -56,6 +56,7 @@ KINDS = {k.method: k for k in (
     RunKind("kalos_consensus", "KaLOS consensus", marker=lambda key: key),
     RunKind("kalos_variations", "KaLOS variation types"),
     RunKind("kalos_bae", "KaLOS behaviour alignment (BAE)"),
+    RunKind("kalos_attributes", "KaLOS attribute agreement"),
 )}
 
 

@@ -3,6 +3,7 @@
 ``ordering`` (rater cluster order, classical MDS). ``PANELS`` lists the panel classes
 in the order the plugin registers them (and fiftyone.yml lists their names)."""
 
+from .attributes import AttributeAgreementPanel
 from .bae import BAEPanel
 from .calibration import CalibrationPanel
 from .classes import ClassDifficultyPanel
@@ -16,4 +17,4 @@ from .vitality import AnnotatorVitalityPanel
 
 PANELS = (AgreementOverviewPanel, AnnotatorVitalityPanel, CollaborationPanel, CalibrationPanel,
           LocalisationSensitivityPanel, ClassDifficultyPanel, LabelConvergencePanel, NoiseAwarePanel,
-          VariationTypesPanel, BAEPanel)
+          VariationTypesPanel, BAEPanel, AttributeAgreementPanel)
