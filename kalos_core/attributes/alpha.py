@@ -149,15 +149,19 @@ def _ratio(domain: np.ndarray):
 
 
 def _levenshtein(texts: list[str]):
-    """δ²(a, b): edit distance of texts ``a`` and ``b`` / the longer one's length (vectorised over pairs)."""
+    """δ²(a, b): edit distance of texts ``a`` and ``b`` / the longer one's length, every pair of
+    ``texts`` computed once (vectorised over pairs, in blocks) and looked up by every group."""
     length = np.array([len(t) for t in texts], np.int64)
     chars = np.zeros((len(texts), max(int(length.max(initial=0)), 1)), np.int64)
     for k, t in enumerate(texts):
         chars[k, :len(t)] = [ord(c) for c in t]
-
-    def delta(a, b):
-        return edit_distance(chars[a], length[a], chars[b], length[b]) / np.maximum(np.maximum(length[a], length[b]), 1)
-    return delta
+    table = np.zeros((len(texts), len(texts)))
+    first, second = np.triu_indices(len(texts), 1)
+    for start in range(0, len(first), _BLOCK // 8):
+        i, j = first[start:start + _BLOCK // 8], second[start:start + _BLOCK // 8]
+        table[i, j] = table[j, i] = edit_distance(chars[i], length[i], chars[j], length[j]) / np.maximum(
+            np.maximum(length[i], length[j]), 1)
+    return lambda a, b: table[a, b]
 
 
 def edit_distance(a: np.ndarray, len_a: np.ndarray, b: np.ndarray, len_b: np.ndarray) -> np.ndarray:

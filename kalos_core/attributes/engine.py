@@ -86,19 +86,11 @@ class AttributeResult:
         return json_safe(asdict(self))
 
 
-def _kind(name: str, lid: Any, v: Any) -> str:
-    if isinstance(v, (bool, np.bool_)):
+def _kind(t: type) -> str | None:
+    """The value type of values of Python type ``t``: boolean, number or text (None: not compared)."""
+    if issubclass(t, (bool, np.bool_)):
         return "boolean"
-    if isinstance(v, numbers.Real):
-        return "number"
-    if isinstance(v, str):
-        return "text"
-    raise ValueError(f"attribute {name!r} of label {lid!r} holds {v!r}: only text, numbers and true/false are "
-                     "compared (leave it out with --attributes)")
-
-
-def _missing(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and v != v)
+    return "number" if issubclass(t, numbers.Real) else "text" if issubclass(t, str) else None
 
 
 def attribute_names(attributes: Mapping[Any, Mapping], config: AttributeConfig) -> list[str]:
@@ -121,21 +113,28 @@ def attribute_names(attributes: Mapping[Any, Mapping], config: AttributeConfig) 
 
 
 def _column(name: str, ids: list, attributes: Mapping, metric: str | None) -> dict:
-    """One attribute over the labels ``ids``: value codes (-1 missing), its type, metric and domain."""
-    raw = [(attributes.get(i) or {}).get(name) for i in ids]
-    present = [k for k, v in enumerate(raw) if not _missing(v)]
-    kinds = {_kind(name, ids[k], raw[k]) for k in present}
-    value_type = kinds.pop() if len(kinds) == 1 else "mixed" if kinds else "none"
+    """One attribute over the labels ``ids``: value codes (-1 missing), its type, metric and domain.
+    A value that is neither text, a number nor true/false is refused, naming the label."""
+    empty: dict = {}
+    raw = [(attributes.get(i) or empty).get(name) for i in ids]
+    present = [k for k, v in enumerate(raw) if v is not None and v == v]      # None and NaN: missing
+    kinds = {t: _kind(t) for t in {type(raw[k]) for k in present}}
+    if None in kinds.values():
+        k = next(k for k in present if kinds[type(raw[k])] is None)
+        raise ValueError(f"attribute {name!r} of label {ids[k]!r} holds {raw[k]!r}: only text, numbers and "
+                         "true/false are compared (leave it out with --attributes)")
+    found = set(kinds.values())
+    value_type = found.pop() if len(found) == 1 else "mixed" if found else "none"
     metric = metric or ("interval" if value_type == "number" else "nominal")
+    values = [raw[k] for k in present]
     if metric in NUMERIC:
-        values = [_number(name, ids[k], raw[k], metric) for k in present]
-    elif metric == "levenshtein":
-        bad = next((k for k in present if not isinstance(raw[k], str)), None)
-        if bad is not None:
-            raise ValueError(f"attribute {name!r} (levenshtein) compares text; label {ids[bad]!r} holds {raw[bad]!r}")
-        values = [raw[k] for k in present]
-    else:   # nominal: True and 1 are two values
-        values = [(type(raw[k]) is bool or isinstance(raw[k], np.bool_), raw[k]) for k in present]
+        values = [_number(name, ids[k], raw[k], metric) for k in present] if value_type != "number" else values
+        _check_numbers(name, [ids[k] for k in present], np.asarray(values, float), metric)
+    elif metric == "levenshtein" and value_type not in ("text", "none"):
+        k = next(k for k in present if not isinstance(raw[k], str))
+        raise ValueError(f"attribute {name!r} (levenshtein) compares text; label {ids[k]!r} holds {raw[k]!r}")
+    elif value_type == "mixed":   # nominal: true and 1 are two values
+        values = [(isinstance(v, (bool, np.bool_)), v) for v in values]
     index: dict = {}
     codes = np.full(len(ids), -1, np.int64)
     codes[present] = [index.setdefault(v, len(index)) for v in values]
@@ -149,15 +148,21 @@ def _column(name: str, ids: list, attributes: Mapping, metric: str | None) -> di
     return {"codes": codes, "value_type": value_type, "metric": metric, "domain": domain}
 
 
+def _check_numbers(name: str, ids: list, x: np.ndarray, metric: str) -> None:
+    bad = ~np.isfinite(x) | ((x < 0) if metric == "ratio" else False)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"attribute {name!r} ({metric}) needs {'non-negative ' if metric == 'ratio' else ''}"
+                         f"finite numbers; label {ids[k]!r} holds {x[k]!r}")
+
+
 def _number(name: str, lid: Any, v: Any, metric: str) -> float:
+    """``v`` as a number (true/false as 1/0, a number written as text read); a ValueError names the label."""
     try:
-        x = float(v)
+        return float(v)
     except (TypeError, ValueError):
         raise ValueError(f"attribute {name!r} ({metric}) needs numbers; label {lid!r} holds {v!r}") from None
-    if not np.isfinite(x) or (metric == "ratio" and x < 0):
-        raise ValueError(f"attribute {name!r} ({metric}) needs {'non-negative ' if metric == 'ratio' else ''}"
-                         f"finite numbers; label {lid!r} holds {v!r}")
-    return x
+
 
 
 def _labels(dataset: MultiRaterDataset, units: Mapping) -> tuple[list, np.ndarray, np.ndarray]:
@@ -245,12 +250,10 @@ def attribute_steps(dataset: MultiRaterDataset, attributes: Mapping[Any, Mapping
                     config: AttributeConfig = AttributeConfig(), units: Mapping | None = None):
     """:func:`compute_attributes` as a generator of ``(fraction, message)`` steps; returns the result."""
     names = attribute_names(attributes, config)
-    all_ids = [i for im in dataset.images for i in (getattr(im.annotations, "ids", None)
-                                                     or [a.id for a in im.annotations])]
-    for name in names:   # every value readable under its metric before the matching
-        _column(name, all_ids, attributes, config.metric_map().get(name))
     given = units is not None
     if not given:
+        for name in names:   # every value readable under its metric before the matching
+            _column(name, list(attributes), attributes, config.metric_map().get(name))
         agreement = AgreementConfig(**{n: getattr(config, n) for n in MATCHING_PARAMS}, bootstrap=0,
                                     **dict.fromkeys(DIAGNOSTICS, False))
         result = yield from rescale(agreement_steps(dataset, agreement), 0.0, 0.8)
