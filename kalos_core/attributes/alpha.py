@@ -21,6 +21,7 @@ unit and over all pairs of distinct values (in blocks). A group with no pairable
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -59,7 +60,7 @@ def group_alpha(unit: np.ndarray, value: np.ndarray, unit_group: np.ndarray, n_g
     elif metric in ("interval", "ordinal"):
         alpha, n = _interval(unit, value, m_u, unit_group, n_groups, np.asarray(domain, float), metric == "ordinal")
     else:
-        delta = _ratio(np.asarray(domain, float)) if metric == "ratio" else _levenshtein(list(domain))
+        delta = _ratio(np.asarray(domain, float)) if metric == "ratio" else _levenshtein(tuple(domain))
         group = unit_group[unit]
         alpha, n = np.full(n_groups, np.nan), np.bincount(group, minlength=n_groups).astype(float)
         order = np.argsort(group, kind="stable")
@@ -148,9 +149,11 @@ def _ratio(domain: np.ndarray):
     return delta
 
 
-def _levenshtein(texts: list[str]):
+@lru_cache(maxsize=1)
+def _levenshtein(texts: tuple[str, ...]):
     """δ²(a, b): edit distance of texts ``a`` and ``b`` / the longer one's length, every pair of
-    ``texts`` computed once (vectorised over pairs, in blocks) and looked up by every group."""
+    ``texts`` computed once (vectorised over pairs, in blocks) and looked up by every group (and by
+    the per-class α that follows the overall one; :func:`forget_texts` drops it)."""
     length = np.array([len(t) for t in texts], np.int64)
     chars = np.zeros((len(texts), max(int(length.max(initial=0)), 1)), np.int64)
     for k, t in enumerate(texts):
@@ -162,6 +165,11 @@ def _levenshtein(texts: list[str]):
         table[i, j] = table[j, i] = edit_distance(chars[i], length[i], chars[j], length[j]) / np.maximum(
             np.maximum(length[i], length[j]), 1)
     return lambda a, b: table[a, b]
+
+
+def forget_texts() -> None:
+    """Drop the cached table of edit distances (up to 32 MB at :data:`MAX_TEXTS` texts)."""
+    _levenshtein.cache_clear()
 
 
 def edit_distance(a: np.ndarray, len_a: np.ndarray, b: np.ndarray, len_b: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ from ..jsonsafe import json_safe
 from ..matching.params import MATCHING_PARAMS, MatchingConfig
 from ..params import Config, ParamError, param, same_param
 from ..progress import rescale, run_steps
-from .alpha import MAX_TEXTS, METRICS, NUMERIC, group_alpha
+from .alpha import MAX_TEXTS, METRICS, NUMERIC, forget_texts, group_alpha
 
 NO_PAIRS = "fewer than 2 pairable values: no unit holds two raters' values of it"
 
@@ -237,6 +237,7 @@ def compare_attributes(dataset: MultiRaterDataset, attributes: Mapping[Any, Mapp
         else:
             alpha, n = group_alpha(u, codes, np.zeros(n_units, np.int64), 1, col["metric"], col["domain"])
             by_class, n_class = group_alpha(u, codes, unit_class, len(classes), col["metric"], col["domain"])
+            forget_texts()
         per_class = {}
         for c in np.unique(unit_class[u]).tolist():
             at = by[bounds[c]:bounds[c + 1]]
