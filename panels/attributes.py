@@ -33,8 +33,8 @@ def summary_md(res: dict) -> str:
     cfg = res.get("attributes_config") or {}
     none = [f"{k} ({e.get('reason')})" for k, e in (res.get("per_attribute") or {}).items() if e.get("alpha") is None]
     metrics = ", ".join(f"{k}: {e.get('metric')}" for k, e in (res.get("per_attribute") or {}).items())
-    lines = [f"**Attribute α** over the {res.get('n_units', 0)} units (two or more labels) of {res.get('n_images', 0)} "
-             f"samples; metrics: {metrics or '—'}",
+    lines = [f"**Attribute α** over the {res.get('n_units', 0)} units (two or more labels) of "
+             f"{res.get('n_images', 0)} samples; metrics: {metrics or '—'}",
              "No α: " + "; ".join(none) if none else "",
              f"Attributes chosen: {', '.join(cfg.get('names') or []) or 'every one found'} · click a bar: the "
              "samples of the units where the raters disagree on it"]

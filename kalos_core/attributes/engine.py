@@ -54,8 +54,9 @@ class AttributeConfig(Config):
         None, "names", "the attributes to compare, comma-separated (default: every attribute the labels carry)",
         optional=True, flag="--attributes", label="Attributes")
     metrics: tuple[str, ...] | None = param(
-        None, "names", f"metric per attribute as attribute:metric, comma-separated, e.g. pose:ordinal,plate:levenshtein "
-        f"({', '.join(METRICS)}; default: nominal for text and true/false, interval for numbers)", optional=True)
+        None, "names", "metric per attribute as attribute:metric, comma-separated, e.g. "
+        f"pose:ordinal,plate:levenshtein ({', '.join(METRICS)}; default: nominal for text and true/false, "
+        "interval for numbers)", optional=True)
 
     def check(self) -> None:
         names = [_metric_of(m)[0] for m in self.metrics or ()]

@@ -86,7 +86,8 @@ def _option(*flags, **kwargs) -> CliOption:
 
 
 MEASURE = Measure(
-    name="attributes", help="attribute agreement: Krippendorff's alpha of the labels' attributes over the matched units",
+    name="attributes",
+    help="attribute agreement: Krippendorff's alpha of the labels' attributes over the matched units",
     config=AttributeConfig, steps=steps, result=AttributeResult, method="kalos_attributes",
     tasks=tuple(TASK_GEOMETRY_KINDS), summary=summary, read=read, example=example,
     example_params={"metrics": ("pose:ordinal", "plate:levenshtein")},
