@@ -48,7 +48,8 @@ def good_coco(identical: bool = False, seed: int = 0) -> dict:
             for r in RATERS:
                 dx, dy = (0.0, 0.0) if identical else rng.normal(0, 1.5, 2).round(1)
                 anns.append({"id": len(anns) + 1, "image_id": i, "category_id": c, "rater_id": r,
-                             **_box(float(x + dx + i), float(y + dy), float(w), float(h))})
+                             **_box(float(x + dx + i), float(y + dy), float(w), float(h)),
+                             "attributes": {"occluded": k == 2}})
     return {"images": images, "annotations": anns,
             "categories": [{"id": 1, "name": "cat"}, {"id": 2, "name": "dog"}]}
 

@@ -29,6 +29,7 @@ _LAZY = {
     **dict.fromkeys(("compute_convergence", "ConvergenceConfig", "ConvergenceResult"), "convergence"),
     **dict.fromkeys(("noise_aware_evaluation", "NoiseAwareConfig", "NoiseAwareResult"), "noise_aware"),
     **dict.fromkeys(("compute_bae", "BAEConfig", "BAEResult"), "bae"),
+    **dict.fromkeys(("compute_attributes", "AttributeConfig", "AttributeResult"), "attributes"),
     **dict.fromkeys(("compare_runs", "DICConfig", "DICResult"), "dic"),
     **dict.fromkeys(("simulate", "reference_from_coco", "NoiseProfile", "load_profile", "Simulation"), "noise"),
     **dict.fromkeys(("SimulateConfig",), "noise.simulate_measure"),

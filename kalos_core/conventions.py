@@ -31,6 +31,8 @@ PHRASES: dict[str, str] = {
                 "a rater's missed total sums its pairs",
     "braylan": "Braylan convention: similarity floored at 0, strict AUC (a tie counts as no win)",
     "midrank": "midrank convention: AUC with ties counted half",
+    "attribute_alpha": "attribute α: per attribute, one reliability matrix of raters x matched units under its "
+                       "metric (a label without the value is missing data); per class: the unit's most frequent class",
     "percent": "percent (0-100)",
     "fraction": "fraction (0-1)",
 }

@@ -32,6 +32,7 @@ MEASURE_MODULES: dict[str, str] = {
     "variations": "variations.measure",
     "consensus": "consensus.measure",
     "bae": "bae.measure",
+    "attributes": "attributes.measure",
     "convergence": "convergence.measure",
     "noise-aware": "noise_aware.measure",
     "simulate": "noise.simulate_measure",

@@ -2,7 +2,8 @@
 written where, the run key, what to open next), its numbers rounded for people.
 
 Every operator that fiftyone.yml registers runs once, in workflow order, on one real data set
-(the seeded demo raters, a model's boxes with confidences, label vectors for BAE); the card
+(the seeded demo raters, a model's boxes with confidences, label vectors for BAE, an
+attribute on the labels); the card
 each one showed is read from the App operations it yielded."""
 
 import json
@@ -64,6 +65,8 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
     for f in fields:
         ds.set_values(f"{f}.detections.emb", [[rng.random(3).tolist() for _ in row or []]
                                                for row in ds.values(f"{f}.detections")])
+        ds.set_values(f"{f}.detections.occluded", [[bool(rng.random() < 0.3) for _ in row or []]
+                                                    for row in ds.values(f"{f}.detections")])
     folder = tmp_path_factory.mktemp("cards")
     coco = build_demo(folder, n_images=4, seed=1, with_images=False)
     new_name = f"kalos-cards-{uuid.uuid4().hex[:8]}"
@@ -87,6 +90,7 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
         ("noise_aware_evaluation", {"predictions_field": "model", "reference_field": fields[1],
                                     "noise_fields": [fields[2]], "run_key": "na"}),
         ("compute_bae", {"rater_fields": fields, "run_key": "bae", "embedding_attribute": "emb"}),
+        ("compute_attribute_agreement", {"agreement_key": "agr", "run_key": "attr", "names": ["occluded"]}),
         ("simulate_raters", {"reference_field": fields[0], "n_raters": 2, "seed": 0, "prefix": "syn"}),
         ("delete_kalos_run", {"run_key": "var"}),
         ("delete_agreement_run", {"run_key": "agr"}),
