@@ -29,7 +29,6 @@ _LAZY = {
     **dict.fromkeys(("compute_convergence", "ConvergenceConfig", "ConvergenceResult"), "convergence"),
     **dict.fromkeys(("noise_aware_evaluation", "NoiseAwareConfig", "NoiseAwareResult"), "noise_aware"),
     **dict.fromkeys(("compute_bae", "BAEConfig", "BAEResult"), "bae"),
-    **dict.fromkeys(("compute_attributes", "AttributeConfig", "AttributeResult"), "attributes"),
     **dict.fromkeys(("compare_runs", "DICConfig", "DICResult"), "dic"),
     **dict.fromkeys(("simulate", "reference_from_coco", "NoiseProfile", "load_profile", "Simulation"), "noise"),
     **dict.fromkeys(("SimulateConfig",), "noise.simulate_measure"),
@@ -37,7 +36,12 @@ _LAZY = {
 }
 
 
-__getattr__ = lazy_attributes(__name__, _LAZY, globals())
+def _declared(name: str):
+    """A measure's config or result class by its name (every registered measure's, without a line here)."""
+    return next((cls for m in measures() for cls in (m.config, m.result) if cls.__name__ == name), None)
+
+
+__getattr__ = lazy_attributes(__name__, _LAZY, globals(), fallback=_declared)
 
 
 __all__ = [
