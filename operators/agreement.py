@@ -65,7 +65,7 @@ class ComputeAgreement(MeasureOperator):
                                         "(docs/method.md lists them)"},
             "solver": {"choices": [(n, _first_line(f.__doc__)) for n, f in SOLVERS.items()]},
             "cost": {"choices": [(n, _first_line(f.__doc__)) for n, f in COSTS.items()]},
-            "lsa_thresholds": {"default": "0.1,0.3,0.5,0.7,0.9", "label": "Localisation sensitivity thresholds",
+            "lsa_thresholds": {"label": "Localisation sensitivity thresholds",
                                "description": "α is recomputed at each of these similarity thresholds (within "
                                               "[0, 1], separated by commas; empty = none) for the sensitivity panel"},
             "seed": {"label": "Seed (bootstrap)"}}))
