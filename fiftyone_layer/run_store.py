@@ -243,6 +243,7 @@ def delete_run(dataset, run_key: str, method: str | None = None) -> list[str]:
     _untag(dataset, run_key)
     agreement = run_method(dataset, run_key) == AGREEMENT
     clear_fields(dataset, paths)
+    status_colors.forget_fields(dataset, paths)
     for v in views:
         dataset.delete_saved_view(v)
     dataset.delete_run(run_key)

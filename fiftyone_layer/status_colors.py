@@ -101,6 +101,25 @@ def forget_run(dataset, run_key: str, remaining: dict) -> None:
     _settle(dataset, scheme, before)
 
 
+def forget_fields(dataset, paths) -> None:
+    """After a run's sample fields are deleted (a consensus field): their pinned entries and their
+    records of the user's entries go with them (nothing of the user's was there: the run made them)."""
+    gone = {p for p in paths if "." not in p}
+    scheme = dataset.app_config.color_scheme
+    before = dict(dataset.info.get(_ENTRIES_KEY) or {})
+    entries = list((scheme.fields if scheme is not None else None) or [])
+    if not gone & (set(before) | {e.get("path") for e in entries}):
+        return
+    for path in gone:
+        before.pop(path, None)
+    if scheme is None:
+        dataset.info[_ENTRIES_KEY] = before
+        dataset.save()
+        return
+    scheme.fields = [e for e in entries if e.get("path") not in gone]
+    _settle(dataset, scheme, before)
+
+
 def settle(dataset) -> None:
     """Keep label fields added since the last run (a consensus, a model) in one colour while
     the scheme colours by status (see :func:`_settle`)."""

@@ -191,8 +191,11 @@ class BrowseDisagreements(foo.Operator):
                                        "statuses) or <run_key>_status_<statuses>", view=choices)
         chosen = ctx.params.get("statuses", list(DISAGREEMENT))
         key = chosen_agreement_run(ctx, "run_key")
+        unknown = [c for c in chosen if c not in STATUSES] if isinstance(chosen, list) else [chosen]
         if not chosen:
             form_error(prop, "choose at least one status")
+        elif unknown:
+            form_error(prop, f"not a label status: {', '.join(map(str, unknown))}; choose among {', '.join(STATUSES)}")
         elif key:
             try:
                 run_store.check_view_free(ctx.dataset, key, disagreement_view_name(key, chosen))

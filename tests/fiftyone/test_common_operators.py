@@ -20,17 +20,6 @@ from tests.fiftyone.helpers import (bad_values, common_dataset, common_run_param
 OPERATORS = [op.name for op in registered("operator")]
 WRITERS = run_writers()
 
-#: inputs that take a bad value today: (operator, input) -> why (each one an xfail(strict) below)
-ACCEPTED_TODAY = {
-    ("browse_disagreements", "statuses"): "a status that is no label status is taken (the view then shows "
-                                          "nothing) instead of a form error naming it",
-}
-#: run kinds whose deletion leaves something behind today -> what (an xfail(strict) each)
-LEFT_BEHIND_TODAY = {
-    "kalos_consensus": "deleting a consensus run leaves its field's entry in dataset.info's record of the "
-                       "colour scheme before KaLOS (kalos_color_fields_before)",
-}
-
 
 @pytest.fixture(scope="module")
 def form_ds(fo_isolated, small_demo):
@@ -91,19 +80,11 @@ def _accepted(name, ds, params) -> list:
 @pytest.mark.parametrize("name", OPERATORS)
 def test_every_number_and_choice_input_refuses_a_bad_value_naming_it(form_ds, name):
     ds, fields = form_ds
-    accepted = [a for a in _accepted(name, ds, form_params(name, fields)) if (name, a[0]) not in ACCEPTED_TODAY]
+    accepted = _accepted(name, ds, form_params(name, fields))
     assert not accepted, accepted
 
 
-@pytest.mark.parametrize("name,key", [pytest.param(n, k, marks=pytest.mark.xfail(strict=True, reason=why))
-                                      for (n, k), why in ACCEPTED_TODAY.items()])
-def test_inputs_that_accept_a_bad_value_today(form_ds, name, key):
-    ds, fields = form_ds
-    assert not [a for a in _accepted(name, ds, form_params(name, fields)) if a[0] == key]
-
-
-@pytest.mark.parametrize("kind", [pytest.param(k, marks=[pytest.mark.xfail(strict=True, reason=LEFT_BEHIND_TODAY[k])]
-                                               if k in LEFT_BEHIND_TODAY else []) for k in sorted(WRITERS)])
+@pytest.mark.parametrize("kind", sorted(WRITERS))
 def test_a_run_is_replaced_only_when_asked_and_deleting_it_leaves_the_dataset_as_it_was(run_ds, kind):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import run_store
 
