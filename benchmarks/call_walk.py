@@ -1,9 +1,10 @@
 """How far a reader walks to follow one operator's ``execute``: the plugin modules it passes through.
 
-Runs an operator's ``execute`` as the App does (a real dataset, a private MongoDB) under a profiler
-that records every call into the plugin's own code (``operators/``, ``panels/``, ``fiftyone_layer/``
-and the top-level ``__init__.py``; the engine and FiftyOne are left out) and prints, per operator,
-the distinct modules and the distinct functions entered, in first-call order::
+Runs an operator as the App does (a real dataset, a private MongoDB) under a profiler
+that records every call into the plugin's own code (``operators/``, ``panels/``, ``fiftyone_layer/``;
+the engine and FiftyOne are left out) made while the operator's ``execute`` runs (not the form's
+validation before it), and prints, per operator, the distinct modules and the distinct functions
+entered, in first-call order::
 
     .venv/bin/python benchmarks/call_walk.py compute_agreement compute_bae
 
@@ -23,24 +24,32 @@ PACKAGE = "fiftyone.plugins.orgs.kalos.agreement"
 def walk(name: str, dataset, params: dict) -> list[tuple[str, str]]:
     """``(module, function)`` of every plugin function entered while ``execute`` runs, first-call order."""
     import fiftyone.operators as foo
-    from fiftyone.operators.executor import ExecutionContext
 
-    ctx = ExecutionContext(request_params={"dataset_name": dataset.name, "params": params, "delegated": True})
+    uri = f"@kalos/agreement/{name}"
+    foo.get_operator(uri)   # the plugin loaded (its registration is not part of the walk)
     seen: dict[tuple[str, str], None] = {}
 
-    def profile(frame, event, arg):
-        if event == "call":
-            module = frame.f_globals.get("__name__", "")
-            if module.startswith(PACKAGE):
-                seen.setdefault((module[len(PACKAGE) + 1:] or "__init__", frame.f_code.co_name), None)
+    inside = []   # the operator's execute frames being run (a generator is entered at each step)
 
-    operator = foo.get_operator(f"@kalos/agreement/{name}")
+    def profile(frame, event, arg):
+        module = frame.f_globals.get("__name__", "")
+        if not module.startswith(PACKAGE):
+            return
+        if frame.f_code.co_name == "execute" and module.startswith(f"{PACKAGE}.operators"):
+            if event == "call":
+                inside.append(frame)
+            elif event == "return" and inside:
+                inside.pop()
+        if event == "call" and inside:
+            seen.setdefault((module[len(PACKAGE) + 1:] or "__init__", frame.f_code.co_name), None)
+
     sys.setprofile(profile)
     try:
-        for _ in operator.execute(ctx):
-            pass
+        result = foo.execute_operator(uri, dataset=dataset.name, params=params)
     finally:
         sys.setprofile(None)
+    if result.error:
+        raise RuntimeError(result.error)
     return list(seen)
 
 
