@@ -51,3 +51,20 @@ def test_every_registered_panel_reaches_the_app(fo_isolated):
 
     listed = {o.uri for o in foo.list_operators(type="panel")}
     assert {f"@kalos/agreement/{name}" for name in registered().panels} <= listed
+
+
+NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                "sixteen seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four").split()
+
+
+def test_the_docs_name_and_count_every_registered_operator_and_panel():
+    """README and docs/app.md say how many operators and panels there are; docs/app.md has a row
+    for every operator and docs/panels.md one for every panel (a new measure's too)."""
+    rec = registered()
+    ops, panels = NUMBER_WORDS[len(rec.operators)], NUMBER_WORDS[len(rec.panels)]
+    flat = lambda path: " ".join((REPO / path).read_text().split())
+    assert f"{ops} operators, {panels} panels" in flat("README.md")
+    app = flat("docs/app.md")
+    assert f"adds {ops} operators" in app and f"and {panels} panels" in app
+    assert [o for o in rec.operators if f"`@kalos/agreement/{o}`" not in app] == []
+    assert [p for p in rec.panels if f"| `{p}` |" not in flat("docs/panels.md")] == []
