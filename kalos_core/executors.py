@@ -20,26 +20,16 @@ from contextlib import contextmanager
 from numbers import Integral
 from typing import Any, Callable, Iterator, Sequence
 
+from .registry import Registry
+
 Bounds = list[tuple[int, int]]
 #: ``fn(items, first, context) -> partial``: the map step of one chunk (a module-level function: it is pickled)
 ChunkFn = Callable[[Sequence, int, Any], Any]
 #: ``executor(fn, items, context, bounds, workers) -> partials in chunk order``
 ExecutorFn = Callable[..., Iterator[Any]]
-EXECUTORS: dict[str, ExecutorFn] = {}
-
-
-def register_executor(name: str):
-    def deco(fn: ExecutorFn) -> ExecutorFn:
-        EXECUTORS[name] = fn
-        return fn
-    return deco
-
-
-def get_executor(name: str) -> ExecutorFn:
-    try:
-        return EXECUTORS[name]
-    except KeyError:
-        raise ValueError(f"unknown executor {name!r}; known: {', '.join(EXECUTORS)}") from None
+EXECUTORS: Registry[ExecutorFn] = Registry("executor")
+register_executor = EXECUTORS.register
+get_executor = EXECUTORS.get
 
 
 def resolve_executor(workers: int = 1, executor: str | None = None) -> tuple[ExecutorFn, int]:

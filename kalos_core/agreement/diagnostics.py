@@ -28,6 +28,7 @@ from ..coincidence import AlphaSums
 from .image_values import ImageValues, alphas_of
 from ..matching.costs import CostFn
 from ..matching.solvers import SolverFn
+from ..registry import Registry
 from ..reliability import Cells, empty_image_cells
 
 if TYPE_CHECKING:
@@ -271,21 +272,12 @@ class Diagnostic:
             self.emit(ctx, out)
 
 
-REGISTRY: dict[str, Diagnostic] = {}
+REGISTRY: Registry[Diagnostic] = Registry("diagnostic")
+get_diagnostic = REGISTRY.get
 
 
 def register_diagnostic(d: Diagnostic) -> Diagnostic:
-    if d.name in REGISTRY:
-        raise ValueError(f"diagnostic {d.name!r} is registered twice")
-    REGISTRY[d.name] = d
-    return d
-
-
-def get_diagnostic(name: str) -> Diagnostic:
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown diagnostic {name!r}; known: {', '.join(REGISTRY)}") from None
+    return REGISTRY.add(d.name, d)
 
 
 def enabled_diagnostics(config) -> list:

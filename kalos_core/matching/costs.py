@@ -6,6 +6,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..registry import Registry
+
 #: ``cost(similarity, same_class) -> cost``, vectorised over arrays
 CostFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -20,11 +22,5 @@ def neg_cost(sim: np.ndarray, same_class: np.ndarray) -> np.ndarray:
     return -np.asarray(sim, dtype=float)
 
 
-COSTS: dict[str, CostFn] = {"soft": soft_cost, "neg": neg_cost}
-
-
-def get_cost(name: str) -> CostFn:
-    try:
-        return COSTS[name]
-    except KeyError:
-        raise ValueError(f"unknown cost {name!r}; known: {', '.join(sorted(COSTS))}") from None
+COSTS: Registry[CostFn] = Registry("cost", {"soft": soft_cost, "neg": neg_cost})
+get_cost = COSTS.get

@@ -13,27 +13,16 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from ..registry import Registry
+
 if TYPE_CHECKING:
     from .costs import CostFn
     from .problem import MatchProblem
 
 SolverFn = Callable[["MatchProblem", float, "CostFn"], np.ndarray]
-SOLVERS: dict[str, SolverFn] = {}
-
-
-def register_solver(name: str):
-    def deco(fn: SolverFn) -> SolverFn:
-        SOLVERS[name] = fn
-        return fn
-
-    return deco
-
-
-def get_solver(name: str) -> SolverFn:
-    try:
-        return SOLVERS[name]
-    except KeyError:
-        raise ValueError(f"unknown solver {name!r}; known: {', '.join(sorted(SOLVERS))}") from None
+SOLVERS: Registry[SolverFn] = Registry("solver")
+register_solver = SOLVERS.register
+get_solver = SOLVERS.get
 
 
 def canonical_units(labels: np.ndarray) -> np.ndarray:
