@@ -9,17 +9,15 @@ import numpy as np
 from .bootstrap import percentile_interval
 from .density import Grid, LinearBins, find_tau
 from .separation import KSData
+from .types import Threshold
 
 
 @dataclass
-class Separation:
-    """Point estimates on the full sample, intervals from the resamples."""
+class Separation(Threshold):
+    """Point estimates on the full sample, intervals from the resamples; ``tau_method`` how τ* was
+    found, the KDE modes and bandwidths of Do and De, ``n`` the pairs."""
 
-    ks: float
-    ks_ci: tuple[float, float] | None
-    tau: float
-    tau_ci: tuple[float, float] | None
-    method: str
+    tau_method: str
     do_mode: float
     de_mode: float
     bandwidth_do: float
@@ -27,9 +25,12 @@ class Separation:
     n: int
     support: KSData | None = field(default=None, repr=False)   #: Do and De on their sorted support
 
-    @property
-    def similarity_ci(self) -> tuple[float, float] | None:
-        return None if self.tau_ci is None else (1.0 - self.tau_ci[1], 1.0 - self.tau_ci[0])
+
+def _separation(ks, ks_ci, tau: float, tau_ci, **rest) -> Separation:
+    """A :class:`Separation` whose similarity threshold and interval are ``1 - τ*`` and its interval's."""
+    similarity_ci = None if tau_ci is None else (1.0 - tau_ci[1], 1.0 - tau_ci[0])
+    return Separation(ks=ks, ks_ci=ks_ci, tau_star=tau, tau_ci=tau_ci, similarity_threshold=1.0 - tau,
+                      similarity_ci=similarity_ci, **rest)
 
 
 def _estimate(do_bins: LinearBins, de_bins: LinearBins, multiplicity=None, counts=(None, None)):
@@ -46,7 +47,8 @@ def separate(do: np.ndarray, de: np.ndarray, obs_image: np.ndarray, resamples: n
     """
     if len(do) == 0 or len(de) == 0:
         nan = float("nan")
-        return Separation(nan, None, nan, None, "no_data", nan, nan, nan, nan, 0)
+        return _separation(nan, None, nan, None, tau_method="no_data", do_mode=nan, de_mode=nan, bandwidth_do=nan,
+                           bandwidth_de=nan, n=0)
     # the data set's image count, also without resamples ((0, n_images)): a stratum's own largest image
     # index may be smaller
     n_images = resamples.shape[1] if resamples.ndim == 2 else int(obs_image.max()) + 1
@@ -60,8 +62,7 @@ def separate(do: np.ndarray, de: np.ndarray, obs_image: np.ndarray, resamples: n
     ks_boot = ks_data.statistics(resamples)
     grid_counts = zip(do_bins.counts_of(resamples), de_bins.counts_of(resamples)) if len(resamples) else ()
     tau_boot = [_estimate(do_bins, de_bins, m, c)[0].tau for m, c in zip(resamples, grid_counts)]
-    return Separation(
-        ks=ks_data.statistic(), ks_ci=percentile_interval(ks_boot, confidence),
-        tau=anchor.tau, tau_ci=percentile_interval(tau_boot, confidence),
-        method=anchor.method, do_mode=float(grid.x[np.argmax(f_do)]), de_mode=float(grid.x[np.argmax(f_de)]),
+    return _separation(
+        ks_data.statistic(), percentile_interval(ks_boot, confidence), anchor.tau,
+        percentile_interval(tau_boot, confidence), tau_method=anchor.method, do_mode=float(grid.x[np.argmax(f_do)]), de_mode=float(grid.x[np.argmax(f_de)]),
         bandwidth_do=h_do, bandwidth_de=h_de, n=len(do), support=ks_data)

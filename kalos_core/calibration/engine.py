@@ -157,15 +157,12 @@ def _calibrate_distance(name: str, do: np.ndarray, de: np.ndarray, obs_image: np
             part = separate(do[keep], de[keep], obs_image[keep], resamples, grid, config.confidence)
             by_size[label] = _stratum(part)
     return DistanceCalibration(
-        name=name, ks=sep.ks, ks_ci=sep.ks_ci, tau_star=sep.tau, tau_ci=sep.tau_ci,
-        similarity_threshold=1.0 - sep.tau, similarity_ci=sep.similarity_ci,
-        sigma=sep.support.sigma(config.sigma_p) if sep.support else float("nan"), tau_method=sep.method,
+        **sep.threshold(), name=name,
+        sigma=sep.support.sigma(config.sigma_p) if sep.support else float("nan"), tau_method=sep.tau_method,
         do=summarise(do, sep.do_mode), de=summarise(de, sep.de_mode),
         histogram=histogram(do, de, grid, config.histogram_bins),
         bandwidth={"do": sep.bandwidth_do, "de": sep.bandwidth_de}, strata=by_size)
 
 
 def _stratum(sep: Separation) -> StratumCalibration:
-    return StratumCalibration(
-        ks=sep.ks, ks_ci=sep.ks_ci, tau_star=sep.tau, tau_ci=sep.tau_ci, similarity_threshold=1.0 - sep.tau,
-        similarity_ci=sep.similarity_ci, tau_method=sep.method, n_do=sep.n, n_de=sep.n)
+    return StratumCalibration(**sep.threshold(), tau_method=sep.tau_method, n_do=sep.n, n_de=sep.n)

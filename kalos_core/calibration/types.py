@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -60,8 +60,12 @@ class SampleSummary:
 
 
 @dataclass
-class StratumCalibration:
-    """Calibration restricted to query annotations of one size stratum."""
+class Threshold:
+    """How well one Do/De pair of samples separates, and where: KS, the distance threshold τ* and
+    the similarity threshold 1 − τ*, each with its bootstrap interval (None without resamples).
+    The common part of :class:`~kalos_core.calibration.analysis.Separation` (what the analysis
+    finds), :class:`StratumCalibration` and :class:`DistanceCalibration` (what the result holds);
+    its fields lead their JSON in this order."""
 
     ks: float
     ks_ci: tuple[float, float] | None
@@ -69,28 +73,34 @@ class StratumCalibration:
     tau_ci: tuple[float, float] | None
     similarity_threshold: float
     similarity_ci: tuple[float, float] | None
+
+    def threshold(self) -> dict:
+        """This object's :class:`Threshold` fields, by name (to build a result from an analysis)."""
+        return {f.name: getattr(self, f.name) for f in fields(Threshold)}
+
+
+@dataclass
+class StratumCalibration(Threshold):
+    """Calibration restricted to query annotations of one size stratum."""
+
     tau_method: str
     n_do: int
     n_de: int
 
 
 @dataclass
-class DistanceCalibration:
-    """Everything calibrated for one distance function."""
+class DistanceCalibration(Threshold):
+    """Everything calibrated for one distance function (``name``; ``to_dict()`` keys it by name,
+    then the :class:`Threshold` fields, ``sigma``, ``tau_method``, ``histogram``, ``bandwidth``,
+    ``do``, ``de``, ``strata``)."""
 
-    name: str
-    ks: float
-    ks_ci: tuple[float, float] | None
-    tau_star: float
-    tau_ci: tuple[float, float] | None
-    similarity_threshold: float
-    similarity_ci: tuple[float, float] | None
     sigma: float
     tau_method: str
     do: SampleSummary
     de: SampleSummary
     histogram: dict
     bandwidth: dict
+    name: str
     strata: dict[str, StratumCalibration] | None = None
 
 
