@@ -22,6 +22,11 @@ STRATA = ("small", "medium", "large")
 DIGITS = 6
 #: CLI task name of each geometry kind (the ``task`` key of the result)
 TASK_OF_KIND = KIND_TASKS
+#: the most bootstrap resamples (each one re-estimates both densities of every distance on the grid:
+#: memory ~ resamples x grid points x 16 bytes per distance, 160 MB at this cap and the default grid)
+MAX_BOOTSTRAP = 10_000
+#: the finest KDE grid (16x the default; the smoothing bandwidth, not the grid, limits the resolution)
+MAX_GRID_POINTS = 16_384
 
 
 @dataclass(frozen=True)
@@ -35,12 +40,13 @@ class CalibrationConfig(Config):
         "with the highest KS separation is recommended", optional=True, label="Distances to compare")
     seed: int = param(0, "int", "seeds the cross-image draws and the bootstrap: same seed, same result", lo=0)
     bootstrap: int = param(100, "int", "percentile bootstrap resamples over images for the intervals of "
-                           "τ* and KS (0 = no intervals)", lo=0, label="Bootstrap resamples")
+                           "τ* and KS (0 = no intervals)", lo=0, hi=MAX_BOOTSTRAP, label="Bootstrap resamples")
     confidence: float = param(0.95, "fraction", "confidence level of the bootstrap intervals", lo_open=True,
                               hi_open=True, advanced=True)
     stratify: bool = param(False, "bool", "also calibrate per size stratum (small/medium/large)",
                            label="Size strata")
-    grid_points: int = param(1024, "int", "resolution of the KDE grid", lo=16, advanced=True)
+    grid_points: int = param(1024, "int", "resolution of the KDE grid", lo=16, hi=MAX_GRID_POINTS,
+                             advanced=True)
     histogram_bins: int = param(50, "int", "bins of the stored Do / De histograms", lo=1, advanced=True)
     sigma_p: float = param(0.05, "fraction", "significance level of Braylan's σ", lo_open=True, hi_open=True,
                            advanced=True)

@@ -48,3 +48,16 @@ def test_stored_values_reopen_the_form_whole():
     assert values["distances"] == ["giou", "iou"] and values["confidence"] == 0.9
     assert set(values) == set(stored) and CalibrationConfig.from_dict(stored).distances == ("giou", "iou")
     assert stored_form_values(CalibrationConfig, {})["distances"] is None     # the kind's defaults
+
+
+@pytest.mark.parametrize("name, cap", [("bootstrap", 10_000), ("grid_points", 16_384)])
+def test_the_costly_counts_are_capped_naming_the_parameter(name, cap, capsys):
+    """Resamples and grid points multiply the work and memory: one above the cap is refused by the
+    Python API and the command line alike, naming the parameter; the cap itself is taken."""
+    assert getattr(CalibrationConfig(**{name: cap}), name) == cap
+    with pytest.raises(ParamError) as e:
+        CalibrationConfig(**{name: cap + 1})
+    assert e.value.param == name and str(cap) in str(e.value)
+    with pytest.raises(SystemExit) as stop:
+        main(["calibrate", "f.json", "--" + name.replace("_", "-"), str(cap + 1)])
+    assert stop.value.code == 2 and f"--{name.replace('_', '-')}" in capsys.readouterr().err
