@@ -25,18 +25,17 @@ from pycocotools.cocoeval import COCOeval
 
 from ..coco_eval import ALL_AREAS, IOU_THRESHOLDS, REC_THRESHOLDS, Boxes, BoxEval
 from ..data import MultiRaterDataset, order_key
+from ..dataset_boxes import box_columns, reference_boxes
 
 #: the score every rater label gets when it plays the detections (the paper's 0.99)
 RATER_SCORE = 0.99
 
 
 def label_columns(dataset: MultiRaterDataset, task: str):
-    """Every box of the data set as columns (:func:`~kalos_core.noise_aware.inputs.box_columns`) when
+    """Every box of the data set as columns (:func:`~kalos_core.dataset_boxes.box_columns`) when
     its boxes are evaluated as boxes, for :func:`side_labels`; None otherwise."""
     if task != "bbox" or dataset.kind != "box":
         return None
-    from ..noise_aware.inputs import box_columns
-
     return box_columns(dataset)
 
 
@@ -106,8 +105,6 @@ class BoxLabels:
 
 def rater_boxes(dataset: MultiRaterDataset, rater: str, image_ids: Sequence[Any], columns) -> BoxLabels:
     """:func:`rater_labels` of a box data set as :class:`BoxLabels` (``columns``: its :func:`label_columns`)."""
-    from ..noise_aware.inputs import reference_boxes
-
     images = sorted(set(image_ids), key=order_key)
     xywh, img, cat, rows = reference_boxes(dataset, rater, images, columns)
     return BoxLabels(images, img, cat, xywh, [columns.ids[k] for k in rows])

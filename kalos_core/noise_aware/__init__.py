@@ -1,9 +1,8 @@
 """Noise-aware detector evaluation: corner-noise fit, ε̄(W, H), AP^l ≤ AP ≤ AP^u
 (docs/convergence.md, "Noise-aware evaluation"). No FiftyOne import.
 
-The names below are imported on first use (PEP 562): a module that needs only :mod:`.inputs` (label
-convergence reads its boxes as columns there) does not pay for the engine's scipy.optimize and
-scipy.interpolate."""
+The names below are imported on first use (PEP 562): a module that needs only :mod:`.inputs` does
+not pay for the engine's scipy.optimize and scipy.interpolate."""
 
 from ..lazy import lazy_attributes
 

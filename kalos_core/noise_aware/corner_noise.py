@@ -18,8 +18,8 @@ from scipy.optimize import linear_sum_assignment
 
 from ..arrays import ranges
 from ..data import MultiRaterDataset
+from ..dataset_boxes import BoxColumns, box_columns
 from ..geometry.registry import box_iou_xyxy, paired_iou
-from .inputs import BoxColumns, box_columns
 from .laplace import fit_sigma
 from .types import COMPONENTS, NoiseFit
 
@@ -115,7 +115,7 @@ def fit_offsets(offsets: np.ndarray, fence_k: float = 1.5, share: str = "split",
 def fit_corner_noise(dataset: MultiRaterDataset, reference: str, others: list[str], iou_min: float = 0.1,
                      fence_k: float = 1.5, share: str = "split", columns: BoxColumns | None = None) -> NoiseFit:
     """Pair ``reference`` with each of ``others`` (pooled) and fit the corner noise (``columns``:
-    :func:`.inputs.box_columns` of ``dataset``, read here when None)."""
+    :func:`~kalos_core.dataset_boxes.box_columns` of ``dataset``, read here when None)."""
     columns = box_columns(dataset) if columns is None else columns
     parts = [pair_boxes(dataset, reference, o, iou_min, columns) for o in others]
     ref = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 4))

@@ -16,11 +16,12 @@ from collections.abc import Generator, Sequence
 import numpy as np
 
 from ..data import MultiRaterDataset, order_key
+from ..dataset_boxes import BoxColumns, box_columns, reference_boxes
 from ..progress import run_steps
 from .box_eval import bounded_ap_arrays, coco_boxes
 from .corner_noise import fit_corner_noise
 from .expected_iou import EpsInterpolator, eps_grid
-from .inputs import BoxColumns, box_columns, prediction_columns, reference_boxes
+from .inputs import prediction_columns
 from .types import NoiseAwareConfig, NoiseAwareResult, NoiseFit
 
 

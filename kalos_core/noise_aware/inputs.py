@@ -1,73 +1,18 @@
-"""The noise-aware evaluation's inputs as columns: every box of the data set, the reference rater's
-boxes and the predictions in the canonical order of :func:`kalos_core.convergence.cocoeval.rater_labels`
-and :func:`kalos_core.io.predictions.prepare_predictions` (image id, then annotation id), the order
-pycocotools' ground truth and ``loadRes`` take them in.
+"""The noise-aware evaluation's predictions as columns, in the canonical order of
+:func:`kalos_core.io.predictions.prepare_predictions` (image id, then annotation id), the order
+``loadRes`` takes them in; the data set's boxes come from :mod:`kalos_core.dataset_boxes` in the
+same order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..columns import AnnotationColumns
-from ..data import MultiRaterDataset, order_key
+from ..data import MultiRaterDataset
+from ..dataset_boxes import id_order
 from ..io.predictions import check_predictions
-
-
-class BoxColumns(NamedTuple):
-    """Every box of a data set: image index, rater name, class, xywh and annotation id."""
-
-    img: np.ndarray
-    rater: np.ndarray
-    cat: np.ndarray
-    boxes: np.ndarray
-    ids: list
-
-
-def box_columns(dataset: MultiRaterDataset) -> BoxColumns:
-    """Every box, images in the data set's order and each image's boxes in its order (read straight
-    from :class:`~kalos_core.columns.AnnotationColumns` where the reader made them)."""
-    img, rater, cat, boxes, ids = [], [], [], [], []
-    for i, im in enumerate(dataset.images):
-        anns = im.annotations
-        if isinstance(anns, AnnotationColumns):
-            rater.append(np.asarray(anns.names, dtype=object)[anns.rater] if len(anns) else np.zeros(0, object))
-            cat.append(np.asarray(anns.category, dtype=np.int64))
-            boxes.append(np.asarray(anns.boxes, dtype=float).reshape(-1, 4))
-            ids.extend(anns.ids)
-        else:
-            rater.append(np.array([a.rater for a in anns], dtype=object))
-            cat.append(np.array([a.category for a in anns], dtype=np.int64))
-            boxes.append(np.array([a.bbox or a.geometry for a in anns], dtype=float).reshape(-1, 4))
-            ids.extend(a.id for a in anns)
-        img.append(np.full(len(anns), i, dtype=np.int64))
-    if not img:
-        return BoxColumns(np.zeros(0, np.int64), np.zeros(0, object), np.zeros(0, np.int64), np.zeros((0, 4)), [])
-    return BoxColumns(np.concatenate(img), np.concatenate(rater), np.concatenate(cat), np.concatenate(boxes), ids)
-
-
-def canonical_order(image_ids: Sequence[Any], ids: Sequence[Any]) -> np.ndarray:
-    """The stable order by (image id, id) as :func:`~kalos_core.data.order_key` sorts them (numpy's
-    when every id is a plain int)."""
-    if all(type(v) is int for v in image_ids) and all(type(v) is int for v in ids):
-        try:
-            return np.lexsort((np.array(ids, dtype=np.int64), np.array(image_ids, dtype=np.int64)))
-        except OverflowError:
-            pass
-    keys = [(order_key(i), order_key(a)) for i, a in zip(image_ids, ids)]
-    return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
-
-
-def reference_boxes(dataset: MultiRaterDataset, reference: str, images: list, columns: BoxColumns) -> tuple:
-    """``(xywh, image position in images, class, row in columns)`` of ``reference``'s boxes on
-    ``images``, in :func:`~kalos_core.convergence.cocoeval.rater_labels`' order."""
-    at = {im_id: n for n, im_id in enumerate(images)}
-    where = np.array([at.get(im.id, -1) for im in dataset.images], dtype=np.int64)
-    sel = np.flatnonzero((columns.rater == reference) & (where[columns.img] >= 0))
-    order = sel[canonical_order(where[columns.img[sel]].tolist(), [columns.ids[k] for k in sel])]
-    return columns.boxes[order], where[columns.img[order]], columns.cat[order], order
 
 
 def prediction_columns(predictions: Sequence[dict], dataset: MultiRaterDataset, images: list) -> tuple:
@@ -75,7 +20,7 @@ def prediction_columns(predictions: Sequence[dict], dataset: MultiRaterDataset, 
     (:func:`~kalos_core.io.predictions.check_predictions`) and in ``prepare_predictions``' order."""
     check_predictions(predictions, (im.id for im in dataset.images), "bbox")
     at = {im_id: n for n, im_id in enumerate(images)}
-    order = canonical_order([p["image_id"] for p in predictions], [p.get("id", n) for n, p in enumerate(predictions)])
+    order = id_order([p["image_id"] for p in predictions], [p.get("id", n) for n, p in enumerate(predictions)])
     where = np.array([at.get(predictions[k]["image_id"], -1) for k in order], dtype=np.int64).reshape(-1)
     order = order[where >= 0]
     picked = [predictions[k] for k in order]
