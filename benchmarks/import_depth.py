@@ -1,13 +1,22 @@
 """How deep the plugin's import graph is: the longest chain of KaLOS-internal imports.
 
 Static (nothing is imported): every ``from .x import y``, ``from kalos_core.x import y`` and
-``import kalos_core.x`` in the plugin's ``__init__.py``, ``operators/``, ``panels/`` and
-``kalos_core/`` is an edge, imports inside functions included; a package's ``__init__`` is a node
-of its own. Imports under ``if TYPE_CHECKING:`` are left out (they never run).
+``import kalos_core.x`` (likewise of ``fiftyone_layer``, ``operators``, ``panels``) in the plugin's
+``__init__.py`` and those four packages is an edge, wherever the statement sits (module level,
+functions, classes, ``try``); a package's ``__init__`` is a node of its own. Imports under
+``if TYPE_CHECKING:`` are left out (they never run). ``from pkg import mod`` is an edge to
+``pkg.mod`` only (``pkg`` runs first as its parent whoever imports it), to ``pkg`` too for a name it
+defines.
+
+:func:`package_cycles` lifts every edge to the two siblings it joins under their common parent
+(``kalos_core.convergence.engine -> kalos_core.noise_aware.inputs`` is ``kalos_core.convergence ->
+kalos_core.noise_aware``): a cycle there is a package cycle even when no chain of modules is one,
+and is listed with the ``file:line`` of every import behind it.
 
 Usage: ``python benchmarks/import_depth.py [repo root] [--all]``: the longest chain from the
-plugin's ``__init__.py`` and from any ``kalos_core`` module (``--all``: every module's depth).
-Tests call :func:`import_graph`, :func:`longest_chain` and :func:`deepest`.
+plugin's ``__init__.py`` and from any ``kalos_core`` module, the module and package cycles
+(``--all``: every module's depth). Tests call :func:`import_graph`, :func:`longest_chain`,
+:func:`deepest`, :func:`cycles` and :func:`package_cycles`.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = "<plugin>"
-PACKAGES = ("kalos_core", "operators", "panels")
+PACKAGES = ("kalos_core", "fiftyone_layer", "operators", "panels")
 
 
 def _modname(root: Path, path: Path) -> str:
@@ -30,7 +39,7 @@ def _modname(root: Path, path: Path) -> str:
 
 
 def module_files(root: Path = REPO) -> dict[str, Path]:
-    """Module name -> file: the plugin's top-level ``*.py`` and every module of the three packages."""
+    """Module name -> file: the plugin's top-level ``*.py`` and every module of :data:`PACKAGES`."""
     root = Path(root).resolve()
     paths = list(root.glob("*.py")) + [p for d in PACKAGES for p in sorted((root / d).rglob("*.py"))]
     return {_modname(root, p): p for p in paths}
@@ -63,29 +72,79 @@ def _resolve(mod: str, is_pkg: bool, level: int, name: str) -> str:
     return ".".join(base + ([name] if name else []))
 
 
-def import_graph(root: Path = REPO) -> dict[str, set[str]]:
-    """Module -> the internal modules it imports (module names as :func:`module_files` gives them)."""
+def import_edges(root: Path = REPO) -> list[tuple[str, str, str, int]]:
+    """Every internal import as ``(module, imported module, file, line)``, wherever the statement
+    sits (module level, function, class, ``try``), ``if TYPE_CHECKING:`` bodies left out."""
+    root = Path(root).resolve()
     files = module_files(root)
-    graph: dict[str, set[str]] = {}
+    edges = []
     for mod, path in files.items():
         is_pkg = path.name == "__init__.py"
-        deps: set[str] = set()
+        where = str(path.relative_to(root))
         for node in _imports(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     target = _resolve(mod, is_pkg, node.level, node.module or "")
-                elif node.module and node.module.split(".")[0] == "kalos_core":
+                elif node.module and node.module.split(".")[0] in PACKAGES:
                     target = node.module
                 else:
                     continue
-                for cand in [target] + [f"{target}.{a.name}" if target else a.name for a in node.names]:
-                    cand = cand or PLUGIN
-                    if cand in files and cand != mod:
-                        deps.add(cand)
+                subs = [f"{target}.{a.name}" if target else a.name for a in node.names]
+                # ``from pkg import mod``: an import of pkg.mod (pkg itself runs first as its parent
+                # whatever the importer); pkg is an edge of its own only for a name it defines
+                cands = subs + ([target] if any(m not in files for m in subs) else [])
             else:
-                deps.update(a.name for a in node.names if a.name in files and a.name != mod)
-        graph[mod] = deps
+                cands = [a.name for a in node.names]
+            for cand in cands:
+                cand = cand or PLUGIN
+                if cand in files and cand != mod:
+                    edges.append((mod, cand, where, node.lineno))
+    return edges
+
+
+def import_graph(root: Path = REPO) -> dict[str, set[str]]:
+    """Module -> the internal modules it imports (module names as :func:`module_files` gives them)."""
+    graph: dict[str, set[str]] = {m: set() for m in module_files(root)}
+    for mod, dep, _, _ in import_edges(root):
+        graph[mod].add(dep)
     return graph
+
+
+def sibling_pair(a: str, b: str) -> tuple[str, str] | None:
+    """The two siblings an import from module ``a`` of module ``b`` joins: the packages or modules
+    named by their first differing part under their common parent (``kalos_core.convergence.engine``
+    -> ``kalos_core.noise_aware.box_eval``: ``kalos_core.convergence``, ``kalos_core.noise_aware``);
+    None when one contains the other (a package and its own modules)."""
+    pa = [] if a == PLUGIN else a.split(".")
+    pb = [] if b == PLUGIN else b.split(".")
+    n = 0
+    while n < min(len(pa), len(pb)) and pa[n] == pb[n]:
+        n += 1
+    if n == len(pa) or n == len(pb):
+        return None
+    return ".".join(pa[: n + 1]), ".".join(pb[: n + 1])
+
+
+def package_graph(edges) -> dict[str, dict[str, list[str]]]:
+    """Package (or module) -> the siblings it imports -> the ``file:line`` of each import behind
+    that edge. A cycle here is a package cycle, even when every module-level chain is acyclic."""
+    graph: dict[str, dict[str, list[str]]] = {}
+    for mod, dep, where, line in edges:
+        pair = sibling_pair(mod, dep)
+        if pair:
+            graph.setdefault(pair[0], {}).setdefault(pair[1], []).append(f"{where}:{line}")
+            graph.setdefault(pair[1], {})
+    return graph
+
+
+def package_cycles(root: Path = REPO) -> list[tuple[list[str], list[str]]]:
+    """Every package cycle as ``(its members, its edges "a -> b (file:line, ...)")``."""
+    graph = package_graph(import_edges(root))
+    out = []
+    for comp in cycles({k: set(v) for k, v in graph.items()}):
+        inside = [f"{a} -> {b} ({', '.join(graph[a][b])})" for a in comp for b in sorted(graph[a]) if b in comp]
+        out.append((comp, inside))
+    return out
 
 
 def imports_of(root: Path, package: str, top: str) -> list[str]:
@@ -183,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: {len(chain) - 1}  " + " -> ".join(chain))
     for comp in cycles(graph):
         print("cycle:", ", ".join(comp))
+    for comp, edges in package_cycles(root):
+        print("package cycle:", ", ".join(comp))
+        for edge in edges:
+            print("   ", edge)
     fo = imports_of(root, "kalos_core", "fiftyone")
     print("kalos_core modules importing fiftyone:", fo or "none")
     if args.all:

@@ -26,12 +26,12 @@ import numpy as np
 
 from ..coincidence import AlphaSums
 from .image_values import ImageValues, alphas_of
-from ..matching.costs import CostFn
-from ..matching.solvers import SolverFn
 from ..registry import Registry
 from ..reliability import Cells, empty_image_cells
 
 if TYPE_CHECKING:
+    from ..matching.costs import CostFn
+    from ..matching.solvers import SolverFn
     from .problem import ImageProblem
 
 
