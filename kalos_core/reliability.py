@@ -11,6 +11,7 @@ classes) costs memory in proportion to its labels, not to units x classes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -197,18 +198,20 @@ def unique_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.stack([a[new], b[new]])
 
 
-def interpret(a: float) -> str:
-    """The interpretation band of an α value (Sec. 3.3). α is read to 12 decimals first, so
-    summation noise (−8e-17 where the exact value is 0) does not cross a band's edge."""
+#: the interpretation bands of α (Sec. 3.3), low to high: ``(lo, hi, name)``, α in a band when lo <= α < hi
+ALPHA_BANDS = (
+    (-math.inf, 0.0, "systematic disagreement"),
+    (0.0, 0.4, "weak"),
+    (0.4, 0.6, "moderate"),
+    (0.6, 0.8, "substantial"),
+    (0.8, math.inf, "near-perfect"),
+)
+
+
+def interpret(a: float | None) -> str:
+    """The :data:`ALPHA_BANDS` band of an α value ("undefined" for None or NaN). α is read to 12
+    decimals first, so summation noise (−8e-17 where the exact value is 0) does not cross a band's edge."""
     if a is None or np.isnan(a):
         return "undefined"
     a = round(float(a), 12)
-    if a >= 0.8:
-        return "near-perfect"
-    if a >= 0.6:
-        return "substantial"
-    if a >= 0.4:
-        return "moderate"
-    if a >= 0.0:
-        return "weak"
-    return "systematic disagreement"
+    return [name for lo, _, name in ALPHA_BANDS if a >= lo][-1]

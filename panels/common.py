@@ -18,6 +18,8 @@ import fiftyone.operators.types as types
 
 from kalos_core.conventions import conventions_md
 from kalos_core.jsonsafe import json_safe
+from kalos_core.reliability import ALPHA_BANDS, interpret as band_of
+
 from ..fiftyone_layer import registry, run_store
 from ..fiftyone_layer.measure_runs import label_source_values, rerun_values
 from . import chrome, kept, notices
@@ -27,14 +29,11 @@ AGREEMENT_METHOD = run_store.AGREEMENT
 
 #: panel events that load the panel themselves: no second load when the server kept no state
 RELOADS = (None, "on_startup", "on_load", "on_change_dataset", "on_change_run", "refresh")
-#: interpretation bands of α (kalos_core.reliability.interpret), low to high, with an RGB colour
-BANDS = (
-    (-math.inf, 0.0, "systematic disagreement", "214,39,40"),
-    (0.0, 0.4, "weak", "255,127,14"),
-    (0.4, 0.6, "moderate", "230,190,30"),
-    (0.6, 0.8, "substantial", "140,200,80"),
-    (0.8, math.inf, "near-perfect", "44,160,44"),
-)
+#: the RGB colour of each interpretation band of α
+BAND_COLORS = {"systematic disagreement": "214,39,40", "weak": "255,127,14", "moderate": "230,190,30",
+               "substantial": "140,200,80", "near-perfect": "44,160,44"}
+#: the interpretation bands of α (:data:`kalos_core.reliability.ALPHA_BANDS`), low to high: (lo, hi, name, RGB)
+BANDS = tuple((lo, hi, name, BAND_COLORS[name]) for lo, hi, name in ALPHA_BANDS)
 POSITIVE, NEGATIVE, NEUTRAL = "#2ca02c", "#d62728", "#1f77b4"
 #: a chart whose y axis names categories (classes): a narrow left margin that plotly's automargin
 #: widens to the longest name, so the plot takes the rest of the panel's width
@@ -69,18 +68,15 @@ def fmt(v, digits: int = 3) -> str:
     return f"{v:.{digits}f}"
 
 
-def band_of(a) -> str:
-    """Interpretation band of an α value."""
-    if a is None or (isinstance(a, float) and math.isnan(a)):
-        return "undefined"
-    a = round(float(a), 12)  # as kalos_core.reliability.interpret: summation noise stays in its band
-    return next(name for lo, hi, name, _ in BANDS if lo <= a < hi)
-
-
 def band_color(a: float, opacity: float = 0.8) -> str:
-    """The band colour of an α value, as ``rgba(...)``."""
-    rgb = next(c for lo, hi, _, c in BANDS if lo <= a < hi)
-    return f"rgba({rgb},{opacity})"
+    """The colour of an α value's interpretation band, as ``rgba(...)``."""
+    return f"rgba({BAND_COLORS[band_of(a)]},{opacity})"
+
+
+def bands_text() -> str:
+    """The bands as a line of text: ``< 0 systematic disagreement · 0–0.4 weak · … · ≥ 0.8 near-perfect``."""
+    return " · ".join(f"< {hi:g} {name}" if lo == -math.inf else f"≥ {lo:g} {name}" if hi == math.inf
+                      else f"{lo:g}–{hi:g} {name}" for lo, hi, name, _ in BANDS)
 
 
 def vline(x: float, label: str, color: str = "#444", dash: str = "dash") -> tuple[dict, dict]:

@@ -15,8 +15,8 @@ import fiftyone.operators as foo
 import numpy as np
 from fiftyone import ViewField as F
 
-from .common import (AGREEMENT_METHOD, BANDS, LEGEND, RunPanel, band_color, band_of, chart, clean, dropdown,
-                     fmt, load_results, plot_layout, runs_of, vline)
+from .common import (AGREEMENT_METHOD, BANDS, LEGEND, RunPanel, band_color, band_of, bands_text, chart, clean,
+                     dropdown, fmt, load_results, plot_layout, runs_of, vline)
 from .sensitivity import threshold_md
 from ..fiftyone_layer.paired_alpha import paired_alpha
 from ..fiftyone_layer.views import RunLayout, alpha_range_view
@@ -228,8 +228,7 @@ class AgreementOverviewPanel(RunPanel):
             f"{res.get('n_annotations', 0)} labels in {res.get('n_units', 0)} units · "
             f"{threshold or 'similarity threshold t = ' + fmt(cfg.get('threshold'), 2)}, "
             f"distance {cfg.get('distance', '—')}, solver {cfg.get('solver', '—')}",
-            "Bands: < 0 systematic disagreement · 0–0.4 weak · 0.4–0.6 moderate · 0.6–0.8 substantial · "
-            "≥ 0.8 near-perfect",
+            "Bands: " + bands_text(),
         ]
         return "\n\n".join(lines)
 

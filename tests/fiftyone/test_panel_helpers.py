@@ -25,13 +25,15 @@ def test_alpha_bins_cover_low_values_and_end_at_one():
     assert alpha_bin_edges(-2.4)[:3] == pytest.approx([-3.0, -1.0, -0.95])
 
 
-def test_bands_match_the_engine_interpretation():
-    from kalos_core.reliability import interpret
-    from fiftyone.plugins.orgs.kalos.agreement.panels.common import BANDS, band_of
+def test_the_panels_bands_are_the_engines_with_a_colour_each():
+    from kalos_core.reliability import ALPHA_BANDS
+    from fiftyone.plugins.orgs.kalos.agreement.panels.common import BANDS, band_color, bands_text
 
-    for a in (-0.7, -1e-9, 0.0, 0.39, 0.4, 0.59, 0.6, 0.79, 0.8, 1.0):
-        assert band_of(a) == interpret(a)
-    assert [b[2] for b in BANDS][0] == "systematic disagreement"
+    assert [b[:3] for b in BANDS] == list(ALPHA_BANDS)
+    assert band_color(0.85) == "rgba(44,160,44,0.8)" and band_color(0.4 - 1e-16, 0.1) == "rgba(230,190,30,0.1)"
+    assert band_color(-1e-9) == "rgba(214,39,40,0.8)"
+    assert bands_text() == ("< 0 systematic disagreement · 0–0.4 weak · 0.4–0.6 moderate · 0.6–0.8 substantial · "
+                            "≥ 0.8 near-perfect")
 
 
 def test_cluster_order_puts_schools_of_thought_together():
