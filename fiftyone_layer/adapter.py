@@ -38,9 +38,13 @@ from .rawdocs import LIST_NAMES
 from .regions import load_mask, mask_rle, polygons_without_area
 from .run_store import AGREEMENT, run_method
 
-LIST_FIELDS = LIST_NAMES
 KINDS = {fo.Detections: "box", fo.Polylines: "polygon", fo.Keypoints: "keypoints"}
-STATUSES = ("agreed", "class_disagreement", "unmatched")
+
+
+def list_name(label_type: str | None) -> str | None:
+    """The list attribute of the label-list class named ``label_type`` (what a stored run records:
+    ``"Detections"`` -> ``"detections"``); None for any other name."""
+    return next((name for cls, name in LIST_NAMES.items() if cls.__name__ == label_type), None)
 
 
 @dataclass
@@ -55,7 +59,7 @@ class RaterSource:
 
     @property
     def list_name(self) -> str:
-        return LIST_FIELDS[self.label_cls]
+        return LIST_NAMES[self.label_cls]
 
     @property
     def kind(self) -> str:
@@ -73,7 +77,7 @@ class RaterSource:
 
 def label_fields(collection) -> dict[str, type]:
     """Label-list fields of the collection usable by KaLOS, name -> label class."""
-    schema = collection.get_field_schema(embedded_doc_type=tuple(LIST_FIELDS))
+    schema = collection.get_field_schema(embedded_doc_type=tuple(LIST_NAMES))
     return {name: f.document_type for name, f in schema.items()}
 
 

@@ -26,11 +26,15 @@ import colorsys
 
 import fiftyone as fo
 
+from kalos_core.reliability import STATUS
+
+#: a label's statuses (:data:`kalos_core.reliability.STATUS`) agreed first, as the App lists them
+STATUSES = STATUS[::-1]
+#: the statuses that mean "this label does not agree"
+DISAGREEMENT = STATUSES[1:]
 #: status -> colour (agreed green, class disagreement orange, unmatched red), each far from every
 #: colour of FiftyOne's default pool, so a status colour never reads as a plain class colour
-STATUS_COLORS = {"agreed": "#2ecc40", "class_disagreement": "#ffa500", "unmatched": "#ff3b30"}
-STATUSES = tuple(STATUS_COLORS)
-DISAGREEMENT = ("class_disagreement", "unmatched")
+STATUS_COLORS = dict(zip(STATUSES, ("#2ecc40", "#ffa500", "#ff3b30")))
 _INFO_KEY = "kalos_color_by_before"   # dataset.info: the scheme's color_by before KaLOS set "value"
 _ENTRIES_KEY = "kalos_color_fields_before"  # dataset.info: path -> the user's entry before KaLOS (or None)
 _PIN_ATTR = "kalos_one_colour"   # an attribute no label has: pins a field to one colour (see _settle)

@@ -27,13 +27,12 @@ from kalos_core.measure import get_measure
 from kalos_core.variations.types import TYPES
 
 from . import run_store
+from .adapter import list_name
 from .errors import SetupError
+from .status_colors import DISAGREEMENT
 
 from .view_rules import SORT_STAGES, finish, user_sort  # noqa: F401  (the one click rule; re-exported)
 
-#: label statuses that mean "this label does not agree" (see .adapter.STATUSES)
-DISAGREEING = ("class_disagreement", "unmatched")
-_LIST_NAMES = {"Detections": "detections", "Polylines": "polylines", "Keypoints": "keypoints"}
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ class RunLayout:
         raters = dict(getattr(cfg, "raters", None) or {})
         if not rater_attr:
             raters = {f: str(raters.get(f, f)) for f in fields}
-        return RunLayout(run_key, fields, _LIST_NAMES.get(getattr(cfg, "label_type", None), "detections"),
+        return RunLayout(run_key, fields, list_name(getattr(cfg, "label_type", None)) or "detections",
                          rater_attr, raters)
 
 
@@ -114,7 +113,7 @@ def alpha_range_view(dataset, layout: RunLayout, lo: float, hi: float, include_h
 def rater_disagreement_view(dataset, layout: RunLayout, rater: str, current=None):
     """Samples where ``rater`` has at least one label that is unmatched or of a disagreeing
     class; that rater's labels are filtered to those, other raters' labels stay visible."""
-    status = F(layout.status_attr).is_in(list(DISAGREEING))
+    status = F(layout.status_attr).is_in(list(DISAGREEMENT))
     if layout.rater_attribute:
         view = _run_samples(dataset, layout).filter_labels(layout.fields[0], _is_rater(layout, rater) & status,
                                                             only_matches=True)
@@ -162,7 +161,7 @@ def class_view(dataset, layout: RunLayout, label: str, current=None):
     """Samples where some rater's label of class ``label`` does not agree (unmatched, or its
     unit holds another class); every rater field shows only those labels of that class.
     Samples where every ``label`` label agrees are left out (the click is about difficulty)."""
-    cond = (F("label") == label) & F(layout.status_attr).is_in(list(DISAGREEING))
+    cond = (F("label") == label) & F(layout.status_attr).is_in(list(DISAGREEMENT))
     view = _run_samples(dataset, layout).match_labels(filter=cond, fields=list(layout.fields))
     for f in layout.fields:
         view = view.filter_labels(f, cond, only_matches=False)
