@@ -18,6 +18,7 @@ from kalos_core.progress import run_steps
 
 from .. import run_store, status_colors
 from ..adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset
+from ..adapter import list_name as label_list_name
 from ..measure_runs import MeasureRun, measure_steps
 from ..registry import Offered
 from ..shown import interval
@@ -171,8 +172,8 @@ def disagreement_view(dataset, run_key: str, statuses=DISAGREEMENT):
         raise SetupError(f"choose statuses among {list(STATUSES)}, got {statuses!r}", "statuses")
     cfg = get_agreement_run(dataset, run_key).config
     fields = cfg.rater_fields or [cfg.label_field]
-    list_name = {"Detections": "detections", "Polylines": "polylines", "Keypoints": "keypoints"}.get(
-        getattr(cfg, "label_type", None)) or dataset.get_field(fields[0]).document_type.__name__.lower()
+    list_name = label_list_name(getattr(cfg, "label_type", None)) or \
+        dataset.get_field(fields[0]).document_type.__name__.lower()
     keep = F(f"{run_key}_status").is_in(statuses)
     has = None
     for f in fields:
