@@ -208,9 +208,3 @@ def load_calibration(dataset, run_key: str = DEFAULT_KEY) -> dict:
     if run_store.run_method(dataset, run_key) != METHOD:
         raise SetupError(f"no KaLOS calibration run {run_key!r} on dataset {dataset.name!r}", "run_key")
     return run_store.load_results(dataset, run_key)
-
-
-def delete_calibration_run(dataset, run_key: str) -> None:
-    """Remove a calibration run (it wrote no fields)."""
-    load_calibration(dataset, run_key)  # raises unless it is one
-    run_store.delete_run(dataset, run_key)

@@ -148,8 +148,3 @@ def convergence_run(collection, progress=None, **params) -> ConvergenceResult:
 def load_convergence(dataset, run_key: str = DEFAULT_KEY) -> dict:
     """The stored result (``ConvergenceResult.to_dict()``), as a plain dict."""
     return run_store.load_results(dataset, run_key, METHOD)
-
-
-def delete_convergence_run(dataset, run_key: str) -> list[str]:
-    """Remove the run and the ``<run_key>_matched`` attributes it wrote; returns their paths."""
-    return run_store.delete_run(dataset, run_key, METHOD)

@@ -161,8 +161,3 @@ def noise_aware_run(collection, progress=None, **params) -> NoiseAwareResult:
 def load_noise_aware(dataset, run_key: str = DEFAULT_KEY) -> dict:
     """The stored result (``NoiseAwareResult.to_dict()``), as a plain dict."""
     return run_store.load_results(dataset, run_key, METHOD)
-
-
-def delete_noise_aware_run(dataset, run_key: str) -> list[str]:
-    """Remove the run and the prediction attributes it wrote; returns their paths."""
-    return run_store.delete_run(dataset, run_key, METHOD)
