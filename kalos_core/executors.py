@@ -57,11 +57,7 @@ def map_chunks(fn: ChunkFn, items: Sequence, context: Any, chunk_size: int, work
     caller's reduce must not depend on the chunks.
 
     The executor and worker count are checked when this is *called*, not when the first chunk is
-    asked for: an unknown executor or a bad count fails before any work.
-
-    (Before: ``map_chunks(analyse, dataset, config, chunk_size, workers, executor)`` over
-    ``dataset.images`` with ``analyse(images, first, kind, config, n_rows)``; that is now
-    :func:`map_images`, same arguments.)"""
+    asked for: an unknown executor or a bad count fails before any work."""
     run, workers = resolve_executor(workers, executor)
     total = len(items)
     if executor != "local" and workers > 1:

@@ -1,7 +1,7 @@
 """One COCOeval run per direction (boxes: :mod:`kalos_core.coco_eval`, bit-identical), and its per-image
 results as flat arrays.
 
-Conventions (issue 11, docs/convergence.md):
+Conventions (docs/convergence.md):
 
 * every rater label is a detection with score 0.99 (a model's predictions keep their scores);
 * ``maxDets`` is one above the largest count per (image, category) on the detection side, so
