@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..arrays import ranges
-from ..matching.costs import CostFn
-from ..matching.solvers import SORTED_PAIR_SOLVERS, SolverFn
 from ..reliability import NO_OBJECT, Cells
 
 if TYPE_CHECKING:
+    from ..matching.costs import CostFn
+    from ..matching.solvers import SolverFn
     from .problem import ImageProblem
 
 #: (image index, threshold, keep mask or None, sorted rows or None)
@@ -36,7 +36,7 @@ Request = tuple
 def match_requests(ips: list[ImageProblem], requests: list[Request], solver: SolverFn,
                    cost: CostFn) -> list[tuple[np.ndarray, Cells]]:
     """``[(units, cells)]``, one per request, as ``ips[k].match(t, solver, cost, keep, rows)``."""
-    union = SORTED_PAIR_SOLVERS.get(solver)
+    union = getattr(solver, "on_sorted_pairs", None)
     out: list = [None] * len(requests)
     bulk = []
     for q, (k, t, keep, rows) in enumerate(requests):

@@ -33,7 +33,6 @@ from ..arrays import ranges
 from .bulk_match import request_cells
 from .diagnostics import ALPHA, ChunkCells, Emitter, RowRequest, full_key
 from ..geometry.boxes import image_sides, prepare_box_columns, prepare_boxes
-from ..matching.solvers import SORTED_PAIR_SOLVERS
 from .label_map import STATUS, LabelBlock
 from ..reliability import NO_OBJECT, status_codes
 
@@ -41,7 +40,7 @@ from ..reliability import NO_OBJECT, status_codes
 
 def applies(images: list, spec, solver, diagnostics: list) -> bool:
     """Can this chunk take the kernel? (Otherwise the per-image path runs; same results.)"""
-    if spec.pairs is None or spec.prepare is not prepare_boxes or solver not in SORTED_PAIR_SOLVERS:
+    if spec.pairs is None or spec.prepare is not prepare_boxes or not hasattr(solver, "on_sorted_pairs"):
         return False
     if any(d.requests is None and d.emit is not None for d in diagnostics):
         return False
@@ -210,7 +209,7 @@ def analyse(images: list, first: int, config: Any, spec, cost, diagnostics: list
     data set's images ``first, first + 1, ...`` - as the per-image path does."""
     from ..matching.solvers import get_solver
 
-    union = SORTED_PAIR_SOLVERS[get_solver(config.solver)]
+    union = get_solver(config.solver).on_sorted_pairs
     floor = min((float(config.threshold), *map(float, config.lsa_thresholds)))
     ch = gather(images)
     pi, pj, ps = candidate_pairs(ch, images, spec, cost, floor)

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..columns import AnnotationColumns
 from ..data import Annotation, ImageRecord
 from ..geometry.registry import DistanceSpec
-from ..matching.costs import CostFn
 from ..matching.problem import MatchProblem
-from ..matching.solvers import SORTED_PAIR_SOLVERS, SolverFn
 from ..reliability import build_cells, empty_image_cells  # noqa: F401  (empty_image_cells re-exported)
+
+if TYPE_CHECKING:
+    from ..matching.costs import CostFn
+    from ..matching.solvers import SolverFn
 
 
 def _plain(value: Any) -> Any:
@@ -57,7 +59,7 @@ class ImageProblem:
         ``keep`` selects annotations; ``rows`` (sorted row indices) the rows that take part,
         renumbered ``0..len(rows)-1`` in the returned cells.
         """
-        fast = SORTED_PAIR_SOLVERS.get(solver)
+        fast = getattr(solver, "on_sorted_pairs", None)
         if fast is not None and threshold >= self.floor:
             units, prob_rater, category = self._match_sorted(fast, threshold, cost, keep)
         else:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .costs import CostFn
+if TYPE_CHECKING:
+    from .costs import CostFn
 
 
 @dataclass

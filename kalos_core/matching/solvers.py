@@ -132,8 +132,9 @@ def _labels(root: np.ndarray) -> np.ndarray:
     return (np.cumsum(is_root) - 1)[root]
 
 
-#: solver -> its union step on pre-sorted pairs, for solvers that can re-match that way
-SORTED_PAIR_SOLVERS = {greedy: greedy_on_sorted_pairs}
+#: a solver that can re-match pre-sorted pairs carries that union step as ``on_sorted_pairs``; the
+#: agreement's fast paths read it with ``getattr(solver, "on_sorted_pairs", None)`` (no import of this module)
+greedy.on_sorted_pairs = greedy_on_sorted_pairs
 
 
 @register_solver("shm")
