@@ -41,12 +41,6 @@ from .run_store import AGREEMENT, run_method
 KINDS = {fo.Detections: "box", fo.Polylines: "polygon", fo.Keypoints: "keypoints"}
 
 
-def list_name(label_type: str | None) -> str | None:
-    """The list attribute of the label-list class named ``label_type`` (what a stored run records:
-    ``"Detections"`` -> ``"detections"``); None for any other name."""
-    return next((name for cls, name in LIST_NAMES.items() if cls.__name__ == label_type), None)
-
-
 @dataclass
 class RaterSource:
     """Where the raters' labels live."""

@@ -25,6 +25,12 @@ LIST_NAMES = {fo.Detections: "detections", fo.Polylines: "polylines", fo.Keypoin
 _rand = random.Random()  # like FiftyOne: its own generator, never the user's seed
 
 
+def list_name(label_type: str | None) -> str | None:
+    """The list attribute of the label-list class named ``label_type`` (what a stored run records:
+    ``"Detections"`` -> ``"detections"``); None for any other name."""
+    return next((name for cls, name in LIST_NAMES.items() if cls.__name__ == label_type), None)
+
+
 def detection(label: str, box, attrs: dict) -> dict:
     return {"_id": ObjectId(), "_cls": "Detection", "attributes": {}, "tags": [], "label": label,
             "bounding_box": [float(v) for v in box], **attrs}

@@ -27,7 +27,7 @@ from kalos_core.measure import get_measure
 from kalos_core.variations.types import TYPES
 
 from . import run_store
-from .adapter import list_name
+from .rawdocs import list_name
 from .errors import SetupError
 from .status_colors import DISAGREEMENT
 

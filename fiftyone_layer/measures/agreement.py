@@ -18,13 +18,13 @@ from kalos_core.progress import run_steps
 
 from .. import run_store, status_colors
 from ..adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset
-from ..adapter import list_name as label_list_name
 from ..measure_runs import MeasureRun, measure_steps
 from ..registry import Offered
 from ..shown import interval
 from ..measure_runs import check_run as measure_check
 from ..model_raters import add_models, check_model_fields, write_source
 from ..model_raters import run_config as model_run_config
+from ..rawdocs import list_name as label_list_name
 from ..status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
 from ..writeback import write_results
 
