@@ -19,7 +19,7 @@ from scipy import stats
 from ..agreement.pipeline import AgreementConfig, compute_agreement
 from ..data import MultiRaterDataset
 from .channels import RefObject
-from .fit import PairStats, pair_statistics
+from .fit import PairStats, pair_images, pair_statistics, rel_boxes
 from .generator import RefImage, Reference, simulate
 from .profile import NoiseProfile
 
@@ -72,13 +72,8 @@ def check_profile(ds: MultiRaterDataset, profile: NoiseProfile, seed: int = 0, t
     """Compare real pairs with reference -> synthetic pairs (box IoU; see the module docstring)."""
     if ds.kind not in ("box", "polygon", "keypoints"):
         raise ValueError(f"check_profile supports boxes, polygons and keypoints (through boxes), not {ds.kind}")
-    from .fit import rel_boxes
-
     images = []
-    for im in ds.images:
-        who = _first_two(im)
-        if who is None:
-            continue
+    for im, who in pair_images(ds, _first_two):
         anns = [a for a in im.annotations if a.rater == who[0]]
         boxes = rel_boxes(im, anns)
         objs = []
@@ -106,13 +101,8 @@ def check_profile(ds: MultiRaterDataset, profile: NoiseProfile, seed: int = 0, t
 
 def _boxes_of_first_two(ds: MultiRaterDataset) -> MultiRaterDataset:
     """The first two raters of every image with two or more, as boxes."""
-    from .fit import rel_boxes
-
     images = []
-    for im in ds.images:
-        who = _first_two(im)
-        if who is None:
-            continue
+    for im, who in pair_images(ds, _first_two):
         anns = [a for a in im.annotations if a.rater in who]
         boxes = rel_boxes(im, anns) * [im.width, im.height, im.width, im.height]
         anns = [replace(a, geometry=(float(b[0]), float(b[1]), float(b[2] - b[0]), float(b[3] - b[1])),

@@ -366,15 +366,20 @@ class PairStats:
     n_b: int
 
 
+def pair_images(ds: MultiRaterDataset, pair: Callable[[ImageRecord], tuple[str, str] | None]):
+    """``(image, pair(image))`` of every image for which ``pair`` names two raters (not None)."""
+    for im in ds.images:
+        who = pair(im)
+        if who is not None:
+            yield im, who
+
+
 def pair_statistics(ds: MultiRaterDataset, pair: Callable[[ImageRecord], tuple[str, str] | None],
                     threshold: float = 0.5) -> PairStats:
     """Match rate, class-flip rate and matched IoUs of the rater pair ``pair(image)`` per image."""
     matched = cross = n_a = n_b = 0
     ious = []
-    for im in ds.images:
-        who = pair(im)
-        if who is None:
-            continue
+    for im, who in pair_images(ds, pair):
         A = [a for a in im.annotations if a.rater == who[0]]
         B = [a for a in im.annotations if a.rater == who[1]]
         ca, cb = np.array([a.category for a in A], int), np.array([b.category for b in B], int)
