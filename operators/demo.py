@@ -45,7 +45,7 @@ def run(args) -> None:
 
     from .calibration_runs import calibrate_run
     from .convergence_runs import convergence_run
-    from .importing import import_multirater_coco
+    from ..fiftyone_layer.imports import import_multirater_coco
     from .noise_aware_runs import noise_aware_run
     from .consensus_runs import consensus_run
     from .runs import compute_agreement_run

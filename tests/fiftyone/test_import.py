@@ -17,10 +17,10 @@ URI = "@kalos/agreement/import_multirater_coco"
 
 @pytest.fixture(scope="module")
 def imp(fo_isolated):
-    """The module under test (imported after the database is isolated)."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators import importing
+    """The package under test (imported after the database is isolated)."""
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports
 
-    return importing
+    return imports
 
 
 @pytest.fixture(scope="module")
@@ -264,7 +264,8 @@ def test_operator_raises_the_engine_message_for_big_files(tmp_path, fo_isolated,
     import fiftyone.operators as foo
     from fiftyone.operators.executor import ExecutionError
 
-    module = sys.modules[type(foo.get_operator(URI)).__module__]  # the plugin's own copy
+    operator_module = type(foo.get_operator(URI)).__module__   # the plugin's own copy of the package:
+    module = sys.modules[operator_module.replace("operators.importing", "fiftyone_layer.imports.coco")]
     monkeypatch.setattr(module, "VALIDATE_MAX_BYTES", 0)
     ds = fo_isolated.Dataset(name())
     anns = [{"id": 77, "image_id": 2, "category_id": 1, "bbox": [1, 2, 3, 4], "rater_id": "bob"}]
@@ -355,7 +356,9 @@ def test_without_images_each_sample_gets_a_blank_image_of_its_size(imp, tmp_path
     refused.write_text(json.dumps(small_coco(anns + [dict(anns[0], id=3, rater_id="zed")], images=images)))
     with pytest.raises(ValueError):
         imp.import_multirater_coco(again, str(refused))
-    assert not os.path.exists(imp.default_folder("refused"))
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.placeholders import default_folder
+
+    assert not os.path.exists(default_folder("refused"))
     assert not fo_isolated.dataset_exists(again)
     none = imp.import_multirater_coco(name(), write(tmp_path, small_coco(anns, images=images)), placeholders=False)
     assert not any(os.path.exists(p) for p in none.values("filepath"))

@@ -15,7 +15,7 @@ URI = "@kalos/agreement/compute_agreement"
 
 @pytest.fixture(scope="module")
 def rex(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports as rater_import
 
     return rater_import
 
@@ -57,7 +57,7 @@ def agreement(ds, fields):
 
 def reference(data):
     """Per-image α (keyed by file name) and the run results of the multi-rater COCO import of ``data``."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import (
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import (
         import_multirater_coco,
     )
 

@@ -1,0 +1,97 @@
+"""The import command line: one export per rater (any format FiftyOne reads), CVAT replica jobs or
+project exports, a Label Studio project export, or a multi-rater COCO json, into a FiftyOne dataset.
+
+From a clone: ``python -m fiftyone_layer.imports NEW_DATASET --rater alice alice.json
+COCODetectionDataset --rater bob bob.json COCODetectionDataset`` (``--cvat``, ``--label-studio``,
+``--coco``; ``--rater-names "1=alice,2=bob"`` names Label Studio's users or CVAT's tasks). A refusal
+is one line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .errors import ImportRefused
+from .exports import MATCH_BY
+
+USAGE_ERROR = 2
+
+
+def rater_names(text: str | None) -> dict:
+    """``"1=alice,2=bob"`` -> ``{"1": "alice", "2": "bob"}`` (an ``=`` in a name: quote nothing, split once)."""
+    out = {}
+    for part in (p.strip() for p in (text or "").split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ImportRefused(f"--rater-names entry {part!r} is not KEY=NAME",
+                                fix='give e.g. --rater-names "1=alice,2=bob" (Label Studio user ids or emails, '
+                                    "CVAT task raters)")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m fiftyone_layer.imports",
+                                 description="Import annotation-tool exports into a FiftyOne dataset, one "
+                                             "label field per rater.")
+    ap.add_argument("dataset", help="dataset name (loaded if it exists, else created)")
+    ap.add_argument("--rater", nargs="+", action="append", default=[], metavar="NAME PATH FORMAT [IMAGES]",
+                    help="one export: rater name, labels file or folder, fiftyone.types name, images folder")
+    ap.add_argument("--cvat", nargs="+", default=[], metavar="XML",
+                    help="CVAT image XML exports, one per replica job (rater: the job's assignee, else its id), "
+                         "or one project export whose tasks annotate the same frames (one rater per task)")
+    ap.add_argument("--label-studio", metavar="JSON", help="a Label Studio project export: every annotator")
+    ap.add_argument("--coco", metavar="JSON", help="a multi-rater COCO json (images[].rater_list, "
+                                                   "annotations[].rater_id)")
+    ap.add_argument("--rater-names", metavar="KEY=NAME,...",
+                    help='rename the raters an export names itself: "1=alice,2=bob" (Label Studio user ids or '
+                         "emails, CVAT raters)")
+    ap.add_argument("--match-by", choices=MATCH_BY + ("task",), default="file_name")
+    ap.add_argument("--label-field", default="raters")
+    ap.add_argument("--label-key")
+    ap.add_argument("--traceback", action="store_true", help="show the Python traceback of a failure")
+    return ap
+
+
+def run(args) -> str:
+    """Import as ``args`` say; the summary line."""
+    from . import import_multirater_coco, import_rater_exports
+    from .rater_exports import LABEL_STUDIO
+
+    if args.coco:
+        ds = import_multirater_coco(args.dataset, args.coco, label_field=args.label_field)
+    else:
+        exports = [tuple(r) for r in args.rater] + [(None, x, "CVATImageDataset") for x in args.cvat]
+        exports += [(None, args.label_studio, LABEL_STUDIO)] if args.label_studio else []
+        ds = import_rater_exports(args.dataset, exports, args.match_by, args.label_field, args.label_key,
+                                  rater_names=rater_names(args.rater_names))
+    ds.persistent = True
+    info = ds.info["kalos_import"]
+    left = ", ".join(f"{v} {k}" for k, v in info.get("left_out", {}).items() if v)
+    fields = sorted(info.get("rater_fields") or info.get("attribute_fields") or {})
+    return (f"{ds.name}: {len(ds)} samples; rater fields {fields}" + (f"; left out {left}" if left else ""))
+
+
+def main(argv=None) -> int:
+    ap = parser()
+    args = ap.parse_args(argv)
+    if any(len(r) not in (3, 4) for r in args.rater) or not (args.rater or args.cvat or args.label_studio
+                                                                 or args.coco):
+        ap.error("give --rater NAME PATH FORMAT [IMAGES] (once per rater), --cvat XML ..., --label-studio JSON "
+                 "or --coco JSON")
+    if args.coco and (args.rater or args.cvat or args.label_studio):
+        ap.error("--coco is one multi-rater file: import it alone")
+    try:
+        print(run(args))
+    except Exception as e:   # one line, never a traceback (--traceback shows it)
+        if args.traceback:
+            raise
+        message = str(e) if isinstance(e, (ValueError, OSError)) else f"{type(e).__name__}: {e}"
+        print(f"error: {' '.join(message.split())}", file=sys.stderr)
+        return USAGE_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
