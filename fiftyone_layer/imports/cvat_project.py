@@ -9,6 +9,12 @@ meta with the project's labels, its images) and reads each with FiftyOne's CVAT 
 :func:`read_export`, images optional as there. The rater is the task's assignee, else the
 assignee of its only job, else the task's name, else ``task <id>``.
 
+CVAT writes one name per image of the whole project and subset: the copy of ``a.jpg`` in a later
+task (tasks in id order) is written ``a_1.jpg``, the next ``a_2.jpg``, and ``a_1_1.jpg`` where an
+upload named ``a_1`` exists already (its ``mangle_image_name``; the count is per subset and per
+name less its extension). :func:`uploaded_names` replays that naming to give every image back the
+name it was uploaded with, so the copies of one frame are matched across the tasks.
+
 A task export (``<meta><task>``) or a job export (``<meta><job>``) is one rater: CVAT merges the
 jobs of a task into one set of labels, so replica jobs come one XML per job.
 """
@@ -16,6 +22,7 @@ jobs of a task into one set of labels, so replica jobs come one XML per job.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import xml.etree.ElementTree as ET
@@ -70,6 +77,42 @@ def _task_rater(task) -> str:
     return who or (task.findtext("name") or "").strip() or f"task {(task.findtext('id') or '').strip()}"
 
 
+def _next_name(counts, subset: str, stem: str) -> str:
+    """The name (less its extension) CVAT's project export gives the next image uploaded as ``stem``."""
+    k = counts.get((subset, stem), 0)
+    if not k:
+        return stem
+    renamed = f"{stem}_{k}"
+    i = 0
+    while counts.get((subset, renamed), 0):
+        i += 1
+        renamed = f"{stem}_{k}_{i}"
+    return renamed
+
+
+def uploaded_names(tasks: list) -> None:
+    """Give every ``<image>`` of a project export's tasks (``[(task id, [image elements])]``) the name
+    it was uploaded with, undoing CVAT's renaming of later copies (see the module docstring); the name
+    CVAT wrote is kept in the image's ``exported_name`` attribute."""
+    counts: dict = {}
+    for _, images in sorted(tasks, key=lambda t: (len(t[0]), t[0])):   # numeric ids in CVAT's (id) order
+        here = set()
+        for im in images:
+            name, subset = im.get("name") or "", im.get("subset") or ""
+            if "." not in os.path.basename(name):
+                continue
+            stem, ext = name.rsplit(".", 1)
+            # the shortest upload first: of two uploads renamed alike, CVAT (frames in name order) met it first
+            candidates = [c for c in (re.sub(r"_\d+_\d+$", "", stem), re.sub(r"_\d+$", "", stem)) if c != stem]
+            original = next((c for c in candidates
+                             if f"{c}.{ext}" not in here and _next_name(counts, subset, c) == stem), stem)
+            counts[(subset, original)] = counts.get((subset, original), 0) + 1
+            here.add(f"{original}.{ext}")
+            if original != stem:
+                im.set("exported_name", name)
+                im.set("name", f"{original}.{ext}")
+
+
 def project_tasks(xml_path: str, root) -> list[dict]:
     """``[{"id", "rater", "task", "images"}]`` of a project export (``root`` its parsed XML), one per
     task that holds images, checked: at least two tasks, each sharing a frame (image name) with another."""
@@ -83,6 +126,7 @@ def project_tasks(xml_path: str, root) -> list[dict]:
                              f"{tid!r}, not a task of its <meta><project><tasks> ({', '.join(tasks) or 'none'}); "
                              "export the project again")
         images.setdefault(tid, []).append(im)
+    uploaded_names(list(images.items()))
     held = [t for t in tasks if t in images]
     if len(held) < 2:
         raise ValueError(f"the CVAT project export {xml_path} holds {len(held)} task with images: one rater. "
