@@ -44,6 +44,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--label-studio", metavar="JSON", help="a Label Studio project export: every annotator")
     ap.add_argument("--coco", metavar="JSON", help="a multi-rater COCO json (images[].rater_list, "
                                                    "annotations[].rater_id)")
+    ap.add_argument("--skip-invalid", action="store_true",
+                    help="--coco: leave out invalid annotations (counted) instead of refusing the file")
     ap.add_argument("--rater-names", metavar="KEY=NAME,...",
                     help='rename the raters an export names itself: "1=alice,2=bob" (Label Studio user ids or '
                          "emails, CVAT raters)")
@@ -60,7 +62,8 @@ def run(args) -> str:
     from .rater_exports import LABEL_STUDIO
 
     if args.coco:
-        ds = import_multirater_coco(args.dataset, args.coco, label_field=args.label_field)
+        ds = import_multirater_coco(args.dataset, args.coco, label_field=args.label_field,
+                                    skip_invalid=args.skip_invalid)
     else:
         exports = [tuple(r) for r in args.rater] + [(None, x, "CVATImageDataset") for x in args.cvat]
         exports += [(None, args.label_studio, LABEL_STUDIO)] if args.label_studio else []

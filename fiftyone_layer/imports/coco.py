@@ -61,7 +61,7 @@ def validate_coco(raw, source, label_types, skip_invalid):
            if not all(isinstance(sized[im.id].get(k), (int, float)) and sized[im.id][k] > 0
                       for k in ("width", "height"))]
     if bad:
-        raise ValueError(f"{len(bad)} image(s) in {source} lack a positive width/height: ids {bad[:20]}")
+        raise ImportRefused(f"{len(bad)} image(s) in {source} lack a positive width/height: ids {bad[:20]}")
     return loaded
 
 
@@ -75,7 +75,7 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
     by_id = {t: {im.id: im for im in ds.images} for t, ds in loaded.items()}
     raters = list(dict.fromkeys(r for im in first.images for r in im.raters))
     if layout == "rater_fields" and len(raters) > MAX_RATER_FIELDS:
-        raise ValueError(f"{len(raters)} raters: one label field per rater is limited to {MAX_RATER_FIELDS} (FiftyOne "
+        raise ImportRefused(f"{len(raters)} raters: one label field per rater is limited to {MAX_RATER_FIELDS} (FiftyOne "
                          "saves its whole schema with every field, so a thousand fields take minutes to import and "
                          "fill the App's sidebar); import with layout 'rater_attribute' (one field, the rater on "
                          "each label), which takes seconds for any number of raters")

@@ -27,6 +27,8 @@ import shutil
 import tempfile
 import xml.etree.ElementTree as ET
 
+from .checks import check_cvat_xml
+from .errors import ImportRefused
 from .exports import read_export
 
 
@@ -39,7 +41,9 @@ def cvat_meta(xml_path: str):
             if elem.tag in ("image", "track"):   # past the header
                 return None
     except ET.ParseError as e:
-        raise ValueError(f"{xml_path} is not a CVAT XML file: {e}") from None
+        raise ImportRefused(f"is not complete XML ({e})", xml_path,
+                            fix="the file is cut short, damaged or not a CVAT export: export it from CVAT again") \
+            from None
     return None
 
 
@@ -122,20 +126,28 @@ def project_tasks(xml_path: str, root) -> list[dict]:
     for im in root.findall("image"):
         tid = im.get("task_id")
         if tid not in tasks:
-            raise ValueError(f"image {im.get('name')!r} of the CVAT project export {xml_path} has task_id "
+            raise ImportRefused(f"image {im.get('name')!r} of the CVAT project export {xml_path} has task_id "
                              f"{tid!r}, not a task of its <meta><project><tasks> ({', '.join(tasks) or 'none'}); "
                              "export the project again")
         images.setdefault(tid, []).append(im)
     uploaded_names(list(images.items()))
+    for tid, ims in images.items():
+        seen: dict = {}
+        for im in ims:
+            first = seen.setdefault(im.get("name"), im)
+            if first is not im:
+                raise ImportRefused(f"images {first.get('id')!r} and {im.get('id')!r} of task {tid} were uploaded as "
+                                    f"{im.get('name')!r}: their labels cannot be told apart", xml_path,
+                                    fix="give every image of a task its own file name")
     held = [t for t in tasks if t in images]
     if len(held) < 2:
-        raise ValueError(f"the CVAT project export {xml_path} holds {len(held)} task with images: one rater. "
+        raise ImportRefused(f"the CVAT project export {xml_path} holds {len(held)} task with images: one rater. "
                          "A project export is read as replicas, one rater per task over the same frames; for "
                          "consensus replica jobs export each job (one XML per job) and give every XML")
     names = {t: {im.get("name") for im in images[t]} for t in held}
     for t in held:
         if not any(names[t] & names[o] for o in held if o != t):
-            raise ValueError(f"task {t} ({tasks[t].findtext('name')!r}) of the CVAT project export {xml_path} shares "
+            raise ImportRefused(f"task {t} ({tasks[t].findtext('name')!r}) of the CVAT project export {xml_path} shares "
                              "no image with the other tasks: a project export is read as replicas (every task "
                              "annotates the same frames, one rater per task); export the replica tasks only, or "
                              "import this task's own export as another rater's")
@@ -163,6 +175,7 @@ def _write_task(part: dict, version: str, path: str) -> None:
 
 def read_cvat_project(xml_path: str, data_path=None, match_by="file_name", label_key=None, **options) -> dict:
     """``{rater: {key: ExportImage}}`` of a CVAT project export, one rater per task (see the module)."""
+    check_cvat_xml(xml_path)
     root = ET.parse(xml_path).getroot()
     parts = project_tasks(xml_path, root)
     version = (root.findtext("version") or "1.1").strip()
@@ -174,8 +187,10 @@ def read_cvat_project(xml_path: str, data_path=None, match_by="file_name", label
             _write_task(p, version, path)
             try:
                 out[p["rater"]] = read_export(path, "CVATImageDataset", data_path, match_by, label_key, **options)
-            except ValueError as e:
-                raise ValueError(f"task {p['id']} of {xml_path}: {e}") from None
+            except ValueError as e:   # the task's own file is a temporary one: name the project's
+                message = str(e).replace(path, f"{xml_path}, task {p['id']}")
+                raise ImportRefused(message if xml_path in message else f"{xml_path}, task {p['id']}: {message}") \
+                    from None
         return out
     finally:
         shutil.rmtree(folder, ignore_errors=True)

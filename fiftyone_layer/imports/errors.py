@@ -17,8 +17,3 @@ class ImportRefused(SetupError):
         text = (f"{head}: " if head else "") + problem + (f"; {fix}" if fix else "")
         super().__init__(" ".join(text.split()), param)
 
-
-def line_of(error) -> int | None:
-    """The line number an XML / JSON parse error points at (None when it gives none)."""
-    pos = getattr(error, "position", None)
-    return pos[0] if pos else getattr(error, "lineno", None)

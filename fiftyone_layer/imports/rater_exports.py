@@ -48,12 +48,12 @@ def _exports(exports) -> list[dict]:
     rows = [dict(zip(("rater", "path", "format", "data_path"), e)) if isinstance(e, (tuple, list)) else dict(e)
             for e in exports]
     if not rows:
-        raise ValueError("give at least one (rater, export path, format)")
+        raise ImportRefused("give at least one (rater, export path, format)")
     for i, row in enumerate(rows):
         cvat = "CVATImage" in str(row.get("format")) and os.path.isfile(str(row.get("path")))
         if cvat and is_project_export(row["path"]):   # several replica tasks: one rater per task
             if str(row.get("rater") or "").strip():
-                raise ValueError(f"{row['path']} is a CVAT project export: its raters are its tasks' assignees "
+                raise ImportRefused(f"{row['path']} is a CVAT project export: its raters are its tasks' assignees "
                                  "(else the task names); leave its rater empty")
             row["format"] = CVAT_PROJECT
         elif cvat and not str(row.get("rater") or "").strip():
@@ -61,11 +61,11 @@ def _exports(exports) -> list[dict]:
         needed = ("path", "format") if row.get("format") in SELF_NAMED else ("rater", "path", "format")
         missing = [k for k in needed if not str(row.get(k) or "").strip()]
         if missing:
-            raise ValueError(f"export {i + 1} lacks its {', '.join(missing)}")
+            raise ImportRefused(f"export {i + 1} lacks its {', '.join(missing)}")
     names = [str(r["rater"]).strip() for r in rows if r.get("format") not in SELF_NAMED]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise ValueError(f"rater {twice[0]!r} is named for two exports; give each export its own rater name")
+        raise ImportRefused(f"rater {twice[0]!r} is named for two exports; give each export its own rater name")
     return rows
 
 
@@ -78,7 +78,7 @@ def one_label_type(per_rater: dict):
                 held.setdefault(type(im.labels), rater)
                 break
     if len(held) > 1:
-        raise ValueError("the raters' labels are of different types ("
+        raise ImportRefused("the raters' labels are of different types ("
                          + ", ".join(f"{r}: {c.__name__}" for c, r in held.items())
                          + "); import each type separately (label_key, or one format per type)")
     return next(iter(held), fo.Detections)
@@ -89,7 +89,7 @@ def _size(key, per_rater):
     sizes = {(im.width, im.height): r for r, ims in per_rater.items()
              if (im := ims.get(key)) is not None and im.width and im.height}
     if len(sizes) > 1:
-        raise ValueError(f"image {key!r} has different sizes in the raters' exports ("
+        raise ImportRefused(f"image {key!r} has different sizes in the raters' exports ("
                          + ", ".join(f"{r}: {w}x{h}" for (w, h), r in sizes.items()) + "); is it the same image?")
     return next(iter(sizes), (None, None))
 
@@ -99,10 +99,10 @@ def rater_label_steps(dataset_or_name, per_rater: dict, label_field="raters", on
     """Generator: writes ``{rater: {key: ExportImage}}`` as one field per rater; yields (fraction,
     message), returns (dataset, n_samples, n_labels). Shared by every per-rater reader."""
     if not isinstance(label_field, str) or not FIELD_NAME_RE.match(label_field):
-        raise ValueError(f"label_field must start with a letter and hold only letters, digits and _: {label_field!r}")
+        raise ImportRefused(f"label_field must start with a letter and hold only letters, digits and _: {label_field!r}")
     raters = list(per_rater)
     if len(raters) > MAX_RATER_FIELDS:
-        raise ValueError(f"{len(raters)} raters: one label field per rater is limited to {MAX_RATER_FIELDS}")
+        raise ImportRefused(f"{len(raters)} raters: one label field per rater is limited to {MAX_RATER_FIELDS}")
     cls = one_label_type(per_rater)
     keys = list(dict.fromkeys(k for images in per_rater.values() for k in images))
     images = [SimpleNamespace(id=k, raters=[r for r in raters if k in per_rater[r]], rater_classes=None,
@@ -171,7 +171,7 @@ def _check_shared(per_rater: dict, rows) -> None:
         if own and not any(own & other for o, other in keys.items() if o != r):
             example = sorted(own)[:3]
             others = sorted(k for o, other in keys.items() if o != r for k in other)[:3]
-            raise ImportRefused(f"rater {r!r}'s export shares no image with the other raters' exports (its images "
+            raise ImportRefused(f"the export of rater {r!r} shares no image with the other raters' exports (its images "
                                 f"{example}, theirs {others}): they would be imported as one rater per image, with "
                                 "no agreement to measure", fix="match by 'stem' or 'path' if the names differ only "
                                 "in extension or folder, or give the exports of the same images")
@@ -195,7 +195,7 @@ def exports_steps(dataset_or_name, exports, match_by="file_name", label_field="r
             got = _renamed(got, names, used)
         twice = sorted(set(got) & set(per_rater))
         if twice:
-            raise ValueError(f"rater {twice[0]!r} has labels in two exports ({row['path']} and an earlier one); "
+            raise ImportRefused(f"rater {twice[0]!r} has labels in two exports ({row['path']} and an earlier one); "
                              "give each export its own rater name")
         per_rater.update(got)
     if not per_rater:

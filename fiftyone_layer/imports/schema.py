@@ -38,12 +38,12 @@ def list_class(ltype, use_polylines):
 def check_options(layout, label_field, label_types, rater_attribute):
     label_types = [label_types] if isinstance(label_types, str) else list(dict.fromkeys(label_types or ()))
     if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        raise ImportRefused(f"layout must be one of {LAYOUTS}, got {layout!r}")
     if not label_types or any(t not in LABEL_TYPES for t in label_types):
-        raise ValueError(f"label_types must be a non-empty subset of {LABEL_TYPES}, got {label_types!r}")
+        raise ImportRefused(f"label_types must be a non-empty subset of {LABEL_TYPES}, got {label_types!r}")
     for what, name in (("label_field", label_field), ("rater_attribute", rater_attribute)):
         if not isinstance(name, str) or not FIELD_NAME_RE.match(name):
-            raise ValueError(f"{what} must start with a letter and hold only letters, digits and _: {name!r}")
+            raise ImportRefused(f"{what} must start with a letter and hold only letters, digits and _: {name!r}")
     return label_types
 
 
@@ -66,7 +66,7 @@ def field_names(info, label_field, label_types, layout, raters):
             taken[name], plan[t][r] = r, name
     for f in (f for names in plan.values() for f in (names.values() if isinstance(names, dict) else [names])):
         if f in RESERVED:
-            raise ValueError(f"field name {f!r} is reserved; choose another label_field")
+            raise ImportRefused(f"field name {f!r} is reserved; choose another label_field")
     return plan
 
 
@@ -200,7 +200,7 @@ def check_plain_fields(dataset, images, id_field):
         if type(have) is not want["ftype"] or (want_sub and sub is not None and not isinstance(sub, want_sub)):
             held = type(have).__name__ + (f"({type(sub).__name__})" if sub is not None else "")
             writes = want["ftype"].__name__ + (f"({want_sub.__name__})" if want_sub else "")
-            raise ValueError(f"field {name!r} of dataset {dataset.name!r} holds {held}, but the import writes "
+            raise ImportRefused(f"field {name!r} of dataset {dataset.name!r} holds {held}, but the import writes "
                              f"{writes}: import into a new dataset, or rename that field first")
 
 
@@ -208,13 +208,13 @@ def already_imported(dataset, images, id_field, on_existing):
     """Images of the file whose ``id_field`` is already in the dataset: an error (``on_existing="error"``)
     or left out (``"skip"``); returns the images to import."""
     if on_existing not in ON_EXISTING:
-        raise ValueError(f"on_existing must be one of {ON_EXISTING}, got {on_existing!r}")
+        raise ImportRefused(f"on_existing must be one of {ON_EXISTING}, got {on_existing!r}")
     if not dataset.has_sample_field(id_field):
         return images
     have = set(dataset.distinct(id_field))
     seen = [im.id for im in images if im.id in have]
     if seen and on_existing == "error":
-        raise ValueError(f"{len(seen)} of the file's {len(images)} images are already in dataset {dataset.name!r} "
+        raise ImportRefused(f"{len(seen)} of the file's {len(images)} images are already in dataset {dataset.name!r} "
                          f"({id_field} {seen[:10]}{' ...' if len(seen) > 10 else ''}): importing them again would "
                          "duplicate them. Choose on_existing='skip' to import only the other images, or import "
                          "into a new dataset")
