@@ -15,8 +15,8 @@ Label fields (``T`` label type, ``R`` rater name made field-safe, ``_2`` added o
 or fo.Polylines with ``use_polylines``), ``keypoints`` (fo.Keypoints; NaN points where v=0,
 the v flags in ``visible``). Labels carry ``label`` (category name), the original rater
 (row) name in ``rater_id`` (``rater_attribute``) and ``coco_annotation_id``
-(``yolo_annotation_id``). rater_fields: an assigned rater who drew nothing has an *empty*
-list, an unassigned one None. ``dataset.info["kalos_import"]`` keeps ``rater_fields``
+(``yolo_annotation_id``), and an annotation's COCO ``attributes`` as label attributes of the same
+names. rater_fields: an assigned rater who drew nothing has an *empty* list, an unassigned one None. ``dataset.info["kalos_import"]`` keeps ``rater_fields``
 (field -> rater) and ``attribute_fields`` (field -> rater attribute).
 """
 
@@ -65,8 +65,39 @@ def validate_coco(raw, source, label_types, skip_invalid):
     return loaded
 
 
+#: a label's own fields: a COCO ``attributes`` entry of one of these names is refused, never written over
+LABEL_OWN = {"_id", "_cls", "id", "label", "bounding_box", "mask", "mask_path", "points", "closed", "filled",
+             "visible", "confidence", "index", "tags", "attributes"}
+
+
+def annotation_attributes(raw: dict, source: str, reserved=()) -> dict:
+    """``{annotation id: {name: value}}`` of the annotations' COCO ``attributes`` (as CVAT writes them:
+    ``{"occluded": false, "pose": "standing"}``), to be label attributes of the same names; a name
+    the label itself uses, or a value that is not a number, text, true/false or a list of them, is
+    refused naming the annotation."""
+    out = {}
+    for a in raw.get("annotations") or []:
+        attrs = a.get("attributes") if isinstance(a, dict) else None
+        if not attrs:
+            continue
+        where = f"annotation {a.get('id')!r} of image {a.get('image_id')!r}"
+        if not isinstance(attrs, dict):
+            raise ImportRefused(f"its attributes are {type(attrs).__name__}, not an object of name: value", source,
+                                where, fix='write them as {"occluded": false, "pose": "standing"}')
+        for k, v in attrs.items():
+            scalar = (str, int, float, bool, type(None))
+            if k in LABEL_OWN or k in reserved:
+                raise ImportRefused(f"its attribute {k!r} has the name of the label's own field", source, where,
+                                    fix="rename that attribute")
+            if not (isinstance(v, scalar) or (isinstance(v, list) and all(isinstance(x, scalar) for x in v))):
+                raise ImportRefused(f"its attribute {k!r} is {type(v).__name__}: {str(v)[:60]}", source, where,
+                                    fix="give a number, text, true/false or a list of them")
+        out[a.get("id")] = attrs
+    return out
+
+
 def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute, use_polylines,
-                  filepath_of, id_field, ann_id_attr, sized=True, on_existing="error"):
+                  filepath_of, id_field, ann_id_attr, sized=True, on_existing="error", extra_attrs=None):
     """Generator: yields (fraction, message); returns (dataset, n_samples, n_labels).
 
     Everything is checked before the first write: field names and types, images already imported."""
@@ -102,7 +133,7 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
             cls, _ = list_class(t, use_polylines)
             per_rater = {r: [] for r in im.raters}
             for a in by_id[t][im.id].annotations:
-                attrs = {rater_attribute: a.rater, ann_id_attr: a.id}
+                attrs = {**(extra_attrs or {}).get(a.id, {}), rater_attribute: a.rater, ann_id_attr: a.id}
                 label = first.categories.get(a.category, str(a.category))
                 per_rater[a.rater].append(to_doc(t, a, w, h, label, attrs, use_polylines))
                 n_labels += 1
@@ -120,7 +151,8 @@ def _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute,
             batch = []
             yield 0.1 + 0.85 * done / n, f"wrote {done}/{n} samples"
     yield 0.96, "declaring label attributes"
-    declare_label_attributes(dataset, [f for f in fields if f in labelled], id_types)
+    # labels with the file's own attributes differ field by field: FiftyOne's scan of every field
+    declare_label_attributes(dataset, [f for f in fields if f in labelled], id_types, scan_all=bool(extra_attrs))
     info = dataset.info.setdefault("kalos_import", {})
     for t in label_types:
         if layout == "rater_fields":
@@ -139,6 +171,7 @@ def coco_steps(dataset_or_name, labels_path, data_path=None, layout="rater_field
     raw, source = _read_json(labels_path)
     yield 0.03, "validating"
     loaded = validate_coco(raw, source, label_types, skip_invalid)
+    extra = annotation_attributes(raw, source, (rater_attribute, "coco_annotation_id"))
     stem = os.path.splitext(os.path.basename(source))[0]
 
     blank = None
@@ -153,7 +186,8 @@ def coco_steps(dataset_or_name, labels_path, data_path=None, layout="rater_field
         return blank.path(name, im.width, im.height) if blank else os.path.join(stem, name)
 
     result = yield from _import_steps(dataset_or_name, loaded, layout, label_field, rater_attribute, use_polylines,
-                                      filepath_of, "coco_id", "coco_annotation_id", on_existing=on_existing)
+                                      filepath_of, "coco_id", "coco_annotation_id", on_existing=on_existing,
+                                      extra_attrs=extra)
     skipped = {tuple(sorted(p.items())) for ds in loaded.values() for p in ds.skipped}
     if skipped:
         logger.warning("skipped %d invalid item(s) of %s (skip_invalid=True)", len(skipped), source)

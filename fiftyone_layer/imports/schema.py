@@ -140,16 +140,17 @@ def to_doc(ltype, ann, w, h, label, attrs, use_polylines):
     return rawdocs.from_label(_mask_label(ann, w, h, {"label": label, **attrs}, use_polylines))
 
 
-def declare_label_attributes(dataset, fields, id_types):
+def declare_label_attributes(dataset, fields, id_types, scan_all=False):
     """Declare the labels' dynamic attributes (rater, annotation id, keypoint visibility, ...) of
     every field at once.
 
     All fields of one label class are written by the same code, so the dynamic schema of one
     field of each class, found by FiftyOne's own inference, holds for the others: one schema scan
     per class and one save, instead of ``add_dynamic_sample_fields`` over every field (minutes with
-    hundreds of rater fields). Annotation ids of mixed types fall back to the full scan.
+    hundreds of rater fields). Annotation ids of mixed types, and labels with attributes of their own
+    (``scan_all``), fall back to the full scan.
     """
-    if len(id_types) > 1:
+    if len(id_types) > 1 or scan_all:
         dataset.add_dynamic_sample_fields(fields=fields)
         return
     by_class: dict = {}
