@@ -18,7 +18,7 @@ from fiftyone.operators import types
 
 from ..fiftyone_layer.imports import (  # noqa: F401  (the Python entries, kept here too)
     ID_FIELD, LABEL_STUDIO, MATCH_BY, cvat_rater, exports_steps, image_types, import_cvat_replicas,
-    import_label_studio, import_rater_exports,
+    import_label_studio, import_rater_exports, parse_rater_names,
 )
 from .common import FIELD_NAME_RE, drive, form_error, report_errors
 from .importing import import_card, import_target, imported, target_inputs
@@ -62,6 +62,13 @@ class ImportRaterExports(foo.Operator):
         inputs.enum("match_by", [*MATCH_BY, "task"], default="file_name", label="Match images by",
                     view=types.RadioGroup(), description="task: Label Studio's task id")
         inputs.bool("predictions", default=False, label="Label Studio predictions as raters (one per model version)")
+        names_prop = inputs.str("rater_names", label="Rater names (optional)",
+                                description="Rename the raters a Label Studio or CVAT project export names itself: "
+                                            "1=alice,2=bob (Label Studio user ids or emails, CVAT raters)")
+        try:
+            parse_rater_names(p.get("rater_names"))
+        except ValueError as e:
+            form_error(names_prop, str(e))
         field_prop = inputs.str("label_field", default="raters", label="Label field (prefix)")
         if not FIELD_NAME_RE.match(p.get("label_field", "raters") or ""):
             form_error(field_prop, "start with a letter; letters, digits and _ only")
@@ -75,8 +82,9 @@ class ImportRaterExports(foo.Operator):
         new, target = import_target(ctx)
         options = {"label_types": p["label_key"]} if p.get("label_key") in ("segmentations", "keypoints") else {}
         steps = exports_steps(target, p.get("exports") or [], p.get("match_by", "file_name"),
-                               p.get("label_field", "raters"), p.get("label_key") or None,
-                               p.get("on_existing", "error"), predictions=p.get("predictions", False), **options)
+                              p.get("label_field", "raters"), p.get("label_key") or None,
+                              p.get("on_existing", "error"), predictions=p.get("predictions", False),
+                              rater_names=p.get("rater_names"), **options)
         dataset, n, n_labels, left = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: import failed")
         note = ", ".join(f"{v} {k}" for k, v in left.items() if v)
         yield from imported(ctx, dataset, new, n, n_labels, f"; left out {note}" if note else "")

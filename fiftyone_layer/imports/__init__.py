@@ -19,7 +19,7 @@ from .errors import ImportRefused
 from .exports import MATCH_BY, image_types
 from .rater_exports import (
     ID_FIELD, LABEL_STUDIO, exports_steps, import_cvat_replicas, import_label_studio, import_rater_exports,
-    one_label_type,
+    one_label_type, parse_rater_names,
 )
 from .cvat_project import cvat_rater
 from .schema import LABEL_TYPES, LAYOUTS, MAX_RATER_FIELDS, declare_label_fields, field_names
@@ -28,5 +28,5 @@ __all__ = [
     "ID_FIELD", "LABEL_STUDIO", "LABEL_TYPES", "LAYOUTS", "MATCH_BY", "MAX_RATER_FIELDS", "VALIDATE_MAX_BYTES",
     "ImportRefused", "check_coco_file", "coco_steps", "cvat_rater", "declare_label_fields", "exports_steps",
     "field_names", "image_types", "import_cvat_replicas", "import_label_studio", "import_multirater_coco",
-    "import_multirater_yolo", "import_rater_exports", "one_label_type",
+    "import_multirater_yolo", "import_rater_exports", "one_label_type", "parse_rater_names",
 ]

@@ -12,23 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .errors import ImportRefused
 from .exports import MATCH_BY
+from .rater_exports import parse_rater_names
 
 USAGE_ERROR = 2
-
-
-def rater_names(text: str | None) -> dict:
-    """``"1=alice,2=bob"`` -> ``{"1": "alice", "2": "bob"}`` (an ``=`` in a name: quote nothing, split once)."""
-    out = {}
-    for part in (p.strip() for p in (text or "").split(",") if p.strip()):
-        key, sep, value = part.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise ImportRefused(f"--rater-names entry {part!r} is not KEY=NAME",
-                                fix='give e.g. --rater-names "1=alice,2=bob" (Label Studio user ids or emails, '
-                                    "CVAT task raters)")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def parser() -> argparse.ArgumentParser:
@@ -68,7 +55,7 @@ def run(args) -> str:
         exports = [tuple(r) for r in args.rater] + [(None, x, "CVATImageDataset") for x in args.cvat]
         exports += [(None, args.label_studio, LABEL_STUDIO)] if args.label_studio else []
         ds = import_rater_exports(args.dataset, exports, args.match_by, args.label_field, args.label_key,
-                                  rater_names=rater_names(args.rater_names))
+                                  rater_names=parse_rater_names(args.rater_names))
     ds.persistent = True
     info = ds.info["kalos_import"]
     left = ", ".join(f"{v} {k}" for k, v in info.get("left_out", {}).items() if v)

@@ -151,6 +151,18 @@ def rater_label_steps(dataset_or_name, per_rater: dict, label_field="raters", on
     return dataset, len(docs), n_labels
 
 
+def parse_rater_names(text: str | None) -> dict:
+    """``"1=alice,2=bob"`` -> ``{"1": "alice", "2": "bob"}`` (the command line's and the form's ``rater_names``)."""
+    out = {}
+    for part in (p.strip() for p in (text or "").split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ImportRefused(f"rater names entry {part!r} is not KEY=NAME",
+                                fix='give e.g. "1=alice,2=bob" (Label Studio user ids or emails, CVAT raters)')
+        out[key.strip()] = value.strip()
+    return out
+
+
 def _renamed(got: dict, names: dict, used: set) -> dict:
     """``got`` with its raters renamed by ``names`` (a Label Studio user's bare id ``"3"`` also names ``user 3``)."""
     out = {}
@@ -180,7 +192,8 @@ def _check_shared(per_rater: dict, rows) -> None:
 def exports_steps(dataset_or_name, exports, match_by="file_name", label_field="raters", label_key=None,
                   on_existing="error", placeholders=True, predictions=False, rater_names=None, **options):
     rows = _exports(exports)
-    per_rater, left, names, used = {}, {}, dict(rater_names or {}), set()
+    names = parse_rater_names(rater_names) if isinstance(rater_names, str) else dict(rater_names or {})
+    per_rater, left, used = {}, {}, set()
     for i, row in enumerate(rows):
         yield 0.7 * i / len(rows), f"reading {row.get('rater') or row['path']}"
         if row["format"] == LABEL_STUDIO:   # every annotator of the project
@@ -225,7 +238,7 @@ def import_rater_exports(dataset_or_name, exports, match_by="file_name", label_f
     ...) or ``"LabelStudioJSON"`` (a Label Studio project export: every annotator, rater left empty;
     ``predictions``: its model predictions too); ``path`` the labels file or the export folder;
     ``rater_names`` renames the raters an export names itself (``{"user 3": "alice"}``, ``{"3": "alice"}``,
-    a CVAT task's rater). ``label_key`` picks one kind of labels where the format gives several (COCO: ``detections`` unless ``label_types`` says otherwise); other keywords go
+    a CVAT task's rater, or the text ``"3=alice,4=bob"``). ``label_key`` picks one kind of labels where the format gives several (COCO: ``detections`` unless ``label_types`` says otherwise); other keywords go
     to FiftyOne's importer. Without images each sample gets a blank image of its size when the export
     gives one (``placeholders``). Returns the dataset; see the module docstring for what is written.
     """

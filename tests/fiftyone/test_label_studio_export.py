@@ -108,3 +108,20 @@ def test_json_min_is_named_as_the_wrong_export(imports, tmp_path):
              "lead_time": 12.5}]
     with pytest.raises(imports.ImportRefused, match="JSON-MIN export.*export the project as JSON"):
         imports.import_label_studio(name(), write(tmp_path, rows))
+
+
+def test_the_import_operator_names_label_studio_users(imports, tmp_path, fo_isolated):
+    import fiftyone.operators as foo
+
+    path, target = write(tmp_path, tools.label_studio()), name()
+    params = {"exports": [{"rater": "", "path": path, "format": "LabelStudioJSON"}], "target": "new",
+              "new_dataset": target, "rater_names": "1=alice, 2=bob"}
+    res = foo.execute_operator("@kalos/agreement/import_rater_exports", params=params)
+    assert res.error is None, res.error
+    assert fo_isolated.load_dataset(target).info["kalos_import"]["rater_fields"] == {"raters_alice": "alice",
+                                                                                     "raters_bob": "bob"}
+    from fiftyone.operators.executor import ExecutionError
+
+    with pytest.raises(ExecutionError, match="Path: rater_names. Reason: rater names entry 'alice' is not KEY=NAME"):
+        foo.execute_operator("@kalos/agreement/import_rater_exports",
+                             params={**params, "new_dataset": name(), "rater_names": "alice"})   # a form error
