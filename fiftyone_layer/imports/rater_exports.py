@@ -50,6 +50,9 @@ def _exports(exports) -> list[dict]:
     if not rows:
         raise ImportRefused("give at least one (rater, export path, format)")
     for i, row in enumerate(rows):
+        folder_xml = os.path.join(str(row.get("path")), "annotations.xml")   # CVAT's export, unzipped
+        if "CVATImage" in str(row.get("format")) and os.path.isfile(folder_xml):
+            row["path"] = folder_xml
         cvat = "CVATImage" in str(row.get("format")) and os.path.isfile(str(row.get("path")))
         if cvat and is_project_export(row["path"]):   # several replica tasks: one rater per task
             if str(row.get("rater") or "").strip():

@@ -150,8 +150,8 @@ def test_cvat_renaming_is_undone_per_subset_with_its_collisions(rex, tmp_path):
     meta = (f"<meta><project><id>3</id><name>replicas</name><bugtracker></bugtracker>{labels}<tasks>{''.join(metas)}"
             f"</tasks><owner><username>admin</username><email></email></owner><assignee></assignee></project>"
             f"{DUMPED}</meta>")
-    path = dump(tmp_path, "annotations.xml", "\n".join([*HEAD, meta, *images, "</annotations>"]))
-    ds = rex.import_cvat_replicas(name(), [path], placeholders=False)
+    dump(tmp_path, "annotations.xml", "\n".join([*HEAD, meta, *images, "</annotations>"]))
+    ds = rex.import_cvat_replicas(name(), [str(tmp_path)], placeholders=False)   # the unzipped export folder
     assert sorted(ds.values("file_key")) == ["a.jpg", "x.jpg", "x_1.jpg"]
     for s in ds:
         assert s.rater_list == ["u4", "u9", "u12"]
