@@ -9,8 +9,13 @@ import fiftyone as fo
 import fiftyone.operators as foo
 from fiftyone.operators import types
 
-from ..fiftyone_layer.imports import (  # noqa: F401  (import_multirater_*: the Python entries, kept here too)
-    LABEL_TYPES, LAYOUTS, check_coco_file, coco_steps, import_multirater_coco, import_multirater_yolo,
+from ..fiftyone_layer.imports import (
+    LABEL_TYPES,
+    LAYOUTS,
+    check_coco_file,
+    coco_steps,
+    import_multirater_coco,
+    import_multirater_yolo,
 )
 from .cards import show_card
 from .common import FIELD_NAME_RE, drive, form, form_error, progress_op, report_errors

@@ -16,9 +16,17 @@ if __name__ == "__main__" and not __package__:   # `python operators/rater_impor
 import fiftyone.operators as foo
 from fiftyone.operators import types
 
-from ..fiftyone_layer.imports import (  # noqa: F401  (the Python entries, kept here too)
-    ID_FIELD, LABEL_STUDIO, MATCH_BY, cvat_rater, exports_steps, image_types, import_cvat_replicas,
-    import_label_studio, import_rater_exports, parse_rater_names,
+from ..fiftyone_layer.imports import (
+    ID_FIELD,
+    LABEL_STUDIO,
+    MATCH_BY,
+    cvat_rater,
+    exports_steps,
+    image_types,
+    import_cvat_replicas,
+    import_label_studio,
+    import_rater_exports,
+    parse_rater_names,
 )
 from .common import FIELD_NAME_RE, drive, form_error, report_errors
 from .importing import import_card, import_target, imported, target_inputs

@@ -14,15 +14,33 @@ The operators (``operators/importing.py``, ``operators/rater_import.py``) and th
 round call these and the step generators (``coco_steps``, ``exports_steps``) for progress.
 """
 
-from .coco import VALIDATE_MAX_BYTES, check_coco_file, coco_steps, import_multirater_coco, import_multirater_yolo
+from .coco import (
+    VALIDATE_MAX_BYTES,
+    check_coco_file,
+    coco_steps,
+    import_multirater_coco,
+    import_multirater_yolo,
+)
+from .cvat_project import cvat_rater
 from .errors import ImportRefused
 from .exports import MATCH_BY, image_types
 from .rater_exports import (
-    ID_FIELD, LABEL_STUDIO, exports_steps, import_cvat_replicas, import_label_studio, import_rater_exports,
-    one_label_type, parse_rater_names,
+    ID_FIELD,
+    LABEL_STUDIO,
+    exports_steps,
+    import_cvat_replicas,
+    import_label_studio,
+    import_rater_exports,
+    one_label_type,
+    parse_rater_names,
 )
-from .cvat_project import cvat_rater
-from .schema import LABEL_TYPES, LAYOUTS, MAX_RATER_FIELDS, declare_label_fields, field_names
+from .schema import (
+    LABEL_TYPES,
+    LAYOUTS,
+    MAX_RATER_FIELDS,
+    declare_label_fields,
+    field_names,
+)
 
 __all__ = [
     "ID_FIELD", "LABEL_STUDIO", "LABEL_TYPES", "LAYOUTS", "MATCH_BY", "MAX_RATER_FIELDS", "VALIDATE_MAX_BYTES",

@@ -35,8 +35,20 @@ from .. import rawdocs
 from ..placeholders import Placeholders, default_folder
 from .errors import ImportRefused
 from .schema import (
-    MAX_RATER_FIELDS, TASK, already_imported, check_label_fields, check_options, check_plain_fields, declare_label_attributes,
-    declare_plain, field_names, list_class, plain_values, plan_classes, prepare_schema, to_doc,
+    MAX_RATER_FIELDS,
+    TASK,
+    already_imported,
+    check_label_fields,
+    check_options,
+    check_plain_fields,
+    declare_label_attributes,
+    declare_plain,
+    field_names,
+    list_class,
+    plain_values,
+    plan_classes,
+    prepare_schema,
+    to_doc,
 )
 
 logger = logging.getLogger(__name__)

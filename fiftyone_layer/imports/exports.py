@@ -73,7 +73,7 @@ def dataset_type(name):
     else:
         cls = name if isinstance(name, type) else type(name)
     if not (isinstance(cls, type) and issubclass(cls, fo.types.LabeledImageDataset)):   # a name, mostly
-        raise ImportRefused(f"format {name!r} is not a labelled image format FiftyOne reads; "  # noqa: TRY004
+        raise ImportRefused(f"format {name!r} is not a labelled image format FiftyOne reads; "
                          f"choose one of {', '.join(image_types())}")
     return cls()
 

@@ -30,7 +30,12 @@ from .errors import ImportRefused
 from .exports import read_export
 from .label_studio import read_label_studio
 from .schema import (
-    MAX_RATER_FIELDS, RESERVED, already_imported, check_label_fields, check_plain_fields, declare_label_fields,
+    MAX_RATER_FIELDS,
+    RESERVED,
+    already_imported,
+    check_label_fields,
+    check_plain_fields,
+    declare_label_fields,
     field_names,
 )
 

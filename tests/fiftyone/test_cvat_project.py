@@ -23,7 +23,9 @@ from .test_rater_exports import (
 
 @pytest.fixture(scope="module")
 def rex(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports as rater_import
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import (
+        imports as rater_import,
+    )
 
     return rater_import
 
