@@ -3,7 +3,7 @@ project exports, a Label Studio project export, or a multi-rater COCO json, into
 
 From a clone: ``python -m fiftyone_layer.imports NEW_DATASET --rater alice alice.json
 COCODetectionDataset --rater bob bob.json COCODetectionDataset`` (``--cvat``, ``--label-studio``,
-``--coco``; ``--rater-names "1=alice,2=bob"`` names Label Studio's users or CVAT's tasks). A refusal
+``--coco``, ``--yolo``; ``--rater-names "1=alice,2=bob"`` names Label Studio's users or CVAT's tasks). A refusal
 is one line on stderr and exit status 2, never a traceback.
 """
 
@@ -31,8 +31,10 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--label-studio", metavar="JSON", help="a Label Studio project export: every annotator")
     ap.add_argument("--coco", metavar="JSON", help="a multi-rater COCO json (images[].rater_list, "
                                                    "annotations[].rater_id)")
+    ap.add_argument("--yolo", metavar="FOLDER", help="per-rater YOLO folders FOLDER/<rater>/<stem>.txt (class names "
+                                                     "in FOLDER/classes.txt)")
     ap.add_argument("--skip-invalid", action="store_true",
-                    help="--coco: leave out invalid annotations (counted) instead of refusing the file")
+                    help="--coco, --yolo: leave out invalid annotations (counted) instead of refusing the file")
     ap.add_argument("--rater-names", metavar="KEY=NAME,...",
                     help='rename the raters an export names itself: "1=alice,2=bob" (Label Studio user ids or '
                          "emails, CVAT raters)")
@@ -45,10 +47,12 @@ def parser() -> argparse.ArgumentParser:
 
 def run(args) -> str:
     """Import as ``args`` say; the summary line."""
-    from . import import_multirater_coco, import_rater_exports
+    from . import import_multirater_coco, import_multirater_yolo, import_rater_exports
     from .rater_exports import LABEL_STUDIO
 
-    if args.coco:
+    if args.yolo:
+        ds = import_multirater_yolo(args.dataset, args.yolo, label_field=args.label_field, skip_invalid=args.skip_invalid)
+    elif args.coco:
         ds = import_multirater_coco(args.dataset, args.coco, label_field=args.label_field,
                                     skip_invalid=args.skip_invalid)
     else:
@@ -67,11 +71,11 @@ def main(argv=None) -> int:
     ap = parser()
     args = ap.parse_args(argv)
     if any(len(r) not in (3, 4) for r in args.rater) or not (args.rater or args.cvat or args.label_studio
-                                                                 or args.coco):
-        ap.error("give --rater NAME PATH FORMAT [IMAGES] (once per rater), --cvat XML ..., --label-studio JSON "
-                 "or --coco JSON")
-    if args.coco and (args.rater or args.cvat or args.label_studio):
-        ap.error("--coco is one multi-rater file: import it alone")
+                                                                 or args.coco or args.yolo):
+        ap.error("give --rater NAME PATH FORMAT [IMAGES] (once per rater), --cvat XML ..., --label-studio JSON, "
+                 "--coco JSON or --yolo FOLDER")
+    if sum(map(bool, (args.coco, args.yolo, args.rater or args.cvat or args.label_studio))) > 1:
+        ap.error("--coco and --yolo are one multi-rater input each: import each alone")
     try:
         print(run(args))
     except Exception as e:   # one line, never a traceback (--traceback shows it)

@@ -41,6 +41,7 @@ from .schema import (
     check_label_fields,
     check_options,
     check_plain_fields,
+    check_shared,
     declare_label_attributes,
     declare_plain,
     field_names,
@@ -236,6 +237,8 @@ def import_multirater_yolo(dataset_or_name, root, label_field="raters", layout="
     """
     check_options(layout, label_field, ["detections"], rater_attribute)
     ds = load_yolo(root, image_sizes=image_sizes, class_names=class_names, skip_invalid=skip_invalid)
+    check_shared({r: {im.id for im in ds.images if r in im.raters} for r in ds.raters},
+                 fix="name each image's labels file alike in every rater's folder (<stem>.txt)")
     files = {os.path.splitext(f)[0]: os.path.join(data_path, f) for f in sorted(os.listdir(data_path or "."))
              if data_path}
     base = os.path.join(os.path.basename(os.path.normpath(str(root))))

@@ -35,6 +35,7 @@ from .schema import (
     already_imported,
     check_label_fields,
     check_plain_fields,
+    check_shared,
     declare_label_fields,
     field_names,
 )
@@ -181,22 +182,6 @@ def _renamed(got: dict, names: dict, used: set) -> dict:
     return out
 
 
-def _check_shared(per_rater: dict, rows) -> None:
-    """Every rater's export shares an image with another rater's: an export matching nothing (file
-    names that differ, another key needed) is refused, as a CVAT project export's task is."""
-    if len(per_rater) < 2:
-        return
-    keys = {r: set(images) for r, images in per_rater.items()}
-    for r, own in keys.items():
-        if own and not any(own & other for o, other in keys.items() if o != r):
-            example = sorted(own)[:3]
-            others = sorted(k for o, other in keys.items() if o != r for k in other)[:3]
-            raise ImportRefused(f"the export of rater {r!r} shares no image with the other raters' exports (its images "
-                                f"{example}, theirs {others}): they would be imported as one rater per image, with "
-                                "no agreement to measure", fix="match by 'stem' or 'path' if the names differ only "
-                                "in extension or folder, or give the exports of the same images")
-
-
 def exports_steps(dataset_or_name, exports, match_by="file_name", label_field="raters", label_key=None,
                   on_existing="error", placeholders=True, predictions=False, rater_names=None, **options):
     rows = _exports(exports)
@@ -226,7 +211,7 @@ def exports_steps(dataset_or_name, exports, match_by="file_name", label_field="r
         raise ImportRefused(f"rater_names names {unused[0]!r}, which no export holds (raters read: "
                             f"{', '.join(sorted(per_rater))})", fix="give the Label Studio user id or email, or "
                             "the CVAT rater, as read")
-    _check_shared(per_rater, rows)
+    check_shared({r: set(images) for r, images in per_rater.items()})
     record = {"exports": [{k: str(r.get(k) or "") for k in ("rater", "path", "format")} for r in rows],
               "left_out": left}
     result = yield from rater_label_steps(dataset_or_name, per_rater, label_field, on_existing, placeholders,

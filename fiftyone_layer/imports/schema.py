@@ -220,3 +220,19 @@ def already_imported(dataset, images, id_field, on_existing):
                          "duplicate them. Choose on_existing='skip' to import only the other images, or import "
                          "into a new dataset")
     return [im for im in images if im.id not in have]
+
+
+def check_shared(keys: dict, fix: str = "match by 'stem' or 'path' if the names differ only in extension or "
+                 "folder, or give the exports of the same images") -> None:
+    """Every rater's images (``{rater: set of image keys}``) share one with another rater's: an export
+    matching nothing (file names that differ, another key needed) is refused, as a CVAT project
+    export's task is."""
+    if len(keys) < 2:
+        return
+    for r, own in keys.items():
+        if own and not any(own & other for o, other in keys.items() if o != r):
+            example = sorted(own)[:3]
+            others = sorted(k for o, other in keys.items() if o != r for k in other)[:3]
+            raise ImportRefused(f"the export of rater {r!r} shares no image with the other raters' exports (its images "
+                                f"{example}, theirs {others}): they would be imported as one rater per image, with "
+                                "no agreement to measure", fix=fix)
