@@ -38,6 +38,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--rater-names", metavar="KEY=NAME,...",
                     help='rename the raters an export names itself: "1=alice,2=bob" (Label Studio user ids or '
                          "emails, CVAT raters)")
+    ap.add_argument("--agreement", metavar="RUN_KEY", nargs="?", const="kalos",
+                    help="then compute agreement on the imported rater fields (the plugin's compute_agreement "
+                         "with its defaults, stored as run RUN_KEY, default kalos; the plugin installed in FiftyOne)")
     ap.add_argument("--match-by", choices=MATCH_BY + ("task",), default="file_name")
     ap.add_argument("--label-field", default="raters")
     ap.add_argument("--label-key")
@@ -64,7 +67,34 @@ def run(args) -> str:
     info = ds.info["kalos_import"]
     left = ", ".join(f"{v} {k}" for k, v in info.get("left_out", {}).items() if v)
     fields = sorted(info.get("rater_fields") or info.get("attribute_fields") or {})
-    return (f"{ds.name}: {len(ds)} samples; rater fields {fields}" + (f"; left out {left}" if left else ""))
+    line = f"{ds.name}: {len(ds)} samples; rater fields {fields}" + (f"; left out {left}" if left else "")
+    if args.agreement:
+        line += "\n" + agreement(ds, sorted(info.get("rater_fields") or {}), args.agreement)
+    return line
+
+
+#: the plugin's agreement operator, as FiftyOne lists it once the plugin is installed
+AGREEMENT_URI = "@kalos/agreement/compute_agreement"
+
+
+def agreement(ds, fields: list, run_key: str) -> str:
+    """The agreement run on the imported fields through the installed plugin's operator; its summary."""
+    import fiftyone.operators as foo
+
+    from .errors import ImportRefused
+
+    try:
+        op = foo.get_operator(AGREEMENT_URI)
+    except ValueError:
+        raise ImportRefused(f"imported, but FiftyOne finds no {AGREEMENT_URI} operator for --agreement",
+                            fix="install the plugin (FIFTYONE_PLUGINS_DIR: a folder holding this clone) and run "
+                                "the agreement in the App or again with --agreement") from None
+    if not fields:
+        raise ImportRefused("imported into one field (rater_attribute layout): --agreement reads one field per "
+                            "rater", fix="run the agreement in the App on that field")
+    result = op(ds, rater_fields=fields, run_key=run_key)
+    return (f"agreement run {run_key!r} on {len(fields)} rater fields: mean alpha {result.mean_alpha:.4f}, "
+            f"global alpha {result.global_alpha:.4f} (open the App on {ds.name!r} to review)")
 
 
 def main(argv=None) -> int:

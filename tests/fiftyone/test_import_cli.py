@@ -74,3 +74,20 @@ def test_a_label_field_of_another_type_is_refused_before_anything_is_written(fo_
             imports.import_rater_exports(ds, exports, placeholders=False)
     ds.reload()
     assert {k: str(v) for k, v in ds.get_field_schema().items()} == before and len(ds) == 1
+
+
+def test_the_import_command_runs_the_agreement_next(fo_isolated, tmp_path):
+    """--agreement: the plugin's compute_agreement on the imported fields, stored as a run. Hand check:
+    on a.jpg alice and bob draw one cat box each, IoU 0.97 -> alpha 1; on b.jpg a dog against a cat
+    in the same place -> alpha 0."""
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps(tools.multirater_coco(), indent=2))
+    target = name()
+    done = command("-m", "fiftyone_layer.imports", target, "--coco", str(path), "--agreement")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == f"{target}: 2 samples; rater fields ['raters_alice', 'raters_bob']"
+    assert lines[1].startswith("agreement run 'kalos' on 2 rater fields: mean alpha ")
+    ds = fo_isolated.load_dataset(target)
+    assert "kalos" in ds.list_runs()
+    assert [ds.match({"coco_id": i}).first()["kalos_alpha"] for i in (1, 2)] == [1.0, 0.0]
