@@ -158,12 +158,13 @@ def check_yolo_line(parts: list[str], classes) -> str | None:
     return None
 
 
-def check_yolo(path: str, format_name: str, split: str = "val") -> None:
+def check_yolo(path: str, format_name: str) -> None:
     """Every labels file of a YOLO export (folder or YAML): UTF-8, each line readable, each class named."""
     classes = _yolo_classes(path, format_name)
     root = os.path.dirname(path) if os.path.isfile(path) else path
     files = [f for f in glob.glob(os.path.join(root, "**", "*.txt"), recursive=True)
-             if os.path.dirname(f) != os.path.normpath(root)]   # top-level .txt: YOLOv4's image lists
+             if os.path.dirname(f) != os.path.normpath(root)   # top-level .txt: YOLOv4's image lists
+             and (format_name != "YOLOv5Dataset" or "labels" in os.path.relpath(f, root).split(os.sep))]
     for f in sorted(files):
         for n, line in enumerate(read_text(f).splitlines(), 1):
             why = check_yolo_line(line.split(), classes) if line.strip() else None
