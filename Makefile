@@ -95,7 +95,7 @@ bench: setup
 validate: setup
 	$(VPY) benchmarks/validate.py
 
-# WORKER=1: also a delegated-operation worker, and the App's "Schedule" for it (README, "In FiftyOne")
+# WORKER=1: also a delegated-operation worker, and the App's "Schedule" for it (docs/app.md, "Scheduled runs")
 app: setup
 	$(VPY) operators/demo.py app $(if $(WORKER),--worker)
 

@@ -1,10 +1,13 @@
 """FiftyOne plugin ``@kalos/agreement``: registers the operators and panels.
 
-The engine lives in ``kalos_core`` next to this file (no FiftyOne import);
-``operators/`` and ``panels/`` are thin adapters around it. Imports happen in
-``register`` so that importing this file (as test collectors do) costs nothing.
+The engine lives in ``kalos_core`` next to this file (no FiftyOne import); every measure's
+FiftyOne side is declared once in ``fiftyone_layer/measures/`` and found through
+``fiftyone_layer/registry.py``, from which the operators and panels registered here (and
+``fiftyone.yml``) are derived; ``operators/`` and ``panels/`` are thin adapters around it.
+Imports happen in ``register`` so that importing this file (as test collectors do) costs nothing.
 """
 
+import importlib
 import importlib.abc
 import importlib.machinery
 import os
@@ -32,33 +35,25 @@ if not any(isinstance(f, _EngineFinder) for f in sys.meta_path):
     sys.meta_path.insert(0, _EngineFinder())   # the plugin's own engine, whatever else is installed
 
 
+def operator_classes() -> list:
+    """Every operator class of the plugin, in the order of ``fiftyone_layer.registry.operator_paths``
+    (a measure without an operator class of its own gets the generic one)."""
+    from .fiftyone_layer import registry
+    from .operators.measure_operator import operator_class
+
+    runs = {r.measure: r for r in registry.plugin_runs()}
+    return [operator_class(runs[path[1:]]) if path.startswith("=") else _resolve("operators", path)
+            for path in registry.operator_paths()]
+
+
+def _resolve(package: str, path: str):
+    """The class ``"module:Class"`` names under the plugin's ``package``."""
+    module, name = path.split(":")
+    return getattr(importlib.import_module(f"{__name__}.{package}.{module}"), name)
+
+
 def register(p):
-    from .operators.agreement import (
-        BrowseDisagreements,
-        ComputeAgreement,
-        DeleteAgreementRun,
-    )
-    from .operators.bae import ComputeBAE
-    from .operators.calibrate import Calibrate
-    from .operators.followup import BuildConsensus, ExportConsensusCoco, TagForReview
-    from .operators.importing import ImportMultiraterCoco
-    from .operators.label_studio_round import LoadLabelStudioRound, SendToLabelStudio
-    from .operators.measures import (
-        DeleteKalosRun,
-        LabelConvergence,
-        NoiseAwareEvaluation,
-    )
-    from .operators.rater_import import ImportRaterExports
-    from .operators.simulate import SimulateRaters
-    from .operators.variations import ComputeVariations
-
-    # workflow order, as in fiftyone.yml: import, calibrate, agree, browse, look closer, follow up, clean up
-    for cls in (ImportMultiraterCoco, ImportRaterExports, Calibrate, ComputeAgreement, BrowseDisagreements, ComputeVariations,
-                BuildConsensus, ExportConsensusCoco, TagForReview, SendToLabelStudio, LoadLabelStudioRound, LabelConvergence, NoiseAwareEvaluation, ComputeBAE, SimulateRaters,
-                DeleteAgreementRun, DeleteKalosRun):
-        p.register(cls)
-
     from .panels import PANELS
 
-    for cls in PANELS:
+    for cls in (*operator_classes(), *PANELS):
         p.register(cls)

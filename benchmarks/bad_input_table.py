@@ -48,7 +48,8 @@ def good_coco(identical: bool = False, seed: int = 0) -> dict:
             for r in RATERS:
                 dx, dy = (0.0, 0.0) if identical else rng.normal(0, 1.5, 2).round(1)
                 anns.append({"id": len(anns) + 1, "image_id": i, "category_id": c, "rater_id": r,
-                             **_box(float(x + dx + i), float(y + dy), float(w), float(h))})
+                             **_box(float(x + dx + i), float(y + dy), float(w), float(h)),
+                             "attributes": {"occluded": k == 2}})
     return {"images": images, "annotations": anns,
             "categories": [{"id": 1, "name": "cat"}, {"id": 2, "name": "dog"}]}
 
@@ -139,7 +140,7 @@ MUST_REFUSE = {"empty data (no images)", "non-overlapping raters (one per image)
                "threshold out of range (1.5)", "unknown distance name", "seed -1", "negative integer option"}
 RATERS_IGNORED = {("simulate", c) for c in ("non-overlapping raters (one per image)", "one rater", "rater_list a string")}
 #: cells of MUST_REFUSE classes whose answer is documented as right: agreement's model as a rater counts a
-#: missing score as 1 (README "a model as a rater", ``--score-threshold`` help, ``add_model_rater``)
+#: missing score as 1 (docs/cli.md "agreement: the output JSON", ``--score-threshold`` help, ``add_model_rater``)
 ANSWER_ALLOWED = {("agreement", "predictions without scores")}
 
 

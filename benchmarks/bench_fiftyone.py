@@ -14,7 +14,7 @@ label, added before any timing. Each total row also gives this process's CPU sec
 private mongod's (:class:`Span`), the figures to compare when the run shares the machine or runs
 under ``nice``.
 
-Usage: ``python benchmarks/bench_fiftyone.py [--images 5000] [--no-write] [--doc docs/perf/fiftyone.md]``
+Usage: ``python benchmarks/bench_fiftyone.py [--images 5000] [--no-write] [--doc FILE.md]``
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def run(n_images: int, tmp: Path, repeat: int = 1, evaluate: bool = True) -> lis
 
     from kalos_core.demo_data import make_synthetic_boxes
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     path = tmp / "synthetic.json"
     coco = make_synthetic_boxes(n_images=n_images, n_raters=3, objects_per_image=20, seed=0, decimals=None)
@@ -167,8 +167,8 @@ def companion_rows(ds, fields: list[str]) -> list[tuple]:
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measure_runs import measure_run
     from fiftyone.plugins.orgs.kalos.agreement.operators import (bae, calibration_runs, convergence_runs,
                                                                   noise_aware_runs, variation_runs)
-    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import consensus_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     rows = []
     for label, go in [("calibrate (with Braylan)", lambda: measure_run(calibration_runs.RUN, ds, rater_fields=fields)),

@@ -65,7 +65,7 @@ class RaterSource:
         return [f"{f}.{self.list_name}.{attr}" for f in self.fields]
 
     def run_config(self) -> dict:
-        """What every stored run records of its labels (``label_source_params`` reads it back)."""
+        """What every stored run records of its labels (``measure_runs.label_source_values`` reads it back)."""
         attribute = self.rater_attribute is not None
         return {"rater_fields": None if attribute else self.fields, "label_field": self.fields[0] if attribute else None,
                 "rater_attribute": self.rater_attribute, "label_type": self.label_cls.__name__, "raters": self.raters}

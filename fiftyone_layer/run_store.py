@@ -1,26 +1,24 @@
 """The one run store: every kind of KaLOS run (agreement, calibration, convergence, noise-aware)
 is registered, listed, described, loaded and deleted here.
 
-A run is a FiftyOne custom run: ``config.method`` names its kind (:data:`KINDS`), the config
+A run is a FiftyOne custom run: ``config.method`` names its kind (:func:`kinds`), the config
 carries what the run was set up with plus ``fields`` (the sample / label field paths it wrote)
 and ``views`` (the saved views it recorded making, :func:`record_view`); its results are a plain
 dict (with ``review_tags``, the tags it recorded adding, :func:`record_tags`). Operators write runs through
 :func:`save_run`; panels read them through :func:`runs_of` and :func:`load_results` (via
 ``panels/runs.py``, which imports this module). Nothing here reads or writes labels.
 
-A new kind of run is one :class:`RunKind` entry in :data:`KINDS`.
+A new kind of run comes with a measure's FiftyOne side (:mod:`.registry`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Callable
 
 from kalos_core.conventions import conventions_of, with_conventions
 from kalos_core.measure import get_measure
 
-from . import status_colors
+from . import registry, status_colors
 from .errors import SetupError
 
 #: the run kind of agreement runs, as the engine's declaration names it
@@ -30,38 +28,15 @@ RUN_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_KEY_LENGTH = 64
 
 
-@dataclass(frozen=True)
-class RunKind:
-    """A kind of run: its ``method`` string, a human name, and what it owns by key.
-
-    marker : the sample field that betrays a run of this kind under ``key`` (a key whose marker
-        exists without the run is refused: it would overwrite the user's data), or None.
-    views : saved view names such a run may create under ``key`` (only so that
-        :func:`unused_key` proposes a key whose names are free; a run owns only the views it
-        recorded in ``config.views``, see :func:`record_view`).
-    """
-
-    method: str
-    name: str
-    marker: Callable[[str], str] | None = None
-    views: Callable[[str], list] = field(default=lambda key: [])
-
-
-KINDS = {k.method: k for k in (
-    RunKind(AGREEMENT, "KaLOS agreement", marker=lambda key: f"{key}_alpha",
-            views=status_colors.status_view_names),
-    RunKind("kalos_calibration", "KaLOS calibration"),
-    RunKind("kalos_convergence", "KaLOS label convergence"),
-    RunKind("kalos_noise_aware", "KaLOS noise-aware evaluation"),
-    RunKind("kalos_consensus", "KaLOS consensus", marker=lambda key: key),
-    RunKind("kalos_variations", "KaLOS variation types"),
-    RunKind("kalos_bae", "KaLOS behaviour alignment (BAE)"),
-)}
+def kinds() -> dict:
+    """``method -> Offered`` of every KaLOS run kind (:func:`.registry.kinds`: one per measure's
+    FiftyOne side); the marker, saved views and names of a kind come from its declaration."""
+    return registry.kinds()
 
 
 def kind_name(method: str) -> str:
-    kind = KINDS.get(method)
-    return kind.name if kind else repr(method)
+    kind = kinds().get(method)
+    return kind.kind_name if kind else repr(method)
 
 
 # -- keys --------------------------------------------------------------------------------------
@@ -88,25 +63,25 @@ def validate_key(collection, run_key, method: str, overwrite: bool = True) -> No
     check_key_name(run_key)
     dataset = collection._dataset
     found = run_method(dataset, run_key)
-    kind = KINDS[method]
+    kind = kinds()[method]
     if found is not None and found != method:
         raise SetupError(f"run key {run_key!r} belongs to another kind of run (a {kind_name(found)} run, not a "
-                         f"{kind.name} run); choose another run key", "run_key")
+                         f"{kind.kind_name} run); choose another run key", "run_key")
     marker = kind.marker(run_key) if kind.marker else None
     if found is None and marker and dataset.has_sample_field(marker):
         raise SetupError(f"field {marker} exists and was not written by a KaLOS run; choose another run key",
                          "run_key")
     if found is not None and not overwrite:
-        raise SetupError(f"a {kind.name} run {run_key!r} exists; confirm overwriting it or choose another "
+        raise SetupError(f"a {kind.kind_name} run {run_key!r} exists; confirm overwriting it or choose another "
                          "run key", "overwrite")
 
 
 def unused_key(dataset, base: str, method: str) -> str:
     """``base``, or ``base_2``, ``base_3``, ... : the first key no run, marker field or owned view
     uses (what the forms propose, so nothing is replaced by default)."""
-    kind, runs, k, key = KINDS[method], set(dataset.list_runs()), 1, base
+    kind, runs, k, key = kinds()[method], set(dataset.list_runs()), 1, base
     while key in runs or (kind.marker and dataset.has_sample_field(kind.marker(key))) or any(
-            dataset.has_saved_view(v) for v in kind.views(key)):
+            dataset.has_saved_view(v) for v in (kind.views(key) if kind.views else ())):
         k += 1
         key = f"{base}_{k}"
     return key
@@ -162,8 +137,9 @@ def describe_run(dataset, run_key) -> str | None:
     where = (f"field {cfg.label_field} (rater attribute {cfg.rater_attribute})"
              if getattr(cfg, "rater_attribute", None) else f"raters {', '.join(map(str, raters)) or '?'}")
     when = info.timestamp.strftime("%Y-%m-%d %H:%M UTC") if getattr(info, "timestamp", None) else "unknown date"
-    kind = "agreement" if cfg.method == AGREEMENT else KINDS[cfg.method].name.removeprefix(
-        "KaLOS ") if cfg.method in KINDS else cfg.method
+    known = kinds()
+    kind = "agreement" if cfg.method == AGREEMENT else known[cfg.method].kind_name.removeprefix(
+        "KaLOS ") if cfg.method in known else cfg.method
     threshold = getattr(cfg, "threshold", None)
     thr = f", threshold {threshold:g}" if isinstance(threshold, (int, float)) else ""
     return f"{kind} run on {getattr(cfg, 'label_type', '?')} labels, {where}{thr}, computed {when}"
@@ -259,8 +235,8 @@ def delete_run(dataset, run_key: str, method: str | None = None) -> list[str]:
     :class:`SetupError` unless the run is of that kind."""
     if method is not None:
         get_run(dataset, run_key, method)
-    elif run_method(dataset, run_key) not in KINDS:   # another plugin's run, or FiftyOne's: never ours to delete
-        known = ", ".join(k for m in KINDS for k in runs_of(dataset, m)) or "none"
+    elif run_method(dataset, run_key) not in kinds():   # another plugin's run, or FiftyOne's: never ours to delete
+        known = ", ".join(k for m in kinds() for k in runs_of(dataset, m)) or "none"
         raise SetupError(f"{run_key!r} is not a KaLOS run on dataset {dataset.name!r}, so KaLOS does not delete it "
                          f"(KaLOS runs: {known})", "run_key")
     paths, views = owned(dataset, run_key)
@@ -286,6 +262,6 @@ def check_free_paths(collection, run_key: str, paths, param: str = "run_key") ->
     dataset = collection._dataset
     mine = set(owned(dataset, run_key)[0]) if run_method(dataset, run_key) else set()
     for path in paths:
-        if path not in mine and (dataset.get_field(path) is not None or dataset.count(path) > 0):
+        if path not in mine and (dataset.get_field(path) is not None or ("." in path and dataset.count(path) > 0)):
             raise SetupError(f"field {path!r} exists and no KaLOS run under {run_key!r} wrote it; "
                              "choose another run key", param)

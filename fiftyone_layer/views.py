@@ -218,7 +218,7 @@ def uncertain_view(dataset, run_key: str, threshold: str = "50:95", size: str | 
     return finish(dataset.filter_labels(cfg.predictions_field, cond), dataset, [f for f in fields if f], current)
 
 
-# -- variation types (operators/variation_runs.py writes <run_key>_variation / _partner / _iou) -------------
+# -- variation types (fiftyone_layer/measures/variations.py writes <run_key>_variation / _partner / _iou) -------------
 
 def variation_attr(run_key: str, name: str) -> str:
     """A variation run's label attribute: ``<run_key>_variation`` / ``_partner`` / ``_iou``."""

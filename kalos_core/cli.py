@@ -1,7 +1,7 @@
 """Command line: ``python -m kalos_core agreement FILE.json --task bbox ...``.
 
 The JSON written by ``agreement --output`` is a contract other tools script
-against; see README.md ("Command line") for its keys.
+against; see docs/cli.md ("agreement: the output JSON") for its keys.
 """
 
 from __future__ import annotations
@@ -65,12 +65,14 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    from .agreement.config import SENSITIVITY_THRESHOLDS
+
     agreement = get_measure("agreement")   # the demo's modules are imported when it runs, as a command's
     path = importlib.import_module(f"{__package__}.demo_data").build_demo(args.folder, n_images=args.images, seed=args.seed)
     print(f"demo data set: {path} ({args.images} procedurally drawn scenes, seed {args.seed})")
     dataset = load_coco(path, args.task)
     start = time.perf_counter()
-    config = agreement.config(lsa_thresholds=(0.3, 0.5, 0.7, 0.9), seed=args.seed)
+    config = agreement.config(lsa_thresholds=SENSITIVITY_THRESHOLDS, seed=args.seed)
     result = agreement.run(MeasureData(dataset), config)
     plain = with_conventions(agreement.method, result.to_dict())
     print(agreement.summary(result, time.perf_counter() - start) + conventions_text(plain["conventions"]))

@@ -5,13 +5,15 @@ result JSON and stored run carries them as ``"conventions": {key: phrase}``
 (:func:`conventions_of`), the panels print that block, and the docs quote the same words:
 one number, one wording, wherever it appears.
 
-:data:`PHRASES` holds the words, :data:`MEASURE_CONVENTIONS` which of them each run kind
-(``Measure.method``) uses. A result may add its own: a ``"convention"`` key whose value is a
+:data:`PHRASES` holds the words; each measure's declaration names which of them its numbers use
+(``Measure.conventions``). A result may add its own: a ``"convention"`` key whose value is a
 phrase key (Braylan's ``"braylan"`` / ``"midrank"``), at its top level or one level down (the
 calibration run's ``braylan`` block), and BAE's ``scope`` picks its pairwise α.
 """
 
 from __future__ import annotations
+
+from .measure import measure_of_method
 
 #: convention key -> the one phrase used for it in the CLI, the result JSON, the panels and the docs
 PHRASES: dict[str, str] = {
@@ -29,24 +31,11 @@ PHRASES: dict[str, str] = {
                 "a rater's missed total sums its pairs",
     "braylan": "Braylan convention: similarity floored at 0, strict AUC (a tie counts as no win)",
     "midrank": "midrank convention: AUC with ties counted half",
+    "attribute_alpha": "attribute α: per attribute, one reliability matrix of raters x matched units under its "
+                       "metric (a label without the value is missing data); per class: the unit's most frequent class",
     "percent": "percent (0-100)",
     "fraction": "fraction (0-1)",
 }
-
-#: run kind (``Measure.method``) -> the keys of :data:`PHRASES` its numbers use, in reading order
-MEASURE_CONVENTIONS: dict[str, tuple[str, ...]] = {
-    "kalos_agreement": ("alpha_per_image", "alpha_global", "pairwise_per_image", "pairwise_global"),
-    "kalos_calibration": ("pooled", "fraction"),
-    "kalos_braylan": ("fraction",),
-    "kalos_variations": ("majority", "per_pair"),
-    "kalos_consensus": ("fraction",),
-    "kalos_bae": (),
-    "kalos_convergence": ("percent",),
-    "kalos_noise_aware": ("percent",),
-    "kalos_simulation": ("fraction",),
-    "kalos_noise_profile": ("fraction",),
-}
-
 
 def _from_result(method: str, result: dict) -> list[str]:
     """The keys a result adds: its (or a block's) ``"convention"``, BAE's ``scope``."""
@@ -59,7 +48,8 @@ def _from_result(method: str, result: dict) -> list[str]:
 
 def conventions_of(method: str, result: dict | None = None) -> dict[str, str]:
     """``{key: phrase}`` of a run kind's numbers (and of what ``result``, its JSON, adds)."""
-    keys = list(MEASURE_CONVENTIONS.get(method, ())) + _from_result(method, result or {})
+    measure = measure_of_method(method)
+    keys = list(measure.conventions if measure else ()) + _from_result(method, result or {})
     return {k: PHRASES[k] for k in dict.fromkeys(keys)}
 
 

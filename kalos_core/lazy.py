@@ -7,16 +7,19 @@ from importlib import import_module
 from typing import Any
 
 
-def lazy_attributes(package: str, table: dict[str, str], namespace: dict) -> Callable[[str], Any]:
+def lazy_attributes(package: str, table: dict[str, str], namespace: dict,
+                    fallback: Callable[[str], Any] | None = None) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package``: ``name`` comes from the submodule ``table[name]`` on
-    first use and is kept in ``namespace`` (the package's globals) after that."""
+    first use and is kept in ``namespace`` (the package's globals) after that; a name the table
+    lacks is ``fallback(name)`` where that is not None."""
 
     def __getattr__(name: str) -> Any:
-        if name in table:
-            value = getattr(import_module(f"{package}.{table[name]}"), name)
-            namespace[name] = value
-            return value
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(import_module(f"{package}.{table[name]}"), name) if name in table else (
+            fallback(name) if fallback is not None and not name.startswith("__") else None)
+        if value is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        namespace[name] = value
+        return value
 
     return __getattr__
 

@@ -14,6 +14,7 @@ Adding a measure is one package plus one line in :data:`MEASURE_MODULES`.
 from __future__ import annotations
 
 import importlib
+import sys
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generator
@@ -31,6 +32,7 @@ MEASURE_MODULES: dict[str, str] = {
     "variations": "variations.measure",
     "consensus": "consensus.measure",
     "bae": "bae.measure",
+    "attributes": "attributes.measure",
     "convergence": "convergence.measure",
     "noise-aware": "noise_aware.measure",
     "simulate": "noise.simulate_measure",
@@ -104,6 +106,7 @@ class Measure:
     steps: Callable[[MeasureData, Any], Generator[tuple[float, str], None, Any]]
     result: type
     method: str
+    conventions: tuple[str, ...] = ()
     tasks: tuple[str, ...] = ("bbox", "segm")
     summary: Callable[[Any, float | None], str] | None = None
     cli_options: tuple[CliOption, ...] = ()
@@ -145,6 +148,13 @@ def get_measure(name: str) -> Measure:
     except KeyError:
         raise ValueError(f"unknown measure {name!r}; known: {', '.join(MEASURE_MODULES)}") from None
     return importlib.import_module(f"{__package__}.{module}").MEASURE
+
+
+def measure_of_method(method: str) -> Measure | None:
+    """The measure whose runs are of kind ``method`` (None: none); the measures imported already
+    are looked at first, so that a command never imports another measure's package for it."""
+    loaded = sorted(MEASURE_MODULES, key=lambda n: f"{__package__}.{MEASURE_MODULES[n]}" not in sys.modules)
+    return next((m for m in map(get_measure, loaded) if m.method == method), None)
 
 
 def measures() -> list[Measure]:

@@ -1,6 +1,6 @@
 """Operators: compute_agreement, delete_agreement_run, browse_disagreements.
 
-Thin adapters: the form is built here, the work is done by :mod:`.runs`.
+Thin adapters: the forms are built here, the work is done by :mod:`..fiftyone_layer.measures.agreement`.
 """
 
 from __future__ import annotations
@@ -13,17 +13,18 @@ from kalos_core.matching import COSTS, SOLVERS
 
 from ..fiftyone_layer import run_store, status_colors
 from ..fiftyone_layer.adapter import SetupError, check_label_attributes, label_fields
-from .calibration_runs import latest_calibration, matching_calibration, threshold_for
-from .cards import delete_and_confirm, interval, show_card, written_by
-from .common import agreement_run_input, chosen_agreement_run, form, check_form, drive, form_error, report_errors, run_or_delegate, setup_inputs, source_params
+from ..fiftyone_layer.measures.calibrate import latest_calibration, matching_calibration, threshold_for
+from .cards import delete_and_confirm, show_card
+from .common import agreement_run_input, chosen_agreement_run, form, check_form, form_error, report_errors, setup_inputs, source_params
+from .measure_operator import MeasureOperator
 from .forms import param_inputs
 from kalos_core.params import groups_of
 
 from ..fiftyone_layer.measure_runs import form_run_params
 from .model_inputs import model_inputs, model_params
 from ..fiftyone_layer.saved_views import save_run_view, select_saved_view
-from .runs import (
-    AGREEMENT, DISAGREEMENT, STATUSES, METHOD, agreement_runs, check_run, compute_agreement_run, compute_agreement_steps,
+from ..fiftyone_layer.measures.agreement import (
+    AGREEMENT, DISAGREEMENT, RUN, STATUSES, METHOD, agreement_runs, check_run, compute_agreement_steps,
     delete_agreement_run, describe_run, disagreement_view, disagreement_view_name, get_agreement_run, unused_run_key,
 )
 
@@ -39,19 +40,8 @@ def _run_params(p, default_key: str = "kalos") -> dict:
     return form_run_params(p, default_key, [q.name for q in AGREEMENT.params] + list(groups_of(AGREEMENT.config)))
 
 
-class ComputeAgreement(foo.Operator):
-    @property
-    def config(self):
-        return foo.OperatorConfig(
-            name="compute_agreement", label="KaLOS: compute agreement", dynamic=True,
-            execute_as_generator=True, allow_delegated_execution=True, icon="/assets/icon.svg",
-            description="Krippendorff's alpha after instance matching, per sample and for the dataset",
-        )
-
-    def __call__(self, sample_collection, delegate=False, **params):
-        """Python entry: same parameters as the form; ``delegate=True`` queues it for
-        ``fiftyone delegated launch`` instead of running it here."""
-        return run_or_delegate(self, compute_agreement_run, sample_collection, delegate, params)
+class ComputeAgreement(MeasureOperator):
+    RUN = RUN
 
     def resolve_input(self, ctx):
         ds, p = ctx.dataset, ctx.params
@@ -75,7 +65,7 @@ class ComputeAgreement(foo.Operator):
                                         "(docs/method.md lists them)"},
             "solver": {"choices": [(n, _first_line(f.__doc__)) for n, f in SOLVERS.items()]},
             "cost": {"choices": [(n, _first_line(f.__doc__)) for n, f in COSTS.items()]},
-            "lsa_thresholds": {"default": "0.1,0.3,0.5,0.7,0.9", "label": "Localisation sensitivity thresholds",
+            "lsa_thresholds": {"label": "Localisation sensitivity thresholds",
                                "description": "α is recomputed at each of these similarity thresholds (within "
                                               "[0, 1], separated by commas; empty = none) for the sensitivity panel"},
             "seed": {"label": "Seed (bootstrap)"}}))
@@ -86,29 +76,18 @@ class ComputeAgreement(foo.Operator):
                                                 **_run_params(p, unused_run_key(ds))))
         return form(inputs, "KaLOS: compute agreement")
 
-    def execute(self, ctx):
+    def steps(self, ctx):
         p = ctx.params
-        steps = compute_agreement_steps(
+        return compute_agreement_steps(
             ctx.target_view(), **source_params(p), **_run_params(p),
             calibration_key=p.get("calibration_key") or _used_calibration(ctx.dataset, p), **model_params(p))
-        res = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: compute agreement failed")
-        ci = res.mean_alpha_ci
-        ci_text = f" (95% CI {ci[0]:.3f} – {ci[1]:.3f})" if ci else ""
+
+    def finish(self, ctx, message: str):
+        """Reloaded with the status colours of the new run, then the success note (no progress step)."""
         if not ctx.delegated:
             yield ctx.ops.reload_dataset()
             yield status_colors.refresh_app(ctx)
-            yield ctx.ops.notify(f"KaLOS run {p.get('run_key')!r}: mean α {res.mean_alpha:.3f}{ci_text}, global α "
-                                 f"{res.global_alpha:.3f} ({res.interpretation}) on {res.n_images} samples",
-                                 variant="success")
-        key = p.get("run_key")
-        yield show_card(ctx, "KaLOS: agreement computed", [
-            ("Mean α (per image)", res.mean_alpha),
-            ("95 % CI of the mean α", interval(ci) or "none (bootstrap off)"),
-            ("Global α", res.global_alpha), ("Interpretation", res.interpretation), ("Samples", res.n_images),
-            ("Warnings", "; ".join(w["message"] for w in res.warnings) or "none")],
-            written_by(ctx.dataset, key), key,
-            "Open the KaLOS panels (Overview, Vitality, ...); 'KaLOS: browse disagreements' shows the "
-            "unmatched and class-disagreeing labels.")
+            yield ctx.ops.notify(message, variant="success")
 
 
 def _check_target(ctx, inputs, source):

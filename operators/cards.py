@@ -2,50 +2,22 @@
 
 A card reads, top to bottom: the headline numbers, what was written where, the run key, what
 to open next. Its values are text, numbers rounded for people by :func:`human` (α 0.512, not
-0.5119505770595647); ``data`` carries machine-readable extras (Python callers and tests read
+0.5119505770595647, :mod:`..fiftyone_layer.shown`); ``data`` carries machine-readable extras (Python callers and tests read
 them from the shown results; the App shows only the card's rows).
 """
 
 from __future__ import annotations
 
 import json
-import math
-from numbers import Integral, Real
 
 import fiftyone.operators.types as types
 
 from kalos_core.jsonsafe import json_safe
 
 from ..fiftyone_layer import run_store, status_colors
+from ..fiftyone_layer.shown import human, interval  # noqa: F401  (the cards' number format, re-exported)
 
 NO_RUN = "none (nothing stored as a run)"
-
-
-def human(value, digits: int = 3) -> str:
-    """A number as a person reads it: ``digits`` decimals below 10 (α 0.512, t 0.965), one
-    decimal from 10 (mAP 45.7 %), none from 1000; whole numbers as they are; an em dash when
-    missing. Text passes through."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "—"
-    if isinstance(value, bool) or not isinstance(value, Real):
-        return str(value)
-    if isinstance(value, Integral):
-        return str(int(value))
-    v = float(value)
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if abs(v) >= 10:
-        return f"{v:.1f}"
-    if v and abs(v) < 10 ** -digits:
-        return f"{v:.{digits - 1}g}"
-    return f"{v:.{digits}f}"
-
-
-def interval(ci, digits: int = 3) -> str | None:
-    """``"lo – hi"`` of a confidence interval; None when there is none."""
-    if not ci or any(v is None for v in ci):
-        return None
-    return f"{human(ci[0], digits)} – {human(ci[1], digits)}"
 
 
 def written_by(dataset, run_key: str) -> str:

@@ -38,18 +38,19 @@ def plugins_dir() -> str:
 def run(args) -> None:
     import fiftyone as fo
 
+    from kalos_core.agreement.config import SENSITIVITY_THRESHOLDS
     from kalos_core.agreement.measure import MEASURE as AGREEMENT
     from kalos_core.agreement.measure import summary as format_summary
     from kalos_core.conventions import conventions_of, conventions_text
     from kalos_core.demo_data import build_demo
 
-    from .calibration_runs import calibrate_run
-    from .convergence_runs import convergence_run
+    from ..fiftyone_layer.measures.calibrate import calibrate_run
+    from ..fiftyone_layer.measures.convergence import convergence_run
     from ..fiftyone_layer.imports import import_multirater_coco
-    from .noise_aware_runs import noise_aware_run
-    from .consensus_runs import consensus_run
-    from .runs import compute_agreement_run
-    from .variation_runs import variations_run
+    from ..fiftyone_layer.measures.noise_aware import noise_aware_run
+    from ..fiftyone_layer.measures.consensus import consensus_run
+    from ..fiftyone_layer.measures.agreement import compute_agreement_run
+    from ..fiftyone_layer.measures.variations import variations_run
 
     path = build_demo(Path(args.folder), n_images=args.images, seed=args.seed, with_images=True)
     if fo.dataset_exists(args.name):
@@ -61,7 +62,7 @@ def run(args) -> None:
     fields = ds.get_field_schema()
     boxes = sorted(f for f in fields if f.startswith("raters_detections_"))
     polys = sorted(f for f in fields if f.startswith("raters_segmentations_"))
-    lsa = (0.1, 0.3, 0.5, 0.7, 0.9)
+    lsa = SENSITIVITY_THRESHOLDS
     compute_agreement_run(ds, rater_fields=polys, run_key="kalos_polygons", lsa_thresholds=lsa, seed=args.seed)
     # calibrate the box distance and threshold first, then run agreement at the recommendation
     cal = calibrate_run(ds, rater_fields=boxes, run_key="kalos_calibration", seed=args.seed).to_dict()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import fiftyone.operators.types as types
 
-from kalos_core.params import Param, groups_of
+from kalos_core.params import Param, groups_of, params_of
 
 from .common import form_error, number_input
 from ..fiftyone_layer.errors import SetupError
@@ -91,6 +91,12 @@ def param_inputs(ctx, inputs, measure: Measure, skip=(), overrides: dict | None 
     return props
 
 
+def declared_inputs(ctx, inputs, config_cls, overrides: dict | None = None) -> dict:
+    """Inputs for the fields of a :class:`kalos_core.params.Config` that declares a measure's
+    plugin-only inputs (``MeasureRun.inputs``); returns ``{name: property}``."""
+    return {p.name: param_input(ctx, inputs, p, **(overrides or {}).get(p.name, {})) for p in params_of(config_cls)}
+
+
 def group_input(ctx, inputs, group: str, members, **options):
     """One multi-select for a group of boolean parameters; its value is the list of those switched on."""
     view = types.Dropdown(multiple=True)
@@ -105,3 +111,12 @@ def group_input(ctx, inputs, group: str, members, **options):
         if unknown:
             form_error(prop, f"unknown {group} {unknown}; choose among {[m.name for m in members]}")
     return prop
+
+
+def field_choices(names: dict, multiple: bool = False) -> types.Dropdown:
+    """A dropdown of label fields, each shown with its label type (``name -> label class``)."""
+    choices = types.Dropdown(multiple=multiple)
+    for name, cls in names.items():
+        choices.add_choice(name, label=f"{name} ({cls.__name__})")
+    return choices
+

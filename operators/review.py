@@ -29,8 +29,8 @@ from ..fiftyone_layer import run_store
 from ..fiftyone_layer.saved_views import save_run_view
 from ..fiftyone_layer.adapter import SetupError
 from .common import FIELD_NAME_RE
-from .consensus_runs import agreement_source, consensus_key, review_label_ids
-from .consensus_runs import METHOD as CONSENSUS
+from ..fiftyone_layer.measures.consensus import agreement_source, consensus_key, review_label_ids
+from ..fiftyone_layer.measures.consensus import METHOD as CONSENSUS
 
 
 def review_view_name(run_key: str) -> str:

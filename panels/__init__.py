@@ -1,19 +1,27 @@
 """KaLOS panels for the FiftyOne App: one module per panel, shared helpers in ``common``
 (run selection, empty state, chart bits), ``views`` (the views click handlers set) and
-``ordering`` (rater cluster order, classical MDS). ``PANELS`` lists the panel classes
-in the order the plugin registers them (and fiftyone.yml lists their names)."""
+``ordering`` (rater cluster order, classical MDS).
 
-from .bae import BAEPanel
-from .calibration import CalibrationPanel
-from .classes import ClassDifficultyPanel
-from .collaboration import CollaborationPanel
-from .convergence import LabelConvergencePanel
-from .noise_aware import NoiseAwarePanel
-from .overview import AgreementOverviewPanel
-from .sensitivity import LocalisationSensitivityPanel
-from .variations import VariationTypesPanel
-from .vitality import AnnotatorVitalityPanel
+``PANELS`` are the panel classes the measures' declarations name (``RUN.app.panels``, found through
+``fiftyone_layer/registry.py``), in the order the plugin registers them and fiftyone.yml lists them;
+each panel's run kind (``METHOD``) and action (``ACTION_URI``, the operator that computes a run) are
+set from that declaration.
+"""
 
-PANELS = (AgreementOverviewPanel, AnnotatorVitalityPanel, CollaborationPanel, CalibrationPanel,
-          LocalisationSensitivityPanel, ClassDifficultyPanel, LabelConvergencePanel, NoiseAwarePanel,
-          VariationTypesPanel, BAEPanel)
+import importlib
+
+from ..fiftyone_layer import registry
+
+
+def _panels() -> tuple:
+    panels = []
+    for run in registry.plugin_runs():
+        for path in run.app.panels:
+            module, name = path.split(":")
+            cls = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+            cls.METHOD, cls.ACTION_URI = run.method, registry.operator_uri(run.measure)
+            panels.append(cls)
+    return tuple(panels)
+
+
+PANELS = _panels()

@@ -13,8 +13,6 @@ import fiftyone.operators as foo
 from .collaboration import ALPHA_SCALE, matrix_trace
 from .common import LEGEND, RunPanel, chart, clean, fmt, load_results, plot_layout
 
-METHOD = "kalos_bae"
-URI = "@kalos/agreement/compute_bae"
 TRUE_COLOUR, MODEL_COLOUR = "#2ca02c", "#1f77b4"
 
 
@@ -52,25 +50,18 @@ def summary_md(res: dict) -> str:
 
 
 class BAEPanel(RunPanel):
-    METHOD = METHOD
-    TITLE = "KaLOS: Behaviour alignment (BAE)"
     HELP_URL = "docs/bae.md"
     INTRO = ("How well a model's per-rater representations reproduce the raters' pairwise α (BAE; 1 = exactly). "
              "Heatmaps of both similarity structures and their difference; the two rater maps aligned.")
     EMPTY = ("No KaLOS BAE run on this dataset yet. Compute one: it compares a model's vectors on the rater "
              "labels with the raters' pairwise α.")
     ACTION_LABEL = "Compute BAE"
-    ACTION_URI = URI
-    MEASURE = "bae"
 
     @property
     def config(self):
         return foo.PanelConfig(name="kalos_bae", label="KaLOS: Behaviour alignment (BAE)", icon="compare_arrows",
                                category=foo.Categories.ANALYZE,
                                help_markdown="BAE: a model's per-rater similarities against the pairwise α.")
-
-    def rerun_params(self, cfg) -> dict:
-        return {"embedding_attribute": getattr(cfg, "embedding_attribute", None)}
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -15,8 +15,9 @@ import fiftyone.operators.types as types
 
 from kalos_core.data import TASK_KINDS
 
-from .common import (CALIBRATE_URI, CALIBRATION_METHOD, COMPUTE_URI, LEGEND, RunPanel, chart, clean, dropdown,
-                     fmt, label_source_params, load_results, plot_layout, vline)
+from ..fiftyone_layer import registry
+from ..fiftyone_layer.measure_runs import label_source_values
+from .common import LEGEND, RunPanel, chart, clean, dropdown, fmt, load_results, plot_layout, vline
 
 #: calibration task name -> kind of kalos_core.geometry's distance registry
 DO_COLOR, DE_COLOR = "#1f77b4", "#ff7f0e"
@@ -143,8 +144,6 @@ def bin_selection(res: dict, distance: str, key: str, b: int) -> tuple[list, str
 
 
 class CalibrationPanel(RunPanel):
-    METHOD = CALIBRATION_METHOD
-    TITLE = "KaLOS: Calibration"
     HELP_URL = "docs/calibration.md"
     INTRO = ("Distances between labels of the same object (Do) against chance pairs (De). The distance "
              "threshold τ* separates them (a run uses the similarity threshold t = 1 − τ*); the shaded band "
@@ -152,8 +151,6 @@ class CalibrationPanel(RunPanel):
     EMPTY = ("No KaLOS calibration run on this dataset yet. Calibrate: it estimates the distance threshold τ* "
              "(and so the similarity threshold t = 1 − τ*) from the raters' own disagreement.")
     ACTION_LABEL = "Calibrate"
-    ACTION_URI = CALIBRATE_URI
-    MEASURE = "calibrate"
 
     @property
     def config(self):
@@ -243,16 +240,16 @@ class CalibrationPanel(RunPanel):
 
             if name in distances_for(kind) or (kind == "box" and name == "mask_iou"):
                 params["distance"] = name
-        params.update(label_source_params(ctx.dataset.get_run_info(key).config))
+        params.update(label_source_values(ctx.dataset.get_run_info(key).config))
         return {k: v for k, v in params.items() if v is not None}
 
     def run_at_tau(self, ctx):
-        ctx.prompt(COMPUTE_URI, params=self.agreement_params(ctx))
+        ctx.prompt(registry.operator_uri("agreement"), params=self.agreement_params(ctx))
 
     def run_target(self, ctx, index: int):
         targets = ctx.panel.state.targets or []
         if index < len(targets):
-            ctx.prompt(COMPUTE_URI, params=self.agreement_params(ctx, targets[index]))
+            ctx.prompt(registry.operator_uri("agreement"), params=self.agreement_params(ctx, targets[index]))
 
     def run_target_0(self, ctx):
         self.run_target(ctx, 0)

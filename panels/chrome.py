@@ -16,7 +16,7 @@ Pure helpers of :class:`panels.common.RunPanel` (no panel class here):
 * **State sent as data.** Whatever a panel's handlers set in ``ctx.panel.state`` goes to the
   App as *data* (:func:`batched_patches`) and the server keeps the state (:mod:`panels.kept`):
   the App saves every change of a panel's state into its spaces, and each such save reloads
-  the dataset page and the grid (docs/perf/app_open.md). Only :data:`panels.kept.APP_STATE` is
+  the dataset page and the grid (docs/panels.md). Only :data:`panels.kept.APP_STATE` is
   written to the App's state.
 * **Help link.** A panel's ``HELP_URL`` is absolute, or a path inside this repository
   (``docs/panels.md``), served by the App under ``/plugins/<plugin folder>/``.
@@ -44,7 +44,7 @@ def remembered(ctx, panel: str) -> dict:
 
     One query on the documents ``ctx.store(STORE)`` writes (the key's ``value``): building
     FiftyOne's store service lists, and on a fresh database creates, the store's indexes, which
-    took 0.3-1.1 s of the first panel open (docs/perf/app_open.md); :func:`remember` still
+    took 0.3-1.1 s of the first panel open (docs/panels.md); :func:`remember` still
     writes through ``ctx.store``."""
     try:
         import fiftyone.core.odm as fodm

@@ -136,12 +136,11 @@ def _int(v, default: int) -> int:
 
 
 class ClassDifficultyPanel(ScopedRunPanel):
-    TITLE = "KaLOS: Class difficulty"
     INTRO = ("α per class. Sort, search and hide classes seen in few units; click a class to show its "
              "labels that do not agree, on the samples where there are some.")
     SCOPES = SCOPES
     SCOPE_LABEL = "Class α"
-    RERUN_ADDS = {"diagnostic": "class_difficulty"}
+    RERUN_ADDS = {"diagnostics": "class_difficulty"}
 
     @property
     def config(self):

@@ -63,12 +63,11 @@ def heatmap_figure(nested: dict) -> tuple[list[str], list[list], list[list[float
 
 
 class CollaborationPanel(ScopedRunPanel):
-    TITLE = "KaLOS: Collaboration heatmap"
     INTRO = ("Pairwise α of every rater pair, computed on the two raters alone; raters that agree "
              "(\"schools of thought\") sit together. Click a cell for the samples where that pair disagrees.")
     SCOPES = SCOPES
     SCOPE_LABEL = "Pairwise α"
-    RERUN_ADDS = {"diagnostic": "collaboration"}
+    RERUN_ADDS = {"diagnostics": "collaboration"}
 
     @property
     def config(self):

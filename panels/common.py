@@ -18,17 +18,12 @@ import fiftyone.operators.types as types
 
 from kalos_core.conventions import conventions_md
 from kalos_core.jsonsafe import json_safe
-from kalos_core.measure import get_measure
-from kalos_core.params import stored_form_values
-
-from ..fiftyone_layer import run_store
+from ..fiftyone_layer import registry, run_store
+from ..fiftyone_layer.measure_runs import label_source_values, rerun_values
 from . import chrome, kept, notices
 from .runs import load_results, run_labels, runs_of  # noqa: F401  (the run store; panels import them from here)
 
 AGREEMENT_METHOD = run_store.AGREEMENT
-CALIBRATION_METHOD = "kalos_calibration"
-COMPUTE_URI = "@kalos/agreement/compute_agreement"
-CALIBRATE_URI = "@kalos/agreement/calibrate"
 
 #: panel events that load the panel themselves: no second load when the server kept no state
 RELOADS = (None, "on_startup", "on_load", "on_change_dataset", "on_change_run", "refresh")
@@ -123,34 +118,6 @@ def chart(panel, name: str, layout: dict | None, on_click=None):
                       height=layout["height"], **kw)
 
 
-def label_source_params(cfg) -> dict:
-    """A stored run's labels as operator form values: its rater fields, or its label field and
-    rater attribute (every KaLOS run config stores one or the other)."""
-    if getattr(cfg, "rater_attribute", None) and getattr(cfg, "label_field", None):
-        return {"layout": "rater_attribute", "label_field": cfg.label_field, "rater_attribute": cfg.rater_attribute}
-    return {"layout": "rater_fields", "rater_fields": list(getattr(cfg, "rater_fields", None) or [])}
-
-
-def agreement_rerun_params(dataset, run_key: str, diagnostic: str | None = None, lsa: str | None = None) -> dict:
-    """Prefill for compute_agreement from a stored run: its raters, key and its whole stored
-    config (every declared parameter of the agreement measure, the model fields and the
-    calibration it used) - never the form's defaults. ``diagnostic`` / ``lsa`` add what a panel
-    found missing. The key is the run's own, so the form asks to confirm the overwrite."""
-    cfg = dataset.get_run_info(run_key).config
-    params = {**label_source_params(cfg), "run_key": run_key,
-              **stored_form_values(get_measure("agreement").config, cfg)}
-    if getattr(cfg, "use_masks", False):
-        params["distance"] = "mask_iou"
-    if diagnostic and diagnostic not in params["diagnostics"]:
-        params["diagnostics"] = params["diagnostics"] + [diagnostic]
-    params["lsa_thresholds"] = params.get("lsa_thresholds") or lsa or ""
-    params["calibration_key"] = getattr(cfg, "calibration_key", None)
-    if getattr(cfg, "model_fields", None):  # a model rater joins the recompute too
-        params.update({"model_fields": list(cfg.model_fields),
-                       "score_threshold": getattr(cfg, "score_threshold", None)})
-    return {k: v for k, v in params.items() if v is not None}
-
-
 def lap(ctx, step: str, since: float) -> float:
     """Note the ms since ``since`` as ``step`` of the event being timed (:meth:`RunPanel.execute`
     logs them); returns the time now."""
@@ -170,20 +137,19 @@ class RunPanel(foo.Panel):
     back the view the user had before the first click (the whole dataset when there was none).
     """
 
+    #: the run kind it shows and the operator its action button opens: set from the declaration of
+    #: the measure that names the panel (``RUN.app.panels``) when ``PANELS`` is made
     METHOD = AGREEMENT_METHOD
-    TITLE = "KaLOS"
+    ACTION_URI: str = ""
     INTRO = ""
     #: where the panel's help link points: a repository path (served by the App) or a URL
     HELP_URL = "docs/panels.md"
     EMPTY = ("No KaLOS agreement run on this dataset yet. Compute one: it stores per-sample α "
              "and the diagnostics this panel shows.")
     ACTION_LABEL = "Compute agreement"
-    ACTION_URI = COMPUTE_URI
-    #: what "Recompute" adds to the run's stored config (the diagnostic this panel shows)
+    #: what "Recompute" adds to the run's stored config (the diagnostic this panel shows; see
+    #: :func:`..fiftyone_layer.measure_runs.rerun_values`)
     RERUN_ADDS: dict = {}
-    #: the engine's measure this panel shows (kalos_core.measure): Recompute re-opens its form with
-    #: every declared parameter of the stored run (:func:`kalos_core.params.stored_form_values`)
-    MEASURE: str | None = None
 
     # -- to implement -------------------------------------------------------------------------
     def load_run(self, ctx, run_key: str) -> None:
@@ -193,28 +159,14 @@ class RunPanel(foo.Panel):
         raise NotImplementedError
 
     def action_params(self, ctx) -> dict:
-        """Prefilled parameters of the operator the action button opens: the selected run's
-        set-up under its own key (the form asks to confirm the overwrite), so a recompute keeps
-        raters, key and settings. Agreement runs: :func:`agreement_rerun_params`; other
-        measures say what they store in :meth:`rerun_params`."""
+        """Prefilled parameters of the operator the action button opens: the selected run's set-up
+        under its own key (the form asks to confirm the overwrite), so a recompute keeps raters, key
+        and settings (:func:`..fiftyone_layer.measure_runs.rerun_values`), with :attr:`RERUN_ADDS`."""
         key = ctx.panel.state.run_key
         if not key:
             return {}
-        if self.METHOD == AGREEMENT_METHOD:
-            return agreement_rerun_params(ctx.dataset, key, **self.RERUN_ADDS)
         cfg = ctx.dataset.get_run_info(key).config
-        stored = self.rerun_params(cfg)
-        if self.MEASURE is not None:
-            stored = {**label_source_params(cfg), **stored_form_values(get_measure(self.MEASURE).config, cfg),
-                      **(stored or {})}
-        if stored is None:  # this panel's button opens a blank form
-            return {}
-        return {k: v for k, v in {**stored, "run_key": key}.items() if v is not None}
-
-    def rerun_params(self, cfg) -> dict | None:
-        """The operator's form values from a stored run config beyond the measure's parameters
-        (its extras, e.g. a predictions field); None (the default): nothing more."""
-        return None
+        return {**rerun_values(registry.run_of(self.METHOD), cfg, self.RERUN_ADDS), "run_key": key}
 
     @property
     def panel_name(self) -> str:
@@ -224,7 +176,7 @@ class RunPanel(foo.Panel):
     def execute(self, ctx):
         """FiftyOne's dispatch (the event's handler, then ``render``) with the handler's panel
         patches sent at once (:func:`chrome.batched_patches`), timed: ``kalos panel <name> <event>:
-        <ms> ms`` is logged for every event (:func:`log_timing`, docs/perf/app_open.md)."""
+        <ms> ms`` is logged for every event (:func:`log_timing`, docs/panels.md)."""
         t0 = time.perf_counter()
         ctx.kalos_steps = {}   # the handler's parts, in ms (:func:`lap`)
         method = ctx.params.get("__method__")
@@ -419,7 +371,7 @@ class RunPanel(foo.Panel):
     def show_labels(self, ctx, label_ids: list, message: str) -> None:
         """Show only the labels ``label_ids`` of the selected run's label fields (and so only
         their samples)."""
-        src = label_source_params(ctx.dataset.get_run_info(ctx.panel.state.run_key).config)
+        src = label_source_values(ctx.dataset.get_run_info(ctx.panel.state.run_key).config)
         fields = src.get("rater_fields") or [src["label_field"]]
         self.show(ctx, ctx.dataset.select_labels(ids=label_ids, fields=fields), message)
 

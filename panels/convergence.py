@@ -13,8 +13,6 @@ import fiftyone.operators as foo
 from .common import LEGEND, NAMES_MARGIN, NEUTRAL, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 from ..fiftyone_layer.views import CONVERGENCE_THRESHOLDS, convergence_class_view, convergence_unmatched_view
 
-METHOD = "kalos_convergence"
-URI = "@kalos/agreement/label_convergence"
 MAP = "mAP"
 MODEL_COLOR, FULL_COLOR, NORMAL_COLOR, PCT_COLOR = "#d62728", "#111111", "#ff7f0e", "#2ca02c"
 
@@ -133,27 +131,18 @@ def shown_counts(dataset, run_key: str, view) -> tuple[int, int]:
 
 
 class LabelConvergencePanel(RunPanel):
-    METHOD = METHOD
-    TITLE = "KaLOS: Label convergence"
     HELP_URL = "docs/convergence.md"
     INTRO = ("The modified mAP between raters bounds what a model trained and tested on these labels can reach. "
              "Click a threshold for the labels unmatched at it; click a class for its labels.")
     EMPTY = ("No KaLOS label convergence run on this dataset yet. Compute one: it measures mAP between the "
              "raters on bootstrap subsets and places a model against it.")
     ACTION_LABEL = "Compute label convergence"
-    ACTION_URI = URI
-    MEASURE = "convergence"
 
     @property
     def config(self):
         return foo.PanelConfig(name="kalos_label_convergence", label="KaLOS: Label convergence", icon="insights",
                                category=foo.Categories.ANALYZE,
                                help_markdown="Bootstrap mAP between raters, its intervals, a model's mAP, AP per class.")
-
-    def rerun_params(self, cfg) -> dict:
-        """Beyond the parameters (``MEASURE``): the predictions field. ``raters`` is no input of the
-        form (the rater fields choose them): the stored ``raters`` (field -> rater) is not prefilled."""
-        return {"predictions_field": getattr(cfg, "predictions_field", None), "raters": None}
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -1,4 +1,4 @@
-"""The panels' state, kept by the server (docs/perf/app_open.md, third and fourth pass).
+"""The panels' state, kept by the server (docs/panels.md, "How a panel's state travels").
 
 The App saves every change of a panel's *state* into its spaces, and each save reloads the
 dataset page and the grid; panel *data* is not saved there. So the handlers write

@@ -13,8 +13,6 @@ import fiftyone.operators.types as types
 from .common import LEGEND, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 from ..fiftyone_layer.views import NOISE_THRESHOLDS, uncertain_view
 
-METHOD = "kalos_noise_aware"
-URI = "@kalos/agreement/noise_aware_evaluation"
 SIZES = {"all": "all sizes", "small": "small (< 32²)", "medium": "medium", "large": "large (≥ 96²)"}
 BOUNDS = (("lower", "AP^l (IoU − ε̄)", "#ff7f0e"), ("ap", "AP", "#1f77b4"), ("upper", "AP^u (IoU + ε̄)", "#2ca02c"))
 
@@ -49,27 +47,18 @@ def summary_md(res: dict) -> str:
 
 
 class NoiseAwarePanel(RunPanel):
-    METHOD = METHOD
-    TITLE = "KaLOS: Noise-aware AP"
     HELP_URL = "docs/convergence.md#noise-aware-evaluation"
     INTRO = ("A model's AP with the raters' box noise taken into account: AP^l and AP^u recompute AP with "
              "IoU − ε̄ and IoU + ε̄. Click a bar for the predictions whose bounds disagree.")
     EMPTY = ("No KaLOS noise-aware evaluation on this dataset yet. Run one: it needs a predictions field "
              "with confidence and two rater fields.")
     ACTION_LABEL = "Noise-aware evaluation"
-    ACTION_URI = URI
-    MEASURE = "noise-aware"
 
     @property
     def config(self):
         return foo.PanelConfig(name="kalos_noise_aware", label="KaLOS: Noise-aware AP", icon="blur_on",
                                category=foo.Categories.ANALYZE,
                                help_markdown="AP^l / AP / AP^u per size and threshold, and the ε̄(W, H) heatmap.")
-
-    def rerun_params(self, cfg) -> dict:
-        """Beyond the parameters (``MEASURE``): the predictions, reference and noise fields."""
-        return {"predictions_field": cfg.predictions_field, "reference_field": cfg.reference_field,
-                "noise_fields": list(cfg.noise_fields or [])}
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -144,7 +144,6 @@ def shared_md(pair: dict) -> str:
 
 
 class AgreementOverviewPanel(RunPanel):
-    TITLE = "KaLOS: Agreement overview"
     INTRO = "Per-sample α of the run; click a bar to show those samples in the grid, lowest α first."
 
     @property

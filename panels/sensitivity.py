@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fiftyone.operators as foo
 
+from kalos_core.agreement.config import SENSITIVITY_THRESHOLDS
 from kalos_core.params import fraction_key
 
 from .common import (LEGEND, NEUTRAL, RunPanel, band_color, chart, clean, clicked, fmt, load_results,
@@ -74,8 +75,7 @@ def falls_apart_selection(res: dict, x: float) -> tuple[list, str] | str:
 
 
 class LocalisationSensitivityPanel(RunPanel):
-    TITLE = "KaLOS: Localisation sensitivity"
-    RERUN_ADDS = {"lsa": "0.1,0.3,0.5,0.7,0.9"}
+    RERUN_ADDS = {"lsa_thresholds": ",".join(map(str, SENSITIVITY_THRESHOLDS))}
     INTRO = ("Mean α when the run is repeated at other similarity thresholds; the dashed line is the "
              "run's similarity threshold t. A steep drop means the raters agree on *what* is there, not on *where*.")
 
@@ -132,9 +132,9 @@ class LocalisationSensitivityPanel(RunPanel):
 
     def render_run(self, panel, ctx):
         if not ctx.panel.state.has_lsa:
+            example = ", ".join(map(str, SENSITIVITY_THRESHOLDS))
             self.render_missing(panel, "This run was computed without localisation-sensitivity thresholds. "
-                                "Recompute it with some (e.g. 0.1, 0.3, 0.5, 0.7, 0.9):", "no_lsa",
-                                label="Recompute with thresholds")
+                                f"Recompute it with some (e.g. {example}):", "no_lsa", label="Recompute with thresholds")
             return
         chart(panel, "sensitivity", ctx.panel.state.plot_layout, on_click=self.on_click_threshold)
         panel.md(ctx.panel.state.summary or "", name="summary")

@@ -18,8 +18,6 @@ from kalos_core.variations import threshold_key
 from ..fiftyone_layer import views
 from .common import LEGEND, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 
-METHOD = "kalos_variations"
-URI = "@kalos/agreement/compute_variations"
 COLORS = {"agreed": "#2ca02c", "merged": "#17becf", "wrong_class": "#d62728", "merged_wrong_class": "#9467bd",
           "missed": "#ff7f0e", "additional": "#8c564b"}
 TYPES = tuple(COLORS)
@@ -73,16 +71,12 @@ def missed_table_md(res: dict, threshold: str, most: int = 8) -> str:
 
 
 class VariationTypesPanel(RunPanel):
-    METHOD = METHOD
-    TITLE = "KaLOS: Variation types"
     HELP_URL = "docs/variations.md"
     INTRO = ("What kind of disagreement: agreed, merged pieces, wrong class, missed or additional labels, per "
              "IoU threshold and per rater. Click a segment for those labels, an IoU bin for those agreed pairs.")
     EMPTY = ("No KaLOS variation-type run on this dataset yet. Compute one: it types every label's "
              "disagreement per rater pair and IoU threshold.")
     ACTION_LABEL = "Compute variation types"
-    ACTION_URI = URI
-    MEASURE = "variations"
 
     @property
     def config(self):

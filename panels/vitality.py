@@ -63,12 +63,11 @@ def vitality_bars(vitality: dict, summary: dict | None = None, models=()) -> dic
 
 
 class AnnotatorVitalityPanel(ScopedRunPanel):
-    TITLE = "KaLOS: Annotator vitality"
     INTRO = ("V = α with all raters − α without the rater. Positive: consensus builder; negative: "
              "source of noise. Click a bar to show the samples where that rater's labels do not agree.")
     SCOPES = SCOPES
     SCOPE_LABEL = "Vitality"
-    RERUN_ADDS = {"diagnostic": "vitality"}
+    RERUN_ADDS = {"diagnostics": "vitality"}
 
     @property
     def config(self):

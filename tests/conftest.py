@@ -160,3 +160,11 @@ def fo_isolated():
     import fiftyone as fo
 
     yield fo
+
+
+@pytest.fixture(scope="module")
+def rex(fo_isolated):
+    """The plugin's rater-export import module (tests/fiftyone and tests/labelstudio)."""
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports as rater_import
+
+    return rater_import

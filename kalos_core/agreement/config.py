@@ -37,6 +37,11 @@ def _switch(name: str):
                  group="diagnostics")
 
 
+#: the similarity thresholds localisation sensitivity is computed at where a run asks for it without
+#: naming them (the demos, the sensitivity panel's Recompute)
+SENSITIVITY_THRESHOLDS = (0.1, 0.3, 0.5, 0.7, 0.9)
+
+
 @dataclass(frozen=True)
 class AgreementConfig(Config):
     """Settings of an agreement run: matching (threshold, distance, solver, cost), the diagnostics

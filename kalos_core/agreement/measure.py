@@ -1,7 +1,7 @@
 """The agreement measure, declared once (:mod:`kalos_core.measure`).
 
 ``python -m kalos_core agreement FILE.json --task bbox ...``: the JSON written by ``--output`` is
-``AgreementResult.to_dict()``, a contract other tools script against (README "Command line").
+``AgreementResult.to_dict()``, a contract other tools script against (docs/cli.md).
 A model's COCO results file (``--predictions``, repeatable) joins as one more rater.
 """
 
@@ -74,7 +74,7 @@ def _option(*flags, **kwargs) -> CliOption:
 
 MEASURE = Measure(
     name="agreement", help="compute agreement on a multi-rater COCO file", config=AgreementConfig, steps=steps,
-    result=AgreementResult, method="kalos_agreement", tasks=tuple(TASK_GEOMETRY_KINDS), summary=summary,
+    result=AgreementResult, method="kalos_agreement", conventions=("alpha_per_image", "alpha_global", "pairwise_per_image", "pairwise_global"), tasks=tuple(TASK_GEOMETRY_KINDS), summary=summary,
     read=read, from_args=no_diagnostics,
     cli_options=(
         _option("file", type=Path),

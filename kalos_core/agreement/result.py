@@ -1,4 +1,4 @@
-"""What one agreement run produces; ``AgreementResult.to_dict()`` is the JSON contract (README "Command line").
+"""What one agreement run produces; ``AgreementResult.to_dict()`` is the JSON contract (docs/cli.md).
 
 The diagnostics' fields (vitality, class difficulty, ...) are filled by their ``reduce``
 (:mod:`.diagnostic_defs`); :func:`check_diagnostic_fields` refuses, at import, a registered

@@ -35,5 +35,5 @@ def summary(result: BraylanResult, seconds: float | None = None) -> str:
 MEASURE = Measure(
     name="braylan", help="Braylan's item-level agreement: alpha, AUC, sigma, KS per distance",
     # stored inside calibration runs (results key "braylan"), never as a run of its own
-    config=BraylanConfig, steps=steps, result=BraylanResult, method="kalos_braylan", tasks=("bbox",),
+    config=BraylanConfig, steps=steps, result=BraylanResult, method="kalos_braylan", conventions=("fraction",), tasks=("bbox",),
     summary=summary, cli_options=EXECUTOR_OPTIONS)

@@ -103,7 +103,7 @@ class LinearBins:
         """:meth:`counts` of each resample, ``(B, grid.n)`` for ``(B, n_groups)`` multiplicities: one sparse product
         for all (scipy's ``csr_matvecs``), whose sum at each grid point runs over the same terms in the same order
         as ``csr_matvec``'s (``y += a * x`` per term from 0.0), so the rows are the same bits as :meth:`counts`
-        (tests/core/test_calibration_vectorised.py; scipy's x86-64 wheels hold no fused multiply-add). Should a
+        (tests/core/test_calibration_paths.py; scipy's x86-64 wheels hold no fused multiply-add). Should a
         build round the two loops differently (the first resample's counts differ), each is computed alone."""
         m = np.asarray(multiplicities, float)
         counts = np.ascontiguousarray((self._by_group @ m.T).T)

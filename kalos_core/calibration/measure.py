@@ -59,6 +59,6 @@ def _recommendation_line(title: str, rec: Recommendation) -> str:
 
 MEASURE = Measure(
     name="calibrate", help="calibrate the distance function and the threshold tau* (docs/method.md §5)",
-    config=CalibrationConfig, steps=steps, result=CalibrationResult, method="kalos_calibration",
+    config=CalibrationConfig, steps=steps, result=CalibrationResult, method="kalos_calibration", conventions=("pooled", "fraction"),
     tasks=tuple(TASK_GEOMETRY_KINDS), summary=summary, cli_options=EXECUTOR_OPTIONS,
     example_params={"bootstrap": 0})

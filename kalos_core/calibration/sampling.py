@@ -165,7 +165,7 @@ def concat_prepared(parts: list[Prepared]) -> Prepared:
 #: pairs of one block of the element-wise path (every distance of a kind reads the block's arrays: about
 #: 400 bytes per pair for the four box distances). At 2^16 a block's arrays (512 kB each) stay in the cache
 #: and glibc keeps reusing the same heap pages; at 2^18 (~100 MB a block) the heap top was given back and
-#: faulted in again (docs/perf/calib.md, eighth pass)
+#: faulted in again (docs/benchmarks.md, "Calibrate and Braylan")
 PAIR_BLOCK = 1 << 16
 
 
@@ -215,7 +215,7 @@ def nearest_do(plan: SamplePlan, specs: list[DistanceSpec], prep: Prepared, cach
     """The Do values of :func:`nearest_distance` for the observations ``lo:hi`` (whole images), each unordered
     pair of annotations computed once.
 
-    ``pairs`` forms are symmetric bit for bit (``s(a, b) == s(b, a)``, tests/core/test_calibration_vectorised.py),
+    ``pairs`` forms are symmetric bit for bit (``s(a, b) == s(b, a)``, tests/core/test_calibration_paths.py),
     so the pairs of the observations whose query's row comes before the target row serve both
     ``(a, row of b)`` (a segmented maximum) and ``(b, row of a)`` (``np.maximum.at``; on the same image).
     """

@@ -133,7 +133,7 @@ def _steps(do_at: np.ndarray, de_at: np.ndarray, size: int) -> tuple[np.ndarray,
     points holding only Do values and falls along points holding only De values, so its maximum is
     at a point holding Do values that ends a run of them: the ends of such runs and the points holding
     both end a step, the points in between are counted in the next step (the De values before a
-    Do run). The statistic on the steps equals that on every point (tests/core/test_calibration_vectorised.py)."""
+    Do run). The statistic on the steps equals that on every point (tests/core/test_calibration_paths.py)."""
     kind = np.zeros(size, np.int8)
     kind[do_at] = 1
     kind[de_at] |= 2

@@ -119,7 +119,7 @@ _PLAIN = set(_AS_IS)
 def plain(items: list) -> list[dict]:
     """``json_safe(asdict(x))`` of each item, the same values without ``asdict``'s deep copy: field
     by field, a column of plain values (text, ints, finite floats, or tuples of them) converted at
-    once, any other value by :func:`_safe` (tests/core/test_consensus_fast.py holds them equal)."""
+    once, any other value by :func:`_safe` (tests/core/test_consensus_paths.py holds them equal)."""
     if not items:
         return []
     names = [f.name for f in fields(items[0])]

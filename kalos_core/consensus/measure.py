@@ -9,12 +9,20 @@ from __future__ import annotations
 
 from ..executor_options import EXECUTOR_OPTIONS, executor_args
 from ..measure import Measure, MeasureData
-from .engine import ConsensusConfig, ConsensusResult, consensus_steps
+from .engine import ConsensusConfig, ConsensusResult, build_consensus, consensus_steps
+
+
+def _fused(data: MeasureData, config: ConsensusConfig):
+    yield 0.0, "fusing the units"
+    return build_consensus(data.dataset, data.options["units"], config)
 
 
 def steps(data: MeasureData, config: ConsensusConfig):
     """Consensus of ``data.dataset`` as progress steps (:func:`kalos_core.consensus.consensus_steps`);
-    ``data.options`` may give ``workers`` and ``executor`` (where the matching's chunks of images run)."""
+    ``data.options`` may give ``workers`` and ``executor`` (where the matching's chunks of images run),
+    or ``units`` (annotation id -> unit id, an agreement run's: those units are fused, nothing is matched)."""
+    if data.options.get("units") is not None:
+        return _fused(data, config)
     return consensus_steps(data.dataset, config, **executor_args(data.options))
 
 
@@ -31,6 +39,6 @@ def summary(result: ConsensusResult, seconds: float | None = None) -> str:
 
 MEASURE = Measure(
     name="consensus", help="one consensus label per supported unit, plus a review queue",
-    config=ConsensusConfig, steps=steps, result=ConsensusResult, method="kalos_consensus", summary=summary,
+    config=ConsensusConfig, steps=steps, result=ConsensusResult, method="kalos_consensus", conventions=("fraction",), summary=summary,
     cli_options=EXECUTOR_OPTIONS, output=lambda result, data, args: result.coco_text(data.dataset),
     result_conventions=False)

@@ -4,7 +4,7 @@
 classes, ``sorted`` members, one median per unit) by grouped numpy operations over all the
 data set's annotations; :func:`median_boxes` is the per-coordinate median of each unit's
 agreeing boxes. The order and the values are those of the loop, to the bit
-(tests/core/test_consensus_fast.py holds them equal on random data):
+(tests/core/test_consensus_paths.py holds them equal on random data):
 
 * units: image by image (data set order), within an image by ``(len(unit), unit)``;
 * members of a unit: by rater name, in the image's order among one rater's labels;

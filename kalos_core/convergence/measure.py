@@ -60,7 +60,7 @@ def summary(result: ConvergenceResult, seconds: float | None = None) -> str:
 MEASURE = Measure(
     name="convergence", help="label convergence: modified mAP between raters, bootstrap interval, a model placed "
                              "against it",
-    config=ConvergenceConfig, steps=steps, result=ConvergenceResult, method="kalos_convergence",
+    config=ConvergenceConfig, steps=steps, result=ConvergenceResult, method="kalos_convergence", conventions=("percent",),
     tasks=("bbox", "segm"), summary=summary,
     cli_options=(
         CliOption(("--predictions",), dict(type=Path, help="COCO results file (image_id, category_id, "

@@ -85,7 +85,7 @@ def format_fit_report(rep: dict) -> str:
 
 MEASURE = Measure(
     name="fit-noise", help="fit a noise profile to a multi-rater COCO file",
-    config=FitNoiseConfig, steps=steps, result=FitResult, method="kalos_noise_profile", tasks=TASKS,
+    config=FitNoiseConfig, steps=steps, result=FitResult, method="kalos_noise_profile", conventions=("fraction",), tasks=TASKS,
     summary=lambda result, seconds=None: format_fit_report(result.report),
     output=lambda result, data, args: result.profile.to_json(), read=read, output_required=True,
     cli_options=(CliOption(("file",), dict(type=Path)),

@@ -108,7 +108,7 @@ def output(result: Simulation, data: MeasureData, args: argparse.Namespace) -> s
 
 MEASURE = Measure(
     name="simulate", help="synthetic raters from a clean COCO reference (noise generator)",
-    config=SimulateConfig, steps=steps, result=Simulation, method="kalos_simulation", tasks=TASKS,
+    config=SimulateConfig, steps=steps, result=Simulation, method="kalos_simulation", conventions=("fraction",), tasks=TASKS,
     summary=summary, output=output, read=read, output_required=True,
     cli_options=(
         CliOption(("reference",), dict(type=Path, help="any COCO json; rater keys are ignored")),

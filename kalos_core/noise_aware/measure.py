@@ -69,7 +69,7 @@ def _percent(value: float | None) -> str:
 
 MEASURE = Measure(
     name="noise-aware", help="a model's AP with lower/upper bounds from the raters' corner noise",
-    config=NoiseAwareConfig, steps=steps, result=NoiseAwareResult, method="kalos_noise_aware", tasks=("bbox",),
+    config=NoiseAwareConfig, steps=steps, result=NoiseAwareResult, method="kalos_noise_aware", conventions=("percent",), tasks=("bbox",),
     summary=summary, read=read,
     cli_options=(
         CliOption(("--predictions",), dict(type=Path, required=True, help="COCO results file with scores")),

@@ -55,7 +55,7 @@ def pair_lines(result: VariationResult) -> list[str]:
 
 MEASURE = Measure(
     name="variations", help="variation types (agreed, merged, wrong class, missed, ...) per threshold",
-    config=VariationConfig, steps=steps, result=VariationResult, method="kalos_variations", summary=summary,
+    config=VariationConfig, steps=steps, result=VariationResult, method="kalos_variations", conventions=("majority", "per_pair"), summary=summary,
     cli_options=(CliOption(("--include-labels",), dict(action="store_true",
                                                        help="also write every label's type, partner and IoU")),
                  *EXECUTOR_OPTIONS),

@@ -2,7 +2,7 @@
 
 One ``alpha`` call per image and per diagnostic subset, exactly as the method reads
 (docs/method.md §4, §6). :mod:`kalos_core.agreement` computes the same numbers in batches;
-``tests/core/test_fast_path.py`` holds the two to each other.
+``tests/core/test_agreement_paths.py`` holds the two to each other.
 """
 
 from __future__ import annotations

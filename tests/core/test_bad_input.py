@@ -16,24 +16,9 @@ from kalos_core import AgreementConfig, compute_agreement, load_coco
 from kalos_core.io import InvalidInputError, load_yolo, read_json, validate_dataset
 from kalos_core.io.records import rle_problem
 from kalos_core.reliability import alpha
+from tests.core.helpers import small
 
 FAST = AgreementConfig(bootstrap=0, vitality=False, collaboration=False, class_difficulty=False)
-
-
-def small():
-    """Two images, raters a/b, boxes + polygons, ids chosen to be easy to find in messages."""
-    sq = lambda x: [[x, 0, x + 10, 0, x + 10, 10, x, 10]]  # noqa: E731
-    return {
-        "images": [{"id": 1, "width": 100, "height": 50, "rater_list": ["a", "b"]},
-                   {"id": 2, "width": 100, "height": 50, "rater_list": ["a", "b"]}],
-        "annotations": [
-            {"id": 10, "image_id": 1, "category_id": 1, "rater_id": "a", "bbox": [0, 0, 10, 10], "segmentation": sq(0)},
-            {"id": 11, "image_id": 1, "category_id": 1, "rater_id": "b", "bbox": [1, 0, 10, 10], "segmentation": sq(1)},
-            {"id": 12, "image_id": 2, "category_id": 2, "rater_id": "a", "bbox": [50, 0, 10, 10], "segmentation": sq(50)},
-            {"id": 13, "image_id": 2, "category_id": 2, "rater_id": "b", "bbox": [50, 1, 10, 10], "segmentation": sq(50)},
-        ],
-        "categories": [{"id": 1, "name": "cat"}, {"id": 2, "name": "dog"}],
-    }
 
 
 @pytest.fixture(params=["small", "lvis"])

@@ -13,7 +13,7 @@ from kalos_core.demo_data import make_synthetic_boxes
 from kalos_core.io import InvalidInputError, batches
 from kalos_core.io.batches import Scanner, read_in_batches
 
-from .test_columnar import assert_same_dataset
+from tests.core.helpers import assert_same_dataset
 
 ODD = [  # strings with braces, brackets, quotes, escaped quotes and backslashes, unicode
     {"id": 1, "image_id": 1, "note": "a } b ] c { [", "bbox": [1, 2, 3, 4]},

@@ -15,7 +15,7 @@ from kalos_core.matching.solvers import greedy_on_sorted_pairs
 from kalos_core.agreement.problem import prepare_image
 from kalos_core.progress import run_steps
 
-from .test_fast_path import assert_same
+from tests.core.helpers import assert_same
 
 
 def _image(k, rng, n_raters, n_boxes, assigned_classes=False):

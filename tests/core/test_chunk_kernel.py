@@ -1,7 +1,6 @@
 """The whole-chunk kernel (kalos_core.agreement.chunk_kernel) fills exactly the partial result of the
 per-image map step: every field, every matrix's α and sums, in the same order."""
 
-import math
 from dataclasses import replace
 
 import numpy as np
@@ -17,39 +16,7 @@ from kalos_core.columns import AnnotationColumns
 from kalos_core.agreement.label_map import LabelMap
 from kalos_core.matching import get_solver
 from kalos_core.agreement.partial import analyse_chunk, chunk_bounds, enabled_diagnostics, Partial
-
-
-def columnar(ds: MultiRaterDataset) -> MultiRaterDataset:
-    """The same data set with every image's boxes held as columns (rater codes in reverse
-    name order, so the kernel has to map codes to sorted rows)."""
-    images = []
-    for im in ds.images:
-        names = tuple(sorted(im.raters, reverse=True))
-        anns = list(im.annotations)
-        cols = AnnotationColumns([a.id for a in anns], names,
-                                 np.array([names.index(a.rater) for a in anns], np.int64),
-                                 np.array([a.category for a in anns], np.int64),
-                                 np.array([a.geometry for a in anns], float).reshape(-1, 4))
-        images.append(replace(im, annotations=cols))
-    return MultiRaterDataset(images, ds.categories, ds.kind)
-
-
-def same(a, b, path="partial"):
-    """Exactly equal: dict keys in the same order, floats bit for bit (NaN = NaN)."""
-    if isinstance(a, dict):
-        assert list(a) == list(b), f"{path}: keys {list(a)} != {list(b)}"
-        for k in a:
-            same(a[k], b[k], f"{path}[{k!r}]")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), f"{path}: {len(a)} != {len(b)}"
-        for k, (x, y) in enumerate(zip(a, b)):
-            same(x, y, f"{path}[{k}]")
-    elif isinstance(a, float):
-        assert a == b or (math.isnan(a) and math.isnan(b)), f"{path}: {a!r} != {b!r}"
-    elif hasattr(a, "__dataclass_fields__"):
-        same(vars(a), vars(b), path)
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
+from tests.core.helpers import columnar, datasets, same
 
 
 def partials(ds, config, chunk, kernel):
@@ -73,26 +40,6 @@ def assert_kernel_equals_per_image(ds, config, chunk=3, listed=None):
     assert list(fast.values) == list(ref.values) and set(fast.sums) == set(ref.sums)
     same(fast.values, ref.values, "values")
     same({k: fast.sums[k] for k in ref.sums}, ref.sums, "sums")
-
-
-box = st.tuples(st.integers(0, 80), st.integers(0, 80), st.integers(1, 30), st.integers(1, 30), st.integers(1, 3))
-
-
-@st.composite
-def datasets(draw):
-    images = []
-    for i in range(draw(st.integers(1, 6))):
-        raters = [f"r{k}" for k in draw(st.sets(st.integers(0, 4), min_size=0 if i else 2, max_size=5))]
-        anns = []
-        for r in raters:
-            drawn = draw(st.lists(box, max_size=5))
-            if drawn and draw(st.booleans()):
-                drawn.append(drawn[0])               # an exact duplicate: ids decide the order
-            for x, y, w, h, c in drawn:
-                anns.append(Annotation(draw(st.sampled_from([f"{i}-{len(anns)}", 1000 * i + len(anns)])), r, c,
-                                       (x, y, w, h)))
-        images.append(make_image(i, 100, 90, raters, anns))
-    return MultiRaterDataset(images, {1: "a", 2: "b", 3: "c"}, "box")
 
 
 configs = st.builds(

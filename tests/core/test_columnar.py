@@ -17,22 +17,13 @@ from kalos_core.demo_data import make_synthetic_boxes
 from kalos_core.io import InvalidInputError
 from kalos_core.agreement.problem import annotation_key
 
-from .test_fast_path import assert_same
+from tests.core.helpers import assert_same, assert_same_dataset
 
 ALL = AgreementConfig(lsa_thresholds=(0.3,), bootstrap=50)
 
 
 def both(raw, task="bbox"):
     return load_coco(copy.deepcopy(raw), task), load_coco(copy.deepcopy(raw), task, columnar=False)
-
-
-def assert_same_dataset(col, ref):
-    assert [type(im.annotations) for im in col.images] == [AnnotationColumns] * len(col.images)
-    assert col.images == ref.images
-    for a, b in zip(col.images, ref.images):
-        assert list(a.annotations) == b.annotations
-    assert (col.categories, col.kind, col.meta, col.warnings, col.skipped) == \
-           (ref.categories, ref.kind, ref.meta, ref.warnings, ref.skipped)
 
 
 def assert_same_result(col, ref, config=ALL):

@@ -195,6 +195,26 @@ def test_the_options_page_is_written_from_the_declarations():
     assert page.read_text() == options_markdown(), "run: python -m kalos_core.measure_docs > docs/options.md"
 
 
+def test_the_cli_synopses_are_written_from_the_declarations():
+    """The README's list of commands and docs/cli.md's synopsis are the parser's, option by option."""
+    from pathlib import Path
+
+    from kalos_core.cli import build_parser
+    from kalos_core.measure_docs import BLOCKS, block_of, cli_usage_text
+
+    root = Path(__file__).resolve().parents[2]
+    for rel, marker, make in BLOCKS:
+        assert block_of((root / rel).read_text(), marker) == make(), \
+            f"{rel}: run python -m kalos_core.measure_docs --write"
+    usage = cli_usage_text()
+    for name, parser in next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices).choices.items():
+        assert f"python -m kalos_core {name} " in usage
+        for action in parser._actions:
+            if action.option_strings and action.dest != "help":
+                assert any(flag in usage for flag in action.option_strings), (name, action.option_strings)
+    assert "[--lsa LSA_THRESHOLDS]" in usage   # agreement's LSA thresholds: none unless asked for
+
+
 def test_every_measure_is_exported_from_the_package(measure):
     import kalos_core
 

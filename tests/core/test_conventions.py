@@ -8,22 +8,22 @@ import json
 import pytest
 
 from kalos_core.cli import main
-from kalos_core.conventions import (MEASURE_CONVENTIONS, PHRASES, conventions_md, conventions_of,
-                                    conventions_text, with_conventions)
-from kalos_core.measure import MEASURE_MODULES, get_measure
+from kalos_core.conventions import PHRASES, conventions_md, conventions_of, conventions_text, with_conventions
+from kalos_core.measure import MEASURE_MODULES, get_measure, measure_of_method
 
 
 @pytest.mark.parametrize("name", list(MEASURE_MODULES))
 def test_every_registered_measure_names_its_conventions(name):
-    method = get_measure(name).method
-    assert method in MEASURE_CONVENTIONS, f"{name}: no conventions declared for {method}"
-    assert all(k in PHRASES for k in MEASURE_CONVENTIONS[method])
-    block = conventions_of(method)
+    measure = get_measure(name)
+    assert all(k in PHRASES for k in measure.conventions), f"{name}: a convention without a phrase"
+    block = conventions_of(measure.method)
     assert block and all(p == PHRASES[k] for k, p in block.items())
 
 
-def test_set_of_run_kinds_is_the_registrys():
-    assert set(MEASURE_CONVENTIONS) == {get_measure(n).method for n in MEASURE_MODULES}
+def test_each_run_kind_is_one_measures():
+    methods = [get_measure(n).method for n in MEASURE_MODULES]
+    assert len(set(methods)) == len(methods)
+    assert all(measure_of_method(m).method == m for m in methods) and measure_of_method("kalos_none") is None
 
 
 def test_a_results_own_convention_is_added_at_its_top_level_or_one_block_down():

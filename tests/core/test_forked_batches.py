@@ -13,7 +13,7 @@ from kalos_core.io import batches
 from kalos_core.io.batches import read_forked, read_in_batches
 from kalos_core.io.columnar import BoxColumns
 
-from .test_columnar import assert_same_dataset
+from tests.core.helpers import assert_same_dataset
 
 
 def boxes_file(tmp_path, note=None, last=False, **dump):

@@ -12,7 +12,7 @@ import pytest
 from kalos_core.io import InvalidInputError, jsonfile, load_coco, read_json
 from kalos_core.io.jsonfile import fast_parser, has_integer_run, parse_json_text
 
-from .test_bad_input import small
+from tests.core.helpers import small
 
 needs_orjson = pytest.mark.skipif(jsonfile.orjson is None, reason="orjson is not installed (the 'fast' extra)")
 

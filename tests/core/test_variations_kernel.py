@@ -10,7 +10,7 @@ from kalos_core.geometry import get_distance
 from kalos_core.progress import run_steps
 from kalos_core.variations import VariationConfig, variation_steps
 from kalos_core.variations import kernel
-from test_chunk_kernel import columnar, datasets, same
+from tests.core.helpers import columnar, datasets, same
 
 
 def both(ds, config, listed=None):

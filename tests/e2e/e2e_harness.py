@@ -59,7 +59,7 @@ def build_demo(folder: Path, log: Path, name: str = DATASET) -> str:
 #: printed by FiftyOne's session when it could not reach the server it started (still starting,
 #: under load); it tries again 10 s later, and when it connects the server sends its state (the
 #: default spaces) to every App page: a panel opened meanwhile is closed (the first open in the
-#: full browser run never drew, docs/perf/app_open.md, sixth pass). start() waits for the retry.
+#: full browser run never drew, docs/panels.md). start() waits for the retry.
 SESSION_RETRY, SESSION_RETRY_S = "Could not connect session", 15.0
 
 

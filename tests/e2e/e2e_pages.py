@@ -8,6 +8,7 @@ way a user does (the "+" next to the Samples tab), plotly charts are clicked by 
 from __future__ import annotations
 
 import os
+import re
 import time
 
 from e2e_harness import REPO, VIEWPORT, parse_count, save_png
@@ -19,6 +20,8 @@ NEW_PANEL = '[data-cy="new-panel-btn"]'
 OPERATOR_BROWSER = '[data-cy="operators-browser"]'
 OPERATOR_SEARCH = '[data-cy="operators-browser-search"]'
 PLOT = ".js-plotly-plot"
+#: the operation name of a GraphQL request body
+GRAPHQL_NAME = re.compile(r"(?:query|mutation|subscription)\s+(\w+)")
 
 
 def panel_tab(name: str) -> str:
@@ -361,3 +364,51 @@ def pick_after_label(page, label_text: str, option: str) -> None:
     select.scroll_into_view_if_needed()
     select.click()
     page.get_by_role("option", name=option, exact=True).click()
+
+
+# Every drawn point / bar of one plotly chart with its trace's name and data coordinates (the
+# trace's own x / y at the point's index), in page coordinates.
+_POINTS_JS = r"""
+(gd) => {
+  const out = [];
+  gd.querySelectorAll('.trace').forEach((tr) => {
+    const cd = tr.__data__;
+    const trace = cd && cd[0] && cd[0].trace;
+    if (!trace) return;
+    tr.querySelectorAll('.point').forEach((el) => {
+      const r = el.getBoundingClientRect();
+      const d = el.__data__ || {};
+      if (r.width < 2 || r.height < 2 || d.i === undefined) return;
+      out.push({name: trace.name, i: d.i, xv: trace.x ? String(trace.x[d.i]) : null,
+                yv: trace.y ? String(trace.y[d.i]) : null, x: r.left + r.width / 2, y: r.top + r.height / 2});
+    });
+  });
+  return out;
+}
+"""
+
+
+def chart_points(page, index: int) -> list[dict]:
+    """The points of the panel's ``index``-th chart, scrolled into view first."""
+    plot = page.locator(PLOT).nth(index)
+    plot.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    return plot.evaluate(_POINTS_JS)
+
+
+def point(points: list[dict], name: str, **coords) -> dict:
+    hits = [p for p in points if p["name"] == name and all(p[k] == v for k, v in coords.items())]
+    assert hits, f"no point {name!r} {coords} among {[(p['name'], p['xv'], p['yv']) for p in points]}"
+    return hits[0]
+
+
+def selection_numbers(page, pattern: str, timeout: float = 60.0) -> tuple[int, ...]:
+    """The integers of the panel's selection line once it matches ``pattern`` (a regex)."""
+    text = ""
+    for _ in range(int(timeout * 4)):
+        text = page.locator("body").inner_text()
+        m = re.search(pattern, text)
+        if m:
+            return tuple(int(g) for g in m.groups())
+        page.wait_for_timeout(250)
+    raise AssertionError(f"no selection line like {pattern!r} within {timeout:.0f} s; page text: {text[-1500:]!r}")

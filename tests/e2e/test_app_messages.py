@@ -118,7 +118,7 @@ def test_an_execution_error_is_shown_and_never_says_100_percent(page, demo_app):
 def test_a_successful_run_reaches_100_percent_and_shows_its_mean_alpha(page, demo_app):
     import fiftyone as fo
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import delete_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import delete_agreement_run
 
     key = "e2e_messages_ok"
     ds = fo.load_dataset(DATASET)

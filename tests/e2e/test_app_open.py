@@ -7,7 +7,7 @@ written by :meth:`panels.common.RunPanel.execute` to $KALOS_PANEL_TIMINGS); the 
 the panel's menu entry to its tab, its first text, its headline numbers ("Mean α 0.512") and the
 first chart's drawn bars, with the load average and every request after the click (graphql
 requests by operation and size, ``operators/execute`` by panel event and the operations its
-answer sends). docs/perf/app_open.md has the figures.
+answer sends). docs/benchmarks.md ("Panels") has the figures.
 """
 
 from __future__ import annotations
@@ -21,16 +21,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from e2e_harness import DATASET, AppServer
-from e2e_pages import leave_app, open_app, open_panel, wait_for_chart, wait_for_quiet, wait_for_text
+from e2e_pages import GRAPHQL_NAME, leave_app, open_app, open_panel, wait_for_chart, wait_for_quiet, wait_for_text
 
 pytestmark = pytest.mark.e2e
 
 FIRST = "kalos_agreement_overview"
 SCHEDULED = "e2e_scheduled"
 LOG_LINE = re.compile(r"kalos panel (\w+) (\w+): (\d+) ms")
-GRAPHQL_NAME = re.compile(r"(?:query|mutation|subscription)\s+(\w+)")
-
-
 def server_times(app, panel: str) -> list[tuple[str, int]]:
     """``(event, ms)`` of every logged event of ``panel``, in order."""
     path = app.timings_path

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 from e2e_harness import DATASET
-from e2e_pages import click_mark, open_app, open_panel, wait_for_chart, wait_for_count
-from test_measure_panels import chart_points, point
+from e2e_pages import chart_points, click_mark, open_app, open_panel, point, wait_for_chart, wait_for_count
 
 pytestmark = pytest.mark.e2e
 

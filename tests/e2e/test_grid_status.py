@@ -125,7 +125,7 @@ def test_agreement_form_preselects_raters_and_the_run_colours_labels_by_status(p
     """Through the App: the compute-agreement form preselects the rater fields that rater_list
     names; picking fields answers at once; after the run the grid draws the status colours;
     browse_disagreements shows the disagreeing samples as the selected saved view."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import delete_agreement_run, disagreement_view
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import delete_agreement_run, disagreement_view
 
     ds = demo_app.dataset
     missing: list = []

@@ -15,61 +15,13 @@ import re
 
 import pytest
 from e2e_harness import DATASET
-from e2e_pages import (PLOT, click_mark, count_kept, open_app, open_panel, wait_for_chart, wait_for_count,
-                       wait_for_text)
+from e2e_pages import (chart_points, click_mark, count_kept, open_app, open_panel, point, selection_numbers,
+                       wait_for_chart, wait_for_count, wait_for_text)
 
 pytestmark = pytest.mark.e2e
 
 CONV, NA = "convergence", "noise_aware"
 THRESHOLDS = [f"{t / 100:.2f}" for t in range(50, 100, 5)]
-
-# Every drawn point / bar of one plotly chart with its trace's name and data coordinates (the
-# trace's own x / y at the point's index), in page coordinates.
-_POINTS_JS = r"""
-(gd) => {
-  const out = [];
-  gd.querySelectorAll('.trace').forEach((tr) => {
-    const cd = tr.__data__;
-    const trace = cd && cd[0] && cd[0].trace;
-    if (!trace) return;
-    tr.querySelectorAll('.point').forEach((el) => {
-      const r = el.getBoundingClientRect();
-      const d = el.__data__ || {};
-      if (r.width < 2 || r.height < 2 || d.i === undefined) return;
-      out.push({name: trace.name, i: d.i, xv: trace.x ? String(trace.x[d.i]) : null,
-                yv: trace.y ? String(trace.y[d.i]) : null, x: r.left + r.width / 2, y: r.top + r.height / 2});
-    });
-  });
-  return out;
-}
-"""
-
-
-def chart_points(page, index: int) -> list[dict]:
-    """The points of the panel's ``index``-th chart, scrolled into view first."""
-    plot = page.locator(PLOT).nth(index)
-    plot.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
-    return plot.evaluate(_POINTS_JS)
-
-
-def point(points: list[dict], name: str, **coords) -> dict:
-    hits = [p for p in points if p["name"] == name and all(p[k] == v for k, v in coords.items())]
-    assert hits, f"no point {name!r} {coords} among {[(p['name'], p['xv'], p['yv']) for p in points]}"
-    return hits[0]
-
-
-def selection_numbers(page, pattern: str, timeout: float = 60.0) -> tuple[int, ...]:
-    """The integers of the panel's selection line once it matches ``pattern`` (a regex)."""
-    text = ""
-    for _ in range(int(timeout * 4)):
-        text = page.locator("body").inner_text()
-        m = re.search(pattern, text)
-        if m:
-            return tuple(int(g) for g in m.groups())
-        page.wait_for_timeout(250)
-    raise AssertionError(f"no selection line like {pattern!r} within {timeout:.0f} s; page text: {text[-1500:]!r}")
-
 
 def _dataset():
     import fiftyone as fo

@@ -4,7 +4,7 @@ The App saves a panel's *state* into its spaces on every change, and each save r
 page and refetches the grid (``setSpacesMutation``, ``DatasetPageQuery``, ``paginateSamplesQuery``,
 then the tiles' media again): the grid blanks for a moment. The panels send their state as data
 (panels/kept.py), so Refresh (what a finished run from a panel's form calls too) asks for none of
-these. The counts are printed for docs/perf/app_open.md.
+these. The counts are printed (docs/panels.md).
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import json
 import sys
 
 import pytest
-from e2e_pages import open_app, open_panel, wait_for_chart, wait_for_tiles
-from test_app_open import GRAPHQL_NAME
+from e2e_pages import GRAPHQL_NAME, open_app, open_panel, wait_for_chart, wait_for_tiles
 
 pytestmark = pytest.mark.e2e
 

@@ -22,7 +22,7 @@ from e2e_pages import (
     wait_for_text, watch_output_dialog,
 )
 
-from tests.fiftyone.operator_results import REAL_SERVER
+from tests.fiftyone.helpers import REAL_SERVER
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +39,7 @@ def _ds():
 
 
 def _agreement_run(key=KEY):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds = _ds()
     if key not in ds.list_runs():
@@ -47,7 +47,7 @@ def _agreement_run(key=KEY):
 
 
 def _consensus_run():
-    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import consensus_run
 
     _agreement_run()
     ds = _ds()

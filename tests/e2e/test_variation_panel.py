@@ -14,9 +14,8 @@ import re
 
 import pytest
 from e2e_harness import DATASET
-from e2e_pages import (click_mark, count_kept, grid_count, open_app, open_panel, wait_for_chart, wait_for_count,
-                       wait_for_text)
-from test_measure_panels import chart_points, selection_numbers
+from e2e_pages import (chart_points, click_mark, count_kept, grid_count, open_app, open_panel, selection_numbers,
+                       wait_for_chart, wait_for_count, wait_for_text)
 
 pytestmark = pytest.mark.e2e
 
@@ -105,7 +104,7 @@ def test_rater_segment_shows_that_raters_labels_of_the_type(page, demo_app):
 
 
 def test_iou_bin_shows_the_agreed_labels_in_it(page, demo_app):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.variation_runs import load_variations
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.variations import load_variations
 
     ds = _dataset()
     edges = load_variations(ds, RUN)["boundary_iou"]["bins"]

@@ -11,7 +11,7 @@ from kalos_core import AgreementConfig, compute_agreement, load_coco
 from kalos_core.columns import AnnotationColumns
 from kalos_core.demo_data import build_demo
 from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError, read_dataset, resolve_source
-from .test_agreement_operator import make_dataset
+from tests.fiftyone.helpers import rater_dataset as make_dataset
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import pytest
 
 from kalos_core import AgreementConfig, compute_agreement, load_coco
 from kalos_core.demo_data import build_demo
+from tests.fiftyone.helpers import rater_dataset as make_dataset, run_agreement
 
 URI = "@kalos/agreement/compute_agreement"
 
@@ -17,45 +18,10 @@ def demo(tmp_path_factory):
     return load_coco(path, "bbox")
 
 
-def make_dataset(fo, data, layout="rater_fields", drop_rater_list=False):
-    """Samples with one Detections field per rater (or one field + rater_id)."""
-    ds = fo.Dataset(f"kalos-{uuid.uuid4().hex[:8]}")
-    raters = data.raters
-    samples = []
-    for im in data.images:
-        s = fo.Sample(filepath=f"/nonexistent/{im.id}.jpg", coco_id=im.id)
-        if not drop_rater_list:
-            s["rater_list"] = list(im.raters)
-        by_rater = {r: [] for r in im.raters}
-        for a in im.annotations:
-            x, y, w, h = a.geometry
-            det = fo.Detection(label=data.categories[a.category], rater_id=a.rater, coco_annotation_id=a.id,
-                               bounding_box=[x / im.width, y / im.height, w / im.width, h / im.height])
-            by_rater[a.rater].append(det)
-        if layout == "rater_fields":
-            for r in im.raters:
-                s[f"raters_{r}"] = fo.Detections(detections=by_rater[r])
-        else:
-            s["raters"] = fo.Detections(detections=[d for r in im.raters for d in by_rater[r]])
-        samples.append(s)
-    ds.add_samples(samples)
-    del samples
-    return ds, [f"raters_{r}" for r in raters]
-
-
-def run(fo, ds, **params):
-    import fiftyone.operators as foo
-    params.setdefault("run_key", "kalos")
-    res = foo.execute_operator(URI, dataset=ds.name, params=params)
-    if res.error:
-        raise RuntimeError(res.error)
-    return res
-
-
 def test_operator_matches_the_engine_on_every_sample(fo_isolated, demo):
     fo = fo_isolated
     ds, fields = make_dataset(fo, demo)
-    run(fo, ds, rater_fields=fields, threshold=0.5, lsa_thresholds="0.3,0.7")
+    run_agreement(ds, rater_fields=fields, threshold=0.5, lsa_thresholds="0.3,0.7")
     expected = compute_agreement(demo, AgreementConfig(threshold=0.5, bootstrap=0))
     got = dict(zip(ds.values("coco_id"), ds.values("kalos_alpha")))
     assert got == pytest.approx({int(k): v for k, v in expected.per_image_alpha.items()})
@@ -73,7 +39,7 @@ def test_operator_matches_the_engine_on_every_sample(fo_isolated, demo):
 def test_labels_get_unit_and_status(fo_isolated, demo):
     fo = fo_isolated
     ds, fields = make_dataset(fo, demo)
-    run(fo, ds, rater_fields=fields)
+    run_agreement(ds, rater_fields=fields)
     expected = compute_agreement(demo, AgreementConfig(bootstrap=0, vitality=False, collaboration=False))
     n_units = sum(len(set(u for u in ds.values(f"{f}.detections.kalos_unit", unwind=True))) for f in fields)
     assert n_units > 0
@@ -91,8 +57,8 @@ def test_both_layouts_give_identical_results(fo_isolated, demo):
     fo = fo_isolated
     a, fields = make_dataset(fo, demo, "rater_fields")
     b, _ = make_dataset(fo, demo, "rater_attribute")
-    run(fo, a, rater_fields=fields)
-    run(fo, b, layout="rater_attribute", label_field="raters", rater_attribute="rater_id")
+    run_agreement(a, rater_fields=fields)
+    run_agreement(b, layout="rater_attribute", label_field="raters", rater_attribute="rater_id")
     assert a.values("kalos_alpha") == b.values("kalos_alpha")
     ra, rb = a.load_run_results("kalos"), b.load_run_results("kalos")
     assert ra.mean_alpha == rb.mean_alpha and ra.global_alpha == rb.global_alpha
@@ -102,10 +68,10 @@ def test_both_layouts_give_identical_results(fo_isolated, demo):
 def test_rerun_replaces_own_fields_and_other_keys_coexist(fo_isolated, demo):
     fo = fo_isolated
     ds, fields = make_dataset(fo, demo)
-    run(fo, ds, rater_fields=fields, run_key="strict", threshold=0.9)
-    run(fo, ds, rater_fields=fields, run_key="loose", threshold=0.3)
+    run_agreement(ds, rater_fields=fields, run_key="strict", threshold=0.9)
+    run_agreement(ds, rater_fields=fields, run_key="loose", threshold=0.3)
     strict = ds.values("strict_alpha")
-    run(fo, ds, rater_fields=fields, run_key="strict", threshold=0.9, overwrite=True)
+    run_agreement(ds, rater_fields=fields, run_key="strict", threshold=0.9, overwrite=True)
     assert ds.values("strict_alpha") == strict
     assert set(ds.list_runs()) == {"strict", "loose"}
     assert ds.load_run_results("strict").config.threshold == 0.9
@@ -118,8 +84,8 @@ def test_delete_removes_exactly_the_run(fo_isolated, demo):
     import fiftyone.operators as foo
     fo = fo_isolated
     ds, fields = make_dataset(fo, demo)
-    run(fo, ds, rater_fields=fields, run_key="one")
-    run(fo, ds, rater_fields=fields, run_key="two")
+    run_agreement(ds, rater_fields=fields, run_key="one")
+    run_agreement(ds, rater_fields=fields, run_key="two")
     before = set(ds.get_field_schema())
     res = foo.execute_operator("@kalos/agreement/delete_agreement_run", dataset=ds.name, params={"run_key": "one"})
     assert res.error is None
@@ -133,7 +99,7 @@ def test_browse_disagreements_saves_a_sorted_view(fo_isolated, demo):
     import fiftyone.operators as foo
     fo = fo_isolated
     ds, fields = make_dataset(fo, demo)
-    run(fo, ds, rater_fields=fields)
+    run_agreement(ds, rater_fields=fields)
     res = foo.execute_operator("@kalos/agreement/browse_disagreements", dataset=ds.name,
                                params={"run_key": "kalos", "save": True})
     assert res.error is None
@@ -167,7 +133,7 @@ def test_bad_setups_are_form_errors(fo_isolated, demo, params, message):
 def test_missing_rater_list_uses_fields_present(fo_isolated, demo):
     fo = fo_isolated
     ds, fields = make_dataset(fo, demo, drop_rater_list=True)
-    run(fo, ds, rater_fields=fields)
+    run_agreement(ds, rater_fields=fields)
     expected = compute_agreement(demo, AgreementConfig(bootstrap=0))
     assert ds.load_run_results("kalos").mean_alpha == pytest.approx(expected.mean_alpha)
 
@@ -198,7 +164,7 @@ def test_instance_masks_are_compared_as_masks(fo_isolated):
     s["raters_a"] = fo.Detections(detections=[fo.Detection(label="x", bounding_box=box, mask=left)])
     s["raters_b"] = fo.Detections(detections=[fo.Detection(label="x", bounding_box=box, mask=right)])
     ds.add_sample(s)
-    run(fo, ds, rater_fields=["raters_a", "raters_b"], run_key="boxes")
-    run(fo, ds, rater_fields=["raters_a", "raters_b"], run_key="masks", distance="mask_iou")
+    run_agreement(ds, rater_fields=["raters_a", "raters_b"], run_key="boxes")
+    run_agreement(ds, rater_fields=["raters_a", "raters_b"], run_key="masks", distance="mask_iou")
     assert ds.values("boxes_alpha") == [1.0]
     assert ds.values("masks_alpha") == [pytest.approx(-0.5)]   # two unmatched units

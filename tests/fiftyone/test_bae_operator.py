@@ -11,7 +11,8 @@ import pytest
 from kalos_core import load_coco
 from kalos_core.bae import BAEConfig, compute_bae
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.test_consensus_operator import FIELDS, errors, execute, form, three_raters
+from tests.fiftyone.helpers import (THREE_RATER_FIELDS as FIELDS, Panel, form_errors as errors, rater_dataset as make_dataset,
+                                   resolved_form as form, run_operator as execute, three_raters)
 
 #: per rater field: the vectors of its labels, per sample (three_raters: r1 has 2 + 2 labels, r2 1 + 2, r3 1 + 2)
 VECTORS = {"raters_r1": [[[1, 0], [0, 1]], [[1, 0], [1, 0]]],
@@ -59,7 +60,6 @@ def test_bae_is_the_engine_on_the_per_sample_mean_vectors(ds):
 
 
 def test_one_field_layout_on_demo_data(fo_isolated, tmp_path):
-    from tests.fiftyone.test_agreement_operator import make_dataset
 
     demo = load_coco(build_demo(tmp_path, n_images=6, seed=3, with_images=False), "bbox")
     ds, _ = make_dataset(fo_isolated, demo, layout="rater_attribute")
@@ -105,7 +105,6 @@ def test_form_errors_overwrite_and_delete(ds):
 
 
 def test_panel_shows_the_stored_matrices_and_recomputes_with_every_parameter(ds, fo_isolated):
-    from tests.fiftyone.test_panels import Panel
 
     empty = fo_isolated.Dataset(f"kalos-empty-{uuid.uuid4().hex[:6]}")
     p = Panel(empty, "kalos_bae").call("on_load")

@@ -1,14 +1,17 @@
 """The calibrate operator on a real FiftyOne database: same numbers as the engine, the stored
 run's schema, compute_agreement picking up the calibration, form errors, delegation."""
 
-import uuid
+import functools
 
 import pytest
 
 from kalos_core import load_coco
 from kalos_core.calibration import CalibrationConfig, calibrate
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.operator_calls import run_operator as execute, resolved_form as form
+from tests.fiftyone.helpers import Panel, rater_dataset, resolved_form as form, run_operator as execute
+
+make_dataset = functools.partial(rater_dataset, annotation_ids=False)   # calibration's datasets: no label ids
+
 
 PLUGIN = "@kalos/agreement"
 URI = f"{PLUGIN}/calibrate"
@@ -21,30 +24,6 @@ DISTANCE_KEYS = {"ks", "ks_ci", "tau_star", "tau_ci", "similarity_threshold", "s
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     return load_coco(build_demo(tmp_path_factory.mktemp("demo"), n_images=16, seed=2, with_images=False), "bbox")
-
-
-def make_dataset(fo, data, layout="rater_fields", with_metadata=False):
-    """One Detections field per rater (or one field whose labels carry ``rater_id``); image sizes
-    in ``metadata`` if ``with_metadata``."""
-    ds = fo.Dataset(f"kalos-cal-{uuid.uuid4().hex[:8]}")
-    samples = []
-    for im in data.images:
-        s = fo.Sample(filepath=f"/nonexistent/{im.id}.jpg", coco_id=im.id, rater_list=list(im.raters))
-        if with_metadata:
-            s.metadata = fo.ImageMetadata(width=int(im.width), height=int(im.height))
-        dets = {r: [] for r in im.raters}
-        for a in im.annotations:
-            x, y, w, h = a.geometry
-            dets[a.rater].append(fo.Detection(label=data.categories[a.category], rater_id=a.rater,
-                                              bounding_box=[x / im.width, y / im.height, w / im.width, h / im.height]))
-        if layout == "rater_fields":
-            for r in im.raters:
-                s[f"raters_{r}"] = fo.Detections(detections=dets[r])
-        else:
-            s["raters"] = fo.Detections(detections=[d for r in im.raters for d in dets[r]])
-        samples.append(s)
-    ds.add_samples(samples)
-    return ds, [f"raters_{r}" for r in data.raters]
 
 
 def test_operator_stores_what_the_engine_computes(fo_isolated, demo):
@@ -71,7 +50,7 @@ def test_operator_stores_what_the_engine_computes(fo_isolated, demo):
 
 
 def test_both_layouts_and_the_python_entries_agree(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibration_runs, load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibration_runs, load_calibration
     a, fields = make_dataset(fo_isolated, demo)
     b, _ = make_dataset(fo_isolated, demo, "rater_attribute")
     execute(URI, a, rater_fields=fields, bootstrap=10, run_key="cal")
@@ -145,7 +124,7 @@ def test_delegated_execution_gives_the_same_run(fo_isolated, demo):
     DelegatedOperationService().execute_queued_operations(limit=5, log=False)
     ds.reload()
     execute(URI, ds, rater_fields=fields, run_key="direct", bootstrap=10)
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import load_calibration
     assert load_calibration(ds, "queued") == load_calibration(ds, "direct")
 
 
@@ -153,7 +132,7 @@ def test_delegated_execution_gives_the_same_run(fo_isolated, demo):
 
 def test_box_calibration_stores_braylan_item_level_measures(fo_isolated, demo):
     from kalos_core.calibration.braylan import BraylanConfig, braylan_agreement
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import load_calibration
     assert all(float(im.width).is_integer() and float(im.height).is_integer() for im in demo.images)
     ds, fields = make_dataset(fo_isolated, demo, with_metadata=True)
     execute(URI, ds, rater_fields=fields, bootstrap=0, seed=3)
@@ -169,7 +148,7 @@ def test_box_calibration_stores_braylan_item_level_measures(fo_isolated, demo):
 
 def test_braylan_is_skipped_without_pixel_sizes_or_boxes(fo_isolated, demo):
     from kalos_core.data import MultiRaterDataset
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import braylan_summary, load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import braylan_summary, load_calibration
     ds, fields = make_dataset(fo_isolated, demo)                             # no metadata
     execute(URI, ds, rater_fields=fields, bootstrap=0)
     assert "compute_metadata" in load_calibration(ds)["braylan"]["skipped"]
@@ -178,7 +157,7 @@ def test_braylan_is_skipped_without_pixel_sizes_or_boxes(fo_isolated, demo):
 
 def test_an_existing_calibration_is_replaced_only_after_a_described_confirmation(fo_isolated, demo):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run, load_calibration
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run, load_calibration
 
     ds, fields = make_dataset(fo_isolated, demo)
     execute(URI, ds, rater_fields=fields, bootstrap=0, seed=1)
@@ -202,7 +181,6 @@ def test_recompute_reopens_the_form_with_every_stored_parameter(fo_isolated, dem
     its default, as parameters in no form did), and running that form stores the same parameters."""
     from kalos_core.calibration import CalibrationConfig
     from kalos_core.params import params_of
-    from tests.fiftyone.test_panels import Panel
 
     ds, fields = make_dataset(fo_isolated, demo)
     chosen = dict(distances=["giou", "iou"], seed=5, bootstrap=7, confidence=0.9, stratify=True, grid_points=256,
@@ -231,7 +209,7 @@ def test_recompute_reopens_the_form_with_every_stored_parameter(fo_isolated, dem
 def test_an_error_is_put_on_the_parameter_at_fault(fo_isolated, demo, bad, field):
     """A refused value is an error on its own input (not on bootstrap or distances whatever its cause)."""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run
 
     ds, fields = make_dataset(fo_isolated, demo)
     props = form(URI, ds, rater_fields=fields, **bad)

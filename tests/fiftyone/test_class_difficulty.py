@@ -5,7 +5,7 @@ import collections
 
 import pytest
 
-from tests.fiftyone.test_panels import DISAGREEING, Panel
+from tests.fiftyone.helpers import DISAGREEING, Panel
 
 ALPHAS = {"cat": 0.2, "dog": -0.5, "hot_dog": 0.9, "Dogfish": 0.2, "emu": None, "bee": 0.6}
 UNITS = {"cat": 12, "dog": 1, "hot_dog": 7, "Dogfish": 30, "bee": 5}
@@ -73,7 +73,7 @@ def test_every_class_bar_is_labelled_in_a_font_that_fits():
 @pytest.fixture(scope="module")
 def lvis(fo_isolated, lvis_subset_path):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds = import_multirater_coco("kalos-lvis-classes", str(lvis_subset_path), layout="rater_fields",
                                 label_field="raters")

@@ -5,31 +5,9 @@ import uuid
 
 import bson
 import pytest
-from tests.fiftyone.operator_calls import run_operator as execute, resolved_form as form, form_errors as errors
+from tests.fiftyone.helpers import THREE_RATER_FIELDS as FIELDS, form_errors as errors, resolved_form as form, run_operator as execute, three_raters
 
 PLUGIN = "@kalos/agreement"
-FIELDS = ["raters_r1", "raters_r2", "raters_r3"]
-
-
-def three_raters(fo):
-    """Sample 1: r1, r2 draw class A and r3 class B on one object; r1 alone draws a second box.
-    Sample 2: all three agree on A (high α)."""
-    ds = fo.Dataset(f"kalos-cons-{uuid.uuid4().hex[:8]}")
-    d = lambda label, box: fo.Detection(label=label, bounding_box=box)  # noqa: E731
-    s1 = fo.Sample(filepath="/nonexistent/1.jpg", rater_list=["r1", "r2", "r3"],
-                   metadata=fo.ImageMetadata(width=100, height=100))
-    s1["raters_r1"] = fo.Detections(detections=[d("A", [0.10, 0.10, 0.30, 0.30]), d("A", [0.70, 0.70, 0.20, 0.20])])
-    s1["raters_r2"] = fo.Detections(detections=[d("A", [0.12, 0.10, 0.30, 0.32])])
-    s1["raters_r3"] = fo.Detections(detections=[d("B", [0.10, 0.12, 0.28, 0.30])])
-    s2 = fo.Sample(filepath="/nonexistent/2.jpg", rater_list=["r1", "r2", "r3"],
-                   metadata=fo.ImageMetadata(width=100, height=100))
-    for f in FIELDS:
-        s2[f] = fo.Detections(detections=[d("A", [0.2, 0.2, 0.4, 0.4]), d("B", [0.7, 0.1, 0.2, 0.2])])
-    ds.add_samples([s1, s2])
-    execute("compute_agreement", ds, rater_fields=FIELDS, run_key="kalos", bootstrap=0)
-    return ds
-
-
 def raw(ds, fields):
     """The stored documents of ``fields``, as BSON bytes per sample."""
     coll = ds._sample_collection
@@ -137,7 +115,7 @@ def test_tag_for_review_needs_consensus_for_unsupported(ds):
 
 
 def test_consensus_stores_every_parameter_with_the_agreement_runs_matching(ds):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import consensus_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import consensus_run
 
     execute("build_consensus", ds, agreement_key="kalos", pixel_share=0.7)
     cfg, acfg = ds.get_run_info("kalos_consensus").config, ds.get_run_info("kalos").config
@@ -213,7 +191,7 @@ def test_consensus_exported_as_coco(ds, tmp_path):
     import json
 
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import export_consensus_coco
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import export_consensus_coco
 
     path = str(tmp_path / "consensus.json")
     with pytest.raises(SetupError, match="no consensus run 'kalos_consensus'.*runs: none.*build consensus"):
@@ -257,7 +235,7 @@ def test_the_export_operator_writes_the_consensus_as_coco_and_ends_with_its_card
 
     from fiftyone.operators.executor import ExecutionError
 
-    from tests.fiftyone.operator_results import check_card, shown_card
+    from tests.fiftyone.helpers import check_card, shown_card
 
     path = tmp_path / "consensus.json"
     assert "No KaLOS consensus run" in str(form("export_consensus_coco", ds)["none"].view.label)

@@ -2,13 +2,11 @@
 the stored run is what the engine computes on the same labels, per-label fields, form errors,
 overwrite, delete; and the run store they go through."""
 
-import numpy as np
 import pytest
 
 from kalos_core import load_coco
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.operator_results import shown_result
-from tests.fiftyone.operator_calls import run_operator as execute, resolved_form as form, form_errors as errors
+from tests.fiftyone.helpers import form_errors as errors, model_dataset, resolved_form as form, run_operator as execute, shown_result
 
 PLUGIN = "@kalos/agreement"
 
@@ -16,20 +14,6 @@ PLUGIN = "@kalos/agreement"
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     return load_coco(build_demo(tmp_path_factory.mktemp("demo"), n_images=16, seed=2, with_images=False), "bbox")
-
-
-def model_dataset(fo, data, copy_of=0, seed=0):
-    """Rater fields with image sizes, and ``model``: rater ``copy_of``'s boxes with seeded
-    confidences (new label ids)."""
-    from tests.fiftyone.test_calibrate_operator import make_dataset
-
-    ds, fields = make_dataset(fo, data, with_metadata=True)
-    rng = np.random.default_rng(seed)
-    rows = ds.values(f"{fields[copy_of]}.detections")
-    ds.set_values("model", [None if row is None else fo.Detections(detections=[
-        fo.Detection(label=d.label, bounding_box=d.bounding_box, confidence=float(rng.random())) for d in row])
-        for row in rows])
-    return ds, fields
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +26,7 @@ def model_ds(fo_isolated, demo):
 def test_convergence_operator_stores_what_the_engine_computes(model_ds):
     from kalos_core.convergence import ConvergenceConfig, compute_convergence
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import read_dataset, resolve_source
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import load_convergence, matched_by_label
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import load_convergence, matched_by_label
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.predictions import read_predictions
 
     ds, fields = model_ds
@@ -70,7 +54,7 @@ def test_convergence_operator_stores_what_the_engine_computes(model_ds):
 
 
 def test_identical_raters_converge_at_100_and_every_label_matches(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import convergence_run
 
     ds, fields = model_dataset(fo_isolated, demo)
     ds.clone_sample_field(fields[0], "copy_a")
@@ -105,7 +89,7 @@ def test_rerun_needs_the_overwrite_confirmation(model_ds):
     (dict(bootstrap=10_001), "bootstrap", "must be at most 10000"),   # the declared bound, as in the CLI
 ])
 def test_convergence_bad_setups_are_form_errors(model_ds, params, param, message):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run
 
     ds, fields = model_ds
     if "kalos_cal" not in ds.list_runs():
@@ -121,7 +105,7 @@ def test_convergence_bad_setups_are_form_errors(model_ds, params, param, message
 
 
 def test_predictions_without_confidence_are_refused_before_writing(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import convergence_run
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
 
     ds, fields = model_dataset(fo_isolated, demo)
@@ -133,7 +117,7 @@ def test_predictions_without_confidence_are_refused_before_writing(fo_isolated, 
 
 @pytest.mark.parametrize("confidence", [1.5, -0.2, float("nan")])
 def test_predictions_with_a_confidence_outside_0_1_are_refused_naming_a_label(fo_isolated, demo, confidence):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import convergence_run
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
 
     ds, fields = model_dataset(fo_isolated, demo)
@@ -164,7 +148,7 @@ def test_delete_removes_the_run_and_exactly_its_fields(model_ds):
 def test_noise_aware_operator_stores_what_the_engine_computes(model_ds):
     from kalos_core.noise_aware import noise_aware_evaluation
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import read_dataset, resolve_source
-    from fiftyone.plugins.orgs.kalos.agreement.operators.noise_aware_runs import load_noise_aware
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.noise_aware import load_noise_aware
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.predictions import read_predictions
 
     ds, fields = model_ds
@@ -206,7 +190,7 @@ def test_noise_aware_form_errors(model_ds):
 
 def test_noise_aware_needs_image_sizes(fo_isolated, demo):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.noise_aware_runs import noise_aware_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.noise_aware import noise_aware_run
 
     ds, fields = model_dataset(fo_isolated, demo)
     ds.set_values("metadata", [None] * len(ds))
@@ -219,7 +203,7 @@ def test_noise_aware_needs_image_sizes(fo_isolated, demo):
 
 def test_the_store_lists_every_kind_oldest_first_and_describes_them(model_ds):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import run_store
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds, fields = model_ds
     compute_agreement_run(ds, rater_fields=fields[:2], run_key="agree_store", bootstrap=0)

@@ -5,16 +5,20 @@ import uuid
 
 import pytest
 
-from tests.fiftyone.test_convergence_operator import demo, model_dataset  # noqa: F401  (fixture)
-from tests.fiftyone.test_panels import Panel
+from tests.fiftyone.helpers import Panel, demo_data, model_dataset
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return demo_data(tmp_path_factory, n_images=16, seed=2)
 
 PLUGIN = "@kalos/agreement"
 
 
 @pytest.fixture(scope="module")
 def runs_ds(fo_isolated, demo):  # noqa: F811
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import convergence_run
-    from fiftyone.plugins.orgs.kalos.agreement.operators.noise_aware_runs import noise_aware_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import convergence_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.noise_aware import noise_aware_run
 
     ds, fields = model_dataset(fo_isolated, demo, copy_of=0)
     convergence_run(ds, rater_fields=fields, run_key="conv", bootstrap=40, predictions_field="model")
@@ -33,7 +37,7 @@ def test_without_a_run_the_panel_offers_its_operator(fo_isolated, name, uri):
 
 
 def test_convergence_panel_draws_distribution_intervals_full_set_and_model(runs_ds):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import load_convergence
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import load_convergence
 
     ds, _ = runs_ds
     res = load_convergence(ds, "conv")
@@ -93,7 +97,7 @@ def test_clicking_a_class_shows_only_its_labels(runs_ds):
 
 
 def test_noise_aware_panel_draws_bounds_and_the_eps_heatmap(runs_ds):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.noise_aware_runs import load_noise_aware
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.noise_aware import load_noise_aware
 
     ds, _ = runs_ds
     res = load_noise_aware(ds, "na")
@@ -123,7 +127,7 @@ def test_clicking_a_bar_shows_exactly_the_uncertain_predictions(runs_ds, x, inde
 
 
 def test_class_chart_keeps_the_lowest_classes_and_summary_reads_pairs_and_each_rater(runs_ds):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import load_convergence
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import load_convergence
     from fiftyone.plugins.orgs.kalos.agreement.panels.convergence import CLASS_BARS, class_figure, summary_md
 
     per_class = {f"c{k:02d}": float(k) for k in range(CLASS_BARS + 5)} | {"none": None}
@@ -159,7 +163,7 @@ def test_recompute_reopens_each_form_with_the_stored_parameters_and_fields(runs_
         "task": "bbox", "bootstrap": 40, "fraction": 0.1, "seed": 0, "confidence": 0.95}
     assert "raters" not in params and "alpha" not in params       # no such input; alpha by the default rule
     import fiftyone.operators as foo
-    from fiftyone.plugins.orgs.kalos.agreement.operators.convergence_runs import load_convergence
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.convergence import load_convergence
 
     before = load_convergence(ds, "conv")
     res = foo.execute_operator(f"{PLUGIN}/label_convergence", dataset=ds.name, params={**params, "overwrite": True})

@@ -7,27 +7,18 @@ import json
 
 import pytest
 
-from .test_rater_exports import (
+from tests.fiftyone.helpers import (
     DUMPED,
     HEAD,
-    agreement,
+    agreement_of as agreement,
     check_same_alpha,
     cvat_images,
     cvat_labels,
     dump,
-    name,
+    new_name as name,
     reference,
     whole_pixels,
 )
-
-
-@pytest.fixture(scope="module")
-def rex(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import (
-        imports as rater_import,
-    )
-
-    return rater_import
 
 
 def renamed_copies(data, k):

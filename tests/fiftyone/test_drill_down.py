@@ -11,8 +11,7 @@ distance 1. Matched at t = 0.5, both samples have one unit of two labels; at 0.7
 import pytest
 
 from kalos_core.data import Annotation, MultiRaterDataset, make_image
-from tests.fiftyone.test_agreement_operator import make_dataset
-from tests.fiftyone.test_panels import Panel
+from tests.fiftyone.helpers import Panel, rater_dataset as make_dataset
 
 BOXES = {"s1": {"a": (0, 0, 10, 10), "b": (0, 0, 10, 6)}, "s2": {"a": (50, 50, 10, 10), "b": (50, 50, 10, 10)}}
 
@@ -20,8 +19,8 @@ BOXES = {"s1": {"a": (0, 0, 10, 10), "b": (0, 0, 10, 6)}, "s2": {"a": (50, 50, 1
 @pytest.fixture(scope="module")
 def two(fo_isolated):
     """The two-sample data set, its label ids by annotation name ("a1" ...) and sample ids by name."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     images = [make_image(s, 100, 100, ["a", "b"], [Annotation(f"{r}{s[1]}", r, 0, box) for r, box in boxes.items()])
               for s, boxes in BOXES.items()]

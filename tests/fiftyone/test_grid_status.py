@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.operator_results import shown_result
+from tests.fiftyone.helpers import shown_result
 
 AGREE = "@kalos/agreement/compute_agreement"
 STATUS = {"agreed": "#2ecc40", "class_disagreement": "#ffa500", "unmatched": "#ff3b30"}
@@ -127,7 +127,7 @@ def test_statuses_field_lists_each_samples_label_statuses(fo_isolated, imported)
 def test_status_view_filters_every_rater_field_at_once(fo_isolated, imported, statuses):
     import fiftyone.operators as foo
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import disagreement_view_name
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import disagreement_view_name
 
     ds = imported
     fields = box_fields(ds)
@@ -182,7 +182,7 @@ def test_browse_disagreements_view_holds_the_disagreeing_samples_and_run_fields_
 def test_status_views_go_with_the_run(fo_isolated, imported):
     import fiftyone.operators as foo
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import delete_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import delete_agreement_run
 
     ds = imported
     run(ds, rater_fields=box_fields(ds))

@@ -278,12 +278,9 @@ def test_operator_raises_the_engine_message_for_big_files(tmp_path, fo_isolated,
 def test_imported_fields_feed_compute_agreement(imp, layout):
     """Contract with fiftyone_layer/adapter.py: rater names like ``rater_1`` (whose fields share the
     prefix ``raters_rater_``) come back unsanitised, and alpha equals the engine's on the json."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import (
-        compute_agreement_run,
-    )
-
     from kalos_core import AgreementConfig, compute_agreement, load_coco
     from kalos_core.demo_data import make_synthetic_boxes
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     data = make_synthetic_boxes(n_images=20, objects_per_image=6)
     ds = imp.import_multirater_coco(name(), data, layout=layout)

@@ -6,9 +6,8 @@ import json
 import pytest
 
 from kalos_core.dic import compare_runs
-from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
-from tests.fiftyone.test_model_rater_operator import FIELDS, boxes_dataset
-from tests.fiftyone.test_panels import Panel
+from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
+from tests.fiftyone.helpers import MODEL_RATER_FIELDS as FIELDS, Panel, model_rater_dataset as boxes_dataset
 
 
 @pytest.fixture(scope="module")

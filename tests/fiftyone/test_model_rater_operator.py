@@ -1,45 +1,15 @@
 """A model field as one more rater of compute_agreement: flagged as a model in the run's
 config and results, its labels written back, its pairwise α that of the rater it copies."""
 
-import uuid
 
-import numpy as np
 import pytest
 
 from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
-from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 from fiftyone.plugins.orgs.kalos.agreement.panels.common import load_results
+from tests.fiftyone.helpers import MODEL_RATER_FIELDS as FIELDS, model_rater_dataset as boxes_dataset
 
 URI = "@kalos/agreement/compute_agreement"
-
-
-def boxes_dataset(fo, n=12, seed=0):
-    """Raters a, b, c (jittered boxes of two classes) and a ``model`` field: b's boxes at
-    confidence 0.9, plus one extra box per sample at confidence 0.1."""
-    rng = np.random.default_rng(seed)
-    ds = fo.Dataset(f"kalos-model-{uuid.uuid4().hex[:8]}")
-    samples = []
-    for i in range(n):
-        s = fo.Sample(filepath=f"/nonexistent/{i}.jpg", rater_list=["a", "b", "c"])
-        dets = {r: [] for r in "abc"}
-        for _ in range(4):
-            x, y = rng.uniform(0.05, 0.7, 2)
-            for r, sd in zip("abc", (0.002, 0.01, 0.03)):
-                if rng.random() < 0.85:
-                    lab = "cat" if rng.random() < 0.9 else "dog"
-                    dets[r].append(fo.Detection(label=lab, bounding_box=[x + rng.normal(0, sd), y + rng.normal(0, sd),
-                                                                         0.2, 0.2]))
-        for r in "abc":
-            s[f"raters_{r}"] = fo.Detections(detections=dets[r])
-        model = [fo.Detection(label=d.label, bounding_box=list(d.bounding_box), confidence=0.9) for d in dets["b"]]
-        model.append(fo.Detection(label="cat", bounding_box=[0.0, 0.8, 0.1, 0.1], confidence=0.1))
-        s["model"] = fo.Detections(detections=model)
-        samples.append(s)
-    ds.add_samples(samples)
-    return ds
-
-
-FIELDS = ["raters_a", "raters_b", "raters_c"]
 
 
 def test_a_model_field_equal_to_a_rater_gets_that_raters_pairwise_alpha(fo_isolated):
@@ -66,9 +36,10 @@ def test_a_model_field_equal_to_a_rater_gets_that_raters_pairwise_alpha(fo_isola
     assert all(st is None for c, st in statuses if c < 0.5) and any(c < 0.5 for c, _ in statuses)
     assert "model.detections.with_model_status" in ds.get_run_info("with_model").config.fields
     # a panel's Recompute keeps the model rater and its score threshold
-    from fiftyone.plugins.orgs.kalos.agreement.panels.common import agreement_rerun_params
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import registry
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measure_runs import rerun_values
 
-    params = agreement_rerun_params(ds, "with_model")
+    params = rerun_values(registry.get_run("agreement"), ds.get_run_info("with_model").config)
     assert params["model_fields"] == ["model"] and params["score_threshold"] == 0.5
     assert params["rater_fields"] == FIELDS
 

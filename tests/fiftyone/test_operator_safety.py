@@ -10,69 +10,8 @@ import uuid
 
 import pytest
 
-PLUGIN = "@kalos/agreement"
-COMPUTE = f"{PLUGIN}/compute_agreement"
-BOX = [0.1, 0.1, 0.3, 0.3]
-
-
-def boxes_dataset(fo, raters=("a", "b", "c"), n=4, rater_list=True):
-    """``n`` samples on which every rater drew the same two boxes (fields ``raters_<r>``)."""
-    ds = fo.Dataset(f"kalos-safety-{uuid.uuid4().hex[:8]}")
-    samples = []
-    for k in range(n):
-        s = fo.Sample(filepath=f"/nonexistent/{k}.jpg", coco_id=k + 1)
-        if rater_list:
-            s["rater_list"] = list(raters)
-        for r in raters:
-            s[f"raters_{r}"] = fo.Detections(detections=[
-                fo.Detection(label="cat", bounding_box=BOX),
-                fo.Detection(label="dog", bounding_box=[0.5, 0.5, 0.2, 0.2 + 0.01 * k])])
-        samples.append(s)
-    ds.add_samples(samples)
-    del samples
-    return ds
-
-
-def snapshot(ds):
-    """Everything a run could touch: the stored documents, the schema, runs, saved views, info."""
-    import fiftyone.core.odm as foo_odm
-    ds.reload()
-    from bson import json_util
-    docs = json_util.dumps(foo_odm.get_db_conn()[ds._sample_collection_name].find({}, sort=[("_id", 1)]))
-    schema = {k: (type(v).__name__, type(getattr(v, "field", None)).__name__,
-                  getattr(getattr(v, "document_type", None), "__name__", None))
-              for k, v in ds.get_field_schema(flat=True).items()}
-    return docs, schema, sorted(ds.list_runs()), sorted(ds.list_saved_views()), dict(ds.info or {})
-
-
-def execute(uri, ds, view=None, **params):
-    import fiftyone.operators as foo
-    return foo.execute_operator(uri, dataset=ds.name, view=view, params=params)
-
-
-def refused(uri, ds, match, **params):
-    """The operator refuses (form error or execution error) with ``match``, writing nothing."""
-    from fiftyone.operators.executor import ExecutionError
-    before = snapshot(ds)
-    try:
-        res = execute(uri, ds, **params)
-        message = res.error_message or ""
-        assert res.error, f"{uri} did not fail"
-    except ExecutionError as e:
-        message = str(e)
-    assert match in message, message
-    assert snapshot(ds) == before
-    return message
-
-
-def form(uri, ds, **params):
-    """The resolved form as {name: property} (``ds`` a dataset or a view)."""
-    import fiftyone.operators as foo
-    from fiftyone.operators.executor import ExecutionContext
-    ctx = ExecutionContext({"dataset_name": ds._dataset.name, "view": ds.view()._serialize(), "params": params})
-    return foo.get_operator(uri).resolve_input(ctx).type.properties
-
-
+from tests.fiftyone.helpers import (BOX, COMPUTE, PLUGIN, refused, resolved_form as form, same_boxes_dataset as boxes_dataset,
+                                   snapshot, try_operator as execute)
 def run_generator(uri, ds, **params):
     """Drive a generator ``execute`` as the App does: ``(operations, exception or None)``."""
     import fiftyone.operators as foo
@@ -106,7 +45,7 @@ def test_a_3000_character_run_key_is_a_form_error(fo_isolated):
 
 def test_an_empty_view_never_replaces_a_run(fo_isolated):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     ds = boxes_dataset(fo_isolated)
     compute_agreement_run(ds, rater_fields=["raters_a", "raters_b"], run_key="kalos", bootstrap=0)
     before = snapshot(ds)
@@ -137,7 +76,7 @@ def test_simulate_never_replaces_a_field_and_checks_all_before_writing(fo_isolat
 
 
 def test_simulate_adds_to_rater_list_and_the_original_raters_still_run(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     ds = boxes_dataset(fo_isolated, raters=("r1", "r2"))
     res = execute(f"{PLUGIN}/simulate_raters", ds, reference_field="raters_r1", n_raters=2, prefix="syn")
     assert res.error is None
@@ -249,7 +188,7 @@ def test_delete_removes_the_runs_saved_view(fo_isolated):
 
 
 def test_calibration_panel_prefill_gets_an_unused_key(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run
     ds = boxes_dataset(fo_isolated)
     execute(COMPUTE, ds, rater_fields=["raters_a", "raters_b"], run_key="kalos")
     calibrate_run(ds, rater_fields=["raters_b", "raters_c"], bootstrap=0)
@@ -275,7 +214,7 @@ def test_calibration_panel_prefill_gets_an_unused_key(fo_isolated):
     (dict(rater_fields=["raters_a", "raters_b"], run_key="kalos_calibration"), "run_key", "KaLOS calibration run"),
 ])
 def test_bad_agreement_inputs_are_form_errors(fo_isolated, params, param, text):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.calibration_runs import calibrate_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.calibrate import calibrate_run
     ds = boxes_dataset(fo_isolated)
     calibrate_run(ds, rater_fields=["raters_a", "raters_b"], bootstrap=0)
     props = form(COMPUTE, ds, **params)

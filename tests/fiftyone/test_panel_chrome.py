@@ -4,15 +4,15 @@ Clear selection giving back the user's view."""
 
 import pytest
 
-from tests.fiftyone.test_panels import Panel, _dataset, demo  # noqa: F401  (demo: the module fixture)
+from tests.fiftyone.helpers import Panel, agreement_dataset
 
 
 @pytest.fixture(scope="module")
 def two_runs(fo_isolated, demo):  # noqa: F811
     """The demo with runs "kalos" (4 raters, threshold 0.5, LSA) and, newer, "pair" (two raters, 0.7)."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
-    ds = _dataset(fo_isolated, demo, "rater_fields")
+    ds = agreement_dataset(fo_isolated, demo, "rater_fields")
     fields = ds.get_run_info("kalos").config.rater_fields
     compute_agreement_run(ds, rater_fields=fields[:2], run_key="pair", threshold=0.7, bootstrap=0)
     return ds
@@ -50,7 +50,7 @@ def test_run_labels_name_label_type_raters_threshold_and_date(two_runs):
 def test_run_label_of_the_one_field_layout_names_the_rater_attribute(fo_isolated, demo):  # noqa: F811
     from fiftyone.plugins.orgs.kalos.agreement.panels.runs import run_label
 
-    ds = _dataset(fo_isolated, demo, "rater_attribute")
+    ds = agreement_dataset(fo_isolated, demo, "rater_attribute")
     assert run_label(ds, "kalos").split(" · ")[:4] == ["kalos", "detections", "raters by rater_id", "threshold 0.5"]
 
 
@@ -67,9 +67,9 @@ def test_the_selector_shows_labels_and_keeps_keys_as_values(two_runs):
 # -- remembered state --------------------------------------------------------------------------
 
 def test_chosen_run_and_scope_survive_reopening_and_a_deleted_run_falls_back(fo_isolated, demo):  # noqa: F811
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
-    ds = _dataset(fo_isolated, demo, "rater_fields")
+    ds = agreement_dataset(fo_isolated, demo, "rater_fields")
     fields = ds.get_run_info("kalos").config.rater_fields
     compute_agreement_run(ds, rater_fields=fields, run_key="newer", bootstrap=0)
     assert Panel(ds, "kalos_agreement_overview").call("on_load").state["run_key"] == "newer"
@@ -86,7 +86,7 @@ def test_chosen_run_and_scope_survive_reopening_and_a_deleted_run_falls_back(fo_
     assert Panel(ds, "kalos_agreement_overview").call("on_load").state["run_key"] == "newer"
 
 
-def test_remembered_state_is_per_dataset(fo_isolated, two_runs):
+def test_remembered_state_is_peragreement_dataset(fo_isolated, two_runs):
     from fiftyone.plugins.orgs.kalos.agreement.panels.chrome import remember, remembered
 
     class Ctx:
@@ -114,7 +114,7 @@ def test_remembered_state_is_per_dataset(fo_isolated, two_runs):
 
 def test_a_panel_load_reads_what_it_remembers_without_building_the_store_service(two_runs, monkeypatch):
     """Building FiftyOne's execution store service checks (or creates) its indexes: 0.3-1.1 s of
-    the first open (docs/perf/app_open.md). A load only reads; a choice still writes through it."""
+    the first open (docs/panels.md). A load only reads; a choice still writes through it."""
     from fiftyone.operators.store import service
 
     built = []
@@ -239,7 +239,7 @@ def test_panels_record_their_charts_trace_counts(two_runs):
 @pytest.mark.parametrize("name", ["kalos_agreement_overview", "kalos_collaboration", "kalos_annotator_vitality"])
 def test_a_load_sends_one_data_patch_and_no_state_patch_before_its_output(two_runs, name):
     """Every change of a panel's state is saved by the App into its spaces, and each save reloads
-    the dataset page and the grid (docs/perf/app_open.md): a load sends its state as data."""
+    the dataset page and the grid (docs/panels.md): a load sends its state as data."""
     p = Panel(two_runs, name).call("on_load")
     uris = [r["operator_uri"] for r in p.requests]
     assert uris.count("patch_panel_state") == 0 and uris.count("patch_panel_data") == 1, uris

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.fiftyone.test_panels import DISAGREEING, PLUGIN, Panel, demo, fields_ds  # noqa: F401
+from tests.fiftyone.helpers import DISAGREEING, PLUGIN, Panel
 
 
 @pytest.fixture(scope="module")

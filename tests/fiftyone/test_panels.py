@@ -2,124 +2,14 @@
 (the view a click sets holds exactly the samples it should), empty states, and the pure
 helpers (view builders, rater ordering, classical MDS)."""
 
-import copy
-import json
 import math
 import uuid
 
-import numpy as np
-import pydash
 import pytest
 
-from kalos_core import load_coco
-from kalos_core.demo_data import build_demo
-
-PLUGIN = "@kalos/agreement"
-DISAGREEING = {"class_disagreement", "unmatched"}
-
-
+from tests.fiftyone.helpers import (CALIBRATION, DISAGREEING, PLUGIN, Panel, agreement_dataset, rater_fields,
+                                   store_calibration)
 # -- fixtures and helpers ----------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    path = build_demo(tmp_path_factory.mktemp("demo"), n_images=16, seed=3, with_images=False)
-    return load_coco(path, "bbox")
-
-
-def _dataset(fo, demo, layout):
-    from tests.fiftyone.test_agreement_operator import make_dataset
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
-
-    ds, fields = make_dataset(fo, demo, layout)
-    kw = {"rater_fields": fields} if layout == "rater_fields" else {"label_field": "raters"}
-    compute_agreement_run(ds, run_key="kalos", lsa_thresholds=(0.3, 0.7, 0.9), bootstrap=200, **kw)
-    return ds
-
-
-@pytest.fixture(scope="module")
-def fields_ds(fo_isolated, demo):
-    return _dataset(fo_isolated, demo, "rater_fields")
-
-
-@pytest.fixture(scope="module")
-def attr_ds(fo_isolated, demo):
-    return _dataset(fo_isolated, demo, "rater_attribute")
-
-
-def lodash_merge(dst, src, replace_lists: bool = False):
-    """lodash ``merge``, which the App uses to draw a panel from its state and data (lists merged
-    index by index: a longer list underneath shows through), or with ``replace_lists`` its
-    ``mergeWith`` that replaces lists (the App's write of a panel form's values into the state)."""
-    if isinstance(src, dict):
-        out = copy.deepcopy(dst) if isinstance(dst, dict) else {}
-        for k, v in src.items():
-            out[k] = lodash_merge(out.get(k), v, replace_lists)
-        return out
-    if isinstance(src, list) and not replace_lists:
-        out = copy.deepcopy(dst) if isinstance(dst, list) else []
-        for i, v in enumerate(src):
-            if i < len(out):
-                out[i] = lodash_merge(out[i], v)
-            else:
-                out.append(lodash_merge(None, v))
-        return out
-    return copy.deepcopy(src)
-
-
-class Panel:
-    """Drives one panel as the App does: ``app`` is the App's own panel state (saved in its
-    spaces, sent with every event), ``data`` its panel data, ``state`` what the panel's views
-    show: the lodash merge of the two. A test that writes into ``state`` changes an input: the
-    App's form then writes everything it shows into ``app`` (as FiftyOne 1.22's does)."""
-
-    def __init__(self, ds, name):
-        self.ds, self.uri, self.app, self.data, self.state = ds, f"{PLUGIN}/{name}", {}, {}, {}
-        self.requests, self.output = [], None
-        self.panel_id, self._shown = f"test-{uuid.uuid4().hex[:8]}", {}
-
-    @property
-    def app_keys(self) -> set:
-        """The keys the App's own state holds a value for."""
-        return {k for k, v in self.app.items() if v is not None}
-
-    def call(self, method, view=None, **params):
-        import fiftyone.operators as foo
-
-        if self.state != self._shown:   # an input changed: the form writes what it shows
-            self.app = lodash_merge(self.app, self.state, replace_lists=True)
-        res = foo.execute_operator(self.uri, dataset=self.ds.name, **({} if view is None else {"view": view}), params={
-            "panel_id": self.panel_id, "__method__": method, "panel_state": json.loads(json.dumps(self.app)),
-            **params})
-        assert res.error is None, res.error
-        self.requests = res.executor.to_json()["requests"]
-        json.dumps(self.requests, allow_nan=False)  # what the App receives must be plain JSON (no NaN)
-        for r in self.requests:
-            p = r["params"]
-            if r["operator_uri"] == "patch_panel_state":
-                for k, v in p["state"].items():
-                    pydash.set_(self.app, k, copy.deepcopy(v))
-            elif r["operator_uri"] == "patch_panel_data":
-                for k, v in p["data"].items():
-                    pydash.set_(self.data, k, copy.deepcopy(v))
-            elif r["operator_uri"] == "show_panel_output":
-                self.output = p["output"]
-        self.state = lodash_merge(lodash_merge({}, self.app), self.data)
-        self._shown = copy.deepcopy(self.state)
-        return self
-
-    def ops(self, uri):
-        return [r["params"] for r in self.requests if r["operator_uri"] == uri]
-
-    def view(self):
-        """The view the last call set in the App, rebuilt from its serialized stages."""
-        import fiftyone.core.view as fov
-
-        (params,) = self.ops("set_view")
-        return fov.DatasetView._build(self.ds, params["view"])
-
-    def rendered(self):
-        return set(self.output["type"]["properties"])
-
 
 def statuses_by_sample(ds, field, rater=None, list_name="detections"):
     """{sample id: [status, ...]} of a field's labels (optionally one rater's, attribute layout)."""
@@ -140,10 +30,6 @@ def unit_keys(ds, field, rater=None):
     who = ds.values(f"{field}.detections.rater_id") if rater is not None else None
     return {sid: {(u, lab) for j, (u, lab) in enumerate(zip(units[k] or [], labels[k] or []))
                   if who is None or str(who[k][j]) == rater} for k, sid in enumerate(ids)}
-
-
-def rater_fields(ds):
-    return ds.get_run_info("kalos").config.rater_fields
 
 
 # -- registration and empty states -------------------------------------------------------------
@@ -205,9 +91,9 @@ def test_every_bin_holds_exactly_its_count_and_bins_cover_all_defined_alphas(fie
 
 
 def test_run_selector_switches_run(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
-    ds = _dataset(fo_isolated, demo, "rater_fields")
+    ds = agreement_dataset(fo_isolated, demo, "rater_fields")
     compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="strict", threshold=0.9, bootstrap=0)
     p = Panel(ds, "kalos_agreement_overview").call("on_load")
     assert set(p.state["runs"]) == {"kalos", "strict"} and p.state["run_key"] == "strict"  # newest first shown
@@ -302,9 +188,9 @@ def test_sensitivity_curve_has_lsa_points_and_tau_marker(fields_ds):
 
 
 def test_sensitivity_without_lsa_offers_a_prefilled_recompute(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
-    ds = _dataset(fo_isolated, demo, "rater_fields")
+    ds = agreement_dataset(fo_isolated, demo, "rater_fields")
     compute_agreement_run(ds, rater_fields=rater_fields(ds), run_key="kalos", threshold=0.6, bootstrap=0,
                           solver="shm", cost="neg", distance="giou", diagnostics=("vitality",), seed=4, overwrite=True)
     p = Panel(ds, "kalos_localisation_sensitivity").call("on_load")
@@ -341,34 +227,6 @@ def test_class_click_filters_labels_to_that_class(layout, fields_ds, attr_ds):
 
 
 # -- calibration -------------------------------------------------------------------------------
-
-def _hist(seed):
-    rng = np.random.default_rng(seed)
-    return [int(v) for v in rng.integers(0, 50, 20)]
-
-
-CALIBRATION = {
-    "task": "bbox", "n_images": 16, "seed": 0, "bootstrap": 200, "confidence": 0.95,
-    "distances": {
-        name: {"ks": ks, "ks_ci": [ks - 0.05, ks + 0.05], "tau_star": tau, "tau_ci": [tau - 0.04, tau + 0.03],
-               "similarity_threshold": 1 - tau, "similarity_ci": [1 - tau - 0.03, 1 - tau + 0.04], "sigma": 0.08,
-               "tau_method": "ks_crossing",
-               "do": {"n": 500, "mean": 0.2, "median": 0.18, "std": 0.1, "mode": 0.15},
-               "de": {"n": 4000, "mean": 0.9, "median": 0.95, "std": 0.1, "mode": 1.0},
-               "histogram": {"edges": [k / 20 for k in range(21)], "do": _hist(1), "de": _hist(2)},
-               "strata": None}
-        for name, ks, tau in (("iou", 0.81, 0.42), ("giou", 0.77, 0.55))},
-    "recommended": {"distance": "iou", "tau_star": 0.42, "similarity_threshold": 0.58, "standard_threshold": 0.5,
-                    "reason": "highest KS"},
-    "similarity_threshold": 0.58,
-}
-
-
-def store_calibration(ds, key="calibration", **config):
-    cfg = ds.init_run(method="kalos_calibration", similarity_threshold=CALIBRATION["similarity_threshold"], **config)
-    ds.register_run(key, cfg, overwrite=True, cleanup=False)
-    ds.save_run_results(key, ds.init_run_results(key, **CALIBRATION), overwrite=True)
-
 
 def test_calibration_shows_do_de_tau_and_runs_agreement_at_tau(fields_ds):
     store_calibration(fields_ds, rater_fields=rater_fields(fields_ds))
@@ -463,7 +321,7 @@ def test_calibration_panel_shows_the_braylan_table(fields_ds):
 def test_calibration_panel_reads_a_run_of_the_real_calibrate_operator(fo_isolated, demo):
     import fiftyone.operators as foo
 
-    ds = _dataset(fo_isolated, demo, "rater_fields")
+    ds = agreement_dataset(fo_isolated, demo, "rater_fields")
     res = foo.execute_operator(f"{PLUGIN}/calibrate", dataset=ds.name, params={
         "layout": "rater_fields", "rater_fields": rater_fields(ds), "run_key": "calib", "bootstrap": 20})
     assert res.error is None, res.error

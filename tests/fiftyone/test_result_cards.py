@@ -2,7 +2,8 @@
 written where, the run key, what to open next), its numbers rounded for people.
 
 Every operator that fiftyone.yml registers runs once, in workflow order, on one real data set
-(the seeded demo raters, a model's boxes with confidences, label vectors for BAE); the card
+(the seeded demo raters, a model's boxes with confidences, label vectors for BAE, an
+attribute on the labels); the card
 each one showed is read from the App operations it yielded."""
 
 import json
@@ -16,9 +17,12 @@ import pytest
 import yaml
 
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.operator_results import REAL_SERVER, check_card, shown_card
-from tests.fiftyone.test_convergence_operator import demo, model_dataset  # noqa: F401  (demo: the module fixture)
-from tests.fiftyone.test_rater_exports import coco_per_rater
+from tests.fiftyone.helpers import REAL_SERVER, check_card, coco_per_rater, shown_card, demo_data, model_dataset
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return demo_data(tmp_path_factory, n_images=16, seed=2)
 
 PLUGIN = "@kalos/agreement"
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
@@ -61,6 +65,8 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
     for f in fields:
         ds.set_values(f"{f}.detections.emb", [[rng.random(3).tolist() for _ in row or []]
                                                for row in ds.values(f"{f}.detections")])
+        ds.set_values(f"{f}.detections.occluded", [[bool(rng.random() < 0.3) for _ in row or []]
+                                                    for row in ds.values(f"{f}.detections")])
     folder = tmp_path_factory.mktemp("cards")
     coco = build_demo(folder, n_images=4, seed=1, with_images=False)
     new_name = f"kalos-cards-{uuid.uuid4().hex[:8]}"
@@ -84,6 +90,7 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
         ("noise_aware_evaluation", {"predictions_field": "model", "reference_field": fields[1],
                                     "noise_fields": [fields[2]], "run_key": "na"}),
         ("compute_bae", {"rater_fields": fields, "run_key": "bae", "embedding_attribute": "emb"}),
+        ("compute_attribute_agreement", {"agreement_key": "agr", "run_key": "attr", "names": ["occluded"]}),
         ("simulate_raters", {"reference_field": fields[0], "n_raters": 2, "seed": 0, "prefix": "syn"}),
         ("delete_kalos_run", {"run_key": "var"}),
         ("delete_agreement_run", {"run_key": "agr"}),

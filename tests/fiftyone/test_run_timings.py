@@ -10,7 +10,7 @@ import pytest
 
 from kalos_core import load_coco
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.test_convergence_operator import model_dataset
+from tests.fiftyone.helpers import model_dataset
 
 P = "fiftyone.plugins.orgs.kalos.agreement"
 
@@ -31,19 +31,19 @@ def runs(fields):
     from importlib import import_module
 
     def entry(module, name):
-        return getattr(import_module(f"{P}.operators.{module}"), name)
+        return getattr(import_module(f"{P}.fiftyone_layer.measures.{module}"), name)
 
     return [
-        ("agreement", lambda ds: entry("runs", "compute_agreement_run")(ds, rater_fields=fields, run_key="ag",
+        ("agreement", lambda ds: entry("agreement", "compute_agreement_run")(ds, rater_fields=fields, run_key="ag",
                                                                        lsa_thresholds=(0.5,), bootstrap=20)),
-        ("model rater", lambda ds: entry("runs", "compute_agreement_run")(ds, rater_fields=fields, run_key="agm",
+        ("model rater", lambda ds: entry("agreement", "compute_agreement_run")(ds, rater_fields=fields, run_key="agm",
                                                                          model_fields=["model"], bootstrap=0)),
-        ("calibrate", lambda ds: entry("calibration_runs", "calibrate_run")(ds, rater_fields=fields, bootstrap=20)),
-        ("variations", lambda ds: entry("variation_runs", "variations_run")(ds, rater_fields=fields)),
-        ("consensus", lambda ds: entry("consensus_runs", "consensus_run")(ds, agreement_key="ag")),
-        ("convergence", lambda ds: entry("convergence_runs", "convergence_run")(
+        ("calibrate", lambda ds: entry("calibrate", "calibrate_run")(ds, rater_fields=fields, bootstrap=20)),
+        ("variations", lambda ds: entry("variations", "variations_run")(ds, rater_fields=fields)),
+        ("consensus", lambda ds: entry("consensus", "consensus_run")(ds, agreement_key="ag")),
+        ("convergence", lambda ds: entry("convergence", "convergence_run")(
             ds, rater_fields=fields, predictions_field="model", bootstrap=20)),
-        ("noise-aware", lambda ds: entry("noise_aware_runs", "noise_aware_run")(
+        ("noise-aware", lambda ds: entry("noise_aware", "noise_aware_run")(
             ds, predictions_field="model", reference_field=fields[0], noise_fields=fields[1:])),
         ("bae", lambda ds: entry("bae", "bae_run")(ds, rater_fields=fields, embedding_attribute="emb")),
     ]
@@ -68,7 +68,7 @@ def test_agreement_lsa_lap_is_separate_and_within_the_wall_time(ds):
     from importlib import import_module
 
     ds, fields = ds
-    run = import_module(f"{P}.operators.runs").compute_agreement_run
+    run = import_module(f"{P}.fiftyone_layer.measures.agreement").compute_agreement_run
     t = time.perf_counter()
     result = run(ds, rater_fields=fields, run_key="ag", overwrite=True, lsa_thresholds=(0.3, 0.7), bootstrap=0)
     wall = time.perf_counter() - t

@@ -6,7 +6,7 @@ import uuid
 import pytest
 
 from kalos_core.noise.testbed import lvis_like_reference
-from tests.fiftyone.operator_results import shown_result
+from tests.fiftyone.helpers import shown_result
 
 URI = "@kalos/agreement/simulate_raters"
 
@@ -64,7 +64,7 @@ def test_creates_rater_fields_with_truth_and_leaves_the_reference(fo_isolated):
 
 def test_magnitude_zero_gives_perfect_agreement(fo_isolated):
     fo = fo_isolated
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     ds = make_reference(fo, kind="polygon")
     execute(ds, reference_field="ground_truth", n_raters=3, magnitude=0.0, seed=0)
     fields = ["synthetic_rater_1", "synthetic_rater_2", "synthetic_rater_3"]

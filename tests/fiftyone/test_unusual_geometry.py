@@ -6,7 +6,7 @@ import uuid
 import numpy as np
 import pytest
 
-from tests.fiftyone.test_agreement_operator import run
+from tests.fiftyone.helpers import run_agreement
 
 BOX = [0.1, 0.1, 0.2, 0.2]      # 20 x 20 pixels of a 100 x 100 image
 
@@ -23,7 +23,7 @@ def dataset(fo, a, b, field_type="Detections"):
 
 
 def alpha(fo, ds, **params):
-    run(fo, ds, rater_fields=["raters_a", "raters_b"], run_key="m", **params)
+    run_agreement(ds, rater_fields=["raters_a", "raters_b"], run_key="m", **params)
     return ds.values("m_alpha")[0]
 
 

@@ -7,7 +7,8 @@ import pytest
 from kalos_core import load_coco
 from kalos_core.demo_data import build_demo
 from kalos_core.variations import VariationConfig, compute_variations
-from tests.fiftyone.test_consensus_operator import FIELDS, errors, execute, form, three_raters
+from tests.fiftyone.helpers import (THREE_RATER_FIELDS as FIELDS, Panel, form_errors as errors, rater_dataset, resolved_form as form,
+                                   run_operator as execute, three_raters)
 
 
 @pytest.fixture(scope="module")
@@ -16,9 +17,7 @@ def demo(tmp_path_factory):
 
 
 def test_variations_match_the_engine(fo_isolated, demo):
-    from tests.fiftyone.test_calibrate_operator import make_dataset
-
-    ds, fields = make_dataset(fo_isolated, demo, with_metadata=True)
+    ds, fields = rater_dataset(fo_isolated, demo, with_metadata=True, annotation_ids=False)
     execute("compute_variations", ds, rater_fields=fields, run_key="var", thresholds="0.5,0.75")
     res = ds.load_run_results("var")
     expected = compute_variations(demo, VariationConfig(thresholds=(0.5, 0.75)))
@@ -64,7 +63,6 @@ def test_variations_form_errors_and_overwrite(fo_isolated):
 # -- panel -------------------------------------------------------------------------------------
 
 def test_panel_draws_the_stored_counts_and_clicks_set_the_views(fo_isolated):
-    from tests.fiftyone.test_panels import Panel
 
     ds = three_raters(fo_isolated)
     execute("compute_variations", ds, rater_fields=FIELDS, run_key="var", thresholds="0.5,0.9")
@@ -96,7 +94,6 @@ def test_panel_draws_the_stored_counts_and_clicks_set_the_views(fo_isolated):
 def test_panel_without_a_run_offers_the_operator(fo_isolated):
     import uuid
 
-    from tests.fiftyone.test_panels import Panel
 
     ds = fo_isolated.Dataset(f"kalos-empty-{uuid.uuid4().hex[:6]}")
     p = Panel(ds, "kalos_variation_types").call("on_load")
@@ -135,7 +132,6 @@ def test_variation_views_follow_the_click_rule(fo_isolated):
 def test_variation_panel_clicks_only_the_run_threshold(fo_isolated):
     """A segment at the run's threshold shows that type's labels (count in the selection line); a
     segment at another threshold says types exist only at the run's and leaves the view alone."""
-    from tests.fiftyone.test_panels import Panel
 
     ds = three_raters(fo_isolated)
     execute("compute_variations", ds, rater_fields=FIELDS, run_key="var", thresholds="0.5,0.75")
@@ -157,7 +153,6 @@ def test_panel_names_who_missed_the_small_objects_and_its_conventions(fo_isolate
     import uuid
 
     from kalos_core.conventions import PHRASES
-    from tests.fiftyone.test_panels import Panel
 
     ds = fo_isolated.Dataset(f"kalos-var-{uuid.uuid4().hex[:8]}")
     d = lambda box: fo.Detection(label="A", bounding_box=box)  # noqa: E731

@@ -98,7 +98,7 @@ def test_tag_for_review_is_recorded_and_deleting_the_run_undoes_it(ds):
     first["raters_r1"].detections[0].tags = ["check"]
     first.save()
     level = sum(ds.values("kalos_alpha")) / 2
-    # joining the user's tag is refused unless confirmed (test_operator_bad_input_more); confirmed here
+    # joining the user's tag is refused unless confirmed (test_operator_bad_input); confirmed here
     ok("tag_for_review", ds, run_key="kalos", tag="check", alpha_below=level, view_name="to_look_at", join_tag=True)
     assert ds.has_saved_view("to_look_at")
     cfg = ds.get_run_info("kalos").config

@@ -5,7 +5,7 @@ import pytest
 from kalos_core import load_coco
 from kalos_core.demo_data import build_demo
 
-from .test_agreement_operator import make_dataset
+from tests.fiftyone.helpers import rater_dataset as make_dataset
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def _labels(ds, fields, attr):
 
 
 def test_every_label_gets_the_engines_unit_and_status(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     ds, fields = make_dataset(fo_isolated, demo)
     before = dict(zip(ds.values("id"), ds.values("last_modified_at")))
     user = [_labels(ds, fields, a) for a in ("label", "bounding_box", "rater_id")]
@@ -45,7 +45,7 @@ def test_every_label_gets_the_engines_unit_and_status(fo_isolated, demo):
 
 def test_a_view_that_filters_labels_writes_only_the_labels_it_saw(fo_isolated, demo):
     from fiftyone import ViewField as F
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     ds, fields = make_dataset(fo_isolated, demo)
     cls = ds.values(f"{fields[0]}.detections.label", unwind=True)[0]
     view = ds
@@ -60,7 +60,7 @@ def test_a_view_that_filters_labels_writes_only_the_labels_it_saw(fo_isolated, d
 
 
 def test_selected_samples_only(fo_isolated, demo):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.runs import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
     ds, fields = make_dataset(fo_isolated, demo)
     ids = ds.values("id")[:3]
     compute_agreement_run(ds.select(ids), rater_fields=fields, run_key="wb", bootstrap=0)

@@ -3,11 +3,10 @@ the Label Studio venv (``make ls-setup``) put on the path by the ``label_studio_
 
 import pytest
 
-from tests.fiftyone.test_rater_exports import rex  # noqa: F401  (the module fixture)
-from tests.fiftyone.test_rater_exports import test_label_studio_cancelled_is_not_assigned_polygons_and_brush_masks as case
+from tests.fiftyone.helpers import check_label_studio_cancelled_polygons_and_brush_masks as case
 
 pytestmark = pytest.mark.labelstudio
 
 
-def test_brush_masks_decoded_by_the_label_studio_sdk(label_studio_sdk, rex, tmp_path):  # noqa: F811
+def test_brush_masks_decoded_by_the_label_studio_sdk(label_studio_sdk, rex, tmp_path):
     case(rex, tmp_path)

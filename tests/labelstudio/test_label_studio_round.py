@@ -10,22 +10,23 @@ import time
 
 import pytest
 
-from tests.fiftyone.operator_results import check_card, shown_card
-from tests.fiftyone.test_rater_exports import (
-    agreement,
+from tests.fiftyone.helpers import (
+    agreement_of as agreement,
+    check_card,
     label_studio_tasks,
-    name,
+    lvis_subset,
+    new_name as name,
     reference,
+    shown_card,
 )
 from tests.labelstudio.conftest import USERS
-from tests.labelstudio.test_label_studio_server import lvis_subset
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.realdata]
 N_IMAGES = 12
 
 
 def _round2_agreement(ds, view_name, fields):
-    """The README's call: compute_agreement's Python entry on the round's saved view."""
+    """docs/review.md's call: compute_agreement's Python entry on the round's saved view."""
     import fiftyone.operators as foo
 
     agree = foo.get_operator("@kalos/agreement/compute_agreement")

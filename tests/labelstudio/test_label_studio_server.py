@@ -8,30 +8,16 @@ import json
 
 import pytest
 
-from tests.fiftyone.test_rater_exports import (  # noqa: F401
-    agreement,
-    label_studio_tasks,
-    name,
-    reference,
-    rex,
-)
+from tests.fiftyone.helpers import agreement_of as agreement, label_studio_tasks, lvis_subset, new_name as name, reference
 from tests.labelstudio.conftest import LABEL_CONFIG, USERS
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.realdata]
 N_IMAGES = 20
 
 
-def lvis_subset(path, n=N_IMAGES):
-    """The multi-rater COCO dict of the first ``n`` images of the LVIS r1/r2 file."""
-    data = json.loads(path.read_text())
-    images = data["images"][:n]
-    ids = {im["id"] for im in images}
-    return {**data, "images": images, "annotations": [a for a in data["annotations"] if a["image_id"] in ids]}
-
-
-def test_two_annotators_through_the_api_give_the_multirater_alpha(lvis_subset_path, rex, label_studio,  # noqa: F811
+def test_two_annotators_through_the_api_give_the_multirater_alpha(lvis_subset_path, rex, label_studio,
                                                                   tmp_path):
-    data = lvis_subset(lvis_subset_path)
+    data = lvis_subset(lvis_subset_path, N_IMAGES)
     user_ids = {r: label_studio.api("GET", "/api/current-user/whoami", user=r)["id"] for r in USERS}
     names = sorted({c["name"] for c in data["categories"]})
     project = label_studio.api("POST", "/api/projects/", body={

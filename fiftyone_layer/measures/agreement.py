@@ -1,0 +1,194 @@
+"""Python entries for agreement runs: compute, load, delete, browse.
+
+These are what the operators call, and what a notebook calls directly::
+
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
+    result = compute_agreement_run(dataset, rater_fields=["raters_a", "raters_b"], run_key="kalos")
+"""
+
+from __future__ import annotations
+
+from fiftyone import ViewField as F
+
+from kalos_core.agreement import DIAGNOSTICS, AgreementConfig, AgreementResult  # noqa: F401  (re-exported)
+from kalos_core.agreement.falls_apart import falls_apart
+from kalos_core.geometry import distances_for
+from kalos_core.measure import MeasureData, get_measure
+from kalos_core.progress import run_steps
+
+from .. import run_store, status_colors
+from ..adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset
+from ..measure_runs import MeasureRun, measure_steps
+from ..registry import Offered
+from ..shown import interval
+from ..measure_runs import check_run as measure_check
+from ..model_raters import add_models, check_model_fields, write_source
+from ..model_raters import run_config as model_run_config
+from ..status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
+from ..writeback import write_results
+
+METHOD = run_store.AGREEMENT
+
+
+def agreement_runs(dataset) -> list[str]:
+    """Run keys of the KaLOS agreement runs stored on the dataset, oldest first."""
+    return run_store.runs_of(dataset, METHOD)
+
+
+AGREEMENT = get_measure("agreement")
+
+
+def compute_agreement_run(collection, progress=None, **params) -> AgreementResult:
+    """Compute agreement on ``collection`` and store it under ``run_key``.
+
+    Writes ``<run_key>_alpha`` on every processed sample, ``<run_key>_unit`` and
+    ``<run_key>_status`` on every rater label, and a custom run ``run_key``
+    holding the config, the summary and all diagnostics. An existing run
+    ``run_key`` is replaced (exactly its fields) only with ``overwrite=True``.
+    Every check happens before anything is written (:class:`SetupError`).
+
+    ``params``: the rater source (``rater_fields`` or ``label_field`` + ``rater_attribute``),
+    ``run_key`` (default ``"kalos"``), ``overwrite``, every parameter of
+    :class:`kalos_core.agreement.AgreementConfig` (``diagnostics=[...]`` names the diagnostics
+    switched on; ``distance="mask_iou"`` compares Detections' instance masks), ``model_fields``:
+    prediction fields (the raters' label type) that join as one more rater each, flagged as a
+    model, keeping the labels with ``confidence >= score_threshold`` (:mod:`..model_raters`), and
+    ``calibration_key``: the calibration run whose threshold is used. ``progress``: optional
+    ``callable(fraction, message)``.
+    """
+    return run_steps(compute_agreement_steps(collection, **params), progress)
+
+
+KINDS = ("box", "polygon", "keypoints", "cuboids")
+
+
+def _prepare(collection, source: RaterSource, values: dict, extras: dict) -> dict:
+    """An empty distance is the label type's default; ``mask_iou`` on boxes compares the
+    Detections' instance masks (read as masks: ``use_masks``, and IoU between them)."""
+    if values.get("distance") == "":
+        values["distance"] = None
+    extras["use_masks"] = values.get("distance") == "mask_iou" and source.kind == "box"
+    if extras["use_masks"]:
+        values["distance"] = "iou"
+    return values
+
+
+def _check(collection, source: RaterSource, config: AgreementConfig, extras: dict) -> None:
+    """The distance suits the labels; the model fields (:func:`..model_raters.check_model_fields`),
+    stored as :func:`..model_raters.run_config` says."""
+    if config.distance is not None and config.distance not in distances_for(source.kind):
+        raise SetupError(f"{config.distance!r} is not a {source.kind} distance; choose among "
+                         f"{list(distances_for(source.kind))}", "distance")
+    threshold = 0.5 if extras.get("score_threshold") is None else extras["score_threshold"]
+    models = check_model_fields(collection, source, extras.get("model_fields"), threshold)
+    extras.update(model_run_config(models, threshold))
+
+
+def _read(collection, source: RaterSource, config, extras: dict) -> MeasureData:
+    data = read_dataset(collection, source, use_masks=extras["use_masks"])
+    return MeasureData(add_models(collection, source, data, extras["model_fields"], extras["score_threshold"]))
+
+
+def _write(collection, written: RaterSource, run_key: str, result: AgreementResult, data: MeasureData) -> None:
+    write_results(collection, written, run_key, result)
+    status_colors.show_statuses(collection._dataset, run_key, written.fields)
+
+
+def _falls_apart(result, data: MeasureData, config: AgreementConfig) -> dict:
+    """The ``lsa_falls_apart`` drill-down of :func:`kalos_core.agreement.falls_apart.falls_apart`."""
+    return {"lsa_falls_apart": falls_apart(data.dataset, config)} if config.lsa_thresholds else {}
+
+
+def _card(res: AgreementResult, key: str) -> tuple:
+    return "KaLOS: agreement computed", [
+        ("Mean α (per image)", res.mean_alpha),
+        ("95 % CI of the mean α", interval(res.mean_alpha_ci) or "none (bootstrap off)"),
+        ("Global α", res.global_alpha), ("Interpretation", res.interpretation), ("Samples", res.n_images),
+        ("Warnings", "; ".join(w["message"] for w in res.warnings) or "none")], \
+        ("Open the KaLOS panels (Overview, Vitality, ...); 'KaLOS: browse disagreements' shows the unmatched and "
+         "class-disagreeing labels.")
+
+
+def _notice(res: AgreementResult, key: str) -> str:
+    ci = res.mean_alpha_ci
+    ci_text = f" (95% CI {ci[0]:.3f} – {ci[1]:.3f})" if ci else ""
+    return (f"KaLOS run {key!r}: mean α {res.mean_alpha:.3f}{ci_text}, global α {res.global_alpha:.3f} "
+            f"({res.interpretation}) on {res.n_images} samples")
+
+
+RUN = MeasureRun(
+    "agreement", "agreement", "kalos", KINDS, owned_paths=owned_fields, write=_write, read=_read, check=_check,
+    extras=("calibration_key", "model_fields", "score_threshold"), config_key="agreement_config",
+    results=_falls_apart, prepare=_prepare, written=lambda source, extras: write_source(source, extras["model_fields"]),
+    free_paths=check_label_attributes, two_raters=False, results_lap="lsa_falls_apart_s",
+    stored_source=RaterSource.run_config, form_values=lambda cfg: {"distance": "mask_iou"} if getattr(
+        cfg, "use_masks", False) else {},
+    app=Offered(
+        "KaLOS agreement", "compute_agreement", "KaLOS: compute agreement",
+        "Krippendorff's alpha after instance matching, per sample and for the dataset",
+        key_help="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status",
+        operator_class="agreement:ComputeAgreement",
+        also=("agreement:BrowseDisagreements", "agreement:DeleteAgreementRun"),
+        panels=("overview:AgreementOverviewPanel", "vitality:AnnotatorVitalityPanel",
+                "collaboration:CollaborationPanel", "sensitivity:LocalisationSensitivityPanel",
+                "classes:ClassDifficultyPanel"),
+        marker=lambda key: f"{key}_alpha", views=status_view_names, card=_card, notice=_notice,
+        failure="KaLOS: compute agreement failed"))
+
+
+def check_run(collection, **params):
+    """Every check a run needs before it writes anything; returns ``(source, config, extras)``.
+
+    Raises :class:`SetupError` naming the parameter at fault."""
+    return measure_check(RUN, collection, **params)
+
+
+def compute_agreement_steps(collection, **params):
+    """:func:`compute_agreement_run` as a generator of ``(fraction, message)`` steps; returns the result.
+
+    Nothing is written before the last step: a failing check, read or computation leaves the
+    dataset as it was."""
+    return measure_steps(RUN, collection, **params)
+
+
+def delete_agreement_run(dataset, run_key: str) -> list[str]:
+    """Remove a run, exactly the fields it wrote and its saved view; returns those field paths."""
+    return run_store.delete_run(dataset, run_key, METHOD)
+
+
+def get_agreement_run(dataset, run_key):
+    """The run info of the KaLOS agreement run ``run_key``; :class:`SetupError` when there is none."""
+    return run_store.get_run(dataset, run_key, METHOD)
+
+
+def disagreement_view(dataset, run_key: str, statuses=DISAGREEMENT):
+    """The samples holding a rater label of the run with one of ``statuses`` (default: the
+    disagreements, ``class_disagreement`` and ``unmatched``), sorted by α ascending, showing only
+    the run's fields and, in every rater field at once, only the labels with those statuses."""
+    statuses = list(statuses or ())
+    unknown = [s for s in statuses if s not in STATUSES]
+    if not statuses or unknown:
+        raise SetupError(f"choose statuses among {list(STATUSES)}, got {statuses!r}", "statuses")
+    cfg = get_agreement_run(dataset, run_key).config
+    fields = cfg.rater_fields or [cfg.label_field]
+    list_name = {"Detections": "detections", "Polylines": "polylines", "Keypoints": "keypoints"}.get(
+        getattr(cfg, "label_type", None)) or dataset.get_field(fields[0]).document_type.__name__.lower()
+    keep = F(f"{run_key}_status").is_in(statuses)
+    has = None
+    for f in fields:
+        cond = F(f"{f}.{list_name}").filter(keep).length() > 0
+        has = cond if has is None else has | cond
+    extra = [p for p in (f"{run_key}_alpha", f"{run_key}_statuses") if dataset.has_sample_field(p)]
+    view = dataset.exists(f"{run_key}_alpha").match(has).select_fields(extra + fields).sort_by(f"{run_key}_alpha")
+    for f in fields:
+        view = view.filter_labels(f, keep, only_matches=False)
+    return view
+
+
+def unused_run_key(dataset, base: str = "kalos") -> str:
+    """``base``, or ``base_2``, ``base_3``, ... : the first key no run, ``<key>_alpha`` field or
+    ``<key>_disagreements`` view uses (what the forms propose, so nothing is replaced by default)."""
+    return run_store.unused_key(dataset, base, METHOD)
+
+
+describe_run = run_store.describe_run

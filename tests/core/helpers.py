@@ -1,0 +1,112 @@
+"""Helpers shared by the tests of tests/core (a plain module, not collected): comparisons of two
+paths' results, a small hand-made multi-rater COCO dict, columnar copies of data sets and their
+hypothesis strategy."""
+
+import math
+from dataclasses import replace
+
+import numpy as np
+from hypothesis import strategies as st
+
+from kalos_core import Annotation, MultiRaterDataset, make_image
+from kalos_core.columns import AnnotationColumns
+
+
+# -- comparing results -----------------------------------------------------------------------------
+
+
+def assert_same(fast, ref, path="result"):
+    """Equal structure, equal keys, numbers equal to 1e-12."""
+    if isinstance(ref, dict):
+        assert isinstance(fast, dict) and set(fast) == set(ref), f"{path}: keys {set(fast) ^ set(ref)}"
+        for k in ref:
+            assert_same(fast[k], ref[k], f"{path}[{k!r}]")
+    elif isinstance(ref, (list, tuple)):
+        assert len(fast) == len(ref), path
+        for k, (a, b) in enumerate(zip(fast, ref)):
+            assert_same(a, b, f"{path}[{k}]")
+    elif isinstance(ref, float) and not isinstance(fast, bool):
+        assert (math.isnan(ref) and math.isnan(fast)) or abs(fast - ref) <= 1e-12, f"{path}: {fast} != {ref}"
+    else:
+        assert fast == ref, f"{path}: {fast!r} != {ref!r}"
+
+
+def columnar(ds: MultiRaterDataset) -> MultiRaterDataset:
+    """The same data set with every image's boxes held as columns (rater codes in reverse
+    name order, so the kernel has to map codes to sorted rows)."""
+    images = []
+    for im in ds.images:
+        names = tuple(sorted(im.raters, reverse=True))
+        anns = list(im.annotations)
+        cols = AnnotationColumns([a.id for a in anns], names,
+                                 np.array([names.index(a.rater) for a in anns], np.int64),
+                                 np.array([a.category for a in anns], np.int64),
+                                 np.array([a.geometry for a in anns], float).reshape(-1, 4))
+        images.append(replace(im, annotations=cols))
+    return MultiRaterDataset(images, ds.categories, ds.kind)
+
+
+def same(a, b, path="partial"):
+    """Exactly equal: dict keys in the same order, floats bit for bit (NaN = NaN)."""
+    if isinstance(a, dict):
+        assert list(a) == list(b), f"{path}: keys {list(a)} != {list(b)}"
+        for k in a:
+            same(a[k], b[k], f"{path}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), f"{path}: {len(a)} != {len(b)}"
+        for k, (x, y) in enumerate(zip(a, b)):
+            same(x, y, f"{path}[{k}]")
+    elif isinstance(a, float):
+        assert a == b or (math.isnan(a) and math.isnan(b)), f"{path}: {a!r} != {b!r}"
+    elif hasattr(a, "__dataclass_fields__"):
+        same(vars(a), vars(b), path)
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+box = st.tuples(st.integers(0, 80), st.integers(0, 80), st.integers(1, 30), st.integers(1, 30), st.integers(1, 3))
+
+
+@st.composite
+def datasets(draw):
+    images = []
+    for i in range(draw(st.integers(1, 6))):
+        raters = [f"r{k}" for k in draw(st.sets(st.integers(0, 4), min_size=0 if i else 2, max_size=5))]
+        anns = []
+        for r in raters:
+            drawn = draw(st.lists(box, max_size=5))
+            if drawn and draw(st.booleans()):
+                drawn.append(drawn[0])               # an exact duplicate: ids decide the order
+            for x, y, w, h, c in drawn:
+                anns.append(Annotation(draw(st.sampled_from([f"{i}-{len(anns)}", 1000 * i + len(anns)])), r, c,
+                                       (x, y, w, h)))
+        images.append(make_image(i, 100, 90, raters, anns))
+    return MultiRaterDataset(images, {1: "a", 2: "b", 3: "c"}, "box")
+
+
+def assert_same_dataset(col, ref):
+    assert [type(im.annotations) for im in col.images] == [AnnotationColumns] * len(col.images)
+    assert col.images == ref.images
+    for a, b in zip(col.images, ref.images):
+        assert list(a.annotations) == b.annotations
+    assert (col.categories, col.kind, col.meta, col.warnings, col.skipped) == \
+           (ref.categories, ref.kind, ref.meta, ref.warnings, ref.skipped)
+
+
+# -- data -----------------------------------------------------------------------------------------
+
+
+def small():
+    """Two images, raters a/b, boxes + polygons, ids chosen to be easy to find in messages."""
+    sq = lambda x: [[x, 0, x + 10, 0, x + 10, 10, x, 10]]  # noqa: E731
+    return {
+        "images": [{"id": 1, "width": 100, "height": 50, "rater_list": ["a", "b"]},
+                   {"id": 2, "width": 100, "height": 50, "rater_list": ["a", "b"]}],
+        "annotations": [
+            {"id": 10, "image_id": 1, "category_id": 1, "rater_id": "a", "bbox": [0, 0, 10, 10], "segmentation": sq(0)},
+            {"id": 11, "image_id": 1, "category_id": 1, "rater_id": "b", "bbox": [1, 0, 10, 10], "segmentation": sq(1)},
+            {"id": 12, "image_id": 2, "category_id": 2, "rater_id": "a", "bbox": [50, 0, 10, 10], "segmentation": sq(50)},
+            {"id": 13, "image_id": 2, "category_id": 2, "rater_id": "b", "bbox": [50, 1, 10, 10], "segmentation": sq(50)},
+        ],
+        "categories": [{"id": 1, "name": "cat"}, {"id": 2, "name": "dog"}],
+    }
