@@ -216,7 +216,7 @@ def test_consensus_images_of_one_name_in_two_folders_keep_their_relative_paths(d
     file reads back unambiguously (both were written 0001.jpg before)."""
     import json
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.consensus_runs import export_consensus_coco
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import export_consensus_coco
 
     for sample, cam in zip(ds.sort_by("filepath"), ("cam1", "cam2")):
         sample.filepath = f"/nonexistent/{cam}/0001.jpg"
