@@ -125,3 +125,21 @@ def test_the_import_operator_names_label_studio_users(imports, tmp_path, fo_isol
     with pytest.raises(ExecutionError, match="Path: rater_names. Reason: rater names entry 'alice' is not KEY=NAME"):
         foo.execute_operator("@kalos/agreement/import_rater_exports",
                              params={**params, "new_dataset": name(), "rater_names": "alice"})   # a form error
+
+
+def test_the_app_shows_a_region_without_width_in_words(imports, tmp_path, fo_isolated):
+    """The operator fails with the refusal itself (its failure card shows ``str()`` of it), not a KeyError."""
+    import fiftyone.operators as foo
+    from fiftyone.operators.executor import ExecutionError
+
+    tasks = tools.label_studio()
+    tasks[0]["annotations"][1]["result"][0]["value"].pop("width")
+    target = name()
+    with pytest.raises(ExecutionError) as e:
+        foo.execute_operator("@kalos/agreement/import_rater_exports", params={
+            "exports": [{"rater": "", "path": write(tmp_path, tasks), "format": "LabelStudioJSON"}],
+            "target": "new", "new_dataset": target})
+    last = str(e.value).strip().splitlines()[-1]
+    assert last.startswith("fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports.errors.ImportRefused: ")
+    assert "region 'r0x9Qa' (rectanglelabels): lacks its 'width'" in last and "KeyError" not in str(e.value)
+    assert not fo_isolated.dataset_exists(target)
