@@ -285,7 +285,14 @@ def markdown(cells) -> str:
         lines += [f"## `{command}`", "", "| bad input | what the user sees |", "|---|---|"]
         lines += [f"| {name} | {_cell(cells[command, name])} |" for name in CLASSES]
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines) + _imports_section()
+
+
+def _imports_section() -> str:
+    """The page's imports section, as benchmarks/import_bad_input_table.py wrote it (kept)."""
+    text = DOC.read_text() if DOC.exists() else ""
+    mark = "<!-- imports:"
+    return "\n" + text[text.index(mark):] if mark in text else ""
 
 
 if __name__ == "__main__":

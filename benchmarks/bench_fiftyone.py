@@ -108,7 +108,7 @@ class Span:
 def run(n_images: int, tmp: Path, repeat: int = 1, evaluate: bool = True) -> list[tuple]:
 
     from kalos_core.demo_data import make_synthetic_boxes
-    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     path = tmp / "synthetic.json"

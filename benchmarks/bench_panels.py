@@ -115,7 +115,7 @@ def store_calibration(ds, fields) -> None:
 
 def run(args, tmp: Path):
     from kalos_core.demo_data import make_synthetic_boxes
-    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     path = tmp / "synthetic.json"

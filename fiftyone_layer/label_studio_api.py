@@ -4,7 +4,7 @@ Studio API.
 
 FiftyOne's ``load_annotations`` keeps one annotation per task; a round of several raters needs all
 of them, so the project's tasks are read with the project export (the documented JSON task format,
-the same converter as :func:`fiftyone_layer.label_studio.read_label_studio`), each annotator by the
+the same converter as :func:`fiftyone_layer.imports.label_studio.read_label_studio`), each annotator by the
 user's email. Both need FiftyOne's Label Studio backend, which needs ``label-studio-sdk`` installed
 next to FiftyOne.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib.util
 
 from .errors import SetupError
-from .label_studio import read_label_studio
+from .imports.label_studio import read_label_studio
 
 SDK_MISSING = ("FiftyOne's Label Studio backend needs the Label Studio SDK next to FiftyOne: "
                "pip install label-studio-sdk")

@@ -39,6 +39,7 @@ def check_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     inputs = [getattr(args, k, None) for k in ("file", "reference", "profile", "similarity")]
     preds = getattr(args, "predictions", None)
     inputs += preds if isinstance(preds, list) else [preds]
+    inputs += [getattr(v, "source_path", None) for v in vars(args).values()]   # files read while parsing
     problem = output_problem(getattr(args, "output", None), inputs)
     if problem:
         parser.error(problem)

@@ -12,17 +12,8 @@ from kalos_core.progress import run_steps  # noqa: F401  (re-exported: the same 
 
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import RaterSource, SetupError, label_fields, resolve_source
+from ..fiftyone_layer.names import FIELD_NAME_RE, safe_name  # noqa: F401  (re-exported)
 from .cards import show_result
-
-#: a plain FiftyOne field / attribute name (no dots, no leading underscore or digit)
-FIELD_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-
-
-def safe_name(text) -> str:
-    """``text`` as a field-name fragment: runs of other characters become ``_`` (``"Dr. Ann" -> "Dr_Ann"``)."""
-    name = re.sub(r"[^0-9A-Za-z_]+", "_", str(text)).strip("_")
-    return name or "x"
-
 
 #: characters the App's markdown would read as markup in a form's help texts
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>])")

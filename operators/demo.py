@@ -46,7 +46,7 @@ def run(args) -> None:
 
     from ..fiftyone_layer.measures.calibrate import calibrate_run
     from ..fiftyone_layer.measures.convergence import convergence_run
-    from .importing import import_multirater_coco
+    from ..fiftyone_layer.imports import import_multirater_coco
     from ..fiftyone_layer.measures.noise_aware import noise_aware_run
     from ..fiftyone_layer.measures.consensus import consensus_run
     from ..fiftyone_layer.measures.agreement import compute_agreement_run

@@ -26,14 +26,13 @@ import fiftyone.operators as foo
 from fiftyone.operators import types
 
 from ..fiftyone_layer.errors import SetupError
+from ..fiftyone_layer.imports import declare_label_fields, field_names, one_label_type
 from ..fiftyone_layer.label_studio_api import fetch_round, send_samples
 from ..fiftyone_layer.paired_alpha import paired_alpha
 from ..fiftyone_layer.rawdocs import LIST_NAMES
 from ..fiftyone_layer.saved_views import select_saved_view
 from .cards import show_card
 from .common import FIELD_NAME_RE, form, form_error, report_errors
-from .import_schema import _field_names, declare_label_fields
-from .rater_import import _one_type
 
 DEFAULT_URL = "http://localhost:8080"
 #: the annotation run's field: FiftyOne's own, never filled (the rounds are read per annotator)
@@ -82,8 +81,8 @@ def load_label_studio_round(dataset, anno_key: str, prefix: str = "round2", rate
     per_rater, left, counts = fetch_round(dataset, anno_key, rater_names)
     if not per_rater:
         raise SetupError(f"nobody has annotated the {counts['tasks']} tasks of {anno_key!r} yet", "anno_key")
-    cls = _one_type(per_rater)
-    plan = _field_names(dataset.info, prefix, ["labels"], "rater_fields", list(per_rater))["labels"]
+    cls = one_label_type(per_rater)
+    plan = field_names(dataset.info, prefix, ["labels"], "rater_fields", list(per_rater))["labels"]
     taken = sorted(f for f in plan.values() if dataset.has_sample_field(f))
     if taken:
         raise SetupError(f"field(s) {', '.join(taken)} exist; loading never writes over a field: choose another "

@@ -1,238 +1,35 @@
-"""One export per rater, in any format FiftyOne reads, into one rater field per rater.
-
-Python: :func:`import_rater_exports` (a list of (rater, export path, ``fiftyone.types`` name));
-App: the :class:`ImportRaterExports` operator; command line:
-``python operators/rater_import.py NEW_DATASET --rater alice alice.json COCODetectionDataset ...``.
-
-The exports are read by FiftyOne's importers (:mod:`fiftyone_layer.exports`, images optional)
-and matched by file name (or stem, or relative path). A sample is one key: ``file_key``, the
-raters whose export lists it in ``rater_list`` (an export that lists an image without labels:
-an empty list), ``<label_field>_<rater>`` one label list per rater (None where the rater's
-export does not list the image: *not assigned*, never "no object"), each label's rater in
-``rater_id``. All raters' labels must be of one type (boxes, polylines or keypoints). The same
-refusals as the COCO import: everything is checked before the first write, images already
-imported (same ``file_key``) are an error or skipped, no field of another type is written over.
-"""
+"""The App's "import one export per rater" operator (:class:`ImportRaterExports`); the import itself
+is :mod:`fiftyone_layer.imports` (Python: :func:`import_rater_exports`; command line:
+``python -m fiftyone_layer.imports``, which ``python operators/rater_import.py`` still runs)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from types import SimpleNamespace
 
-if __name__ == "__main__" and not __package__:   # `python operators/rater_import.py ...`: as the plugin's module
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from demo import as_plugin_module
+if __name__ == "__main__" and not __package__:   # `python operators/rater_import.py ...`: the import command line
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the clone, not operators/
+    from fiftyone_layer.imports.cli import main as _cli
 
-    sys.exit(as_plugin_module("rater_import"))
+    sys.exit(_cli())
 
-import fiftyone as fo
 import fiftyone.operators as foo
 from fiftyone.operators import types
 
-from ..fiftyone_layer import rawdocs
-from ..fiftyone_layer.cvat_project import (
+from ..fiftyone_layer.imports import (
+    ID_FIELD,
+    LABEL_STUDIO,
+    MATCH_BY,
     cvat_rater,
-    is_project_export,
-    read_cvat_project,
+    exports_steps,
+    image_types,
+    import_cvat_replicas,
+    import_label_studio,
+    import_rater_exports,
+    parse_rater_names,
 )
-from ..fiftyone_layer.exports import MATCH_BY, image_types, read_export
-from ..fiftyone_layer.label_studio import read_label_studio
-from ..fiftyone_layer.placeholders import Placeholders, default_folder
-from .common import (
-    FIELD_NAME_RE,
-    drive,
-    form_error,
-    report_errors,
-    run_steps,
-)
-from .import_schema import (
-    _RESERVED,
-    MAX_RATER_FIELDS,
-    _already_imported,
-    _check_plain_fields,
-    _field_names,
-    declare_label_fields,
-)
-from .importing import (
-    import_card,
-    import_target,
-    imported,
-    target_inputs,
-)
-
-ID_FIELD = "file_key"
-#: the format name of a Label Studio project export (JSON) among FiftyOne's types
-LABEL_STUDIO = "LabelStudioJSON"
-#: a CVAT-for-images project export whose tasks are replicas (one rater per task; found, not chosen)
-CVAT_PROJECT = "CVATImageDataset (project export)"
-#: exports that name their raters themselves
-SELF_NAMED = (LABEL_STUDIO, CVAT_PROJECT)
-
-
-def _exports(exports) -> list[dict]:
-    """``[{"rater", "path", "format", "data_path"}]`` from tuples or dicts, rater names checked."""
-    rows = [dict(zip(("rater", "path", "format", "data_path"), e)) if isinstance(e, (tuple, list)) else dict(e)
-            for e in exports]
-    if not rows:
-        raise ValueError("give at least one (rater, export path, format)")
-    for i, row in enumerate(rows):
-        cvat = "CVATImage" in str(row.get("format")) and os.path.isfile(str(row.get("path")))
-        if cvat and is_project_export(row["path"]):   # several replica tasks: one rater per task
-            if str(row.get("rater") or "").strip():
-                raise ValueError(f"{row['path']} is a CVAT project export: its raters are its tasks' assignees "
-                                 "(else the task names); leave its rater empty")
-            row["format"] = CVAT_PROJECT
-        elif cvat and not str(row.get("rater") or "").strip():
-            row["rater"] = cvat_rater(row["path"])   # a replica job's export: its assignee or job id
-        needed = ("path", "format") if row.get("format") in SELF_NAMED else ("rater", "path", "format")
-        missing = [k for k in needed if not str(row.get(k) or "").strip()]
-        if missing:
-            raise ValueError(f"export {i + 1} lacks its {', '.join(missing)}")
-    names = [str(r["rater"]).strip() for r in rows if r.get("format") not in SELF_NAMED]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise ValueError(f"rater {twice[0]!r} is named for two exports; give each export its own rater name")
-    return rows
-
-
-def _one_type(per_rater: dict):
-    """The one label list class of all raters (fo.Detections when nobody drew anything)."""
-    held: dict = {}
-    for rater, images in per_rater.items():
-        for im in images.values():
-            if im.labels is not None:
-                held.setdefault(type(im.labels), rater)
-                break
-    if len(held) > 1:
-        raise ValueError("the raters' labels are of different types ("
-                         + ", ".join(f"{r}: {c.__name__}" for c, r in held.items())
-                         + "); import each type separately (label_key, or one format per type)")
-    return next(iter(held), fo.Detections)
-
-
-def _size(key, per_rater):
-    """(width, height) of one image, the same in every export that gives one, else an error."""
-    sizes = {(im.width, im.height): r for r, ims in per_rater.items()
-             if (im := ims.get(key)) is not None and im.width and im.height}
-    if len(sizes) > 1:
-        raise ValueError(f"image {key!r} has different sizes in the raters' exports ("
-                         + ", ".join(f"{r}: {w}x{h}" for (w, h), r in sizes.items()) + "); is it the same image?")
-    return next(iter(sizes), (None, None))
-
-
-def rater_label_steps(dataset_or_name, per_rater: dict, label_field="raters", on_existing="error",
-                      placeholders=True, source="exports", extra_info=None):
-    """Generator: writes ``{rater: {key: ExportImage}}`` as one field per rater; yields (fraction,
-    message), returns (dataset, n_samples, n_labels). Shared by every per-rater reader."""
-    if not isinstance(label_field, str) or not FIELD_NAME_RE.match(label_field):
-        raise ValueError(f"label_field must start with a letter and hold only letters, digits and _: {label_field!r}")
-    raters = list(per_rater)
-    if len(raters) > MAX_RATER_FIELDS:
-        raise ValueError(f"{len(raters)} raters: one label field per rater is limited to {MAX_RATER_FIELDS}")
-    cls = _one_type(per_rater)
-    keys = list(dict.fromkeys(k for images in per_rater.values() for k in images))
-    images = [SimpleNamespace(id=k, raters=[r for r in raters if k in per_rater[r]], rater_classes=None,
-                              size=_size(k, per_rater)) for k in keys]
-    dataset = dataset_or_name
-    if isinstance(dataset, str) and fo.dataset_exists(dataset):
-        dataset = fo.load_dataset(dataset)
-    if not isinstance(dataset, str) and images:
-        _check_plain_fields(dataset, images, ID_FIELD)
-        images = _already_imported(dataset, images, ID_FIELD, on_existing)
-    plan = _field_names({} if isinstance(dataset, str) else dataset.info, label_field, ["labels"], "rater_fields",
-                        raters)["labels"]
-    if ID_FIELD in plan.values() or _RESERVED & set(plan.values()):
-        raise ValueError(f"a rater field would be named like a reserved field ({sorted(plan.values())}); "
-                         "choose another label_field")
-    dataset = fo.Dataset(dataset) if isinstance(dataset, str) else dataset   # nothing is created before this
-    rawdocs.declare(dataset, {"rater_list": raters[:1], ID_FIELD: keys[0]} if keys else {})
-    fields = declare_label_fields(dataset, {plan[r]: cls for r in raters})
-    blank = Placeholders(placeholders if isinstance(placeholders, str) else default_folder(source)) \
-        if placeholders else None
-    docs, n_labels, labelled = [], 0, set()
-    for im in images:
-        values = {"rater_list": im.raters, ID_FIELD: im.id}
-        found = [e.path for r in im.raters if (e := per_rater[r][im.id]).path]
-        for r in im.raters:
-            labels = getattr(per_rater[r][im.id].labels, rawdocs.LIST_NAMES[cls], None) or []
-            for label in labels:
-                label["rater_id"] = r
-            values[plan[r]] = rawdocs.from_label(cls(**{rawdocs.LIST_NAMES[cls]: labels}))
-            n_labels += len(labels)
-            labelled.update([plan[r]] if labels else [])
-        w, h = im.size
-        path = found[0] if found else (blank.path(im.id, w, h) if blank and w else
-                                       os.path.join(os.sep, "__kalos_no_images__", source, im.id))
-        docs.append(rawdocs.sample(path, values, w, h))
-    yield 0.8, f"writing {len(docs)} samples"
-    rawdocs.insert(dataset, docs)
-    if labelled:
-        dataset.add_dynamic_sample_fields(fields=[f for f in fields if f in labelled])
-    info = dataset.info.setdefault("kalos_import", {})
-    info.setdefault("rater_fields", {}).update({f: r for r, f in plan.items()})
-    info.update(extra_info or {})
-    dataset.save()
-    return dataset, len(docs), n_labels
-
-
-def _exports_steps(dataset_or_name, exports, match_by="file_name", label_field="raters", label_key=None,
-                   on_existing="error", placeholders=True, predictions=False, **options):
-    rows = _exports(exports)
-    per_rater, left = {}, {}
-    for i, row in enumerate(rows):
-        yield 0.7 * i / len(rows), f"reading {row.get('rater') or row['path']}"
-        if row["format"] == LABEL_STUDIO:   # every annotator of the project
-            got, dropped = read_label_studio(row["path"], match_by, label_key, rater_names=row.get("rater_names"),
-                                             predictions=predictions)
-            left.update((k, left.get(k, 0) + v) for k, v in dropped.items())
-        elif row["format"] == CVAT_PROJECT:
-            got = read_cvat_project(row["path"], row.get("data_path") or None, match_by, label_key, **options)
-        else:
-            got = {str(row["rater"]).strip(): read_export(row["path"], row["format"], row.get("data_path") or None,
-                                                          match_by, label_key, **options)}
-        twice = sorted(set(got) & set(per_rater))
-        if twice:
-            raise ValueError(f"rater {twice[0]!r} has labels in two exports ({row['path']} and an earlier one); "
-                             "give each export its own rater name")
-        per_rater.update(got)
-    if not per_rater:
-        raise ValueError("the exports hold no annotations")
-    record = {"exports": [{k: str(r.get(k) or "") for k in ("rater", "path", "format")} for r in rows],
-              "left_out": left}
-    result = yield from rater_label_steps(dataset_or_name, per_rater, label_field, on_existing, placeholders,
-                                          f"exports_{label_field}", record)
-    return (*result, left)
-
-
-def import_rater_exports(dataset_or_name, exports, match_by="file_name", label_field="raters", label_key=None,
-                         on_existing="error", placeholders=True, predictions=False, progress=None,
-                         **importer_options):
-    """Import one export per rater into a dataset (a Dataset, or a name: loaded or created).
-
-    ``exports``: ``(rater, path, format[, images folder])`` tuples or dicts with those keys (rater ``None``
-    for a CVAT image XML: its job's assignee, else ``job <id>``, else the file name; a CVAT project
-    export whose tasks are replicas gives one rater per task, :mod:`fiftyone_layer.cvat_project`); ``format`` a
-    ``fiftyone.types`` name (``"COCODetectionDataset"``, ``"CVATImageDataset"``, ``"VOCDetectionDataset"``,
-    ...) or ``"LabelStudioJSON"`` (a Label Studio project export: every annotator, rater left empty;
-    ``predictions``: its model predictions too); ``path`` the labels file or the export folder. ``label_key`` picks one kind of labels where the
-    format gives several (COCO: ``detections`` unless ``label_types`` says otherwise); other keywords go
-    to FiftyOne's importer. Without images each sample gets a blank image of its size when the export
-    gives one (``placeholders``). Returns the dataset; see the module docstring for what is written.
-    """
-    steps = _exports_steps(dataset_or_name, exports, match_by, label_field, label_key, on_existing, placeholders,
-                           predictions, **importer_options)
-    return run_steps(steps, progress)[0]
-
-
-def import_label_studio(dataset_or_name, export_path, rater_names=None, **kwargs):
-    """A Label Studio project export (JSON): one rater field per annotator (see
-    :mod:`fiftyone_layer.label_studio`); ``match_by`` ``"file_name"`` or ``"task"``; ``rater_names``
-    maps ``completed_by`` values (``"user 3"``, an email) to rater names. What was left out
-    (drafts, cancelled annotations) is in ``dataset.info["kalos_import"]["left_out"]``."""
-    export = {"rater": None, "path": export_path, "format": LABEL_STUDIO, "rater_names": rater_names}
-    return import_rater_exports(dataset_or_name, [export], **kwargs)
+from .common import FIELD_NAME_RE, drive, form_error, report_errors
+from .importing import import_card, import_target, imported, target_inputs
 
 
 class ImportRaterExports(foo.Operator):
@@ -273,6 +70,13 @@ class ImportRaterExports(foo.Operator):
         inputs.enum("match_by", [*MATCH_BY, "task"], default="file_name", label="Match images by",
                     view=types.RadioGroup(), description="task: Label Studio's task id")
         inputs.bool("predictions", default=False, label="Label Studio predictions as raters (one per model version)")
+        names_prop = inputs.str("rater_names", label="Rater names (optional)",
+                                description="Rename the raters a Label Studio or CVAT project export names itself: "
+                                            "1=alice,2=bob (Label Studio user ids or emails, CVAT raters)")
+        try:
+            parse_rater_names(p.get("rater_names"))
+        except ValueError as e:
+            form_error(names_prop, str(e))
         field_prop = inputs.str("label_field", default="raters", label="Label field (prefix)")
         if not FIELD_NAME_RE.match(p.get("label_field", "raters") or ""):
             form_error(field_prop, "start with a letter; letters, digits and _ only")
@@ -285,45 +89,11 @@ class ImportRaterExports(foo.Operator):
         p = ctx.params
         new, target = import_target(ctx)
         options = {"label_types": p["label_key"]} if p.get("label_key") in ("segmentations", "keypoints") else {}
-        steps = _exports_steps(target, p.get("exports") or [], p.get("match_by", "file_name"),
-                               p.get("label_field", "raters"), p.get("label_key") or None,
-                               p.get("on_existing", "error"), predictions=p.get("predictions", False), **options)
+        steps = exports_steps(target, p.get("exports") or [], p.get("match_by", "file_name"),
+                              p.get("label_field", "raters"), p.get("label_key") or None,
+                              p.get("on_existing", "error"), predictions=p.get("predictions", False),
+                              rater_names=p.get("rater_names"), **options)
         dataset, n, n_labels, left = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: import failed")
         note = ", ".join(f"{v} {k}" for k, v in left.items() if v)
         yield from imported(ctx, dataset, new, n, n_labels, f"; left out {note}" if note else "")
         yield import_card(ctx, dataset, n, n_labels, [("Left out", note or "nothing")])
-
-
-def import_cvat_replicas(dataset_or_name, xml_paths, **kwargs):
-    """CVAT consensus replicas, one CVAT-for-images 1.1 XML per job (each job's assignee, else its id,
-    else the file name, is the rater), or one project export whose tasks annotate the same frames
-    (one rater per task): :func:`import_rater_exports`."""
-    return import_rater_exports(dataset_or_name, [(None, p, "CVATImageDataset") for p in xml_paths], **kwargs)
-
-
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("dataset", help="dataset name (loaded if it exists, else created)")
-    ap.add_argument("--rater", nargs="+", action="append", default=[], metavar="NAME PATH FORMAT [IMAGES]",
-                    help="one export: rater name, labels file or folder, fiftyone.types name, images folder")
-    ap.add_argument("--cvat", nargs="+", default=[], metavar="XML",
-                    help="CVAT image XML exports, one per replica job (rater: the job's assignee, else its id), "
-                         "or one project export whose tasks annotate the same frames (one rater per task)")
-    ap.add_argument("--label-studio", metavar="JSON", help="a Label Studio project export: every annotator")
-    ap.add_argument("--match-by", choices=MATCH_BY + ("task",), default="file_name")
-    ap.add_argument("--label-field", default="raters")
-    ap.add_argument("--label-key")
-    args = ap.parse_args(argv)
-    if any(len(r) not in (3, 4) for r in args.rater) or not (args.rater or args.cvat or args.label_studio):
-        ap.error("give --rater NAME PATH FORMAT [IMAGES] (once per rater), --cvat XML ... or --label-studio JSON")
-    exports = args.rater + [(None, x, "CVATImageDataset") for x in args.cvat]
-    exports += [(None, args.label_studio, LABEL_STUDIO)] if args.label_studio else []
-    ds = import_rater_exports(args.dataset, exports, args.match_by, args.label_field, args.label_key)
-    ds.persistent = True
-    left = ", ".join(f"{v} {k}" for k, v in ds.info["kalos_import"].get("left_out", {}).items() if v)
-    print(f"{ds.name}: {len(ds)} samples; rater fields {sorted(ds.info['kalos_import']['rater_fields'])}"
-          + (f"; left out {left}" if left else ""))
-
-
-if __name__ == "__main__":
-    main()

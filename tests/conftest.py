@@ -165,6 +165,6 @@ def fo_isolated():
 @pytest.fixture(scope="module")
 def rex(fo_isolated):
     """The plugin's rater-export import module (tests/fiftyone and tests/labelstudio)."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports as rater_import
 
     return rater_import

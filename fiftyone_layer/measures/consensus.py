@@ -265,9 +265,19 @@ def check_consensus_export(dataset, key: str, labels_path: str, overwrite: bool 
         raise SetupError(f"no folder {folder} to write {os.path.basename(labels_path)} into", "labels_path")
 
 
+def _names_root(paths: list) -> str | None:
+    """Where the exported ``file_name`` start: None (the file names) when they are unique, else the
+    images' common folder (``cam1/0001.jpg``, ``cam2/0001.jpg``: each its path relative to it)."""
+    names = [os.path.basename(p) for p in paths]
+    if len(set(names)) == len(names):
+        return None
+    return os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in paths])
+
+
 def export_consensus_coco(dataset, key: str, labels_path: str, overwrite: bool = False) -> dict:
     """The consensus field ``key`` as one COCO detection file (FiftyOne's own COCO exporter, labels
-    only, ``file_name`` = each sample's file name) over the samples the run covered. A tied label
+    only, ``file_name`` = each sample's file name, or its path below the images' common folder where
+    two images share a name) over the samples the run covered. A tied label
     (``label`` None: the class was not guessed) has no COCO category and is left out (counted in
     ``left_out_ties``). ``labels_path`` is never written over unless ``overwrite``.
     Returns ``{"path", "samples", "labels", "left_out_ties"}``."""
@@ -276,6 +286,6 @@ def export_consensus_coco(dataset, key: str, labels_path: str, overwrite: bool =
     view = covered.filter_labels(key, F("label").exists(), only_matches=False)
     ties = covered.count(f"{key}.detections") - view.count(f"{key}.detections")
     view.export(labels_path=labels_path, dataset_type=fo.types.COCODetectionDataset, label_field=key,
-                export_media=False)
+                export_media=False, rel_dir=_names_root(view.values("filepath")))
     return {"path": labels_path, "samples": len(view), "labels": view.count(f"{key}.detections"),
             "left_out_ties": ties}

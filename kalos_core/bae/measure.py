@@ -21,6 +21,12 @@ def steps(data: MeasureData, config: BAEConfig):
     return bae_steps(data.dataset, data.options.get("embeddings") or {}, config)
 
 
+class FileValue(dict):
+    """A dict read from a file, with the file's path (``source_path``: ``--output`` never overwrites it)."""
+
+    source_path: str | None = None
+
+
 def read_embeddings(path: str) -> dict:
     """``--embeddings``: the JSON file's ``{rater: vector(s)}``, checked (argparse's usage error if not)."""
     try:
@@ -33,7 +39,9 @@ def read_embeddings(path: str) -> dict:
         rater_vectors(embeddings)
     except ValueError as e:
         raise argparse.ArgumentTypeError(f"{path}: {e}") from None
-    return embeddings
+    out = FileValue(embeddings)
+    out.source_path = path
+    return out
 
 
 def summary(result: BAEResult, seconds: float | None = None) -> str:

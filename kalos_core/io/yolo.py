@@ -36,8 +36,8 @@ def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
-        raise InvalidInputError([Problem(f"{path} is not UTF-8 text (offset {e.start})")], str(path), hint=False) \
-            from None
+        raise InvalidInputError([Problem(f"not UTF-8 text (offset {e.start}); save it as UTF-8")], str(path),
+                                hint=False) from None
 
 
 def _line_problem(parts: list[str], names: dict) -> tuple[tuple | None, str | None]:

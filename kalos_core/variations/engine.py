@@ -194,6 +194,8 @@ def variation_steps(dataset: MultiRaterDataset, config: VariationConfig = Variat
     classifies every chunk image by image (the reference the kernel is tested against). The chunks run
     on ``executor`` with ``workers`` (:mod:`kalos_core.executors`); the result does not depend on them."""
     check_measurable(dataset)   # as agreement and consensus: no image, or no image with two raters
+    if config.reference is not None:   # a name that is no rater would silently fall back to the first row
+        dataset.check_raters(config.reference, "reference")
     spec = get_distance(dataset.kind, config.distance)
     tally = Tally(config.thresholds)
     total = len(dataset.images)

@@ -124,6 +124,15 @@ def coco_file(tmp_path):
     return p
 
 
+def test_output_onto_the_embeddings_file_is_refused(tmp_path, capsys):
+    labels, emb = coco_file(tmp_path), tmp_path / "emb.json"
+    emb.write_text(json.dumps({"a": [1, 0], "b": [0, 1]}))
+    with pytest.raises(SystemExit) as e:
+        main(["bae", str(labels), "--embeddings", str(emb), "--output", str(emb)])
+    assert e.value.code == 2 and "is the input file" in capsys.readouterr().err
+    assert json.loads(emb.read_text()) == {"a": [1, 0], "b": [0, 1]}
+
+
 def test_cli_end_to_end(tmp_path, capsys):
     labels, emb, out = coco_file(tmp_path), tmp_path / "emb.json", tmp_path / "bae.json"
     emb.write_text(json.dumps({"a": [[1, 0], [1, 0]], "b": [0, 1]}))

@@ -77,6 +77,11 @@ def test_unmatched_labels_keep_the_direction_of_the_reference_rater():
     assert run(anns).by_rater["0.5"]["a"]["missed"] == 1 and run(anns).by_rater["0.5"]["b"]["additional"] == 1
 
 
+def test_a_reference_that_is_no_rater_is_refused():
+    with pytest.raises(ValueError, match=r"reference: 'bob' is not a rater of the data; its raters are: a, b"):
+        run([box(1, "a", 1, 0, 0), box(2, "b", 1, 50, 50)], reference="bob")
+
+
 def test_with_three_raters_the_unit_majority_decides_missed_or_additional():
     # X: drawn by a and b (a majority of 3), missed by c; Y: drawn by c alone
     anns = [box("aX", "a", 1, 0, 0), box("bX", "b", 1, 0, 0), box("cY", "c", 1, 60, 60)]

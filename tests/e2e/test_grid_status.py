@@ -48,7 +48,7 @@ def demo_app(chromium, lvis_subset_path, artifacts_dir):
     """The LVIS subset imported without images, served by ``operators/demo.py app``."""
     import fiftyone as fo
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
 
     if fo.dataset_exists(NAME):
         fo.delete_dataset(NAME)

@@ -399,7 +399,7 @@ def agreement_of(ds, fields):
 
 def reference(data):
     """Per-image α (keyed by file name) and the run results of the multi-rater COCO import of ``data``."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import (
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import (
         import_multirater_coco,
     )
 

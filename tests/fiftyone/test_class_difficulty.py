@@ -72,7 +72,7 @@ def test_every_class_bar_is_labelled_in_a_font_that_fits():
 
 @pytest.fixture(scope="module")
 def lvis(fo_isolated, lvis_subset_path):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
 
     ds = import_multirater_coco("kalos-lvis-classes", str(lvis_subset_path), layout="rater_fields",

@@ -211,6 +211,23 @@ def test_consensus_exported_as_coco(ds, tmp_path):
     assert len(json.loads(open(path).read())["annotations"]) == 2
 
 
+def test_consensus_images_of_one_name_in_two_folders_keep_their_relative_paths(ds, tmp_path):
+    """cam1/0001.jpg and cam2/0001.jpg: each exported under its path below the common folder, so the
+    file reads back unambiguously (both were written 0001.jpg before)."""
+    import json
+
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import export_consensus_coco
+
+    for sample, cam in zip(ds.sort_by("filepath"), ("cam1", "cam2")):
+        sample.filepath = f"/nonexistent/{cam}/0001.jpg"
+        sample.save()
+    execute("build_consensus", ds, agreement_key="kalos")
+    path = str(tmp_path / "consensus.json")
+    export_consensus_coco(ds, "kalos_consensus", path)
+    names = sorted(im["file_name"] for im in json.loads(open(path).read())["images"])
+    assert names == ["cam1/0001.jpg", "cam2/0001.jpg"]
+
+
 def test_the_export_operator_writes_the_consensus_as_coco_and_ends_with_its_card(ds, tmp_path):
     """The App's export_consensus_coco: form errors (no consensus run yet; an existing file unless
     overwrite), then the COCO file read back: the known consensus boxes in pixels (100 × 100)."""

@@ -50,7 +50,7 @@ def source(fo_isolated, tmp_path_factory):
 def test_each_format_written_by_fiftyone_gives_the_alpha_of_its_source(source, fmt):
     import fiftyone as fo
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports as rater_import
 
     ds, folder, alpha = source
     exports = []
@@ -70,7 +70,7 @@ def test_each_format_written_by_fiftyone_gives_the_alpha_of_its_source(source, f
 def test_kitti_without_its_images_is_refused_with_the_reason(source):
     import fiftyone as fo
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports as rater_import
 
     ds, folder, _ = source
     out = folder / "kitti_alone"
@@ -87,7 +87,7 @@ def test_yolov5_with_its_images_is_read_by_fiftyones_importer(source):
     class names from the YAML, the images matched by file name."""
     import fiftyone as fo
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports as rater_import
 
     ds, folder, alpha = source
     exports = []
@@ -106,7 +106,7 @@ def test_yolov5_with_its_images_is_read_by_fiftyones_importer(source):
 def test_yolov5_labels_alone_need_stems(source):
     import fiftyone as fo
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports as rater_import
 
     ds, folder, _ = source
     yolo = folder / "yolo_alone"
@@ -126,7 +126,7 @@ def test_image_less_exports_match_by_path_whatever_the_export_is_called(tmp_path
     export, not by the export's own name."""
     import json
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators import rater_import
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports as rater_import
 
     images = [{"id": i, "file_name": f"{d}/a.jpg", "width": 100, "height": 80} for i, d in ((1, "day"), (2, "night"))]
     exports = []

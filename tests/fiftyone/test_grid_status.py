@@ -23,7 +23,7 @@ def demo_path(tmp_path_factory):
 def imported(fo_isolated, demo_path):
     """The demo file imported as the importer does it: one Detections and one Polylines field per
     rater, rater_list and the importer's dataset.info."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
 
     return import_multirater_coco(f"kalos-grid-{uuid.uuid4().hex[:8]}", str(demo_path),
                                   label_types=("detections", "segmentations"), use_polylines=True)
@@ -199,7 +199,7 @@ def test_status_views_go_with_the_run(fo_isolated, imported):
 def test_imported_polygons_are_outlines(fo_isolated, imported, tmp_path):
     from pycocotools import mask as mask_utils
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
 
     polys = imported.values("raters_segmentations_careful.polylines", unwind=True)
     assert polys and not any(p.filled for p in polys) and all(p.closed for p in polys)

@@ -17,10 +17,10 @@ URI = "@kalos/agreement/import_multirater_coco"
 
 @pytest.fixture(scope="module")
 def imp(fo_isolated):
-    """The module under test (imported after the database is isolated)."""
-    from fiftyone.plugins.orgs.kalos.agreement.operators import importing
+    """The package under test (imported after the database is isolated)."""
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports
 
-    return importing
+    return imports
 
 
 @pytest.fixture(scope="module")
@@ -264,7 +264,8 @@ def test_operator_raises_the_engine_message_for_big_files(tmp_path, fo_isolated,
     import fiftyone.operators as foo
     from fiftyone.operators.executor import ExecutionError
 
-    module = sys.modules[type(foo.get_operator(URI)).__module__]  # the plugin's own copy
+    operator_module = type(foo.get_operator(URI)).__module__   # the plugin's own copy of the package:
+    module = sys.modules[operator_module.replace("operators.importing", "fiftyone_layer.imports.coco")]
     monkeypatch.setattr(module, "VALIDATE_MAX_BYTES", 0)
     ds = fo_isolated.Dataset(name())
     anns = [{"id": 77, "image_id": 2, "category_id": 1, "bbox": [1, 2, 3, 4], "rater_id": "bob"}]
@@ -355,7 +356,34 @@ def test_without_images_each_sample_gets_a_blank_image_of_its_size(imp, tmp_path
     refused.write_text(json.dumps(small_coco(anns + [dict(anns[0], id=3, rater_id="zed")], images=images)))
     with pytest.raises(ValueError):
         imp.import_multirater_coco(again, str(refused))
-    assert not os.path.exists(imp.default_folder("refused"))
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.placeholders import (
+        default_folder,
+    )
+
+    assert not os.path.exists(default_folder("refused"))
     assert not fo_isolated.dataset_exists(again)
     none = imp.import_multirater_coco(name(), write(tmp_path, small_coco(anns, images=images)), placeholders=False)
     assert not any(os.path.exists(p) for p in none.values("filepath"))
+
+
+def test_coco_attributes_become_label_attributes_of_the_same_names(imp, tmp_path, fo_isolated):
+    """An annotation's ``attributes`` (as CVAT's COCO export writes them) on its label, per rater field;
+    a name the label itself uses is refused before anything is written."""
+    anns = [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [10, 20, 30, 40], "rater_id": "ann",
+             "attributes": {"occluded": True, "pose": "standing", "parts": ["head", "tail"]}},
+            {"id": 2, "image_id": 1, "category_id": 1, "bbox": [11, 20, 30, 40], "rater_id": "bob",
+             "attributes": {"occluded": False, "truncated": 0.25}},
+            {"id": 3, "image_id": 2, "category_id": 1, "bbox": [1, 2, 3, 4], "rater_id": "ann"}]
+    ds = imp.import_multirater_coco(name(), write(tmp_path, small_coco(anns)), placeholders=False)
+    a = ds.match({"coco_id": 1}).first()
+    got = a.raters_ann.detections[0]
+    assert (got["occluded"], got["pose"], got["parts"]) == (True, "standing", ["head", "tail"])
+    assert (a.raters_bob.detections[0]["occluded"], a.raters_bob.detections[0]["truncated"]) == (False, 0.25)
+    schema = ds.get_field_schema(flat=True)   # declared for every field, not only the first one's
+    assert {"raters_ann.detections.pose", "raters_bob.detections.truncated"} <= set(schema)
+    anns[1]["attributes"] = {"label": "dog"}
+    target = name()
+    with pytest.raises(imp.ImportRefused, match=r"annotation 2 of image 1: its attribute 'label' has the name of "
+                                                r"the label's own field"):
+        imp.import_multirater_coco(target, write(tmp_path, small_coco(anns)))
+    assert not fo_isolated.dataset_exists(target)

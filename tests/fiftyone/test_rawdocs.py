@@ -1,7 +1,7 @@
 """The importer's raw documents equal what FiftyOne's own add_samples() stores for the same labels.
 
 The expected dataset is built here with FiftyOne's public API only (fo.Sample, fo.Detection,
-fo.Polyline, fo.Keypoint, add_samples), independently of operators/importing.py.
+fo.Polyline, fo.Keypoint, add_samples), independently of fiftyone_layer/imports.
 """
 
 import json
@@ -83,7 +83,7 @@ def _schema(ds):
 
 @pytest.mark.parametrize("layout", ["rater_fields", "rater_attribute"])
 def test_raw_documents_equal_fiftyones_own(fo_isolated, tmp_path, layout):
-    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
     path = tmp_path / "labels.json"
     path.write_text(json.dumps({"images": IMAGES, "annotations": ANNS, "categories": CATS}))
     got = import_multirater_coco(f"kalos-raw-{uuid.uuid4().hex[:8]}", str(path), data_path="/data", layout=layout,

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.realdata
 def test_lvis_through_the_operator_equals_the_cli(fo_isolated, lvis_subset_path):
     import fiftyone.operators as foo
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import import_multirater_coco
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
     ds = import_multirater_coco("kalos-lvis", str(lvis_subset_path), layout="rater_fields", label_field="raters")
     fields = sorted(f for f in ds.get_field_schema() if f.startswith("raters_"))
     res = foo.execute_operator("@kalos/agreement/compute_agreement", dataset=ds.name,

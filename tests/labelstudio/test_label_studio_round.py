@@ -59,7 +59,7 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
     from fiftyone.plugins.orgs.kalos.agreement.operators import (
         label_studio_round as lsr,
     )
-    from fiftyone.plugins.orgs.kalos.agreement.operators.importing import (
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import (
         import_multirater_coco,
     )
     from fiftyone.plugins.orgs.kalos.agreement.operators.review import tag_for_review

@@ -15,6 +15,8 @@ import os
 
 import yaml
 
+from .errors import ImportRefused
+
 _YAML_NAMES = ("dataset.yaml", "data.yaml")
 
 
@@ -38,7 +40,7 @@ def _labels_dirs(path: str, yaml_file: str | None, d: dict, split: str) -> list[
         split_dir = os.path.join(path, "labels", split)
         return [split_dir if os.path.isdir(split_dir) else os.path.join(path, "labels")]
     if split not in d:
-        raise ValueError(f"{yaml_file} names no split {split!r} (it has {sorted(k for k in d if k != 'names')})")
+        raise ImportRefused(f"{yaml_file} names no split {split!r} (it has {sorted(k for k in d if k != 'names')})")
     base = os.path.join(os.path.dirname(yaml_file), d.get("path") or "")
     out = []
     for entry in [d[split]] if isinstance(d[split], str) else d[split]:
@@ -67,12 +69,12 @@ def yolov5_items(path: str, match_by: str, root: str, split: str = "val", classe
             d = yaml.safe_load(f) or {}
         classes = classes or _classes(d.get("names"))
     if match_by != "stem":
-        raise ValueError(f"{path}: the images of this YOLOv5 export are not here, and its labels files do not "
+        raise ImportRefused(f"{path}: the images of this YOLOv5 export are not here, and its labels files do not "
                          "say the images' file names: match by stem")
     files = sorted(f for dirname in _labels_dirs(folder, yaml_file, d, split)
                    for f in glob.glob(os.path.join(dirname, "**", "*.txt"), recursive=True))
     if not files:
-        raise ValueError(f"{path}: no YOLOv5 labels files (labels/{split}/*.txt) found")
+        raise ImportRefused(f"{path}: no YOLOv5 labels files (labels/{split}/*.txt) found")
     label_type = options.get("label_type", "detections")
     for f in files:
         stem = os.path.splitext(os.path.basename(f))[0]

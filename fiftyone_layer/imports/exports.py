@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from xml.parsers.expat import ExpatError
 
 import fiftyone as fo
 
+from .. import rawdocs
+from .checks import check_export
+from .errors import ImportRefused
 from .yolov5 import yolov5_items
 
 #: the label lists a rater field may hold (what the agreement reads)
@@ -69,7 +73,7 @@ def dataset_type(name):
     else:
         cls = name if isinstance(name, type) else type(name)
     if not (isinstance(cls, type) and issubclass(cls, fo.types.LabeledImageDataset)):   # a name, mostly
-        raise ValueError(f"format {name!r} is not a labelled image format FiftyOne reads; "  # noqa: TRY004
+        raise ImportRefused(f"format {name!r} is not a labelled image format FiftyOne reads; "
                          f"choose one of {', '.join(image_types())}")
     return cls()
 
@@ -89,13 +93,13 @@ def _label_list(label, where: str, label_key):
         if label_key is None:
             kinds = sorted(k for k, v in label.items() if v is not None)
             if len(kinds) > 1:
-                raise ValueError(f"{where} holds several kinds of labels ({', '.join(kinds)}); choose one as "
+                raise ImportRefused(f"{where} holds several kinds of labels ({', '.join(kinds)}); choose one as "
                                  "label_key")
             label = label[kinds[0]] if kinds else None
         else:
             label = label.get(label_key)
     if label is not None and not isinstance(label, LABEL_LISTS):
-        raise ValueError(f"{where} holds {type(label).__name__} labels; agreement reads "
+        raise ImportRefused(f"{where} holds {type(label).__name__} labels; agreement reads "
                          f"{', '.join(c.__name__ for c in LABEL_LISTS)} (choose another label_key or format)")
     return label
 
@@ -105,12 +109,13 @@ def read_export(path: str, format, data_path=None, match_by="file_name", label_k
     ``fiftyone.types`` name; ``data_path`` the images folder if any. Keys are the file names
     (``match_by="stem"``: without extension, ``"path"``: relative to the data folder)."""
     if match_by not in MATCH_BY:
-        raise ValueError(f"match_by must be one of {MATCH_BY}, got {match_by!r}")
+        raise ImportRefused(f"match_by must be one of {MATCH_BY}, got {match_by!r}")
     if not os.path.exists(path):
-        raise ValueError(f"no export at {path}")
+        raise ImportRefused("no export at this path", path)
     dtype = dataset_type(format)
+    facts = check_export(path, type(dtype).__name__)
     if type(dtype).__name__ == "KITTIDetectionDataset" and not data_path:
-        raise ValueError(f"{path}: KITTI labels hold pixel boxes but no image size: give the images folder "
+        raise ImportRefused(f"{path}: KITTI labels hold pixel boxes but no image size: give the images folder "
                          "of this export (its boxes are placed with the images' own sizes)")
     options = {**DEFAULT_OPTIONS.get(type(dtype).__name__, {}), **options}
     # data_path {}: no images folder (not the importer's default <export>/data)
@@ -121,15 +126,31 @@ def read_export(path: str, format, data_path=None, match_by="file_name", label_k
         for image_path, meta, label in _items(dtype, path, paths, data_path, root, match_by, options):
             key = _key(image_path, data_path, match_by, root)
             if key in out:
-                raise ValueError(f"two images of {path} have the key {key!r}: match by "
+                raise ImportRefused(f"two images of {path} have the key {key!r}: match by "
                                  f"{'path' if match_by != 'path' else 'another key'} instead")
             labels = _label_list(label, f"image {key!r} of {path}", label_key)
             present = os.path.isfile(image_path)
             out[key] = ExportImage(key, image_path if present else None, getattr(meta, "width", None),
                                    getattr(meta, "height", None), labels)
-    except (KeyError, TypeError, AttributeError, OSError, SyntaxError) as e:
-        raise ValueError(f"could not read {path} as {type(dtype).__name__}: {type(e).__name__}: {e}") from None
+    except ImportRefused:
+        raise
+    except (KeyError, TypeError, AttributeError, OSError, SyntaxError, ExpatError, ValueError) as e:
+        raise ImportRefused(f"FiftyOne's {type(dtype).__name__} importer could not read it ({type(e).__name__}: "
+                            f"{e})", path, fix="check that the format is the one the file was exported in") from None
+    if facts.get("occluded"):
+        _occluded_false(out)
     return out
+
+
+def _occluded_false(images: dict) -> None:
+    """CVAT writes ``occluded="0"`` or ``"1"`` on every shape; FiftyOne's importer keeps only the 1s
+    (``occluded=True``): the 0s become ``occluded=False``, so that "not occluded" is a value."""
+    for im in images.values():
+        if im.labels is None:
+            continue
+        for label in getattr(im.labels, rawdocs.LIST_NAMES[type(im.labels)]):
+            if label.get_field("occluded") is None if label.has_field("occluded") else True:
+                label["occluded"] = False
 
 
 def _items(dtype, path, paths, data_path, root, match_by, options):

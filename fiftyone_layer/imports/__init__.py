@@ -1,0 +1,50 @@
+"""Imports of annotation-tool exports into a FiftyOne dataset, one rater per field.
+
+The public interface (everything else in this package is private to it):
+
+- :func:`import_multirater_coco`, :func:`import_multirater_yolo`: one multi-rater file or folder set;
+- :func:`import_rater_exports`: one export per rater in any format FiftyOne reads, a CVAT
+  project export (one rater per replica task) or a Label Studio project export (every annotator);
+  :func:`import_cvat_replicas` and :func:`import_label_studio` are its shortcuts;
+- :class:`ImportRefused`: every refusal, raised before anything is written, naming the file,
+  the place in it and the fix;
+- ``python -m fiftyone_layer.imports`` from a clone: the command line (:mod:`.cli`).
+
+The operators (``operators/importing.py``, ``operators/rater_import.py``) and the Label Studio
+round call these and the step generators (``coco_steps``, ``exports_steps``) for progress.
+"""
+
+from .coco import (
+    VALIDATE_MAX_BYTES,
+    check_coco_file,
+    coco_steps,
+    import_multirater_coco,
+    import_multirater_yolo,
+)
+from .cvat_project import cvat_rater
+from .errors import ImportRefused
+from .exports import MATCH_BY, image_types
+from .rater_exports import (
+    ID_FIELD,
+    LABEL_STUDIO,
+    exports_steps,
+    import_cvat_replicas,
+    import_label_studio,
+    import_rater_exports,
+    one_label_type,
+    parse_rater_names,
+)
+from .schema import (
+    LABEL_TYPES,
+    LAYOUTS,
+    MAX_RATER_FIELDS,
+    declare_label_fields,
+    field_names,
+)
+
+__all__ = [
+    "ID_FIELD", "LABEL_STUDIO", "LABEL_TYPES", "LAYOUTS", "MATCH_BY", "MAX_RATER_FIELDS", "VALIDATE_MAX_BYTES",
+    "ImportRefused", "check_coco_file", "coco_steps", "cvat_rater", "declare_label_fields", "exports_steps",
+    "field_names", "image_types", "import_cvat_replicas", "import_label_studio", "import_multirater_coco",
+    "import_multirater_yolo", "import_rater_exports", "one_label_type", "parse_rater_names",
+]
