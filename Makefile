@@ -23,7 +23,7 @@ $(STAMP): requirements-lock.txt requirements.txt requirements-dev.txt pyproject.
 	touch $@
 
 demo: setup
-	$(VPY) operators/demo.py run
+	$(VPY) fiftyone_layer/demo.py run
 
 # Fresh, throw-away MongoDB data dir per run; tests/conftest.py runs a private mongod on it
 # (FIFTYONE_DATABASE_URI) and stops it before pytest exits.
@@ -97,7 +97,7 @@ validate: setup
 
 # WORKER=1: also a delegated-operation worker, and the App's "Schedule" for it (docs/app.md, "Scheduled runs")
 app: setup
-	$(VPY) operators/demo.py app $(if $(WORKER),--worker)
+	$(VPY) fiftyone_layer/demo.py app $(if $(WORKER),--worker)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

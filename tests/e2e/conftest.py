@@ -66,7 +66,7 @@ def chromium():
 
 @pytest.fixture(scope="session")
 def demo_app(chromium, tmp_path_factory, artifacts_dir):
-    """The demo data set (``python operators/demo.py run``) served by ``operators/demo.py app``."""
+    """The demo data set (``python fiftyone_layer/demo.py run``) served by ``fiftyone_layer/demo.py app``."""
     work = tmp_path_factory.mktemp("demo")
     t0 = time.monotonic()
     harness.build_demo(work / "demo", artifacts_dir / "demo-build.log")

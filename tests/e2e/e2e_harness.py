@@ -45,8 +45,8 @@ def free_port() -> int:
 
 
 def build_demo(folder: Path, log: Path, name: str = DATASET) -> str:
-    """``python operators/demo.py run`` into ``folder``; returns its stdout (also in ``log``)."""
-    cmd = [sys.executable, str(REPO / "operators" / "demo.py"), "run", "--folder", str(folder), "--name", name]
+    """``python fiftyone_layer/demo.py run`` into ``folder``; returns its stdout (also in ``log``)."""
+    cmd = [sys.executable, str(REPO / "fiftyone_layer" / "demo.py"), "run", "--folder", str(folder), "--name", name]
     env = dict(os.environ)
     proc = subprocess.run(cmd, cwd=REPO, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False,
                           text=True, timeout=600)
@@ -64,7 +64,7 @@ SESSION_RETRY, SESSION_RETRY_S = "Could not connect session", 15.0
 
 
 class AppServer:
-    """``python operators/demo.py app`` (what ``make app`` runs) on a free loopback port.
+    """``python fiftyone_layer/demo.py app`` (what ``make app`` runs) on a free loopback port.
 
     Runs in its own process group so that stop() ends the Session process *and* the server
     subprocess it spawns, and nothing else.
@@ -84,7 +84,7 @@ class AppServer:
         env.pop("FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS", None)   # as `make app`: FiftyOne's own settings
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            [sys.executable, str(REPO / "operators" / "demo.py"), "app", "--name", self.name, "--port", str(self.port)],
+            [sys.executable, str(REPO / "fiftyone_layer" / "demo.py"), "app", "--name", self.name, "--port", str(self.port)],
             cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )

@@ -1,6 +1,6 @@
 """End-to-end: the FiftyOne App in headless chromium, on the demo data set, with this plugin.
 
-One App server (``python operators/demo.py app``, what ``make app`` runs) for the module; every
+One App server (``python fiftyone_layer/demo.py app``, what ``make app`` runs) for the module; every
 test gets a fresh browser context and starts from the full data set with no panel open.
 Every panel listed in fiftyone.yml is opened through the App's "+" menu, its plotly chart must
 draw, and for the panels whose marks are clickable a click must change the grid's sample count.
@@ -63,7 +63,7 @@ def _screenshot(page, name: str) -> None:
 
 def test_app_shows_the_demo_dataset(page, demo_app):
     open_app(page, demo_app)
-    assert demo_app.n_samples == 40  # operators/demo.py's default
+    assert demo_app.n_samples == 40  # fiftyone_layer/demo.py's default
     assert grid_count(page) == demo_app.n_samples
     assert page.locator('[data-cy="fo-grid"]').first.is_visible()
 

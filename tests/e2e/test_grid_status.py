@@ -8,7 +8,7 @@ class disagreement orange, unmatched red): pixels of those colours appear on the
 and none before the run (they are far from every colour of FiftyOne's default pool).
 
 This module serves its own data set: ``demo_app`` is overridden (the App is started by
-``python operators/demo.py app``, as ``make app`` does), so the shared ``page`` fixture and
+``python fiftyone_layer/demo.py app``, as ``make app`` does), so the shared ``page`` fixture and
 the failure report work unchanged.
 """
 
@@ -45,7 +45,7 @@ GREY = np.array([58, 58, 58])   # fiftyone_layer/placeholders.py FILL
 
 @pytest.fixture(scope="module")
 def demo_app(chromium, lvis_subset_path, artifacts_dir):
-    """The LVIS subset imported without images, served by ``operators/demo.py app``."""
+    """The LVIS subset imported without images, served by ``fiftyone_layer/demo.py app``."""
     import fiftyone as fo
 
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco

@@ -76,6 +76,17 @@ def _vectors(ds):
                                                     for row in ds.values(f"{f}.detections")])
 
 
+def _occluded():
+    """An agreement run and a seeded ``e2e_occluded`` flag on every rater label (attribute agreement's input)."""
+    import numpy as np
+
+    _agreement_run()
+    ds, rng = _ds(), np.random.default_rng(0)
+    for f in BOXES:
+        ds.set_values(f"{f}.detections.e2e_occluded", [[bool(rng.random() < 0.3) for _ in row or []]
+                                                         for row in ds.values(f"{f}.detections")])
+
+
 def _per_rater_exports(folder: Path) -> dict:
     """Two raters' plain COCO exports of the same two images (one box each): {rater: path}."""
     images = [{"id": i, "file_name": f"{i}.jpg", "width": 100, "height": 80} for i in (1, 2)]
@@ -164,6 +175,9 @@ CASES = {
     "compute_bae": ("behaviour alignment", "KaLOS: behaviour alignment (BAE)", lambda: _vectors(_ds()),
                     lambda f, tmp: (fill_field(f, "Run key", f"{KEY}_bae"),
                                     fill_field(f, "Embedding attribute", "e2e_emb"))),
+    "compute_attribute_agreement": ("attribute agreement", "KaLOS: attribute agreement", _occluded,
+                                    lambda f, tmp: (_pick_one(f, "Agreement run (its units)", KEY),
+                                                    fill_field(f, "Run key", f"{KEY}_attr"))),
     "simulate_raters": ("simulate raters", "KaLOS: simulate raters", None, lambda f, tmp: (
         _pick_one(f, "Reference field", BOXES[0]), fill_field(f, "Field prefix", f"{KEY}_syn"))),
     "delete_agreement_run": ("delete agreement run", "KaLOS: delete agreement run", _agreement_run,
@@ -194,8 +208,9 @@ def _clean_up(new_dataset: str) -> None:
     for name in [n for n in ds.get_field_schema() if n.startswith(KEY)]:
         ds.delete_sample_field(name)
     for f in BOXES:
-        if ds.has_field(f"{f}.detections.e2e_emb"):
-            ds.delete_sample_field(f"{f}.detections.e2e_emb")
+        for attr in ("e2e_emb", "e2e_occluded"):
+            if ds.has_field(f"{f}.detections.{attr}"):
+                ds.delete_sample_field(f"{f}.detections.{attr}")
     if fo.dataset_exists(new_dataset):
         fo.delete_dataset(new_dataset)
 

@@ -28,7 +28,7 @@ NOISE = f"{PLUGIN}/noise_aware_evaluation"
 def test_make_app_sets_the_legacy_orchestrator_switch_only_with_a_worker(fo_isolated):
     import fiftyone.operators as foo
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.demo import app_environment
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.demo import app_environment
 
     assert "FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS" not in app_environment(worker=False)
     assert app_environment(worker=True)["FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS"] == "true"

@@ -1,11 +1,11 @@
 """``make demo`` and ``make app``: the embedded demo data set in FiftyOne.
 
-``python operators/demo.py run`` draws the seeded demo scenes (kalos_core.demo_data),
+``python fiftyone_layer/demo.py run`` draws the seeded demo scenes (kalos_core.demo_data),
 imports them with the import operator's Python entry (one Detections and one
 Polylines field per rater), runs agreement on the polygons, calibrates the box
 threshold and runs agreement on the boxes at it (with a simulated model as one more
 rater in run ``kalos_model``, and without it in run ``kalos``), prints the summary and how to
-open the App. ``python operators/demo.py app`` serves the App on
+open the App. ``python fiftyone_layer/demo.py app`` serves the App on
 127.0.0.1 with this plugin loaded, FiftyOne's settings left as they are (operators run
 immediately, as in any FiftyOne); ``--worker`` adds a delegated-operation worker (and
 the switch that lets the App schedule runs for it).
@@ -44,13 +44,13 @@ def run(args) -> None:
     from kalos_core.conventions import conventions_of, conventions_text
     from kalos_core.demo_data import build_demo
 
-    from ..fiftyone_layer.measures.calibrate import calibrate_run
-    from ..fiftyone_layer.measures.convergence import convergence_run
-    from ..fiftyone_layer.imports import import_multirater_coco
-    from ..fiftyone_layer.measures.noise_aware import noise_aware_run
-    from ..fiftyone_layer.measures.consensus import consensus_run
-    from ..fiftyone_layer.measures.agreement import compute_agreement_run
-    from ..fiftyone_layer.measures.variations import variations_run
+    from .measures.calibrate import calibrate_run
+    from .measures.convergence import convergence_run
+    from .imports import import_multirater_coco
+    from .measures.noise_aware import noise_aware_run
+    from .measures.consensus import consensus_run
+    from .measures.agreement import compute_agreement_run
+    from .measures.variations import variations_run
 
     path = build_demo(Path(args.folder), n_images=args.images, seed=args.seed, with_images=True)
     if fo.dataset_exists(args.name):
@@ -179,7 +179,7 @@ def app(args) -> None:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python operators/demo.py")
+    ap = argparse.ArgumentParser(prog="python fiftyone_layer/demo.py")
     sub = ap.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run")
     r.add_argument("--folder", default=str(REPO / "data" / "demo"))
@@ -197,9 +197,9 @@ def main(argv=None) -> None:
 
 
 def as_plugin_module(module: str = "demo") -> None:
-    """Run ``operators/<module>.py`` as the plugin's own module, under the name FiftyOne gives it
-    (``fiftyone.plugins.orgs.kalos.agreement.operators.<module>``): its imports then reach the other
-    operators and the FiftyOne layer as inside the App, with one copy of each module."""
+    """Run ``fiftyone_layer/<module>.py`` as the plugin's own module, under the name FiftyOne gives it
+    (``fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.<module>``): its imports then reach the
+    FiftyOne layer as inside the App, with one copy of each module."""
     import importlib.util
     import runpy
 
@@ -211,8 +211,8 @@ def as_plugin_module(module: str = "demo") -> None:
     spec = importlib.util.spec_from_file_location(name, REPO / "__init__.py")   # the plugin's package
     sys.modules[name] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sys.modules[name])
-    runpy.run_module(f"{name}.operators.{module}", run_name="__main__", alter_sys=True)
+    runpy.run_module(f"{name}.fiftyone_layer.{module}", run_name="__main__", alter_sys=True)
 
 
 if __name__ == "__main__":
-    main() if __package__ else as_plugin_module()   # `python operators/demo.py run|app`
+    main() if __package__ else as_plugin_module()   # `python fiftyone_layer/demo.py run|app`
