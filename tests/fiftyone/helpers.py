@@ -524,7 +524,10 @@ def check_label_studio_cancelled_polygons_and_brush_masks(rex, tmp_path):
         {"id": 1, "completed_by": {"id": 1, "email": "ann@x"}, "result": [rect, poly, paint]},
         {"id": 2, "completed_by": {"id": 2, "email": "bob@x"}, "result": [], "was_cancelled": True}]},
         {"id": 2, "data": {"image": "/data/upload/1/b.jpg"}, "annotations": [
-            {"id": 3, "completed_by": {"id": 2, "email": "bob@x"}, "result": []}]}]
+            {"id": 3, "completed_by": {"id": 2, "email": "bob@x"}, "result": []}]},
+        {"id": 3, "data": {"image": "/data/upload/1/c.jpg"}, "annotations": [   # an image both labelled
+            {"id": 4, "completed_by": {"id": 1, "email": "ann@x"}, "result": []},
+            {"id": 5, "completed_by": {"id": 2, "email": "bob@x"}, "result": []}]}]
     path = dump(tmp_path, "ls.json", tasks)
     with pytest.raises(ValueError, match="several kinds of labels .*detections, polylines, segmentations"):
         rex.import_label_studio(new_name(), path)
