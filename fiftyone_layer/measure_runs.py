@@ -18,13 +18,42 @@ from typing import Any, Callable
 from fiftyone import ViewField as F
 
 from kalos_core.measure import Measure, MeasureData, get_measure
-from kalos_core.params import groups_of, params_of, stored_form_values
+from kalos_core.params import Param, ParamError, expand_groups, groups_of, params_of, stored_form_values
 from kalos_core.progress import rescale, run_steps
 
 from . import run_store
 from .adapter import RaterSource, SetupError, read_dataset, resolve_source
 from .registry import Offered
-from .values import make_config, value_of
+
+
+# -- parameter values from a form or a Python call, checked by the measure's declaration ---------------
+# A bad value, or a rule between values, is a SetupError naming the parameter (the form shows it on that
+# input). Forms send lists of numbers as comma-separated text.
+
+def value_of(p: Param, value):
+    """A form or Python value for ``p``, checked (text read for list kinds); :class:`SetupError` naming it."""
+    try:
+        if isinstance(value, str) and p.kind not in ("str", "choice"):
+            value = p.from_text(value)
+        if p.optional and (value == "" or (isinstance(value, (list, tuple)) and not value)):
+            value = None    # an empty input (no name picked): the default rule
+        return p.check(value)
+    except ParamError as e:
+        raise SetupError(str(e), e.param) from None
+    except ValueError as e:
+        raise SetupError(f"{p.name}: {e}", p.name) from None
+
+
+def make_config(measure: Measure, values: dict):
+    """The measure's config from form / Python values (missing ones take their defaults); a bad
+    value or a rule between values is a :class:`SetupError` naming the parameter."""
+    try:
+        values = expand_groups(measure.config, values)
+        given = {p.name: value_of(p, values[p.name]) for p in measure.params
+                 if p.name in values and values[p.name] is not None}
+        return measure.config(**given)
+    except ParamError as e:
+        raise SetupError(str(e), e.param) from None
 
 
 @dataclass(frozen=True)

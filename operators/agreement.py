@@ -10,23 +10,23 @@ import fiftyone.operators.types as types
 
 from kalos_core.geometry import DEFAULT_DISTANCE, default_threshold, distances_for
 from kalos_core.matching import COSTS, SOLVERS
-
-from ..fiftyone_layer import run_store, status_colors
-from ..fiftyone_layer.adapter import SetupError, check_label_attributes, label_fields
-from ..fiftyone_layer.measures.calibrate import latest_calibration, matching_calibration, threshold_for
-from .cards import delete_and_confirm, show_card
-from .common import agreement_run_input, chosen_agreement_run, form, check_form, form_error, report_errors, setup_inputs, source_params
-from .measure_operator import MeasureOperator
-from .forms import param_inputs
 from kalos_core.params import groups_of
 
+from ..fiftyone_layer import run_store
+from ..fiftyone_layer.adapter import SetupError, check_label_attributes
 from ..fiftyone_layer.measure_runs import form_run_params
-from .model_inputs import model_inputs, model_params
-from ..fiftyone_layer.saved_views import save_run_view, select_saved_view
 from ..fiftyone_layer.measures.agreement import (
-    AGREEMENT, DISAGREEMENT, RUN, STATUSES, METHOD, agreement_runs, check_run, compute_agreement_steps,
-    delete_agreement_run, describe_run, disagreement_view, disagreement_view_name, get_agreement_run, unused_run_key,
+    AGREEMENT, DISAGREEMENT, RUN, STATUSES, METHOD, agreement_runs, check_run, delete_agreement_run, describe_run,
+    disagreement_view, disagreement_view_name, get_agreement_run, unused_run_key,
 )
+from ..fiftyone_layer.measures.calibrate import latest_calibration, threshold_for
+from ..fiftyone_layer.saved_views import save_run_view, select_saved_view
+from .cards import delete_and_confirm, show_card
+from .common import (agreement_run_input, check_form, chosen_agreement_run, form, form_error, report_errors,
+                     setup_inputs, source_params)
+from .forms import param_inputs
+from .measure_operator import MeasureOperator
+from .model_inputs import model_inputs
 
 
 
@@ -76,19 +76,6 @@ class ComputeAgreement(MeasureOperator):
                                                 **_run_params(p, unused_run_key(ds))))
         return form(inputs, "KaLOS: compute agreement")
 
-    def steps(self, ctx):
-        p = ctx.params
-        return compute_agreement_steps(
-            ctx.target_view(), **source_params(p), **_run_params(p),
-            calibration_key=p.get("calibration_key") or _used_calibration(ctx.dataset, p), **model_params(p))
-
-    def finish(self, ctx, message: str):
-        """Reloaded with the status colours of the new run, then the success note (no progress step)."""
-        if not ctx.delegated:
-            yield ctx.ops.reload_dataset()
-            yield status_colors.refresh_app(ctx)
-            yield ctx.ops.notify(message, variant="success")
-
 
 def _check_target(ctx, inputs, source):
     """Form errors known before running: an empty view; label attributes the run would overwrite."""
@@ -124,15 +111,6 @@ def _threshold_default(ctx, source, cal, distance: str | None) -> tuple[float, s
     return default_threshold(source.kind, distance), (
         f"default: the standard value for {distance} (no calibration run calibrated it; "
         "'KaLOS: calibrate threshold' finds one)")
-
-
-def _used_calibration(dataset, params) -> str | None:
-    """Key of the calibration whose threshold this run uses (None if the threshold is not a calibrated one)."""
-    fields = params.get("rater_fields") or [params.get("label_field")]
-    cls = label_fields(dataset).get(fields[0]) if fields and fields[0] else None
-    ref = matching_calibration(dataset, params.get("threshold", 0.5), cls.__name__ if cls else None,
-                               params.get("distance"))
-    return ref.key if ref else None
 
 
 def _run_choice(ctx, inputs, label: str, newest: bool = True):

@@ -2,7 +2,7 @@
 
 A card reads, top to bottom: the headline numbers, what was written where, the run key, what
 to open next. Its values are text, numbers rounded for people by :func:`human` (α 0.512, not
-0.5119505770595647, :mod:`..fiftyone_layer.shown`); ``data`` carries machine-readable extras (Python callers and tests read
+0.5119505770595647, :func:`..fiftyone_layer.registry.human`); ``data`` carries machine-readable extras (Python callers and tests read
 them from the shown results; the App shows only the card's rows).
 """
 
@@ -15,7 +15,7 @@ import fiftyone.operators.types as types
 from kalos_core.jsonsafe import json_safe
 
 from ..fiftyone_layer import run_store, status_colors
-from ..fiftyone_layer.shown import human, interval  # noqa: F401  (the cards' number format, re-exported)
+from ..fiftyone_layer.registry import human, interval  # noqa: F401  (the cards' number format, re-exported)
 
 NO_RUN = "none (nothing stored as a run)"
 

@@ -10,7 +10,7 @@ import fiftyone.operators.types as types
 
 from kalos_core.progress import run_steps  # noqa: F401  (re-exported: the same outside the App)
 
-from ..fiftyone_layer import run_store
+from ..fiftyone_layer import run_store, status_colors
 from ..fiftyone_layer.adapter import RaterSource, SetupError, label_fields, resolve_source
 from ..fiftyone_layer.names import FIELD_NAME_RE, safe_name  # noqa: F401  (re-exported)
 from .cards import show_result
@@ -227,13 +227,16 @@ def check_form(props: dict, check) -> None:
         if prop is not None and not prop.invalid:
             form_error(prop, str(e))
 
-def finish_run(ctx, message: str):
-    """The last App operations of a run: progress done, reload, success note."""
+def finish_run(ctx, message: str, recolour: bool = False):
+    """The last App operations of a run: progress done, reload (``recolour``: and the dataset's colour
+    scheme applied, :func:`..fiftyone_layer.status_colors.refresh_app`), success note."""
     done = progress_op(ctx, 1.0, "done")
     if done is not None:
         yield done
     if not ctx.delegated:
         yield ctx.ops.reload_dataset()
+        if recolour:
+            yield status_colors.refresh_app(ctx)
         yield ctx.ops.notify(message, variant="success")
 
 

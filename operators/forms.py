@@ -18,7 +18,7 @@ from kalos_core.params import Param, groups_of, params_of
 
 from .common import form_error, number_input
 from ..fiftyone_layer.errors import SetupError
-from ..fiftyone_layer.values import value_of
+from ..fiftyone_layer.measure_runs import value_of
 
 if TYPE_CHECKING:
     from kalos_core.measure import Measure

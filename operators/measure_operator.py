@@ -97,8 +97,9 @@ class MeasureOperator(foo.Operator):
         yield show_card(ctx, title, rows, written_by(ctx.dataset, key), key, next_step)
 
     def finish(self, ctx, message: str):
-        """The App operations after a run (progress done, reload, the success notification)."""
-        yield from finish_run(ctx, message)
+        """The App operations after a run: progress done, reload (with the new status colours where
+        the run made them), the success notification."""
+        yield from finish_run(ctx, message, recolour=self.RUN.app.recolours)
 
 
 def operator_class(run: MeasureRun) -> type:

@@ -32,7 +32,7 @@ from kalos_core.noise.generator import RefImage, Reference
 
 from ..fiftyone_layer.adapter import KINDS, SetupError, label_fields, rater_list_schema_problem
 from ..fiftyone_layer.rawdocs import LIST_NAMES
-from ..fiftyone_layer.values import make_config
+from ..fiftyone_layer.measure_runs import make_config
 from .cards import show_card
 from .common import form, FIELD_NAME_RE, form_error
 from .forms import param_inputs

@@ -19,8 +19,8 @@ from kalos_core.progress import run_steps
 from .. import run_store, status_colors
 from ..adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset
 from ..measure_runs import MeasureRun, measure_steps
-from ..registry import Offered
-from ..shown import interval
+from ..registry import Offered, interval
+from .calibrate import matching_calibration
 from ..measure_runs import check_run as measure_check
 from ..model_raters import add_models, check_model_fields, write_source
 from ..model_raters import run_config as model_run_config
@@ -76,13 +76,18 @@ def _prepare(collection, source: RaterSource, values: dict, extras: dict) -> dic
 
 def _check(collection, source: RaterSource, config: AgreementConfig, extras: dict) -> None:
     """The distance suits the labels; the model fields (:func:`..model_raters.check_model_fields`),
-    stored as :func:`..model_raters.run_config` says."""
+    stored as :func:`..model_raters.run_config` says; the calibration run whose threshold and distance
+    these are, unless ``calibration_key`` names one (:func:`.calibrate.matching_calibration`)."""
     if config.distance is not None and config.distance not in distances_for(source.kind):
         raise SetupError(f"{config.distance!r} is not a {source.kind} distance; choose among "
                          f"{list(distances_for(source.kind))}", "distance")
     threshold = 0.5 if extras.get("score_threshold") is None else extras["score_threshold"]
     models = check_model_fields(collection, source, extras.get("model_fields"), threshold)
     extras.update(model_run_config(models, threshold))
+    if not extras.get("calibration_key"):   # the calibration whose threshold this is, where it is one
+        ref = matching_calibration(collection._dataset, config.threshold, source.label_cls.__name__,
+                                   "mask_iou" if extras["use_masks"] else config.distance)
+        extras["calibration_key"] = ref.key if ref else None
 
 
 def _read(collection, source: RaterSource, config, extras: dict) -> MeasureData:
@@ -133,7 +138,7 @@ RUN = MeasureRun(
         panels=("overview:AgreementOverviewPanel", "vitality:AnnotatorVitalityPanel",
                 "collaboration:CollaborationPanel", "sensitivity:LocalisationSensitivityPanel",
                 "classes:ClassDifficultyPanel"),
-        marker=lambda key: f"{key}_alpha", views=status_view_names, card=_card, notice=_notice,
+        marker=lambda key: f"{key}_alpha", views=status_view_names, card=_card, notice=_notice, recolours=True,
         failure="KaLOS: compute agreement failed"))
 
 

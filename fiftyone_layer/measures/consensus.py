@@ -35,9 +35,8 @@ from kalos_core.progress import run_steps
 
 from .. import rawdocs, run_store, status_colors
 from ..adapter import SetupError, read_dataset, resolve_source
-from ..measure_runs import MeasureRun, check_run, measure_steps
+from ..measure_runs import MeasureRun, check_run, make_config, measure_steps
 from ..registry import Offered
-from ..values import make_config
 from ..writeback import write_sample_fields
 
 MEASURE = get_measure("consensus")

@@ -25,8 +25,7 @@ from kalos_core.params import Config, param
 from .. import run_store
 from ..adapter import SetupError, label_fields, read_dataset
 from ..measure_runs import MeasureRun, measure_run, measure_steps
-from ..registry import Offered
-from ..shown import human, interval
+from ..registry import Offered, human, interval
 from ..predictions import check_predictions_field, read_predictions
 from ..writeback import write_label_values
 

@@ -29,8 +29,7 @@ from kalos_core.params import Config, param
 from .. import run_store
 from ..adapter import RaterSource, SetupError, read_dataset, resolve_source
 from ..measure_runs import MeasureRun, measure_run, measure_steps
-from ..registry import Offered
-from ..shown import human
+from ..registry import Offered, human
 from ..predictions import check_predictions_field, missing_predictions, read_predictions
 from ..writeback import write_label_values
 

@@ -75,7 +75,7 @@ def test_a_stored_run_is_shown_without_error(runs_ds, name):
 def _same(p, form_value, stored) -> bool:
     """The form's value of parameter ``p``, read as the operators read it (an empty input: the
     default; an unticked box of an optional flag: its default rule), is the stored value."""
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.values import value_of
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measure_runs import value_of
 
     if form_value in (None, "", []) or (p.kind == "bool" and p.optional and form_value is False):
         form_value = p.default
