@@ -174,6 +174,15 @@ def form_run_params(params: dict, default_key: str, names) -> dict:
             **{n: params[n] for n in names if params.get(n) not in (None, "")}}
 
 
+def source_params(params) -> dict:
+    """``rater_fields`` / ``label_field`` / ``rater_attribute`` keyword arguments from form params."""
+    by_attribute = params.get("layout") == "rater_attribute" or (
+        params.get("layout") is None and params.get("label_field") and not params.get("rater_fields"))
+    return {"rater_fields": None if by_attribute else params.get("rater_fields"),
+            "label_field": params.get("label_field") if by_attribute else None,
+            "rater_attribute": params.get("rater_attribute") or "rater_id"}
+
+
 def run_params(run: MeasureRun, params: dict, default_key: str | None = None) -> dict:
     """The keyword arguments of :func:`check_run` / :func:`measure_steps` in a form's values: run
     key (``default_key`` or the measure's), overwrite, the extras and every parameter given."""

@@ -69,19 +69,6 @@ def sample(filepath: str, fields: dict, width=None, height=None) -> dict:
     return doc
 
 
-def declare_schema(dataset, schema: dict) -> None:
-    """Declare many fields at once: ``schema`` maps a field name or ``embedded.path`` to a
-    ``fo.Field`` instance. Existing fields are left as they are.
-
-    One schema merge and one dataset reload for the lot (what ``add_samples`` does
-    internally); ``add_sample_field`` per field reloads the dataset each time, so
-    declaring one field per rater would cost time quadratic in the rater count.
-    """
-    missing = {path: field for path, field in schema.items() if not dataset.has_field(path)}
-    if missing:
-        dataset._merge_sample_field_schema(missing)
-
-
 def declare(dataset, example_values: dict) -> None:
     """Declare plain top-level fields from an example value each (labels are declared by the caller)."""
     if dataset.media_type is None:

@@ -24,9 +24,20 @@ import fiftyone.core.odm as foo
 from bson import ObjectId
 from pymongo import UpdateOne
 
-from .rawdocs import declare_schema
-
 BATCH = 1000  # samples per bulk request
+
+
+def declare_schema(dataset, schema: dict) -> None:
+    """Declare many fields at once: ``schema`` maps a field name or ``embedded.path`` to a
+    ``fo.Field`` instance. Existing fields are left as they are.
+
+    One schema merge and one dataset reload for the lot (what ``add_samples`` does
+    internally); ``add_sample_field`` per field reloads the dataset each time, so
+    declaring one field per rater would cost time quadratic in the rater count.
+    """
+    missing = {path: field for path, field in schema.items() if not dataset.has_field(path)}
+    if missing:
+        dataset._merge_sample_field_schema(missing)
 
 
 def declare_fields(dataset, run_key: str, fields: list[str], list_name: str) -> None:

@@ -14,7 +14,7 @@ from kalos_core.params import groups_of
 
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import SetupError, check_label_attributes
-from ..fiftyone_layer.measure_runs import form_run_params
+from ..fiftyone_layer.measure_runs import form_run_params, source_params
 from ..fiftyone_layer.measures.agreement import (
     AGREEMENT, DISAGREEMENT, RUN, STATUSES, METHOD, agreement_runs, check_run, delete_agreement_run, describe_run,
     disagreement_view, disagreement_view_name, get_agreement_run, unused_run_key,
@@ -22,10 +22,9 @@ from ..fiftyone_layer.measures.agreement import (
 from ..fiftyone_layer.measures.calibrate import latest_calibration, threshold_for
 from ..fiftyone_layer.saved_views import save_run_view, select_saved_view
 from .cards import delete_and_confirm, show_card
-from .common import (agreement_run_input, check_form, chosen_agreement_run, form, form_error, report_errors,
-                     setup_inputs, source_params)
+from .common import agreement_run_input, check_form, chosen_agreement_run, form, form_error, setup_inputs
 from .forms import param_inputs
-from .measure_operator import MeasureOperator
+from .measure_operator import MeasureOperator, report_errors
 from .model_inputs import model_inputs
 
 

@@ -1,19 +1,17 @@
-"""Small helpers shared by the plugin's operators (no engine logic here)."""
+"""What the plugin's forms share: markdown-safe texts, form errors, the rater and run-key inputs,
+number inputs with worded bounds, agreement-run choices (no engine logic here). Running an
+operator's steps in the App is :mod:`.measure_operator`'s."""
 
 from __future__ import annotations
 
 import math
 import re
 
-import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
-from kalos_core.progress import run_steps  # noqa: F401  (re-exported: the same outside the App)
-
-from ..fiftyone_layer import run_store, status_colors
+from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import RaterSource, SetupError, label_fields, resolve_source
 from ..fiftyone_layer.names import FIELD_NAME_RE, safe_name  # noqa: F401  (re-exported)
-from .cards import show_result
 
 #: characters the App's markdown would read as markup in a form's help texts
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>])")
@@ -50,45 +48,6 @@ def form_error(prop, message: str):
     return prop
 
 
-def progress_op(ctx, progress: float, label: str):
-    """Report progress from a generator ``execute``.
-
-    Delegated runs store it on the operation now and return None; immediate runs
-    return the ``set_progress`` trigger, which the caller must ``yield``::
-
-        op = progress_op(ctx, 0.5, "halfway")
-        if op is not None:
-            yield op
-    """
-    if ctx.delegated:
-        ctx.set_progress(progress=progress, label=label)
-        return None
-    return ctx.ops.set_progress(progress=progress, label=label)
-
-
-def drive(ctx, steps):
-    """``yield from`` this in a generator ``execute``: runs a ``(fraction, message)`` step
-    generator, reporting each step with :func:`progress_op`; returns the steps' return value."""
-    while True:
-        try:
-            fraction, message = next(steps)
-        except StopIteration as stop:
-            return stop.value
-        op = progress_op(ctx, fraction, message)
-        if op is not None:
-            yield op
-
-
-def run_or_delegate(operator, run, sample_collection, delegate: bool, params: dict):
-    """An operator's Python entry: ``run(sample_collection, **params)`` here, or with
-    ``delegate=True`` queue the operator for ``fiftyone delegated launch`` with the same params."""
-    if not delegate:
-        return run(sample_collection, **params)
-    params.setdefault("layout", "rater_attribute" if params.get("label_field") else "rater_fields")
-    return foo.execute_operator(operator.uri, dataset=sample_collection._dataset.name,
-                                view=sample_collection.view(), params=params, request_delegation=True)
-
-
 def setup_inputs(ctx, default_key: str, validate_key, existing=None, **key_options):
     """The start of the agreement and calibration forms: the rater inputs, then the run key
     (a form error on it when ``validate_key(key)`` raises :class:`SetupError`).
@@ -114,32 +73,6 @@ def setup_inputs(ctx, default_key: str, validate_key, existing=None, **key_optio
     except SetupError as e:
         form_error(props.get(e.param) or key, str(e))
     return inputs, source
-
-
-def report_errors(ctx, operations, title: str = "KaLOS: the operation failed"):
-    """``yield from`` this in a generator ``execute`` around its work (``operations``: a generator
-    of App operations, e.g. :func:`drive`); returns its value.
-
-    An exception is shown to the user before it is raised again (the App shows nothing of an
-    exception raised in a generator): the progress dialog is replaced by a card with ``title`` and
-    the whole message (:func:`failure_card`), so that it never reads "100%" for a run that failed,
-    and an error notification repeats the message. Delegated and Python runs get the exception as
-    it is."""
-    try:
-        return (yield from operations)
-    except Exception as e:
-        message = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
-        if not ctx.delegated:
-            yield show_result(ctx, failure_card(title, message), {})
-            yield ctx.ops.notify(f"KaLOS: {message}", variant="error")
-        raise
-
-
-def failure_card(title: str, message: str):
-    """Outputs for :func:`show_result`: an error box headed ``title`` holding ``message``."""
-    out = types.Object()
-    out.view("failed", types.Error(label=title, description=message))
-    return types.Property(out, view=types.View(label=title))
 
 
 def rater_inputs(ctx, inputs) -> dict:
@@ -210,14 +143,6 @@ def check_setup(ctx, inputs, props) -> RaterSource | None:
     return source
 
 
-def source_params(params) -> dict:
-    """``rater_fields`` / ``label_field`` / ``rater_attribute`` keyword arguments from form params."""
-    by_attribute = params.get("layout") == "rater_attribute" or (
-        params.get("layout") is None and params.get("label_field") and not params.get("rater_fields"))
-    return {"rater_fields": None if by_attribute else params.get("rater_fields"),
-            "label_field": params.get("label_field") if by_attribute else None,
-            "rater_attribute": params.get("rater_attribute") or "rater_id"}
-
 def check_form(props: dict, check) -> None:
     """Run ``check()``; a :class:`SetupError` becomes a form error on the input it names."""
     try:
@@ -226,19 +151,6 @@ def check_form(props: dict, check) -> None:
         prop = props.get(e.param) or props.get("run_key")
         if prop is not None and not prop.invalid:
             form_error(prop, str(e))
-
-def finish_run(ctx, message: str, recolour: bool = False):
-    """The last App operations of a run: progress done, reload (``recolour``: and the dataset's colour
-    scheme applied, :func:`..fiftyone_layer.status_colors.refresh_app`), success note."""
-    done = progress_op(ctx, 1.0, "done")
-    if done is not None:
-        yield done
-    if not ctx.delegated:
-        yield ctx.ops.reload_dataset()
-        if recolour:
-            yield status_colors.refresh_app(ctx)
-        yield ctx.ops.notify(message, variant="success")
-
 
 def number_input(ctx, inputs, name: str, integer: bool = False, lo=None, hi=None, **options):
     """A number input whose bounds (both included) are checked here, worded as they are meant:

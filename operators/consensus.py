@@ -13,10 +13,10 @@ from kalos_core.matching.params import MATCHING_PARAMS
 
 from ..fiftyone_layer import run_store
 from .cards import show_card
-from .common import form, report_errors
+from .common import form
 from ..fiftyone_layer.measures.consensus import AGREEMENT, MEASURE, METHOD as CONSENSUS, check_consensus, consensus_key, consensus_steps
 from ..fiftyone_layer.measures.consensus import RUN as CONSENSUS_RUN
-from .measure_operator import MeasureOperator
+from .measure_operator import MeasureOperator, report_errors
 from ..fiftyone_layer.measures.consensus import check_consensus_export, export_consensus_coco, fusion_params
 from .common import agreement_run_input, check_form, chosen_agreement_run, number_input
 from .forms import param_inputs

@@ -6,13 +6,13 @@ from __future__ import annotations
 import fiftyone.operators.types as types
 
 from ..fiftyone_layer import run_store
-from ..fiftyone_layer.measure_runs import check_run, run_params
+from ..fiftyone_layer.measure_runs import check_run, run_params, source_params
 from ..fiftyone_layer.measures.convergence import DEFAULT_KEY as CONVERGENCE_KEY
 from ..fiftyone_layer.measures.convergence import METHOD as CONVERGENCE
 from ..fiftyone_layer.measures.convergence import RUN as CONVERGENCE_RUN
 from ..fiftyone_layer.measures.convergence import TASKS, convergence_steps
 from ..fiftyone_layer.predictions import check_predictions_field, missing_predictions, prediction_fields
-from .common import check_form, form, setup_inputs, source_params
+from .common import check_form, form, setup_inputs
 from .forms import field_choices, param_inputs
 from .measure_operator import MeasureOperator
 

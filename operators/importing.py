@@ -18,7 +18,8 @@ from ..fiftyone_layer.imports import (
     import_multirater_yolo,
 )
 from .cards import show_card
-from .common import FIELD_NAME_RE, drive, form, form_error, progress_op, report_errors
+from .common import FIELD_NAME_RE, form, form_error
+from .measure_operator import drive, progress_op, report_errors
 
 
 def target_inputs(ctx, inputs, id_field: str) -> None:

@@ -32,7 +32,8 @@ from ..fiftyone_layer.paired_alpha import paired_alpha
 from ..fiftyone_layer.rawdocs import LIST_NAMES
 from ..fiftyone_layer.saved_views import select_saved_view
 from .cards import show_card
-from .common import FIELD_NAME_RE, form, form_error, report_errors
+from .common import FIELD_NAME_RE, form, form_error
+from .measure_operator import report_errors
 
 DEFAULT_URL = "http://localhost:8080"
 #: the annotation run's field: FiftyOne's own, never filled (the rounds are read per annotator)

@@ -1,6 +1,8 @@
-"""The one operator every measure runs through: its form, its execution and its result card come
-from the measure's declaration (``RUN``, :class:`..fiftyone_layer.measure_runs.MeasureRun`, and
-``RUN.app``, :class:`..fiftyone_layer.registry.Offered`).
+"""The one operator every measure runs through, and how any operator runs its steps in the App
+(progress, failure card, success note: :func:`drive`, :func:`report_errors`, :func:`finish_run`).
+
+A measure's form, execution and result card come from its declaration (``RUN``,
+:class:`..fiftyone_layer.measure_runs.MeasureRun`, and ``RUN.app``, :class:`..fiftyone_layer.registry.Offered`).
 
 A measure whose form needs nothing beyond the rater inputs, the run key and its parameters is
 served by :func:`operator_class` (the registry makes one per measure); a measure whose form needs
@@ -11,12 +13,93 @@ inputs) or :meth:`~MeasureOperator.steps` (what the form's values mean to the ru
 from __future__ import annotations
 
 import fiftyone.operators as foo
+import fiftyone.operators.types as types
 
-from ..fiftyone_layer import run_store
-from ..fiftyone_layer.measure_runs import MeasureRun, check_run, measure_run, measure_steps, run_params
-from .cards import show_card, written_by
-from .common import check_form, drive, finish_run, form, report_errors, run_or_delegate, setup_inputs, source_params
+from ..fiftyone_layer import run_store, status_colors
+from ..fiftyone_layer.measure_runs import MeasureRun, check_run, measure_run, measure_steps, run_params, source_params
+from .cards import show_card, show_result, written_by
+from .common import check_form, form, setup_inputs
 from .forms import declared_inputs, param_inputs
+
+
+# -- running steps in the App (every operator's execute) ------------------------------------------
+
+def progress_op(ctx, progress: float, label: str):
+    """Report progress from a generator ``execute``.
+
+    Delegated runs store it on the operation now and return None; immediate runs
+    return the ``set_progress`` trigger, which the caller must ``yield``::
+
+        op = progress_op(ctx, 0.5, "halfway")
+        if op is not None:
+            yield op
+    """
+    if ctx.delegated:
+        ctx.set_progress(progress=progress, label=label)
+        return None
+    return ctx.ops.set_progress(progress=progress, label=label)
+
+
+def drive(ctx, steps):
+    """``yield from`` this in a generator ``execute``: runs a ``(fraction, message)`` step
+    generator, reporting each step with :func:`progress_op`; returns the steps' return value."""
+    while True:
+        try:
+            fraction, message = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        op = progress_op(ctx, fraction, message)
+        if op is not None:
+            yield op
+
+
+def report_errors(ctx, operations, title: str = "KaLOS: the operation failed"):
+    """``yield from`` this in a generator ``execute`` around its work (``operations``: a generator
+    of App operations, e.g. :func:`drive`); returns its value.
+
+    An exception is shown to the user before it is raised again (the App shows nothing of an
+    exception raised in a generator): the progress dialog is replaced by a card with ``title`` and
+    the whole message (:func:`failure_card`), so that it never reads "100%" for a run that failed,
+    and an error notification repeats the message. Delegated and Python runs get the exception as
+    it is."""
+    try:
+        return (yield from operations)
+    except Exception as e:
+        message = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
+        if not ctx.delegated:
+            yield show_result(ctx, failure_card(title, message), {})
+            yield ctx.ops.notify(f"KaLOS: {message}", variant="error")
+        raise
+
+
+def failure_card(title: str, message: str):
+    """Outputs for :func:`show_result`: an error box headed ``title`` holding ``message``."""
+    out = types.Object()
+    out.view("failed", types.Error(label=title, description=message))
+    return types.Property(out, view=types.View(label=title))
+
+
+def finish_run(ctx, message: str, recolour: bool = False):
+    """The last App operations of a run: progress done, reload (``recolour``: and the dataset's colour
+    scheme applied, :func:`..fiftyone_layer.status_colors.refresh_app`), success note."""
+    done = progress_op(ctx, 1.0, "done")
+    if done is not None:
+        yield done
+    if not ctx.delegated:
+        yield ctx.ops.reload_dataset()
+        if recolour:
+            yield status_colors.refresh_app(ctx)
+        yield ctx.ops.notify(message, variant="success")
+
+
+def run_or_delegate(operator, run, sample_collection, delegate: bool, params: dict):
+    """An operator's Python entry: ``run(sample_collection, **params)`` here, or with
+    ``delegate=True`` queue the operator for ``fiftyone delegated launch`` with the same params."""
+    if not delegate:
+        return run(sample_collection, **params)
+    params.setdefault("layout", "rater_attribute" if params.get("label_field") else "rater_fields")
+    return foo.execute_operator(operator.uri, dataset=sample_collection._dataset.name,
+                                view=sample_collection.view(), params=params, request_delegation=True)
 
 
 class MeasureOperator(foo.Operator):

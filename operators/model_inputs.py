@@ -1,4 +1,4 @@
-"""The form's inputs of models as raters (:mod:`..fiftyone_layer.model_raters` says what a model
+"""The form's inputs of models as raters (:mod:`..fiftyone_layer.measures.agreement` says what a model
 field is and how it joins an agreement run)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import fiftyone.operators.types as types
 
 from ..fiftyone_layer.adapter import RaterSource, label_fields
 from ..fiftyone_layer.errors import SetupError
-from ..fiftyone_layer.model_raters import PARAM, check_model_fields
+from ..fiftyone_layer.measures.agreement import PARAM, check_model_fields
 from .common import form_error, number_input
 
 

@@ -28,7 +28,8 @@ from ..fiftyone_layer.imports import (
     import_rater_exports,
     parse_rater_names,
 )
-from .common import FIELD_NAME_RE, drive, form_error, report_errors
+from .common import FIELD_NAME_RE, form_error
+from .measure_operator import drive, report_errors
 from .importing import import_card, import_target, imported, target_inputs
 
 

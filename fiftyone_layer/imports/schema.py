@@ -15,7 +15,7 @@ import fiftyone as fo
 import fiftyone.core.odm as foo_odm
 from pycocotools import mask as mask_utils
 
-from .. import rawdocs
+from .. import rawdocs, writeback
 from ..names import FIELD_NAME_RE, safe_name
 from .errors import ImportRefused
 
@@ -97,7 +97,7 @@ def check_label_fields(dataset, fields: dict) -> None:
 def declare_label_fields(dataset, fields: dict) -> list:
     """Declare ``{field: label list class}`` all at once, after checking that no field holds another type."""
     check_label_fields(dataset, fields)
-    rawdocs.declare_schema(dataset, {f: fo.EmbeddedDocumentField(cls) for f, cls in fields.items()})
+    writeback.declare_schema(dataset, {f: fo.EmbeddedDocumentField(cls) for f, cls in fields.items()})
     return list(fields)
 
 
@@ -165,7 +165,7 @@ def declare_label_attributes(dataset, fields, id_types, scan_all=False):
                 break
             for f in same:
                 schema[f + path[len(first):]] = copy.deepcopy(field)
-    rawdocs.declare_schema(dataset, schema)
+    writeback.declare_schema(dataset, schema)
 
 
 def plain_values(im, id_field, categories) -> dict:

@@ -8,22 +8,26 @@ These are what the operators call, and what a notebook calls directly::
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 from fiftyone import ViewField as F
 
 from kalos_core.agreement import DIAGNOSTICS, AgreementConfig, AgreementResult  # noqa: F401  (re-exported)
 from kalos_core.agreement.falls_apart import falls_apart
+from kalos_core.agreement.model_rater import add_model_rater
+from kalos_core.data import MultiRaterDataset
 from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData, get_measure
 from kalos_core.progress import run_steps
 
 from .. import run_store, status_colors
-from ..adapter import RaterSource, SetupError, check_label_attributes, owned_fields, read_dataset
+from ..adapter import (RaterSource, SetupError, _geometry, _read_mask, check_label_attributes, label_fields,
+                       owned_fields, read_dataset, what_field)
 from ..measure_runs import MeasureRun, measure_steps
 from ..registry import Offered, interval
 from .calibrate import matching_calibration
 from ..measure_runs import check_run as measure_check
-from ..model_raters import add_models, check_model_fields, write_source
-from ..model_raters import run_config as model_run_config
 from ..rawdocs import list_name as label_list_name
 from ..status_colors import DISAGREEMENT, STATUSES, disagreement_view_name, status_view_names  # noqa: F401
 from ..writeback import write_results
@@ -53,11 +57,135 @@ def compute_agreement_run(collection, progress=None, **params) -> AgreementResul
     :class:`kalos_core.agreement.AgreementConfig` (``diagnostics=[...]`` names the diagnostics
     switched on; ``distance="mask_iou"`` compares Detections' instance masks), ``model_fields``:
     prediction fields (the raters' label type) that join as one more rater each, flagged as a
-    model, keeping the labels with ``confidence >= score_threshold`` (:mod:`..model_raters`), and
+    model, keeping the labels with ``confidence >= score_threshold`` (:func:`add_models`), and
     ``calibration_key``: the calibration run whose threshold is used. ``progress``: optional
     ``callable(fraction, message)``.
     """
     return run_steps(compute_agreement_steps(collection, **params), progress)
+
+
+# -- models as raters --------------------------------------------------------------------------------
+# A model field holds the same label type as the rater fields (Detections / Polylines / Keypoints) with a
+# ``confidence`` per label (missing = 1). Its labels whose confidence reaches ``score_threshold`` join the
+# run as one more rater named after the field, flagged as a model
+# (:func:`kalos_core.agreement.model_rater.add_model_rater`): the model is assigned to every sample where
+# its field exists (an empty list is the model saying "nothing here"). The run stores ``model_fields``,
+# ``models`` and ``score_threshold`` in its config, and its results carry ``models`` and
+# ``model_comparison`` (mean model–human α vs mean human–human α). The model's labels get
+# ``<run_key>_unit`` / ``<run_key>_status`` like the raters'.
+
+PARAM = "model_fields"
+
+
+def check_model_fields(collection, source: RaterSource, model_fields, score_threshold) -> list[str]:
+    """The model fields, checked against the rater source; :class:`SetupError` names the fault."""
+    fields = list(model_fields or [])
+    if not fields:
+        return []
+    if source.kind == "cuboids":
+        raise SetupError("models as raters are not supported for 3D detections (cuboids) yet", PARAM)
+    try:
+        t = float(score_threshold)
+    except (TypeError, ValueError):
+        t = float("nan")
+    if isinstance(score_threshold, bool) or not 0.0 <= t <= 1.0:
+        raise SetupError(f"score_threshold must be a number within [0, 1], got {score_threshold!r}",
+                         "score_threshold")
+    available = label_fields(collection)
+    humans = set(source.raters.values())
+    qualify = [f for f, cls in available.items() if cls is source.label_cls and f not in source.fields]
+    fix = (f"; choose among the {source.label_cls.__name__} fields that are not raters: {', '.join(qualify)}"
+           if qualify else f"; this dataset has no {source.label_cls.__name__} field besides the raters': add the "
+           f"model's predictions as a {source.label_cls.__name__} field with a confidence on every label")
+    for f in fields:
+        if f not in available:
+            what = what_field(collection, f) if isinstance(f, str) and f else f"field {f!r} does not exist"
+            raise SetupError(f"model {what}, not {source.label_cls.__name__}{fix}", PARAM)
+        if f in source.fields:
+            raise SetupError(f"{f!r} is a rater field; a field is either a rater or a model{fix}", PARAM)
+        if available[f] is not source.label_cls:
+            raise SetupError(f"model field {f!r} holds {available[f].__name__}, the raters "
+                             f"{source.label_cls.__name__}{fix}", PARAM)
+        if f in humans:
+            raise SetupError(f"model field {f!r} has the name of a rater; rename the field", PARAM)
+    if len(set(fields)) < len(fields):
+        raise SetupError("a model field is chosen twice", PARAM)
+    return fields
+
+
+def _score(value) -> float:
+    if value is None:
+        return 1.0
+    if isinstance(value, (list, tuple)):  # keypoints: one confidence per point
+        seen = [float(v) for v in value if v is not None and math.isfinite(float(v))]
+        return sum(seen) / len(seen) if seen else 1.0
+    return float(value) if math.isfinite(float(value)) else 1.0
+
+
+def model_predictions(collection, source: RaterSource, field: str, data: MultiRaterDataset,
+                      categories: dict[str, int]) -> tuple[list[dict], list]:
+    """``(COCO results of field, ids of the samples the model was run on)`` in the engine's
+    geometry of ``data`` (pixels when ``data.meta["pixel_geometry"]``). Classes no rater used get
+    new ids in ``categories`` (name -> id): a model's class of its own is a disagreement."""
+    kind = data.kind
+    list_name = source.list_name
+    geom_attr = {"box": "bounding_box", "polygon": "points", "keypoints": "points", "rle": "mask"}[kind]
+    ids = collection.values("id")
+    pixel = bool(data.meta.get("pixel_geometry"))
+    sizes = list(zip(*collection.values(["metadata.width", "metadata.height"]))) if pixel else None
+    lids, labels, scores, geoms = collection.values(
+        [f"{field}.{list_name}.{a}" for a in ("id", "label", "confidence", geom_attr)])
+    boxes = collection.values(f"{field}.{list_name}.bounding_box") if kind == "rle" else None
+    out, run_on = [], []
+    for k, sid in enumerate(ids):
+        if lids[k] is None:
+            continue
+        run_on.append(sid)
+        w, h = sizes[k] if pixel else (1.0, 1.0)
+        for j, (lid, lab, score, g) in enumerate(zip(lids[k], labels[k], scores[k], geoms[k])):
+            if lab is None or (g is None and kind != "rle"):
+                continue
+            if lab not in categories:
+                categories[lab] = max(categories.values(), default=0) + 1
+            d = {"id": lid, "image_id": sid, "category_id": categories[lab], "score": _score(score)}
+            if kind == "box":
+                d["bbox"] = list(_geometry("box", g, w, h))
+            elif kind == "polygon":
+                d["segmentation"] = _geometry("polygon", g, w, h)
+            elif kind == "rle":
+                d["segmentation"], err = _read_mask(g, None, boxes[k][j], int(w), int(h))
+                if err:
+                    raise SetupError(f"sample {sid}, model field {field}, label {lid}: {err}", PARAM)
+            else:
+                d["keypoints"] = _geometry("keypoints", g, w, h)
+            out.append(d)
+    return out, run_on
+
+
+def add_models(collection, source: RaterSource, data: MultiRaterDataset, model_fields,
+               score_threshold: float = 0.5) -> MultiRaterDataset:
+    """``data`` with each model field as one more rater (named after the field), flagged as a model."""
+    if not model_fields:
+        return data
+    categories = {name: cid for cid, name in data.categories.items()}
+    for f in model_fields:
+        preds, run_on = model_predictions(collection, source, f, data, categories)
+        data = add_model_rater(data, preds, name=f, score_threshold=float(score_threshold), images=run_on)
+    return replace(data, categories={cid: name for name, cid in categories.items()})
+
+
+def write_source(source: RaterSource, model_fields) -> RaterSource:
+    """The source whose labels a run writes to: the rater fields and the model fields."""
+    if not model_fields:
+        return source
+    return replace(source, fields=[*source.fields, *model_fields],
+                   raters={**source.raters, **{f: f for f in model_fields}})
+
+
+def run_config(model_fields, score_threshold) -> dict:
+    """What a run stores of its models (``models`` are the model raters' names)."""
+    fields = list(model_fields or [])
+    return {"model_fields": fields, "models": fields, "score_threshold": float(score_threshold)}
 
 
 KINDS = ("box", "polygon", "keypoints", "cuboids")
@@ -75,15 +203,15 @@ def _prepare(collection, source: RaterSource, values: dict, extras: dict) -> dic
 
 
 def _check(collection, source: RaterSource, config: AgreementConfig, extras: dict) -> None:
-    """The distance suits the labels; the model fields (:func:`..model_raters.check_model_fields`),
-    stored as :func:`..model_raters.run_config` says; the calibration run whose threshold and distance
+    """The distance suits the labels; the model fields (:func:`check_model_fields`),
+    stored as :func:`run_config` says; the calibration run whose threshold and distance
     these are, unless ``calibration_key`` names one (:func:`.calibrate.matching_calibration`)."""
     if config.distance is not None and config.distance not in distances_for(source.kind):
         raise SetupError(f"{config.distance!r} is not a {source.kind} distance; choose among "
                          f"{list(distances_for(source.kind))}", "distance")
     threshold = 0.5 if extras.get("score_threshold") is None else extras["score_threshold"]
     models = check_model_fields(collection, source, extras.get("model_fields"), threshold)
-    extras.update(model_run_config(models, threshold))
+    extras.update(run_config(models, threshold))
     if not extras.get("calibration_key"):   # the calibration whose threshold this is, where it is one
         ref = matching_calibration(collection._dataset, config.threshold, source.label_cls.__name__,
                                    "mask_iou" if extras["use_masks"] else config.distance)
