@@ -20,7 +20,7 @@ from .measure_operator import MeasureOperator, report_errors
 from ..fiftyone_layer.measures.consensus import check_consensus_export, export_consensus_coco, fusion_params
 from .common import agreement_run_input, check_form, chosen_agreement_run, number_input
 from .forms import param_inputs
-from .review import check_review, review_view_name, tag_for_review, users_tag
+from ..fiftyone_layer.review import check_review, review_view_name, tag_for_review, users_tag
 from ..fiftyone_layer.saved_views import select_saved_view
 
 

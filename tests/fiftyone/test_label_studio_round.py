@@ -10,7 +10,7 @@ import pytest
 
 @pytest.fixture
 def lsr(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.operators import label_studio_round
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import label_studio_round
 
     return label_studio_round
 

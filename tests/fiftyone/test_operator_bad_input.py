@@ -183,7 +183,7 @@ def agreed_run(fo, raters=("a", "b"), disagree=False):
 def test_tag_for_review_with_nothing_to_tag_is_refused(fo_isolated):
     """Was: an empty saved view 'kalos_review' and a result of zeros."""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.review import tag_for_review
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.review import tag_for_review
     ds = agreed_run(fo_isolated)
     props = form(TAG, ds, run_key="kalos", alpha_below=0.5)
     assert props["alpha_below"].invalid and "nothing to tag in run 'kalos': no sample has α below 0.5, no label " \
@@ -199,7 +199,7 @@ def test_tag_for_review_with_nothing_to_tag_is_refused(fo_isolated):
 def test_tag_for_review_never_mixes_silently_with_the_users_tag(fo_isolated, on):
     """Was: the user's tag silently joined (their tagged samples then showed in the run's view)."""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.adapter import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators.review import tag_for_review
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.review import tag_for_review
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import delete_agreement_run
     ds = agreed_run(fo_isolated, disagree=True)
     first = ds.last()

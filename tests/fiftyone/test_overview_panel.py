@@ -79,7 +79,7 @@ def round2(fo_isolated, demo):  # noqa: F811
 
 
 def test_round2_on_a_subset_is_compared_on_the_samples_both_scored(round2):
-    from fiftyone.plugins.orgs.kalos.agreement.operators import label_studio_round as lsr
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import label_studio_round as lsr
 
     ds, ids = round2, round2.values("id")
     p = Panel(ds, "kalos_agreement_overview").call("on_load")

@@ -62,7 +62,7 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import (
         import_multirater_coco,
     )
-    from fiftyone.plugins.orgs.kalos.agreement.operators.review import tag_for_review
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.review import tag_for_review
 
     from kalos_core.dic import DICConfig, compare_runs
 

@@ -2,7 +2,7 @@
 
 ::
 
-    from fiftyone.plugins.orgs.kalos.agreement.operators.review import tag_for_review
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.review import tag_for_review
     counts = tag_for_review(dataset, "kalos", tag="review", alpha_below=0.5)
 
 Samples whose ``<run_key>_alpha`` lies below ``alpha_below`` get the sample tag; rater labels
@@ -25,12 +25,12 @@ from __future__ import annotations
 import fiftyone as fo
 from fiftyone import ViewField as F
 
-from ..fiftyone_layer import run_store
-from ..fiftyone_layer.saved_views import save_run_view
-from ..fiftyone_layer.adapter import SetupError
-from .common import FIELD_NAME_RE
-from ..fiftyone_layer.measures.consensus import agreement_source, consensus_key, review_label_ids
-from ..fiftyone_layer.measures.consensus import METHOD as CONSENSUS
+from . import run_store
+from .adapter import SetupError
+from .measures.consensus import METHOD as CONSENSUS
+from .measures.consensus import agreement_source, consensus_key, review_label_ids
+from .names import FIELD_NAME_RE
+from .saved_views import save_run_view
 
 
 def review_view_name(run_key: str) -> str:
