@@ -7,11 +7,9 @@ the click's view is :func:`..fiftyone_layer.measures.attributes.disagreement_vie
 
 from __future__ import annotations
 
-import fiftyone.operators as foo
 
 from ..fiftyone_layer.measures.attributes import disagreement_view
 from .common import RunPanel, band_color, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
-
 
 
 def alpha_bars(entries: dict, name: str) -> dict:
@@ -47,11 +45,8 @@ class AttributeAgreementPanel(RunPanel):
              "agreement run matched into one unit.")
     ACTION_LABEL = "Compute attribute agreement"
 
-    @property
-    def config(self):
-        return foo.PanelConfig(name="kalos_attributes", label="KaLOS: Attribute agreement", icon="label",
-                               category=foo.Categories.ANALYZE,
-                               help_markdown="α of the rater labels' attributes over an agreement run's units.")
+    NAME, LABEL, ICON = "kalos_attributes", "KaLOS: Attribute agreement", "label"
+    HELP = "α of the rater labels' attributes over an agreement run's units."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -8,7 +8,6 @@ labels' by Procrustes, each rater linked to itself), as the paper's Fig. 4 draws
 
 from __future__ import annotations
 
-import fiftyone.operators as foo
 
 from .collaboration import ALPHA_SCALE, matrix_trace
 from .common import LEGEND, RunPanel, chart, clean, fmt, load_results, plot_layout
@@ -57,11 +56,8 @@ class BAEPanel(RunPanel):
              "labels with the raters' pairwise α.")
     ACTION_LABEL = "Compute BAE"
 
-    @property
-    def config(self):
-        return foo.PanelConfig(name="kalos_bae", label="KaLOS: Behaviour alignment (BAE)", icon="compare_arrows",
-                               category=foo.Categories.ANALYZE,
-                               help_markdown="BAE: a model's per-rater similarities against the pairwise α.")
+    NAME, LABEL, ICON = "kalos_bae", "KaLOS: Behaviour alignment (BAE)", "compare_arrows"
+    HELP = "BAE: a model's per-rater similarities against the pairwise α."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -10,7 +10,6 @@ parameter the run stored (``MEASURE``). A click on a Do / De bar selects the lab
 
 from __future__ import annotations
 
-import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
 from kalos_core.data import TASK_KINDS
@@ -152,12 +151,8 @@ class CalibrationPanel(RunPanel):
              "(and so the similarity threshold t = 1 − τ*) from the raters' own disagreement.")
     ACTION_LABEL = "Calibrate"
 
-    @property
-    def config(self):
-        return foo.PanelConfig(name="kalos_calibration", label="KaLOS: Calibration", icon="tune",
-                               category=foo.Categories.ANALYZE,
-                               help_markdown="Do/De histograms, the distance threshold τ*, KS and σ of a KaLOS "
-                                             "calibration run.")
+    NAME, LABEL, ICON = "kalos_calibration", "KaLOS: Calibration", "tune"
+    HELP = "Do/De histograms, the distance threshold τ*, KS and σ of a KaLOS calibration run."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

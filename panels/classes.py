@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import fiftyone.operators as foo
 
 from .common import NAMES_MARGIN, ScopedRunPanel, band_color, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
 from ..fiftyone_layer.views import RunLayout, class_view
@@ -142,11 +141,8 @@ class ClassDifficultyPanel(ScopedRunPanel):
     SCOPE_LABEL = "Class α"
     RERUN_ADDS = {"diagnostics": "class_difficulty"}
 
-    @property
-    def config(self):
-        return foo.PanelConfig(name="kalos_class_difficulty", label="KaLOS: Class difficulty",
-                               icon="category", category=foo.Categories.ANALYZE,
-                               help_markdown="Per-class α of a KaLOS agreement run.")
+    NAME, LABEL, ICON = "kalos_class_difficulty", "KaLOS: Class difficulty", "category"
+    HELP = "Per-class α of a KaLOS agreement run."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -15,7 +15,6 @@ the raters present in one run only, the clusters ("schools of thought": pairs wi
 
 from __future__ import annotations
 
-import fiftyone.operators as foo
 
 from kalos_core.dic import DICConfig, compare_runs
 
@@ -69,11 +68,8 @@ class CollaborationPanel(ScopedRunPanel):
     SCOPE_LABEL = "Pairwise α"
     RERUN_ADDS = {"diagnostics": "collaboration"}
 
-    @property
-    def config(self):
-        return foo.PanelConfig(name="kalos_collaboration", label="KaLOS: Collaboration heatmap",
-                               icon="grid_on", category=foo.Categories.ANALYZE,
-                               help_markdown="Rater x rater pairwise α (cluster order) and an MDS map of the raters.")
+    NAME, LABEL, ICON = "kalos_collaboration", "KaLOS: Collaboration heatmap", "grid_on"
+    HELP = "Rater x rater pairwise α (cluster order) and an MDS map of the raters."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -133,6 +133,8 @@ class RunPanel(foo.Panel):
     back the view the user had before the first click (the whole dataset when there was none).
     """
 
+    #: the panel's name, its label in the App, its icon and its one line of help (:attr:`config`)
+    NAME = LABEL = ICON = HELP = ""
     #: the run kind it shows and the operator its action button opens: set from the declaration of
     #: the measure that names the panel (``RUN.app.panels``) when ``PANELS`` is made
     METHOD = AGREEMENT_METHOD
@@ -165,8 +167,13 @@ class RunPanel(foo.Panel):
         return {**rerun_values(registry.run_of(self.METHOD), cfg, self.RERUN_ADDS), "run_key": key}
 
     @property
+    def config(self):
+        return foo.PanelConfig(name=self.NAME, label=self.LABEL, icon=self.ICON, category=foo.Categories.ANALYZE,
+                               help_markdown=self.HELP)
+
+    @property
     def panel_name(self) -> str:
-        return self.config.name
+        return self.NAME
 
     # -- events --------------------------------------------------------------------------------
     def execute(self, ctx):

@@ -8,7 +8,6 @@ threshold → the samples with rater labels unmatched at it (only those labels);
 
 from __future__ import annotations
 
-import fiftyone.operators as foo
 
 from .common import LEGEND, NAMES_MARGIN, NEUTRAL, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
 from ..fiftyone_layer.views import CONVERGENCE_THRESHOLDS, convergence_class_view, convergence_unmatched_view
@@ -138,11 +137,8 @@ class LabelConvergencePanel(RunPanel):
              "raters on bootstrap subsets and places a model against it.")
     ACTION_LABEL = "Compute label convergence"
 
-    @property
-    def config(self):
-        return foo.PanelConfig(name="kalos_label_convergence", label="KaLOS: Label convergence", icon="insights",
-                               category=foo.Categories.ANALYZE,
-                               help_markdown="Bootstrap mAP between raters, its intervals, a model's mAP, AP per class.")
+    NAME, LABEL, ICON = "kalos_label_convergence", "KaLOS: Label convergence", "insights"
+    HELP = "Bootstrap mAP between raters, its intervals, a model's mAP, AP per class."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

@@ -7,7 +7,6 @@ predictions whose lower and upper bounds disagree at that threshold (and size).
 
 from __future__ import annotations
 
-import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
 from .common import LEGEND, RunPanel, chart, clean, clicked, fmt, load_results, plot_layout
@@ -54,11 +53,8 @@ class NoiseAwarePanel(RunPanel):
              "with confidence and two rater fields.")
     ACTION_LABEL = "Noise-aware evaluation"
 
-    @property
-    def config(self):
-        return foo.PanelConfig(name="kalos_noise_aware", label="KaLOS: Noise-aware AP", icon="blur_on",
-                               category=foo.Categories.ANALYZE,
-                               help_markdown="AP^l / AP / AP^u per size and threshold, and the ε̄(W, H) heatmap.")
+    NAME, LABEL, ICON = "kalos_noise_aware", "KaLOS: Noise-aware AP", "blur_on"
+    HELP = "AP^l / AP / AP^u per size and threshold, and the ε̄(W, H) heatmap."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

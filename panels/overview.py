@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-import fiftyone.operators as foo
 import numpy as np
 from fiftyone import ViewField as F
 
@@ -146,12 +145,9 @@ def shared_md(pair: dict) -> str:
 class AgreementOverviewPanel(RunPanel):
     INTRO = "Per-sample α of the run; click a bar to show those samples in the grid, lowest α first."
 
-    @property
-    def config(self):
-        return foo.PanelConfig(name="kalos_agreement_overview", label="KaLOS: Agreement overview",
-                               icon="insights", category=foo.Categories.ANALYZE,
-                               help_markdown="Krippendorff's α after instance matching, per sample and "
-                                             "for the dataset; click a histogram bar to browse its samples.")
+    NAME, LABEL, ICON = "kalos_agreement_overview", "KaLOS: Agreement overview", "insights"
+    HELP = ("Krippendorff's α after instance matching, per sample and for the dataset; click a "
+            "histogram bar to browse its samples.")
 
     @staticmethod
     def compare_key(ctx, run_key: str) -> str | None:

@@ -13,7 +13,6 @@ t = 0.57".
 
 from __future__ import annotations
 
-import fiftyone.operators as foo
 
 from kalos_core.agreement.config import SENSITIVITY_THRESHOLDS
 from kalos_core.params import fraction_key
@@ -79,11 +78,8 @@ class LocalisationSensitivityPanel(RunPanel):
     INTRO = ("Mean α when the run is repeated at other similarity thresholds; the dashed line is the "
              "run's similarity threshold t. A steep drop means the raters agree on *what* is there, not on *where*.")
 
-    @property
-    def config(self):
-        return foo.PanelConfig(name="kalos_localisation_sensitivity", label="KaLOS: Localisation sensitivity",
-                               icon="show_chart", category=foo.Categories.ANALYZE,
-                               help_markdown="α as a function of the similarity threshold (LSA).")
+    NAME, LABEL, ICON = "kalos_localisation_sensitivity", "KaLOS: Localisation sensitivity", "show_chart"
+    HELP = "α as a function of the similarity threshold (LSA)."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

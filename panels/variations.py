@@ -11,7 +11,6 @@ says so and leaves the view alone. Every click follows the panels' rule
 
 from __future__ import annotations
 
-import fiftyone.operators as foo
 
 from kalos_core.variations import threshold_key
 
@@ -78,11 +77,8 @@ class VariationTypesPanel(RunPanel):
              "disagreement per rater pair and IoU threshold.")
     ACTION_LABEL = "Compute variation types"
 
-    @property
-    def config(self):
-        return foo.PanelConfig(name="kalos_variation_types", label="KaLOS: Variation types", icon="category",
-                               category=foo.Categories.ANALYZE,
-                               help_markdown="Variation types per IoU threshold and rater; boundary-quality IoU.")
+    NAME, LABEL, ICON = "kalos_variation_types", "KaLOS: Variation types", "category"
+    HELP = "Variation types per IoU threshold and rater; boundary-quality IoU."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)

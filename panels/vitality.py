@@ -9,7 +9,6 @@ themselves (``model_comparison``, stored by the run)?
 
 from __future__ import annotations
 
-import fiftyone.operators as foo
 
 from dataclasses import replace
 
@@ -69,11 +68,8 @@ class AnnotatorVitalityPanel(ScopedRunPanel):
     SCOPE_LABEL = "Vitality"
     RERUN_ADDS = {"diagnostics": "vitality"}
 
-    @property
-    def config(self):
-        return foo.PanelConfig(name="kalos_annotator_vitality", label="KaLOS: Annotator vitality",
-                               icon="groups", category=foo.Categories.ANALYZE,
-                               help_markdown="Per-rater vitality of a KaLOS agreement run.")
+    NAME, LABEL, ICON = "kalos_annotator_vitality", "KaLOS: Annotator vitality", "groups"
+    HELP = "Per-rater vitality of a KaLOS agreement run."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
