@@ -30,8 +30,14 @@ from .registry import Offered
 # A bad value, or a rule between values, is a SetupError naming the parameter (the form shows it on that
 # input). Forms send lists of numbers as comma-separated text.
 
+#: the form value of an optional choice that says "the default rule" (a stored None): a dropdown holds no None
+DEFAULT_CHOICE = "default"
+
+
 def value_of(p: Param, value):
     """A form or Python value for ``p``, checked (text read for list kinds); :class:`SetupError` naming it."""
+    if p.kind == "choice" and p.optional and value == DEFAULT_CHOICE:
+        return None
     try:
         if isinstance(value, str) and p.kind not in ("str", "choice"):
             value = p.from_text(value)
@@ -376,6 +382,9 @@ def rerun_values(run: MeasureRun, cfg, adds: dict | None = None) -> dict:
     hidden = run.hidden + run.inherited
     values = {**label_source_values(cfg),
               **{k: v for k, v in stored_form_values(run.spec.config, cfg).items() if k not in hidden}}
+    for p in run.spec.params:   # a stored default rule stays it (the form would propose its own default)
+        if p.kind == "choice" and p.optional and p.name in values and values[p.name] is None:
+            values[p.name] = DEFAULT_CHOICE
     for name in run.extra_names:
         value = getattr(cfg, name, None)
         values[name] = list(value) if isinstance(value, (list, tuple)) else value

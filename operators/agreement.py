@@ -14,7 +14,7 @@ from kalos_core.params import groups_of
 
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import SetupError, check_label_attributes
-from ..fiftyone_layer.measure_runs import form_run_params, source_params
+from ..fiftyone_layer.measure_runs import DEFAULT_CHOICE, form_run_params, source_params
 from ..fiftyone_layer.measures.agreement import (
     AGREEMENT, DISAGREEMENT, RUN, STATUSES, METHOD, agreement_runs, check_run, delete_agreement_run, describe_run,
     disagreement_view, disagreement_view_name, get_agreement_run, unused_run_key,
@@ -46,13 +46,14 @@ class ComputeAgreement(MeasureOperator):
         ds, p = ctx.dataset, ctx.params
         inputs, source = setup_inputs(
             ctx, unused_run_key(ds), lambda key: run_store.validate_key(ds, key, METHOD, overwrite=bool(p.get("overwrite"))),
-            existing=run_store.described(ds, METHOD),
-            required=True, description="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status")
+            existing=run_store.described(ds, METHOD), required=True, description=RUN.app.key_help)
         cal = _calibration(ctx, source)
         kind = source.kind if source else None
         distances = list(distances_for(kind)) + (["mask_iou"] if kind == "box" else []) if kind else []
         calibrated = cal.distance if cal and cal.distance in distances else None
-        threshold, why = _threshold_default(ctx, source, cal, p.get("distance") or calibrated)
+        chosen = p.get("distance")   # "default": the label type's, whatever a calibration recommends
+        chosen = None if chosen == DEFAULT_CHOICE else chosen or calibrated
+        threshold, why = _threshold_default(ctx, source, cal, chosen)
         props = dict(inputs.properties)
         props.update(param_inputs(ctx, inputs, AGREEMENT, skip=() if kind else ("distance",), overrides={
             "threshold": {"default": threshold, "description": (
@@ -73,7 +74,7 @@ class ComputeAgreement(MeasureOperator):
             _check_target(ctx, inputs, source)
             check_form(props, lambda: check_run(ctx.target_view(), **source_params(p),
                                                 **_run_params(p, unused_run_key(ds))))
-        return form(inputs, "KaLOS: compute agreement")
+        return form(inputs, RUN.app.label)
 
 
 def _check_target(ctx, inputs, source):

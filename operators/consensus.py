@@ -38,7 +38,7 @@ class BuildConsensus(MeasureOperator):
         inputs = types.Object()
         props = {"agreement_key": agreement_run_input(ctx, inputs, "agreement_key", "Agreement run")}
         if props["agreement_key"] is None:
-            return form(inputs, "KaLOS: build consensus")
+            return form(inputs, CONSENSUS_RUN.app.label)
         props.update(param_inputs(ctx, inputs, MEASURE, skip=MATCHING_PARAMS))
         key = chosen_agreement_run(ctx, "agreement_key")
         if key in run_store.runs_of(ds, AGREEMENT):
@@ -53,7 +53,7 @@ class BuildConsensus(MeasureOperator):
                                                      "only read."))
         check_form(props, lambda: check_consensus(ds, key, overwrite=bool(p.get("overwrite")),
                                                   **fusion_params(p)))
-        return form(inputs, "KaLOS: build consensus")
+        return form(inputs, CONSENSUS_RUN.app.label)
 
     def steps(self, ctx):
         p = ctx.params

@@ -26,7 +26,7 @@ class LabelConvergence(MeasureOperator):
             ctx, run_store.unused_key(ds, CONVERGENCE_KEY, CONVERGENCE),
             lambda key: run_store.validate_key(ds, key, CONVERGENCE, overwrite=bool(p.get("overwrite"))),
             existing=run_store.described(ds, CONVERGENCE), required=True,
-            description="stored as a custom run; <run_key>_matched goes on every rater label")
+            description=CONVERGENCE_RUN.app.key_help)
         props = dict(inputs.properties)
         tasks = TASKS.get(source.label_cls.__name__, ("bbox",)) if source else ("bbox", "segm")
         task_view = types.RadioGroup(orientation="horizontal")
@@ -52,7 +52,7 @@ class LabelConvergence(MeasureOperator):
         if source is not None:
             check_form(props, lambda: check_run(CONVERGENCE_RUN, ctx.target_view(), **source_params(p),
                                                 **{**run_params(CONVERGENCE_RUN, p), "task": task}))
-        return form(inputs, "KaLOS: label convergence")
+        return form(inputs, CONVERGENCE_RUN.app.label)
 
     def steps(self, ctx):
         params = run_params(CONVERGENCE_RUN, ctx.params)

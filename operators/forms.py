@@ -18,7 +18,7 @@ from kalos_core.params import Param, groups_of, params_of
 
 from .common import form_error, number_input
 from ..fiftyone_layer.errors import SetupError
-from ..fiftyone_layer.measure_runs import value_of
+from ..fiftyone_layer.measure_runs import DEFAULT_CHOICE, value_of
 
 if TYPE_CHECKING:
     from kalos_core.measure import Measure
@@ -50,6 +50,8 @@ def param_input(ctx, inputs, p: Param, **overrides):
         view = options.pop("view", None)
         if view is None:
             view = types.Dropdown()
+            if p.optional:   # None, "the default rule", as a choice of its own (see DEFAULT_CHOICE)
+                view.add_choice(DEFAULT_CHOICE, label="default", description=p.help)
             for c in options.pop("choices", None) or p.options():
                 label, about = c if isinstance(c, tuple) else (str(c), None)
                 view.add_choice(c[0] if isinstance(c, tuple) else c, label=label, description=about)

@@ -34,7 +34,7 @@ class NoiseAwareEvaluation(MeasureOperator):
             missing = missing_predictions(ds, "bbox", chosen)
             inputs.view("no_predictions", types.Error(label=missing))
             form_error(inputs.str("predictions_field", view=types.HiddenView()), missing)
-            return form(inputs, "KaLOS: noise-aware evaluation")
+            return form(inputs, NOISE_RUN.app.label)
         picked = p.get("predictions_field")
         offered = {k: boxes[k] for k in scored + ([picked] if picked in boxes and picked not in scored else [])}
         props["predictions_field"] = inputs.enum(
@@ -53,7 +53,7 @@ class NoiseAwareEvaluation(MeasureOperator):
                                             description="the corner noise is fitted between the reference and these")
         default = run_store.unused_key(ds, NOISE_KEY, NOISE_AWARE)
         props["run_key"] = inputs.str("run_key", default=default, required=True, label="Run key",
-                                      description="stored as a custom run; <run_key>_* attributes on the predictions")
+                                      description=NOISE_RUN.app.key_help)
         key = p.get("run_key", default)
         about = run_store.described(ds, NOISE_AWARE)(key) if isinstance(key, str) else None
         if about:
@@ -67,7 +67,7 @@ class NoiseAwareEvaluation(MeasureOperator):
             check_form(props, lambda: check_run(NOISE_RUN, ctx.target_view(), **run_params(NOISE_RUN, p)))
         else:
             check_form(props, lambda: run_store.validate_key(ds, key, NOISE_AWARE, overwrite=bool(p.get("overwrite"))))
-        return form(inputs, "KaLOS: noise-aware evaluation")
+        return form(inputs, NOISE_RUN.app.label)
 
     def steps(self, ctx):
         return noise_aware_steps(ctx.target_view(), **run_params(NOISE_RUN, ctx.params))

@@ -24,7 +24,7 @@ from kalos_core.progress import run_steps
 from .. import run_store, status_colors
 from ..adapter import (RaterSource, SetupError, _geometry, _read_mask, check_label_attributes, label_fields,
                        owned_fields, read_dataset, what_field)
-from ..measure_runs import MeasureRun, measure_steps
+from ..measure_runs import DEFAULT_CHOICE, MeasureRun, measure_steps
 from ..registry import Offered, interval
 from .calibrate import matching_calibration
 from ..measure_runs import check_run as measure_check
@@ -194,7 +194,7 @@ KINDS = ("box", "polygon", "keypoints", "cuboids")
 def _prepare(collection, source: RaterSource, values: dict, extras: dict) -> dict:
     """An empty distance is the label type's default; ``mask_iou`` on boxes compares the
     Detections' instance masks (read as masks: ``use_masks``, and IoU between them)."""
-    if values.get("distance") == "":
+    if values.get("distance") in ("", DEFAULT_CHOICE):
         values["distance"] = None
     extras["use_masks"] = values.get("distance") == "mask_iou" and source.kind == "box"
     if extras["use_masks"]:

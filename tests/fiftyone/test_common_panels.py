@@ -15,15 +15,6 @@ from tests.fiftyone.helpers import Panel, common_dataset, common_run_params, reg
 
 PANELS = {p.name: p for p in registered("panel")}
 
-#: stored parameters that Recompute does not give back today: (run kind, parameter) -> why (an xfail(strict) each)
-NOT_RESTORED_TODAY = {
-    ("kalos_agreement", "distance"): "an agreement run stored with the label type's default distance (None) is "
-                                     "re-opened at a calibration's recommended distance once the dataset has a "
-                                     "calibration (the prefill leaves the None out, so the form's calibrated "
-                                     "default takes its place)",
-}
-
-
 @pytest.fixture(scope="module")
 def runs_ds(fo_isolated, small_demo):
     """The common dataset with one run of every kind a panel shows, written by the operator the
@@ -79,9 +70,11 @@ def _same(p, form_value, stored) -> bool:
 
     if form_value in (None, "", []) or (p.kind == "bool" and p.optional and form_value is False):
         form_value = p.default
+    else:
+        form_value = value_of(p, form_value)   # an optional choice's "default" is None
     if stored is None or form_value is None:
         return stored is None and form_value is None
-    return value_of(p, form_value) == p.check(stored)
+    return form_value == p.check(stored)
 
 
 def _not_restored(runs_ds, name) -> list:
@@ -124,12 +117,6 @@ def _not_restored(runs_ds, name) -> list:
 
 @pytest.mark.parametrize("name", list(PANELS))
 def test_recompute_reopens_the_form_with_the_stored_config(runs_ds, name):
-    kind = PANELS[name].METHOD
-    assert not [d for d in _not_restored(runs_ds, name) if (kind, d[0]) not in NOT_RESTORED_TODAY]
-
-
-@pytest.mark.parametrize("name,parameter", [
-    pytest.param(name, parameter, marks=pytest.mark.xfail(strict=True, reason=why))
-    for (kind, parameter), why in NOT_RESTORED_TODAY.items() for name in PANELS if PANELS[name].METHOD == kind])
-def test_stored_parameters_recompute_does_not_give_back_today(runs_ds, name, parameter):
-    assert not [d for d in _not_restored(runs_ds, name) if d[0] == parameter]
+    """Every stored parameter comes back, a stored "default rule" (None, e.g. agreement's distance
+    when a calibration would propose another) included."""
+    assert not _not_restored(runs_ds, name)
