@@ -229,16 +229,22 @@ def save_run(collection, run_key: str, method: str, results: dict, fields=(), vi
     dataset.save_run_results(run_key, dataset.init_run_results(run_key, **results), overwrite=True)
 
 
+def check_deletable(dataset, run_key, method: str | None = None) -> None:
+    """:class:`SetupError` unless ``run_key`` is a KaLOS run (of kind ``method`` when given): another
+    plugin's run, FiftyOne's own, or no run at all is never KaLOS's to delete."""
+    if method is not None:
+        get_run(dataset, run_key, method)
+    elif run_method(dataset, run_key) not in kinds():
+        known = ", ".join(k for m in kinds() for k in runs_of(dataset, m)) or "none"
+        raise SetupError(f"{run_key!r} is not a KaLOS run on dataset {dataset.name!r}, so KaLOS does not delete it "
+                         f"(KaLOS runs: {known})", "run_key")
+
+
 def delete_run(dataset, run_key: str, method: str | None = None) -> list[str]:
     """Remove a run, exactly the fields it wrote, the saved views it recorded creating and the
     tags it recorded adding (:func:`record_tags`); returns the field paths. With ``method``,
     :class:`SetupError` unless the run is of that kind."""
-    if method is not None:
-        get_run(dataset, run_key, method)
-    elif run_method(dataset, run_key) not in kinds():   # another plugin's run, or FiftyOne's: never ours to delete
-        known = ", ".join(k for m in kinds() for k in runs_of(dataset, m)) or "none"
-        raise SetupError(f"{run_key!r} is not a KaLOS run on dataset {dataset.name!r}, so KaLOS does not delete it "
-                         f"(KaLOS runs: {known})", "run_key")
+    check_deletable(dataset, run_key, method)
     paths, views = owned(dataset, run_key)
     _untag(dataset, run_key)
     agreement = run_method(dataset, run_key) == AGREEMENT

@@ -16,7 +16,7 @@ from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import SetupError, check_label_attributes
 from ..fiftyone_layer.measure_runs import DEFAULT_CHOICE, form_run_params, source_params
 from ..fiftyone_layer.measures.agreement import (
-    AGREEMENT, DISAGREEMENT, RUN, STATUSES, METHOD, agreement_runs, check_run, delete_agreement_run, describe_run,
+    AGREEMENT, DISAGREEMENT, RUN, STATUSES, METHOD, agreement_runs, check_run, describe_run,
     disagreement_view, disagreement_view_name, get_agreement_run, unused_run_key,
 )
 from ..fiftyone_layer.measures.calibrate import latest_calibration, threshold_for
@@ -143,8 +143,8 @@ class DeleteAgreementRun(foo.Operator):
         return form(inputs, "KaLOS: delete agreement run")
 
     def execute(self, ctx):
-        key = ctx.params["run_key"]
-        yield from delete_and_confirm(ctx, key, delete_agreement_run)
+        yield from report_errors(ctx, delete_and_confirm(ctx, ctx.params.get("run_key"), METHOD),
+                                 "KaLOS: the run was not deleted")
 
 
 class BrowseDisagreements(foo.Operator):

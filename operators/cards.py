@@ -82,13 +82,16 @@ def _view_uses(ctx, paths, views) -> bool:
     return any(p.rsplit(".", 1)[-1] in stages for p in paths)
 
 
-def delete_and_confirm(ctx, run_key: str, delete):
-    """``yield from`` this as a delete operator's ``execute``: ``delete(dataset, run_key)``, then the
-    App reloaded (status colours included), a confirmation note and the card naming what went."""
+def delete_and_confirm(ctx, run_key: str, method: str | None = None):
+    """``yield from`` this as a delete operator's ``execute``: the run ``run_key`` (of kind ``method``
+    when given) deleted with what it wrote (:func:`run_store.delete_run`; a key that is no such run
+    is a :class:`SetupError` before anything changes), then the App reloaded (status colours
+    included), a confirmation note and the card naming what went."""
+    run_store.check_deletable(ctx.dataset, run_key, method)
     paths, views = run_store.owned(ctx.dataset, run_key)
     what = describe_paths(paths, views) or "the stored results only"
     stale = not ctx.delegated and _view_uses(ctx, paths, views)
-    removed = delete(ctx.dataset, run_key)
+    removed = run_store.delete_run(ctx.dataset, run_key, method)
     if not ctx.delegated:
         if stale:  # the App would ask for the removed fields ("Field ... does not exist")
             yield ctx.ops.clear_view()

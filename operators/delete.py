@@ -6,8 +6,8 @@ import fiftyone.operators as foo
 import fiftyone.operators.types as types
 
 from ..fiftyone_layer import run_store
-from ..fiftyone_layer.adapter import SetupError
 from .cards import delete_and_confirm
+from .measure_operator import report_errors
 from .common import form, form_error
 
 
@@ -38,8 +38,5 @@ class DeleteKalosRun(foo.Operator):
         return form(inputs, "KaLOS: delete a run")
 
     def execute(self, ctx):
-        key = ctx.params["run_key"]
-        method = run_store.run_method(ctx.dataset, key)
-        if method not in run_store.kinds():
-            raise SetupError(f"no KaLOS run {key!r} on this dataset", "run_key")
-        yield from delete_and_confirm(ctx, key, run_store.delete_run)
+        yield from report_errors(ctx, delete_and_confirm(ctx, ctx.params.get("run_key")),
+                                 "KaLOS: the run was not deleted")

@@ -264,6 +264,13 @@ def test_delete_refuses_what_is_not_a_kalos_run_and_removes_only_our_fields(fo_i
     for key in ("other_plugin", "nope"):
         with pytest.raises(SetupError, match="is not a KaLOS run"):
             run_store.delete_run(ds, key)
+    import fiftyone.operators as foo
+    from fiftyone.operators.executor import ExecutionContext
+    for uri in (f"{PLUGIN}/delete_kalos_run", f"{PLUGIN}/delete_agreement_run"):   # past the form: our words
+        ctx = ExecutionContext(request_params={"dataset_name": ds.name, "params": {"run_key": "nope"},
+                                               "delegated": True})
+        with pytest.raises(SetupError, match="'nope'"):   # was FiftyOne's ValueError from get_run_info
+            list(foo.get_operator(uri).execute(ctx))
     assert "other_plugin" in ds.list_runs() and ds.list_evaluations() == ["ev"] and ds.has_sample_field("ev_tp")
     from tests.fiftyone.helpers import try_operator as execute
     schema = set(ds.get_field_schema(flat=True))
