@@ -241,7 +241,12 @@ def intersection_volumes(A: Prepared, B: Prepared) -> np.ndarray:
     if len(rest):                          # the separating-axis test spares the hull of disjoint pairs
         rest = rest[~_apart(A.take_on_use(rest), B.take_on_use(rest))]
         out[rest] = hull_volumes(A.take_on_use(rest), B.take_on_use(rest))
-    return np.clip(out, 0.0, np.minimum(A["volume"], B["volume"]))
+    smaller = np.minimum(A["volume"], B["volume"])
+    # within float error of the smaller box's volume, one box holds the other: its volume exactly (identical
+    # boxes then have IoU 1.0, not 0.9999999999999993, and match at a threshold of 1)
+    held = np.isclose(out, smaller, rtol=1e-9, atol=0.0)
+    out[held] = smaller[held]
+    return np.clip(out, 0.0, smaller)
 
 
 @register_distance("cuboids", "iou3d", prepare=prepare_cuboids)

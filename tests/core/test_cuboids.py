@@ -166,7 +166,22 @@ def test_similarity_is_in_unit_interval_symmetric_and_one_on_itself(geoms):
     s = sim(geoms)
     assert np.all(s >= 0.0) and np.all(s <= 1.0)
     assert np.allclose(s, s.T, atol=1e-9)
-    assert np.allclose(np.diag(s), 1.0)
+    assert np.all(np.diag(s) == 1.0)   # exactly: identical boxes match at a threshold of 1
+
+
+def test_identical_rotated_cuboids_agree_at_threshold_one():
+    """Two raters drew the same tilted box: IoU exactly 1 (the hull's float error once gave
+    0.9999999999999993), so they match at threshold 1 and agree."""
+    from kalos_core.agreement import AgreementConfig, compute_agreement
+    from kalos_core.data import MultiRaterDataset
+
+    g = (1.0, 2.0, 0.5, 2.0, 1.0, 0.7, 0.3, 0.2, 0.9)
+    assert iou(g, g) == 1.0
+    anns = [Annotation(f"{r}{k}", r, 1, g if k == 0 else (5.0, 5.0, 1.0, 1.0, 1.0, 1.0, 0.1, 0.4, 0.0))
+            for r in ("a", "b") for k in range(2)]
+    data = MultiRaterDataset([make_image(0, 10, 10, ["a", "b"], anns)], {1: "car"}, "cuboids")
+    res = compute_agreement(data, AgreementConfig(threshold=1.0, bootstrap=0))
+    assert res.global_alpha == 1.0
 
 
 def _moved(g, rot, shift):
