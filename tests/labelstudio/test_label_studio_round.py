@@ -56,9 +56,7 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
                                                                     label_studio_sdk, tmp_path):
     import fiftyone.operators as foo
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
-    from fiftyone.plugins.orgs.kalos.agreement.operators import (
-        label_studio_round as lsr,
-    )
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import label_studio_round as lsr
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import (
         import_multirater_coco,
     )
