@@ -54,6 +54,14 @@ def send_review_to_label_studio(dataset, view_name: str, anno_key: str, url: str
                         raters_per_task, project_name or f"{dataset.name} {anno_key}")
 
 
+def round_fields(dataset, view_name) -> tuple[set, set]:
+    """``(the fields of the round loaded as saved view view_name, the fields of every loaded round)``:
+    a round's agreement form preselects only its own fields; any other form none of the rounds'."""
+    rounds = (dataset.info.get("kalos_rounds") or {}).values()
+    every = {f for r in rounds for f in r.get("fields", [])}
+    return next((set(r.get("fields", [])) for r in rounds if view_name and r.get("view") == view_name), set()), every
+
+
 def round_view_name(prefix: str) -> str:
     """The saved view of a loaded round's samples: its agreement run runs on it (elsewhere the round's
     raters are assigned through ``rater_list`` and their missing fields would read "drew nothing")."""
@@ -109,7 +117,8 @@ def load_label_studio_round(dataset, anno_key: str, prefix: str = "round2", rate
     dataset.add_dynamic_sample_fields(fields=list(plan.values()))
     dataset.info.setdefault("kalos_import", {}).setdefault("rater_fields", {}).update(
         {f: r for r, f in plan.items()})
-    dataset.info.setdefault("kalos_rounds", {})[anno_key] = {"fields": sorted(plan.values()), "left_out": left}
+    dataset.info.setdefault("kalos_rounds", {})[anno_key] = {"fields": sorted(plan.values()), "left_out": left,
+                                                             "view": view_name}
     dataset.save()
     dataset.save_view(view_name, dataset.select(ids), description=f"round {anno_key!r} from Label Studio: run "
                       f"agreement on this view ({', '.join(sorted(plan.values()))})")

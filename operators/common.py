@@ -11,6 +11,7 @@ import fiftyone.operators.types as types
 
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import RaterSource, SetupError, label_fields, resolve_source
+from ..fiftyone_layer.label_studio_round import round_fields
 from ..fiftyone_layer.names import FIELD_NAME_RE, safe_name  # noqa: F401  (re-exported)
 
 #: characters the App's markdown would read as markup in a form's help texts
@@ -88,7 +89,7 @@ def rater_inputs(ctx, inputs) -> dict:
         for name, cls in fields.items():
             choices.add_choice(name, label=f"{name} ({cls.__name__})")
         props["rater_fields"] = inputs.list("rater_fields", types.String(), label="Rater fields",
-                                            default=named_rater_fields(ctx.dataset, fields) or None,
+                                            default=named_rater_fields(ctx.dataset, fields, _view_name(ctx)) or None,
                                             description="one label field per rater (preselected: the fields of "
                                                         "the raters that rater_list names)", view=choices)
     else:
@@ -100,13 +101,22 @@ def rater_inputs(ctx, inputs) -> dict:
     return props
 
 
-def named_rater_fields(dataset, fields: dict) -> list[str]:
+def _view_name(ctx) -> str | None:
+    """The saved view the App has open (None for an unsaved view)."""
+    return ctx.request_params.get("view_name") or getattr(ctx.view, "name", None)
+
+
+def named_rater_fields(dataset, fields: dict, view_name=None) -> list[str]:
     """The label fields of the raters that the samples' ``rater_list`` names, of one label type
     (the first such field's): the importer's ``dataset.info["kalos_import"]["rater_fields"]``
     (field -> rater) says whose a field is, else a field named ``<anything>_<rater>`` or
-    ``<rater>``. Empty when fewer than two match or there is no ``rater_list``."""
+    ``<rater>``. On a loaded round's saved view only that round's fields, elsewhere none of the
+    rounds' (a second round's raters share round 1's names). Empty when fewer than two match or
+    there is no ``rater_list``."""
     if not fields or not dataset.has_sample_field("rater_list"):
         return []
+    this_round, every_round = round_fields(dataset, view_name)
+    fields = {f: c for f, c in fields.items() if (f in this_round if this_round else f not in every_round)}
     named = {str(r) for r in dataset.distinct("rater_list")}
     known = (dataset.info.get("kalos_import") or {}).get("rater_fields") or {}
     by_suffix = {safe_name(r): r for r in named}

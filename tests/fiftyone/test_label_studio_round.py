@@ -73,3 +73,28 @@ def test_compare_rounds_pairs_the_images_both_runs_scored(lsr, ds):
     assert out["mean_first"] == 0.0 and out["mean_second"] == 0.125
     ds.set_values("round2_alpha", [math.nan, -0.5, None])   # an undefined α is left out too
     assert lsr.compare_rounds(ds, "kalos", "round2")["samples"] == 1
+
+
+def test_a_loaded_rounds_agreement_form_proposes_only_that_rounds_fields(ds, fo_isolated):
+    """What loading a round writes (its fields, their raters in kalos_import, kalos_rounds, the saved
+    view): compute_agreement's form on that view proposes the round's fields; elsewhere round 1's."""
+    import fiftyone.operators as foo
+    from fiftyone.operators.executor import ExecutionContext
+
+    fo = fo_isolated
+    fields = {"raters_r1": "r1", "raters_r2": "r2", "round2_r1": "r1", "round2_r2": "r2"}
+    for field in fields:
+        ds.set_values(field, [fo.Detections(detections=[fo.Detection(label="cat", bounding_box=[.1, .1, .2, .2],
+                                                                     rater_id=fields[field])])] * len(ds))
+    ds.info["kalos_import"] = {"rater_fields": fields}
+    ds.info["kalos_rounds"] = {"round2": {"fields": ["round2_r1", "round2_r2"], "left_out": {}, "view": "round2_samples"}}
+    ds.save()
+    ds.save_view("round2_samples", ds.limit(2))
+
+    def proposed(view_name):
+        ctx = ExecutionContext({"dataset_name": ds.name, "view_name": view_name, "params": {}})
+        form = foo.get_operator("@kalos/agreement/compute_agreement").resolve_input(ctx).type.properties
+        return form["rater_fields"].default
+
+    assert proposed("round2_samples") == ["round2_r1", "round2_r2"]
+    assert proposed("kalos_review") == proposed(None) == ["raters_r1", "raters_r2"]

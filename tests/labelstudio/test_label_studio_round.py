@@ -34,6 +34,16 @@ def _round2_agreement(ds, view_name, fields):
     return ds.load_run_results("round2")
 
 
+def _preselected(ds, view_name):
+    """The rater fields compute_agreement's form proposes with the saved view ``view_name`` open in the App."""
+    import fiftyone.operators as foo
+    from fiftyone.operators.executor import ExecutionContext
+
+    ctx = ExecutionContext({"dataset_name": ds.name, "view_name": view_name, "params": {}})
+    return foo.get_operator("@kalos/agreement/compute_agreement").resolve_input(ctx).type.properties[
+        "rater_fields"].default
+
+
 def _file_names(ds, data):
     """{sample id: LVIS file name}."""
     names = {im["id"]: im["file_name"] for im in data["images"]}
@@ -95,6 +105,8 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
     assert ds.exists("round2_r1").count() == len(sent)   # only the samples sent get a round-2 field
     assert set(ds.distinct("round2_r1.detections.rater_id")) == {"r1"}
     assert set(ds.load_saved_view(loaded["view"]).values("id")) == sent
+    assert _preselected(ds, loaded["view"]) == ["round2_r1", "round2_r2"]   # this round's fields only
+    assert _preselected(ds, None) == ["raters_r1", "raters_r2"]   # elsewhere: round 1's, as before
     round2 = _round2_agreement(ds, loaded["view"], ["round2_r1", "round2_r2"])
     took = time.monotonic() - start
     print(f"round trip (send {len(sent)} images, 2 raters post, load, round-2 agreement): {took:.1f} s")
@@ -122,3 +134,4 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
             } == {"again_rater1_kalos_test": "rater1@kalos.test", "again_rater2_kalos_test": "rater2@kalos.test"}
     assert ds.count("again_rater1_kalos_test.detections") == ds.count("round2_r1.detections")
     assert set(ds.load_saved_view("again_samples").first().rater_list) == {"r1", "r2", *names}
+    assert _preselected(ds, "again_samples") == ["again_rater1_kalos_test", "again_rater2_kalos_test"]
