@@ -11,18 +11,36 @@ next to FiftyOne.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 
 from .errors import SetupError
 from .imports.label_studio import read_label_studio
 
-SDK_MISSING = ("FiftyOne's Label Studio backend needs the Label Studio SDK next to FiftyOne: "
-               "pip install label-studio-sdk")
+#: the SDK release the round is tested with (Label Studio 1.23.2's); FiftyOne asks for >= 1.0
+SDK_VERSION = "2.1.2"
+#: what FiftyOne's backend (the SDK's legacy client) imports beyond the SDK; ``--no-deps`` because the
+#: SDK's own pins would downgrade OpenCV (and numpy) in FiftyOne's environment
+SDK_INSTALL = f"pip install --no-deps label-studio-sdk=={SDK_VERSION} lxml pyjwt appdirs"
+
+
+def sdk_problem() -> str | None:
+    """Why FiftyOne's Label Studio backend cannot run here (the SDK or a module its client needs is
+    missing, and the command that installs it without touching numpy or OpenCV), else None."""
+    try:
+        sdk = importlib.import_module("label_studio_sdk")
+        sdk.Client  # noqa: B018  (FiftyOne's backend uses the SDK's legacy client)
+    except ImportError as e:
+        missing = getattr(e, "name", None) or getattr(e.__cause__, "name", None) or str(e)
+        return (f"The Label Studio SDK is not usable next to FiftyOne (missing: {missing}). Install it into "
+                f"FiftyOne's environment with `{SDK_INSTALL}` (--no-deps keeps numpy and OpenCV as they "
+                "are), then restart the App.")
+    return None
 
 
 def _check_sdk() -> None:
-    if importlib.util.find_spec("label_studio_sdk") is None:
-        raise SetupError(SDK_MISSING)
+    problem = sdk_problem()
+    if problem:
+        raise SetupError(problem)
 
 
 def send_samples(view, anno_key: str, url: str, api_key: str, classes, label_field: str,

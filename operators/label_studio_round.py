@@ -6,6 +6,7 @@ from __future__ import annotations
 import fiftyone.operators as foo
 from fiftyone.operators import types
 
+from ..fiftyone_layer.label_studio_api import sdk_problem
 from ..fiftyone_layer.label_studio_round import (DEFAULT_URL, load_label_studio_round, review_classes,
                                                  send_review_to_label_studio)
 from ..fiftyone_layer.saved_views import select_saved_view
@@ -18,6 +19,14 @@ def _review_view(dataset) -> str | None:
     """The newest saved view named like a review queue, else the newest saved view."""
     views = dataset.list_saved_views()
     return ([v for v in views if v.endswith("_review")] or views or [None])[-1]
+
+
+def _no_sdk(inputs) -> bool:
+    """A warning that says what to install when FiftyOne's Label Studio backend cannot run here."""
+    problem = sdk_problem()
+    if problem:
+        inputs.view("no_sdk", types.Warning(label="The Label Studio SDK is missing", description=problem))
+    return bool(problem)
 
 
 def _ls_runs(dataset) -> list[str]:
@@ -39,6 +48,8 @@ class SendToLabelStudio(foo.Operator):
     def resolve_input(self, ctx):
         ds, p, inputs = ctx.dataset, ctx.params, types.Object()
         views = ds.list_saved_views()
+        if _no_sdk(inputs):
+            return form(inputs, "KaLOS: send for a second round")
         if not views:
             inputs.view("none", types.Warning(label="No saved view: run 'KaLOS: tag for review' first"))
             return form(inputs, "KaLOS: send for a second round")
@@ -81,6 +92,8 @@ class LoadLabelStudioRound(foo.Operator):
     def resolve_input(self, ctx):
         ds, p, inputs = ctx.dataset, ctx.params, types.Object()
         runs = _ls_runs(ds)
+        if _no_sdk(inputs):
+            return form(inputs, "KaLOS: load a Label Studio round")
         if not runs:
             inputs.view("none", types.Warning(label="No Label Studio round: 'KaLOS: send for a second round' first"))
             return form(inputs, "KaLOS: load a Label Studio round")

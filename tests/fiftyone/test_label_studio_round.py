@@ -75,6 +75,21 @@ def test_compare_rounds_pairs_the_images_both_runs_scored(lsr, ds):
     assert lsr.compare_rounds(ds, "kalos", "round2")["samples"] == 1
 
 
+def test_the_forms_say_how_to_install_a_missing_sdk_before_anything_is_filled(ds):
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.label_studio_api import SDK_INSTALL, sdk_problem
+
+    from tests.fiftyone.helpers import resolved_form
+
+    if sdk_problem() is None:
+        pytest.skip("label_studio_sdk imports in this environment")
+    assert SDK_INSTALL.startswith("pip install --no-deps label-studio-sdk==2.1.2 ")   # numpy, OpenCV untouched
+    for name in ("send_to_label_studio", "load_label_studio_round"):
+        form = resolved_form(name, ds)
+        assert list(form) == ["no_sdk"], (name, list(form))   # nothing to fill in before it is installed
+        said = form["no_sdk"].view.description.replace("\\", "")   # the form escapes markdown
+        assert SDK_INSTALL in said and "missing: label_studio_sdk" in said
+
+
 def test_a_loaded_rounds_agreement_form_proposes_only_that_rounds_fields(ds, fo_isolated):
     """What loading a round writes (its fields, their raters in kalos_import, kalos_rounds, the saved
     view): compute_agreement's form on that view proposes the round's fields; elsewhere round 1's."""
