@@ -7,11 +7,19 @@ of them, so the project's tasks are read with the project export (the documented
 the same converter as :func:`fiftyone_layer.imports.label_studio.read_label_studio`), each annotator by the
 user's email. Both need FiftyOne's Label Studio backend, which needs ``label-studio-sdk`` installed
 next to FiftyOne.
+
+Uploads go in batches of :data:`UPLOAD_BATCH` images: FiftyOne sends all of a run's files in one
+request, and Label Studio refuses more than ``DATA_UPLOAD_MAX_NUMBER_FILES`` (default 100) files in
+one request with an HTTP 500. A send that fails leaves nothing behind: its annotation run and the
+Label Studio project it made are deleted.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import threading
+from contextlib import contextmanager
 
 from .errors import SetupError
 from .imports.label_studio import read_label_studio
@@ -21,6 +29,9 @@ SDK_VERSION = "2.1.2"
 #: what FiftyOne's backend (the SDK's legacy client) imports beyond the SDK; ``--no-deps`` because the
 #: SDK's own pins would downgrade OpenCV (and numpy) in FiftyOne's environment
 SDK_INSTALL = f"pip install --no-deps label-studio-sdk=={SDK_VERSION} lxml pyjwt appdirs"
+#: images per upload request: below Label Studio's default cap of 100 files per request
+UPLOAD_BATCH = 50
+_UPLOAD_LOCK = threading.Lock()
 
 
 def sdk_problem() -> str | None:
@@ -43,6 +54,66 @@ def _check_sdk() -> None:
         raise SetupError(problem)
 
 
+def default_api_key() -> str | None:
+    """The Label Studio API key FiftyOne reads from its config or ``FIFTYONE_LABELSTUDIO_API_KEY``."""
+    import fiftyone as fo
+
+    return os.environ.get("FIFTYONE_LABELSTUDIO_API_KEY") or \
+        (fo.annotation_config.backends.get("labelstudio") or {}).get("api_key")
+
+
+@contextmanager
+def _uploads_in_batches():
+    """FiftyOne's Label Studio upload, one request per :data:`UPLOAD_BATCH` images (FiftyOne sends
+    a run's files in one request); the same tasks, in the same order."""
+    from fiftyone.utils.labelstudio import LabelStudioAnnotationAPI as api
+
+    whole = api._upload_tasks
+
+    def in_batches(self, project, tasks, predictions=None):
+        if predictions or len(tasks) <= UPLOAD_BATCH:
+            return whole(self, project, tasks, predictions)
+        uploaded = {}
+        for start in range(0, len(tasks), UPLOAD_BATCH):
+            self._client.headers.pop("Content-Type", None)   # FiftyOne sets JSON after its file upload
+            uploaded.update(whole(self, project, tasks[start:start + UPLOAD_BATCH]))
+        return uploaded
+
+    with _UPLOAD_LOCK:
+        api._upload_tasks = in_batches
+        try:
+            yield
+        finally:
+            api._upload_tasks = whole
+
+
+def _projects(url: str, api_key: str, title: str):
+    """``(client, {id}) of the server's projects named ``title`` (FiftyOne may add a time stamp), or
+    ``(None, None)`` when the server cannot be reached."""
+    import fiftyone.utils.annotations as foua
+
+    try:
+        client = foua.connect_to_api(backend="labelstudio", url=url, api_key=api_key)._client
+        return client, {p.id for p in client.list_projects() if str(p.params.get("title", "")).startswith(title)}
+    except Exception:   # noqa: BLE001  (unreachable or refused: the send itself will say why)
+        return None, None
+
+
+def _undo_send(dataset, anno_key: str, url: str, api_key: str, title: str, before) -> None:
+    """Delete what a failed send made: its annotation run, and the projects named ``title`` that were
+    not on the server before (``before``: their ids then)."""
+    if anno_key in dataset.list_annotation_runs():
+        dataset.delete_annotation_run(anno_key)
+    if before is None:
+        return
+    client, now = _projects(url, api_key, title)
+    for project_id in (now or set()) - before:
+        try:
+            client.make_request("DELETE", f"/api/projects/{project_id}")
+        except Exception:   # noqa: BLE001,S110  (best effort: the send's own error is what the user sees)
+            pass
+
+
 def send_samples(view, anno_key: str, url: str, api_key: str, classes, label_field: str,
                  raters_per_task: int = 2, project_name=None):
     """Upload ``view``'s images as one Label Studio project (no labels on them: each rater starts from
@@ -63,11 +134,19 @@ def send_samples(view, anno_key: str, url: str, api_key: str, classes, label_fie
     if not len(view):
         raise SetupError("the view holds no samples to send", "view")
     _check_sdk()
-    results = view.annotate(anno_key, backend="labelstudio", url=url, api_key=api_key, label_field=label_field,
-                            label_type="detections", classes=classes, attributes=False,
-                            project_name=project_name)
-    _client(results).make_request("PATCH", f"/api/projects/{results.project_id}", json={
-        "maximum_annotations": raters_per_task, "overlap_cohort_percentage": 100, "show_collab_predictions": False})
+    title = project_name or f"{dataset.name} {anno_key}"
+    _, before = _projects(url, api_key, title)
+    try:
+        with _uploads_in_batches():
+            results = view.annotate(anno_key, backend="labelstudio", url=url, api_key=api_key,
+                                    label_field=label_field, label_type="detections", classes=classes,
+                                    attributes=False, project_name=title)
+        _client(results).make_request("PATCH", f"/api/projects/{results.project_id}", json={
+            "maximum_annotations": raters_per_task, "overlap_cohort_percentage": 100,
+            "show_collab_predictions": False})
+    except Exception:
+        _undo_send(dataset, anno_key, url, api_key, title, before)
+        raise
     return results
 
 

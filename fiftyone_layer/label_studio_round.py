@@ -54,6 +54,14 @@ def send_review_to_label_studio(dataset, view_name: str, anno_key: str, url: str
                         raters_per_task, project_name or f"{dataset.name} {anno_key}")
 
 
+def free_round_key(dataset) -> str:
+    """The first of ``round2``, ``round3``, ... that names no annotation run and no upload field."""
+    n = 2
+    while f"round{n}" in dataset.list_annotation_runs() or dataset.has_sample_field(f"round{n}{UPLOAD_SUFFIX}"):
+        n += 1
+    return f"round{n}"
+
+
 def round_fields(dataset, view_name) -> tuple[set, set]:
     """``(the fields of the round loaded as saved view view_name, the fields of every loaded round)``:
     a round's agreement form preselects only its own fields; any other form none of the rounds'."""

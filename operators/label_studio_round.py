@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import os
+
 import fiftyone.operators as foo
 from fiftyone.operators import types
 
-from ..fiftyone_layer.label_studio_api import sdk_problem
-from ..fiftyone_layer.label_studio_round import (DEFAULT_URL, load_label_studio_round, review_classes,
-                                                 send_review_to_label_studio)
+from ..fiftyone_layer.label_studio_api import default_api_key, sdk_problem
+from ..fiftyone_layer.label_studio_round import (DEFAULT_URL, free_round_key, load_label_studio_round,
+                                                 review_classes, send_review_to_label_studio)
 from ..fiftyone_layer.saved_views import select_saved_view
 from .cards import show_card
 from .common import FIELD_NAME_RE, form, form_error
@@ -27,6 +29,14 @@ def _no_sdk(inputs) -> bool:
     if problem:
         inputs.view("no_sdk", types.Warning(label="The Label Studio SDK is missing", description=problem))
     return bool(problem)
+
+
+def _credentials(inputs, url: str | None) -> None:
+    """The server's URL and API key (default: FiftyOne's, ``FIFTYONE_LABELSTUDIO_API_KEY``)."""
+    inputs.str("url", default=url or DEFAULT_URL, label="Label Studio URL")
+    key = default_api_key()
+    inputs.str("api_key", required=not key, default=key, label="Label Studio API token (legacy token)",
+               description="Account & Settings > Legacy token in Label Studio")
 
 
 def _ls_runs(dataset) -> list[str]:
@@ -55,11 +65,11 @@ class SendToLabelStudio(foo.Operator):
             return form(inputs, "KaLOS: send for a second round")
         # defaults are not required: the App may leave a shown default out of the params
         inputs.enum("view_name", views, default=_review_view(ds), label="Saved view to send", view=types.Dropdown())
-        key = inputs.str("anno_key", default="round2", label="Annotation key (the round's name)")
-        if p.get("anno_key", "round2") in ds.list_annotation_runs():
-            form_error(key, f"annotation run {p.get('anno_key', 'round2')!r} exists; choose another key")
-        inputs.str("url", default=DEFAULT_URL, label="Label Studio URL")
-        inputs.str("api_key", required=True, label="Label Studio API token (legacy token)")
+        free = free_round_key(ds)
+        key = inputs.str("anno_key", default=free, label="Annotation key (the round's name)")
+        if (p.get("anno_key") or free) in ds.list_annotation_runs():
+            form_error(key, f"annotation run {p['anno_key']!r} exists; choose another key (free: {free!r})")
+        _credentials(inputs, os.environ.get("FIFTYONE_LABELSTUDIO_URL"))
         inputs.list("classes", types.String(), default=review_classes(ds), label="Classes")
         inputs.int("raters_per_task", default=2, label="Annotators per task")
         return form(inputs, "KaLOS: send for a second round")
@@ -69,8 +79,9 @@ class SendToLabelStudio(foo.Operator):
 
         def work():
             return send_review_to_label_studio(ctx.dataset, p.get("view_name") or _review_view(ctx.dataset),
-                                               p.get("anno_key") or "round2", p.get("url") or DEFAULT_URL,
-                                               p["api_key"], p.get("classes"), int(p.get("raters_per_task", 2)))
+                                               p.get("anno_key") or free_round_key(ctx.dataset),
+                                               p.get("url") or DEFAULT_URL, p.get("api_key") or default_api_key(),
+                                               p.get("classes"), int(p.get("raters_per_task", 2)))
             yield  # unreachable: makes this a generator for report_errors
 
         results = yield from report_errors(ctx, work(), "KaLOS: sending to Label Studio failed")
