@@ -161,17 +161,33 @@ def _users(client) -> dict:
     return {f"user {u['id']}": u.get("email") or f"user {u['id']}" for u in users}
 
 
-def fetch_round(dataset, anno_key: str, rater_names=None) -> tuple[dict, dict, dict]:
+def stored_url(dataset, anno_key: str) -> str | None:
+    """The Label Studio URL an annotation run was sent to (FiftyOne stores it; not the key)."""
+    if anno_key not in dataset.list_annotation_runs():
+        return None
+    return getattr(dataset.get_annotation_info(anno_key).config, "url", None)
+
+
+def fetch_round(dataset, anno_key: str, rater_names=None, url=None, api_key=None) -> tuple[dict, dict, dict]:
     """``({rater: {sample id: ExportImage}}, left out counts, {"tasks", "annotated"})`` of an annotation
     run's project: every annotation of every task, rater = the annotator's email, or its name in
-    ``rater_names`` (keys: emails or ``"user <id>"``)."""
+    ``rater_names`` (keys: emails or ``"user <id>"``). ``url``: default the one the run was sent to;
+    ``api_key``: default FiftyOne's (``FIFTYONE_LABELSTUDIO_API_KEY``), else the send's in this process."""
     if anno_key not in dataset.list_annotation_runs():
         raise SetupError(f"no annotation run {anno_key!r} on {dataset.name}; runs: "
                          f"{dataset.list_annotation_runs() or 'none'}", "anno_key")
-    results = dataset.load_annotation_results(anno_key)
-    if not hasattr(results, "project_id"):
+    if getattr(dataset.get_annotation_info(anno_key).config, "method", None) != "labelstudio":
         raise SetupError(f"annotation run {anno_key!r} is not a Label Studio run", "anno_key")
     _check_sdk()
+    url = url or stored_url(dataset, anno_key)
+    # the key the send used, while its results are still cached in this process (FiftyOne never stores it)
+    api_key = api_key or default_api_key() or dataset.load_annotation_results(anno_key).config.api_key
+    if not url:
+        raise SetupError(f"give the Label Studio URL that {anno_key!r} was sent to", "url")
+    if not api_key:
+        raise SetupError("give the Label Studio API key (Account & Settings > Legacy token in Label Studio), or "
+                         "set FIFTYONE_LABELSTUDIO_API_KEY before starting the App", "api_key")
+    results = dataset.load_annotation_results(anno_key, cache=False, url=url, api_key=api_key)
     client = _client(results)
     tasks = client.make_request("GET", f"/api/projects/{results.project_id}/export",
                                 params={"exportType": "JSON", "download_all_tasks": "true"}).json()

@@ -85,12 +85,15 @@ def _assigned_without_labels(lists: dict, per_rater: dict) -> str | None:
     return None
 
 
-def load_label_studio_round(dataset, anno_key: str, prefix: str = "round2", rater_names=None) -> dict:
+def load_label_studio_round(dataset, anno_key: str, prefix: str = "round2", rater_names=None, url=None,
+                            api_key=None) -> dict:
     """Every annotator's annotations of annotation run ``anno_key`` as ``<prefix>_<rater>`` fields (see
-    the module doc). Returns ``{"fields": {field: rater}, "samples", "labels", "tasks", "left_out"}``."""
+    the module doc); ``url`` default: the one the round was sent to; ``api_key`` default: FiftyOne's
+    (``FIFTYONE_LABELSTUDIO_API_KEY``), else the send's in this process. Returns ``{"fields": {field:
+    rater}, "samples", "labels", "tasks", "left_out", "view"}``."""
     if not isinstance(prefix, str) or not FIELD_NAME_RE.match(prefix):
         raise SetupError(f"prefix must start with a letter and hold only letters, digits and _: {prefix!r}", "prefix")
-    per_rater, left, counts = fetch_round(dataset, anno_key, rater_names)
+    per_rater, left, counts = fetch_round(dataset, anno_key, rater_names, url, api_key)
     if not per_rater:
         raise SetupError(f"nobody has annotated the {counts['tasks']} tasks of {anno_key!r} yet", "anno_key")
     cls = one_label_type(per_rater)

@@ -8,7 +8,7 @@ import os
 import fiftyone.operators as foo
 from fiftyone.operators import types
 
-from ..fiftyone_layer.label_studio_api import default_api_key, sdk_problem
+from ..fiftyone_layer.label_studio_api import default_api_key, sdk_problem, stored_url
 from ..fiftyone_layer.label_studio_round import (DEFAULT_URL, free_round_key, load_label_studio_round,
                                                  review_classes, send_review_to_label_studio)
 from ..fiftyone_layer.saved_views import select_saved_view
@@ -109,6 +109,7 @@ class LoadLabelStudioRound(foo.Operator):
             inputs.view("none", types.Warning(label="No Label Studio round: 'KaLOS: send for a second round' first"))
             return form(inputs, "KaLOS: load a Label Studio round")
         inputs.enum("anno_key", runs, default=runs[-1], label="Round", view=types.Dropdown())
+        _credentials(inputs, stored_url(ds, p.get("anno_key") or runs[-1]))
         prefix = inputs.str("prefix", default="round2", label="Field prefix")
         value = p.get("prefix", "round2") or ""
         if not FIELD_NAME_RE.match(value):
@@ -126,7 +127,7 @@ class LoadLabelStudioRound(foo.Operator):
 
         def work():
             return load_label_studio_round(ctx.dataset, p.get("anno_key") or _ls_runs(ctx.dataset)[-1],
-                                           p.get("prefix") or "round2", names)
+                                           p.get("prefix") or "round2", names, p.get("url"), p.get("api_key"))
             yield  # unreachable: makes this a generator for report_errors
 
         out = yield from report_errors(ctx, work(), "KaLOS: loading the round failed")

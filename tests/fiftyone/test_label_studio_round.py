@@ -102,7 +102,8 @@ def test_a_loaded_rounds_agreement_form_proposes_only_that_rounds_fields(ds, fo_
         ds.set_values(field, [fo.Detections(detections=[fo.Detection(label="cat", bounding_box=[.1, .1, .2, .2],
                                                                      rater_id=fields[field])])] * len(ds))
     ds.info["kalos_import"] = {"rater_fields": fields}
-    ds.info["kalos_rounds"] = {"round2": {"fields": ["round2_r1", "round2_r2"], "left_out": {}, "view": "round2_samples"}}
+    ds.info["kalos_rounds"] = {"round2": {"fields": ["round2_r1", "round2_r2"], "left_out": {},
+                                          "view": "round2_samples"}}
     ds.save()
     ds.save_view("round2_samples", ds.limit(2))
 

@@ -17,6 +17,7 @@ from tests.fiftyone.helpers import (
     lvis_subset,
     new_name as name,
     reference,
+    resolved_form,
     shown_card,
 )
 from tests.labelstudio.conftest import USERS
@@ -63,8 +64,9 @@ def _post_round1_boxes(server, results, ds, data, user_ids, label_field):
 
 
 def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_path, label_studio,
-                                                                    label_studio_sdk, tmp_path):
+                                                                    label_studio_sdk, tmp_path, monkeypatch):
     import fiftyone.operators as foo
+    from fiftyone.operators.executor import ExecutionError
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import label_studio_round as lsr
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import (
@@ -124,8 +126,21 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
 
     with pytest.raises(SetupError, match="round2_r1.*never writes over"):
         lsr.load_label_studio_round(ds, "round2", prefix="round2", rater_names=names)
+    # the App in a new process: no results cached, no Label Studio key in the environment
+    monkeypatch.delenv("FIFTYONE_LABELSTUDIO_API_KEY", raising=False)
+    ds._annotation_cache.clear()
+    form = {k: p.default for k, p in resolved_form("load_label_studio_round", ds).items()}
+    assert form["url"] == label_studio.url and form["api_key"] is None   # the URL the round was sent to
+    try:
+        said = str(foo.execute_operator("@kalos/agreement/load_label_studio_round", dataset=ds.name, params={
+            "anno_key": "round2", "prefix": "again"}).error)
+    except ExecutionError as e:
+        said = str(e)
+    assert "Path: api_key. Reason: Required" in said and "EOFError" not in said, said   # the form asks for it
+    with pytest.raises(SetupError, match="give the Label Studio API key"):   # so does Python, in words
+        lsr.load_label_studio_round(ds, "round2", prefix="again")
     again = foo.execute_operator("@kalos/agreement/load_label_studio_round", dataset=ds.name, params={
-        "anno_key": "round2", "prefix": "again"})   # the emails as rater names: new raters, new fields
+        "anno_key": "round2", "prefix": "again", "api_key": USERS["r2"][1]})   # the emails as names: new fields
     assert again.error is None, again.error
     title, rows, _ = shown_card(again)
     check_card(title, rows)
