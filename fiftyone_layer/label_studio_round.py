@@ -62,14 +62,6 @@ def free_round_key(dataset) -> str:
     return f"round{n}"
 
 
-def round_fields(dataset, view_name) -> tuple[set, set]:
-    """``(the fields of the round loaded as saved view view_name, the fields of every loaded round)``:
-    a round's agreement form preselects only its own fields; any other form none of the rounds'."""
-    rounds = (dataset.info.get("kalos_rounds") or {}).values()
-    every = {f for r in rounds for f in r.get("fields", [])}
-    return next((set(r.get("fields", [])) for r in rounds if view_name and r.get("view") == view_name), set()), every
-
-
 def round_view_name(prefix: str) -> str:
     """The saved view of a loaded round's samples: its agreement run runs on it (elsewhere the round's
     raters are assigned through ``rater_list`` and their missing fields would read "drew nothing")."""

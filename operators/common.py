@@ -11,7 +11,7 @@ import fiftyone.operators.types as types
 
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import RaterSource, SetupError, label_fields, resolve_source
-from ..fiftyone_layer.label_studio_round import round_fields
+from ..fiftyone_layer.round_fields import round_fields
 from ..fiftyone_layer.names import FIELD_NAME_RE, safe_name  # noqa: F401  (re-exported)
 
 #: characters the App's markdown would read as markup in a form's help texts
