@@ -165,19 +165,19 @@ def model_and_vectors(ds, fields: list[str]) -> None:
 def companion_rows(ds, fields: list[str]) -> list[tuple]:
     """Each companion operator's Python entry once on the same rater fields (read + compute + write)."""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measure_runs import measure_run
-    from fiftyone.plugins.orgs.kalos.agreement.operators import (bae, calibration_runs, convergence_runs,
-                                                                  noise_aware_runs, variation_runs)
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import consensus_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures import (bae, calibrate, convergence,
+                                                                               noise_aware, variations)
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import consensus_run
 
     rows = []
-    for label, go in [("calibrate (with Braylan)", lambda: measure_run(calibration_runs.RUN, ds, rater_fields=fields)),
-                      ("variations (10 thresholds)", lambda: measure_run(variation_runs.RUN, ds, rater_fields=fields)),
-                      ("convergence, bootstrap 1000", lambda: measure_run(convergence_runs.RUN, ds,
+    for label, go in [("calibrate (with Braylan)", lambda: measure_run(calibrate.RUN, ds, rater_fields=fields)),
+                      ("variations (10 thresholds)", lambda: measure_run(variations.RUN, ds, rater_fields=fields)),
+                      ("convergence, bootstrap 1000", lambda: measure_run(convergence.RUN, ds,
                                                                           rater_fields=fields)),
                       ("consensus (of the last agreement run)", lambda: consensus_run(ds, agreement_key="bench")),
                       ("noise-aware (model against rater 1, noise from raters 2, 3)", lambda: measure_run(
-                          noise_aware_runs.RUN, ds, predictions_field="model", reference_field=fields[0],
+                          noise_aware.RUN, ds, predictions_field="model", reference_field=fields[0],
                           noise_fields=fields[1:])),
                       ("BAE (4-vectors on the labels)", lambda: measure_run(bae.RUN, ds, rater_fields=fields)),
                       ("agreement with a model rater, alpha only", lambda: compute_agreement_run(
