@@ -44,6 +44,8 @@ def run(args) -> None:
     from kalos_core.conventions import conventions_of, conventions_text
     from kalos_core.demo_data import build_demo
 
+    from .measures.attributes import attribute_run
+    from .measures.bae import bae_run
     from .measures.calibrate import calibrate_run
     from .measures.convergence import convergence_run
     from .imports import import_multirater_coco
@@ -86,6 +88,9 @@ def run(args) -> None:
                          run_key="noise_aware")
     var = variations_run(ds, rater_fields=boxes, run_key="variations")
     cons = consensus_run(ds, agreement_key="kalos")
+    add_demo_attributes(ds, boxes, seed=args.seed)
+    attrs = attribute_run(ds, agreement_key="kalos", run_key="attributes")
+    bae = bae_run(ds, rater_fields=boxes, run_key="bae", embedding_attribute="embedding")
     print(f"FiftyOne dataset {args.name!r}: {len(ds)} samples, raters {', '.join(res.vitality) or '-'}")
     print(f"calibration (run 'kalos_calibration'): distance {rec['distance']}, tau* {rec['tau_star']:.3f} "
           f"-> similarity threshold {rec['similarity_threshold']:.3f}")
@@ -106,10 +111,40 @@ def run(args) -> None:
           + ", ".join(f"{r} {n}" for r, n in missed))
     print(f"consensus of run 'kalos' (field 'kalos_consensus'): {len(cons.labels)} labels, "
           f"{len(cons.review)} units for review")
+    print("attribute agreement on the units of run 'kalos' (run 'attributes'): "
+          + ", ".join(f"{name} α {a['alpha']:.3f} ({a['metric']})" for name, a in attrs.per_attribute.items()))
+    print(f"behaviour alignment of a simulated per-rater embedding (run 'bae'): BAE {bae.bae:.3f}")
     low = ds.sort_by("kalos_alpha").first()
     print(f"\nlowest-agreement sample: {low.filepath} (its own per-image alpha {low['kalos_alpha']:.3f})")
     print("\nOpen it in the App:  make app   (then http://127.0.0.1:5151, sort by kalos_alpha,"
           " or run 'KaLOS: browse disagreements' from the operator browser)")
+
+
+#: how often each demo rater flips the occluded flag the scene implies (the careful rater rarely, the sloppy often)
+FLIP = {"careful": 0.03, "sloppy": 0.25, "confuser": 0.1, "misses_small": 0.1}
+
+
+def add_demo_attributes(ds, fields, seed: int = 0) -> None:
+    """Per-label attributes on the box raters, seeded, for attribute agreement and BAE: ``occluded``
+    (true for boxes in the lower third of the image, as a scene would imply, flipped per rater at the
+    rate :data:`FLIP` gives), ``truncated`` (the box touches the image border; never flipped) and an
+    ``embedding`` (a 4-vector per label around a per-rater centre: a model's view of that rater)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    centres = {f: rng.normal(size=4) for f in fields}
+    for f in fields:
+        rater = f.rsplit("_", 1)[-1] if f.rsplit("_", 1)[-1] in FLIP else next(
+            (r for r in FLIP if f.endswith(r)), None)
+        flip = FLIP.get(rater, 0.1)
+        boxes = ds.values(f"{f}.detections.bounding_box")
+        occluded = [[bool((b[1] + b[3] / 2 > 2 / 3) != (rng.random() < flip)) for b in row or []] for row in boxes]
+        truncated = [[bool(b[0] <= 0.01 or b[1] <= 0.01 or b[0] + b[2] >= 0.99 or b[1] + b[3] >= 0.99)
+                      for b in row or []] for row in boxes]
+        vectors = [[(centres[f] + rng.normal(scale=0.5, size=4)).tolist() for _ in row or []] for row in boxes]
+        ds.set_values(f"{f}.detections.occluded", occluded)
+        ds.set_values(f"{f}.detections.truncated", truncated)
+        ds.set_values(f"{f}.detections.embedding", vectors)
 
 
 def add_demo_model(ds, field: str, seed: int = 0, jitter: float = 0.1, drop: float = 0.1) -> None:
