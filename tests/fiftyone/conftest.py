@@ -37,3 +37,12 @@ def attr_ds(fo_isolated, demo):
 def lvis_reference(fo_isolated, lvis_subset_path):
     """Per-image α and run results of the LVIS r1/r2 multi-rater COCO import."""
     return reference(json.loads(lvis_subset_path.read_text()))
+
+
+@pytest.fixture(scope="module")
+def imports(fo_isolated):
+    """The plugin's import package (``fiftyone_layer.imports``), once FiftyOne is isolated."""
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports
+
+    return imports
+

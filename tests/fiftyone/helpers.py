@@ -673,3 +673,21 @@ def run_state(ds) -> dict:
     if (app.get("color_scheme") or {}).get("fields"):
         app["color_scheme"]["fields"].sort(key=lambda e: str(e.get("path")))
     return {"samples": samples, "schema": schema, "runs": runs, "saved views": views, "info": info, "app config": app}
+
+
+def import_tools():
+    """``benchmarks/import_bad_input_table.py``, the writers of exports as the tools write them (and
+    their spoiled forms) that the import tests and the imports' bad-input table share; loaded once."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    REPO_ROOT = Path(__file__).resolve().parents[2]
+    name = "import_bad_input_table"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, REPO_ROOT / "benchmarks" / "import_bad_input_table.py")
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+

@@ -2,23 +2,11 @@
 shape's ``<attribute name=..>value</attribute>`` (numbers and true/false as values, text as text)
 and its ``occluded`` flag, ``0`` as False (FiftyOne's importer keeps only the 1s)."""
 
-import importlib.util
 import uuid
-from pathlib import Path
 
-import pytest
+from tests.fiftyone.helpers import import_tools
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("import_bad_input_table", ROOT / "benchmarks" / "import_bad_input_table.py")
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
-
-
-@pytest.fixture(scope="module")
-def imports(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports
-
-    return imports
+tools = import_tools()
 
 
 def with_attributes(xml: str, box: str, occluded: str, attributes: dict) -> str:

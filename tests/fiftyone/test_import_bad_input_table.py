@@ -2,16 +2,13 @@
 exit 2 for a refusal, never a traceback, nothing written; an import only where nothing is wrong or
 what was left out is counted; the page is current (``KALOS_WRITE_TABLE=1`` rewrites it)."""
 
-import importlib.util
 import os
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("import_bad_input_table", ROOT / "benchmarks" / "import_bad_input_table.py")
-tables = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tables)
+from tests.fiftyone.helpers import import_tools
+
+tables = import_tools()
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 ``python operators/rater_import.py``): an import prints one line; a refusal one line on stderr and
 exit 2, never a traceback; and a refusal leaves the user's dataset exactly as it was."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -12,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.fiftyone.helpers import import_tools
+
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("import_bad_input_table", ROOT / "benchmarks" / "import_bad_input_table.py")
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
+tools = import_tools()
 
 
 def name():

@@ -9,7 +9,6 @@
   naming the file, never another exception, and a refused import leaves no dataset behind.
 """
 
-import importlib.util
 import json
 import uuid
 from pathlib import Path
@@ -18,23 +17,15 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("import_bad_input_table", ROOT / "benchmarks" / "import_bad_input_table.py")
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
+from tests.fiftyone.helpers import import_tools
+
+tools = import_tools()
 
 FORMATS = ("COCO per rater", "CVAT jobs", "CVAT project", "Label Studio")
 #: YOLOv5 without its images: relative coordinates written to 6 decimals, so boxes agree to 1e-6
 IMPORTED = (*FORMATS, "YOLOv5 per rater")
 SETTINGS = settings(max_examples=int(__import__("os").environ.get("KALOS_EXAMPLES", 30)), deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-@pytest.fixture(scope="module")
-def imports(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports
-
-    return imports
 
 
 @st.composite

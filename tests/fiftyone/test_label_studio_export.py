@@ -3,24 +3,14 @@ as objects, cancelled and per-region results, other region types, rotated and vi
 Each figure is read off the file by hand (percent of a 640 x 480 image)."""
 
 import copy
-import importlib.util
 import json
 import uuid
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("import_bad_input_table", ROOT / "benchmarks" / "import_bad_input_table.py")
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
+from tests.fiftyone.helpers import import_tools
 
-
-@pytest.fixture(scope="module")
-def imports(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import imports
-
-    return imports
+tools = import_tools()
 
 
 def name():
