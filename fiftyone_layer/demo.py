@@ -30,6 +30,8 @@ def plugins_dir() -> str:
     path = Path(tempfile.gettempdir()) / "kalos-plugins"
     path.mkdir(exist_ok=True)
     link = path / "kalos-agreement"
+    if link.is_symlink() and link.resolve() != REPO.resolve():   # another checkout's, or one since removed
+        link.unlink()
     if not link.exists():
         link.symlink_to(REPO, target_is_directory=True)
     return str(path)

@@ -676,18 +676,14 @@ def run_state(ds) -> dict:
 
 
 def import_tools():
-    """``benchmarks/import_bad_input_table.py``, the writers of exports as the tools write them (and
-    their spoiled forms) that the import tests and the imports' bad-input table share; loaded once."""
+    """A fresh copy of ``benchmarks/import_bad_input_table.py``, the writers of exports as the tools
+    write them (and their spoiled forms) that the import tests and the imports' bad-input table share
+    (a copy per test module: some of them set the writers' options)."""
     import importlib.util
-    import sys
     from pathlib import Path
 
-    REPO_ROOT = Path(__file__).resolve().parents[2]
-    name = "import_bad_input_table"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, REPO_ROOT / "benchmarks" / "import_bad_input_table.py")
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "import_bad_input_table.py"
+    spec = importlib.util.spec_from_file_location("import_bad_input_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

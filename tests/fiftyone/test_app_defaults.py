@@ -32,6 +32,7 @@ def test_make_app_sets_the_legacy_orchestrator_switch_only_with_a_worker(fo_isol
 
     assert "FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS" not in app_environment(worker=False)
     assert app_environment(worker=True)["FIFTYONE_ALLOW_LEGACY_ORCHESTRATORS"] == "true"
+
     # why it matters: FiftyOne's own field operators prefer delegation, so with the switch on the App
     # picks "Schedule" for them; without it (FiftyOne's default) "Schedule" is not available and
     # "Execute" is the choice, for them and for KaLOS's operators
@@ -163,3 +164,15 @@ def test_every_form_help_text_is_escaped(fo_isolated):
     key = form(AGREE, ds, rater_fields=["raters_a", "raters_b"])["run_key"]
     assert _unescape(key.view.description) == "results go to <run_key>_alpha, <run_key>_unit, <run_key>_status"
     assert key.view.to_json()["description"] == key.view.description     # what the App receives
+
+
+def test_make_app_replaces_a_plugins_link_left_by_another_checkout(fo_isolated, tmp_path):
+    """Was: a link left by a checkout since removed stopped `make app` with FileExistsError."""
+    from pathlib import Path
+
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import demo
+
+    link = Path(demo.plugins_dir()) / "kalos-agreement"
+    link.unlink()
+    link.symlink_to(tmp_path / "gone", target_is_directory=True)
+    assert Path(demo.plugins_dir()) == link.parent and link.resolve() == demo.REPO.resolve()
