@@ -1,4 +1,4 @@
-"""Fixtures shared by the tests of tests/fiftyone (helpers that are not fixtures: helpers.py).
+"""Fixtures shared by the tests of tests/fiftyone (helpers that are not fixtures: the helpers package).
 
 A module that needs other demo data overrides ``demo`` with its own module fixture."""
 
