@@ -26,6 +26,18 @@ SHARED_DATA_DIR = (REPO_ROOT / ".." / "shared" / "data").resolve()
 LVIS_SUBSET = SHARED_DATA_DIR / "lvis_v1_val_double_annotations_subset200.json"
 
 _mongod = None  # (Popen, dir we created or None)
+_own_dirs: list[str] = []  # temp dirs this run made, removed at exit
+
+
+def _own_dir(prefix: str) -> str:
+    path = tempfile.mkdtemp(prefix=prefix)
+    _own_dirs.append(path)
+    return path
+
+
+def _remove_own_dirs():
+    for path in _own_dirs:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _start_private_mongod(db_dir):
@@ -65,10 +77,13 @@ def pytest_configure(config):
     os.environ.setdefault("FIFTYONE_DATABASE_VALIDATION", "false")
     os.environ.setdefault("FIFTYONE_DO_NOT_TRACK", "true")
     # placeholder images of imports without images go under FiftyOne's dataset dir: a private one
-    os.environ.setdefault("FIFTYONE_DEFAULT_DATASET_DIR", tempfile.mkdtemp(prefix="kalos-datasets-"))
+    # every temp dir made here is removed at exit (atexit is LIFO: after fiftyone's own handler)
+    atexit.register(_remove_own_dirs)
+    if not os.environ.get("FIFTYONE_DEFAULT_DATASET_DIR"):
+        os.environ["FIFTYONE_DEFAULT_DATASET_DIR"] = _own_dir("kalos-datasets-")
     if not os.environ.get("FIFTYONE_PLUGINS_DIR"):
         # the plugin, and nothing else: a private plugins dir holding a link to this checkout
-        plugins = Path(tempfile.mkdtemp(prefix="kalos-plugins-"))
+        plugins = Path(_own_dir("kalos-plugins-"))
         (plugins / "kalos-agreement").symlink_to(REPO_ROOT, target_is_directory=True)
         os.environ["FIFTYONE_PLUGINS_DIR"] = str(plugins)
     if os.environ.get("FIFTYONE_DATABASE_URI") or importlib.util.find_spec("fiftyone") is None:
