@@ -29,6 +29,7 @@ from e2e_pages import (
     open_operator,
     settled_execute_button,
     wait_for_count,
+    wait_for_tiles,
     wait_for_text,
 )
 
@@ -84,11 +85,14 @@ def lvis_app(lvis, label_studio_sdk, artifacts_dir):
 
 
 @pytest.fixture
-def ls_page(chromium, lvis_app):
+def page(chromium, lvis_app):
+    """conftest.py's page on the LVIS App (its failure report saves the screenshot)."""
     context = chromium.new_context(viewport=VIEWPORT)
     context.add_init_script("window.IS_PLAYWRIGHT = true;")
     pg = context.new_page()
     pg.set_default_timeout(30_000)
+    pg.console_lines = []
+    pg.on("console", lambda m: pg.console_lines.append(f"[{m.type}] {m.text}"))
     yield pg
     context.close()
 
@@ -105,16 +109,18 @@ def _row(card: str, name: str) -> int:
     return int(re.search(rf"{name}\s*:?\s*(\d+)", card).group(1))
 
 
-def test_the_lvis_review_queue_goes_to_label_studio_and_back_from_the_app(ls_page, lvis_app, lvis, label_studio):
+def test_the_lvis_review_queue_goes_to_label_studio_and_back_from_the_app(page, lvis_app, lvis, label_studio):
     import fiftyone as fo
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import label_studio_round as lsr
 
     ds, data, queue_name = lvis
     queue = ds.load_saved_view(queue_name)
     sent, n_classes = set(queue.values("id")), len(lsr.review_classes(ds))
-    page, start = ls_page, time.monotonic()
+    start = time.monotonic()
     page.goto(lvis_app.dataset_url)
     page.locator(COUNT).first.wait_for(timeout=90_000)
+    wait_for_count(page, lambda n: n == len(ds), what=f"== {len(ds)} (the data set)")
+    wait_for_tiles(page)
 
     form = open_operator(page, "send for a second round", "KaLOS: send for a second round")
     assert f"Default: the {n_classes} classes of the rater fields" in form.inner_text()   # one line, not a wall
