@@ -8,9 +8,19 @@ import os
 import fiftyone.operators as foo
 from fiftyone.operators import types
 
-from ..fiftyone_layer.label_studio_api import default_api_key, missing_files, sdk_problem, stored_url
-from ..fiftyone_layer.label_studio_round import (DEFAULT_URL, free_round_key, load_label_studio_round,
-                                                 review_classes, send_review_to_label_studio)
+from ..fiftyone_layer.label_studio_api import (
+    default_api_key,
+    missing_files,
+    sdk_problem,
+    stored_url,
+)
+from ..fiftyone_layer.label_studio_round import (
+    DEFAULT_URL,
+    free_round_key,
+    load_label_studio_round,
+    review_classes,
+    send_review_to_label_studio,
+)
 from ..fiftyone_layer.saved_views import select_saved_view
 from .cards import show_card
 from .common import FIELD_NAME_RE, form, form_error
@@ -43,7 +53,7 @@ def _classes(inputs, dataset, params) -> None:
     """The classes the raters may draw: by default those of the rater fields, said in one line (LVIS has
     hundreds); ticking *Choose the classes* shows them as an editable list."""
     found = review_classes(dataset)
-    shown = ", ".join(found[:8]) + (f", ... ({len(found)} in all)" if len(found) > 8 else "")
+    shown = ", ".join(found[:8]) + (", ..." if len(found) > 8 else "")
     inputs.bool("choose_classes", default=False, label="Choose the classes", view=types.CheckboxView(),
                 description=f"Default: the {len(found)} classes of the rater fields ({shown or 'none'})"
                 if found else "The rater fields hold no classes: tick this and list the classes to draw")

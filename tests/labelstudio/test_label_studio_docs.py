@@ -21,13 +21,17 @@ ANNOTATORS_LABEL = "# ... the annotators label the project"   # the line where t
 def _example() -> str:
     text = (REPO_ROOT / "docs" / "review.md").read_text()
     section = text.split("## A second round in Label Studio", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    return re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
 
 
 def test_the_docs_python_round_runs_as_written(lvis_subset_path, label_studio, label_studio_sdk, tmp_path,
                                                monkeypatch):
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.review import tag_for_review
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import (
+        import_multirater_coco,
+    )
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.review import (
+        tag_for_review,
+    )
 
     monkeypatch.delenv("FIFTYONE_LABELSTUDIO_API_KEY", raising=False)   # the example passes the token itself
     data = lvis_subset(lvis_subset_path, 12)
