@@ -124,11 +124,10 @@ def _row(card: str, name: str) -> int:
     return int(re.search(rf"{name}\s*:?\s*(\d+)", card).group(1))
 
 
-def test_the_lvis_review_queue_goes_to_label_studio_and_back_from_the_app(chromium, page, lvis_app, lvis, label_studio):
+def test_the_lvis_review_queue_goes_to_label_studio_and_back_from_the_app(chromium, page, lvis_app, lvis,
+                                                                          label_studio):
     import fiftyone as fo
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import (
-        label_studio_round as lsr,
-    )
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import label_studio_round as lsr
 
     ds, data, queue_name = lvis
     queue = ds.load_saved_view(queue_name)
@@ -148,6 +147,7 @@ def test_the_lvis_review_queue_goes_to_label_studio_and_back_from_the_app(chromi
     assert _row(card, "Tasks") == len(sent), card
     ds.reload()
     results = ds.load_annotation_results("round2")
+    assert sorted(results.uploaded_tasks.values()) == sorted(sent)   # the whole queue, in three requests
     project = label_studio.api("GET", f"/api/projects/{results.project_id}")
     assert project["task_number"] == len(sent) and project["label_config"].count("<Label ") == n_classes
     t_sent = time.monotonic()
