@@ -78,6 +78,7 @@ $(E2E_STAMP): requirements-e2e.txt $(STAMP)
 test-e2e: e2e-setup
 	@rm -rf out/e2e; db=$$(mktemp -d "$${TMPDIR:-/tmp}/kalos-fodb.XXXXXX"); \
 	KALOS_E2E=1 KALOS_CHROMIUM=$(CHROMIUM) KALOS_E2E_ARTIFACTS=$(CURDIR)/out/e2e FIFTYONE_DATABASE_DIR="$$db" \
+	  KALOS_LS_VENV="$(abspath $(LS_VENV))" \
 	  $(VPY) -m pytest -q -m e2e tests/e2e $(E2E_ARGS); rc=$$?; \
 	rm -rf "$$db" 2>/dev/null || true; exit $$rc
 

@@ -11,7 +11,9 @@ next to FiftyOne.
 Uploads go in batches of :data:`UPLOAD_BATCH` images: FiftyOne sends all of a run's files in one
 request, and Label Studio refuses more than ``DATA_UPLOAD_MAX_NUMBER_FILES`` (default 100) files in
 one request with an HTTP 500. A send that fails leaves nothing behind: its annotation run and the
-Label Studio project it made are deleted.
+Label Studio project it made are deleted. Before anything is made, every image file is checked and the
+server is asked who the token belongs to, so that a missing file, a wrong URL or a refused token is a
+message in words, not a traceback half-way through the send.
 """
 
 from __future__ import annotations
@@ -52,6 +54,39 @@ def _check_sdk() -> None:
     problem = sdk_problem()
     if problem:
         raise SetupError(problem)
+
+
+def missing_files(view, shown: int = 3) -> str | None:
+    """Why ``view``'s images cannot be sent (some image files do not exist), naming the first ``shown``
+    and how many, else None."""
+    paths = view.values("filepath")
+    gone = [p for p in paths if not os.path.isfile(p)]
+    if not gone:
+        return None
+    more = f" and {len(gone) - shown} more" if len(gone) > shown else ""
+    return (f"{len(gone)} of the {len(paths)} image files to send do not exist ({', '.join(gone[:shown])}{more}): "
+            "Label Studio gets the images themselves; put the files back where the samples point (or re-import "
+            "the labels with placeholder images) and send again")
+
+
+def check_server(url: str, api_key: str) -> None:
+    """Ask Label Studio at ``url`` whose ``api_key`` is; a :class:`SetupError` in words when nothing
+    answers there or it refuses the token."""
+    import requests
+
+    whoami = url.rstrip("/") + "/api/current-user/whoami"
+    try:
+        answer = requests.get(whoami, headers={"Authorization": f"Token {api_key}"}, timeout=30)
+    except requests.RequestException as e:
+        raise SetupError(f"no Label Studio answers at {url} ({type(e).__name__}): start it (`label-studio start`) "
+                         "or correct the URL", "url") from None
+    if answer.status_code in (401, 403):
+        raise SetupError(f"Label Studio at {url} refused the API token (HTTP {answer.status_code}): copy the token "
+                         "from Account & Settings > Legacy token in Label Studio (legacy tokens must be on: "
+                         "Organization > Access Token Settings)", "api_key")
+    if answer.status_code != 200 or "json" not in answer.headers.get("Content-Type", ""):
+        raise SetupError(f"{url} does not answer as Label Studio does (HTTP {answer.status_code} for "
+                         "/api/current-user/whoami): correct the URL (e.g. http://localhost:8080)", "url")
 
 
 def default_api_key() -> str | None:
@@ -133,7 +168,11 @@ def send_samples(view, anno_key: str, url: str, api_key: str, classes, label_fie
                          "later write into it: choose another label_field", "label_field")
     if not len(view):
         raise SetupError("the view holds no samples to send", "view")
+    problem = missing_files(view)
+    if problem:
+        raise SetupError(problem, "view_name")
     _check_sdk()
+    check_server(url, api_key)
     title = project_name or f"{dataset.name} {anno_key}"
     _, before = _projects(url, api_key, title)
     try:
@@ -187,6 +226,7 @@ def fetch_round(dataset, anno_key: str, rater_names=None, url=None, api_key=None
     if not api_key:
         raise SetupError("give the Label Studio API key (Account & Settings > Legacy token in Label Studio), or "
                          "set FIFTYONE_LABELSTUDIO_API_KEY before starting the App", "api_key")
+    check_server(url, api_key)
     results = dataset.load_annotation_results(anno_key, cache=False, url=url, api_key=api_key)
     client = _client(results)
     tasks = client.make_request("GET", f"/api/projects/{results.project_id}/export",

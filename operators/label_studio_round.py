@@ -8,9 +8,19 @@ import os
 import fiftyone.operators as foo
 from fiftyone.operators import types
 
-from ..fiftyone_layer.label_studio_api import default_api_key, sdk_problem, stored_url
-from ..fiftyone_layer.label_studio_round import (DEFAULT_URL, free_round_key, load_label_studio_round,
-                                                 review_classes, send_review_to_label_studio)
+from ..fiftyone_layer.label_studio_api import (
+    default_api_key,
+    missing_files,
+    sdk_problem,
+    stored_url,
+)
+from ..fiftyone_layer.label_studio_round import (
+    DEFAULT_URL,
+    free_round_key,
+    load_label_studio_round,
+    review_classes,
+    send_review_to_label_studio,
+)
 from ..fiftyone_layer.saved_views import select_saved_view
 from .cards import show_card
 from .common import FIELD_NAME_RE, form, form_error
@@ -39,6 +49,18 @@ def _credentials(inputs, url: str | None) -> None:
                description="Account & Settings > Legacy token in Label Studio")
 
 
+def _classes(inputs, dataset, params) -> None:
+    """The classes the raters may draw: by default those of the rater fields, said in one line (LVIS has
+    hundreds); ticking *Choose the classes* shows them as an editable list."""
+    found = review_classes(dataset)
+    shown = ", ".join(found[:8]) + (", ..." if len(found) > 8 else "")
+    inputs.bool("choose_classes", default=False, label="Choose the classes", view=types.CheckboxView(),
+                description=f"Default: the {len(found)} classes of the rater fields ({shown or 'none'})"
+                if found else "The rater fields hold no classes: tick this and list the classes to draw")
+    if params.get("choose_classes") or not found:
+        inputs.list("classes", types.String(), default=found, label="Classes")
+
+
 def _ls_runs(dataset) -> list[str]:
     return [k for k in dataset.list_annotation_runs()
             if getattr(dataset.get_annotation_info(k).config, "method", None) == "labelstudio"]
@@ -64,24 +86,32 @@ class SendToLabelStudio(foo.Operator):
             inputs.view("none", types.Warning(label="No saved view: run 'KaLOS: tag for review' first"))
             return form(inputs, "KaLOS: send for a second round")
         # defaults are not required: the App may leave a shown default out of the params
-        inputs.enum("view_name", views, default=_review_view(ds), label="Saved view to send", view=types.Dropdown())
+        chosen = inputs.enum("view_name", views, default=_review_view(ds), label="Saved view to send",
+                             view=types.Dropdown())
+        name = p.get("view_name") or _review_view(ds)
+        problem = missing_files(ds.load_saved_view(name)) if name in views else None
+        if problem:
+            form_error(chosen, problem)
         free = free_round_key(ds)
         key = inputs.str("anno_key", default=free, label="Annotation key (the round's name)")
         if (p.get("anno_key") or free) in ds.list_annotation_runs():
             form_error(key, f"annotation run {p['anno_key']!r} exists; choose another key (free: {free!r})")
         _credentials(inputs, os.environ.get("FIFTYONE_LABELSTUDIO_URL"))
-        inputs.list("classes", types.String(), default=review_classes(ds), label="Classes")
+        _classes(inputs, ds, p)
         inputs.int("raters_per_task", default=2, label="Annotators per task")
         return form(inputs, "KaLOS: send for a second round")
 
     def execute(self, ctx):
         p = ctx.params
+        # the list is shown (and read) when ticked, or when the rater fields hold no classes
+        classes = p.get("classes") if p.get("choose_classes") or not review_classes(ctx.dataset) else None
 
         def work():
             return send_review_to_label_studio(ctx.dataset, p.get("view_name") or _review_view(ctx.dataset),
                                                p.get("anno_key") or free_round_key(ctx.dataset),
                                                p.get("url") or DEFAULT_URL, p.get("api_key") or default_api_key(),
-                                               p.get("classes"), int(p.get("raters_per_task", 2)))
+                                               classes,
+                                               int(p.get("raters_per_task", 2)))
             yield  # unreachable: makes this a generator for report_errors
 
         results = yield from report_errors(ctx, work(), "KaLOS: sending to Label Studio failed")

@@ -40,6 +40,21 @@ def test_sending_refuses_before_contacting_anyone(lsr, ds, fo_isolated):
     with pytest.raises(SetupError, match="field 'round2_ls_upload' exists") as e:
         lsr.send_review_to_label_studio(ds, "kalos_review", "round2", url, token, ["cat"])
     assert e.value.param == "label_field"
+    ds.delete_sample_field("round2" + lsr.UPLOAD_SUFFIX)
+    with pytest.raises(SetupError, match=r"^2 of the 2 image files to send do not exist \(/nowhere/0.png, "
+                                         r"/nowhere/1.png\): Label Studio gets the images themselves") as e:
+        lsr.send_review_to_label_studio(ds, "kalos_review", "round2", url, token, ["cat"])
+    assert e.value.param == "view_name" and ds.list_annotation_runs() == []
+
+
+def test_a_server_that_does_not_answer_is_said_in_words():
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.label_studio_api import check_server
+
+    with pytest.raises(SetupError, match=r"^no Label Studio answers at http://127.0.0.1:9 \(ConnectionError\): "
+                                         "start it") as e:
+        check_server("http://127.0.0.1:9", "t")
+    assert e.value.param == "url"
 
 
 def test_loading_refuses_a_bad_prefix_and_an_unknown_round(lsr, ds):

@@ -84,6 +84,13 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
     sent = set(view.values("id"))
     assert 2 <= len(sent) < N_IMAGES   # the review queue, not the whole set
 
+    classes = lsr.review_classes(ds)
+    form = resolved_form("send_to_label_studio", ds)   # the classes in one line (LVIS: hundreds), not a list
+    assert "classes" not in form and form["choose_classes"].view.description.replace("\\", "").startswith(
+        f"Default: the {len(classes)} classes of the rater fields ({', '.join(classes[:8])}")
+    ticked = resolved_form("send_to_label_studio", ds, choose_classes=True)
+    assert ticked["classes"].default == classes
+
     start = time.monotonic()
     sent_op = foo.execute_operator("@kalos/agreement/send_to_label_studio", dataset=ds.name, params={
         "view_name": counts["view"], "anno_key": "round2", "url": label_studio.url, "api_key": USERS["r1"][1]})

@@ -50,14 +50,19 @@ def test_a_queue_of_more_than_100_images_is_sent_whole(fo_isolated, label_studio
 
 def test_a_failed_send_leaves_nothing_behind(fo_isolated, label_studio, label_studio_sdk, tmp_path, monkeypatch):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import label_studio_round as lsr
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.errors import SetupError
 
     monkeypatch.delenv("FIFTYONE_LABELSTUDIO_API_KEY", raising=False)
     ds = _dataset(fo_isolated, tmp_path / "images", 3, missing={2})   # the project is made, then a file fails
     before = _titles(label_studio)
-    with pytest.raises(Exception, match="img0002.png"):
+    with pytest.raises(SetupError, match=r"^1 of the 3 image files to send do not exist \(.*img0002.png\)"):
         lsr.send_review_to_label_studio(ds, "queue", "round2", label_studio.url, TOKEN, ["cat"])
     assert ds.list_annotation_runs() == [] and _titles(label_studio) == before
-    with pytest.raises(Exception, match="401"):   # refused at the door (a wrong token): its run goes too
+    form = resolved_form("send_to_label_studio", ds, api_key=TOKEN)   # the form says so when it opens
+    assert "img0002.png" in form_errors(form).get("view_name", ""), form_errors(form)
+    Image.new("RGB", (8, 6)).save(ds.values("filepath")[2])
+    with pytest.raises(SetupError, match=f"^Label Studio at {label_studio.url} refused the API token \\(HTTP 401\\): "
+                                         "copy the token from Account & Settings"):   # nothing made either
         lsr.send_review_to_label_studio(ds, "queue", "round2", label_studio.url, "not-a-token", ["cat"])
     assert ds.list_annotation_runs() == [] and _titles(label_studio) == before
     assert not ds.has_sample_field("round2" + lsr.UPLOAD_SUFFIX)
