@@ -40,11 +40,8 @@ from tests.fiftyone.helpers import new_name
 if os.environ.get("KALOS_E2E", "") in ("", "0"):   # before the server's fixtures are imported (and start)
     pytest.skip("browser tests are opt-in: `make test-e2e` (or KALOS_E2E=1)", allow_module_level=True)
 
-from tests.labelstudio import conftest as ls_server
-from tests.labelstudio.test_label_studio_round import _file_names, _post_round1_boxes
-
-USERS = ls_server.USERS
-label_studio, label_studio_sdk = ls_server.label_studio, ls_server.label_studio_sdk   # its fixtures, here too
+from tests.labelstudio.server import USERS, file_names, post_round1_boxes
+from tests.labelstudio.server import label_studio, label_studio_sdk  # noqa: F401  (the server's fixtures)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.labelstudio, pytest.mark.realdata]
 TOKEN = USERS["r1"][1]
@@ -153,7 +150,7 @@ def test_the_lvis_review_queue_goes_to_label_studio_and_back_from_the_app(chromi
     t_sent = time.monotonic()
 
     user_ids = {r: label_studio.api("GET", "/api/current-user/whoami", user=r)["id"] for r in USERS}
-    _post_round1_boxes(label_studio, results, ds, data, user_ids, "round2" + lsr.UPLOAD_SUFFIX)
+    post_round1_boxes(label_studio, results, ds, data, user_ids, "round2" + lsr.UPLOAD_SUFFIX)
     t_drawn = time.monotonic()
 
     form = open_operator(page, "load a Label Studio round", "KaLOS: load a Label Studio round")
@@ -188,6 +185,6 @@ def test_the_lvis_review_queue_goes_to_label_studio_and_back_from_the_app(chromi
           f"in all {took:.1f} s; round 2 mean α {alpha2.mean_alpha:.4f}", file=sys.stderr)
     assert cmp["samples"] == len(sent) and cmp["changed"] == 0   # the same boxes: each image's round-1 α
     assert f"{alpha2.mean_alpha:.3f}" in card
-    files = _file_names(ds, data)
+    files = file_names(ds, data)
     assert {files[s] for s in ds.load_saved_view("round2_samples").values("id")} == {files[s] for s in sent}
     assert fo.load_dataset(ds.name).get_annotation_info("round2").config.url == label_studio.url

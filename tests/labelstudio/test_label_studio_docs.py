@@ -11,8 +11,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.fiftyone.helpers import agreement_of, lvis_subset, new_name
-from tests.labelstudio.conftest import USERS
-from tests.labelstudio.test_label_studio_round import _post_round1_boxes
+from tests.labelstudio.server import USERS, post_round1_boxes
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.realdata]
 ANNOTATORS_LABEL = "# ... the annotators label the project"   # the line where they do
@@ -50,7 +49,7 @@ def test_the_docs_python_round_runs_as_written(lvis_subset_path, label_studio, l
     ds._annotation_cache.clear()   # the load finds the token only where the example gives it
     results = ds.load_annotation_results("round2")
     user_ids = {r: label_studio.api("GET", "/api/current-user/whoami", user=r)["id"] for r in USERS}
-    _post_round1_boxes(label_studio, results, ds, data, user_ids, "round2_ls_upload")
+    post_round1_boxes(label_studio, results, ds, data, user_ids, "round2_ls_upload")
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(compile(load, "docs/review.md (load)", "exec"), scope)   # noqa: S102

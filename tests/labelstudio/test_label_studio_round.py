@@ -13,14 +13,13 @@ import pytest
 from tests.fiftyone.helpers import (
     agreement_of as agreement,
     check_card,
-    label_studio_tasks,
     lvis_subset,
     new_name as name,
     reference,
     resolved_form,
     shown_card,
 )
-from tests.labelstudio.conftest import USERS
+from tests.labelstudio.server import USERS, file_names, post_round1_boxes
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.realdata]
 N_IMAGES = 12
@@ -43,24 +42,6 @@ def _preselected(ds, view_name):
     ctx = ExecutionContext({"dataset_name": ds.name, "view_name": view_name, "params": {}})
     return foo.get_operator("@kalos/agreement/compute_agreement").resolve_input(ctx).type.properties[
         "rater_fields"].default
-
-
-def _file_names(ds, data):
-    """{sample id: LVIS file name}."""
-    names = {im["id"]: im["file_name"] for im in data["images"]}
-    return {sid: names[c] for sid, c in zip(ds.values("id"), ds.values("coco_id"))}
-
-
-def _post_round1_boxes(server, results, ds, data, user_ids, label_field):
-    """Each rater's round-1 boxes of each task's image, posted by that rater's own account."""
-    by_file = {im["file_name"]: t for im, t in zip(data["images"], label_studio_tasks(data, users=user_ids))}
-    files = _file_names(ds, data)
-    by_user = {uid: r for r, uid in user_ids.items()}
-    for task_id, sample_id in results.uploaded_tasks.items():
-        for ann in by_file[files[sample_id]]["annotations"]:
-            result = [{**r, "from_name": label_field, "to_name": "image"} for r in ann["result"]]
-            server.api("POST", f"/api/tasks/{task_id}/annotations/", user=by_user[ann["completed_by"]],
-                       body={"result": result, "was_cancelled": False})
 
 
 def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_path, label_studio,
@@ -105,7 +86,7 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
     assert not task["predictions"] and not task["annotations"]   # nobody's labels on the images sent
 
     user_ids = {r: label_studio.api("GET", "/api/current-user/whoami", user=r)["id"] for r in USERS}
-    _post_round1_boxes(label_studio, results, ds, data, user_ids, "round2" + lsr.UPLOAD_SUFFIX)
+    post_round1_boxes(label_studio, results, ds, data, user_ids, "round2" + lsr.UPLOAD_SUFFIX)
     names = {email: r for r, (email, _) in USERS.items()}   # round 2's raters are round 1's people
     loaded = lsr.load_label_studio_round(ds, "round2", prefix="round2", rater_names=names)
     assert loaded["fields"] == {"round2_r1": "r1", "round2_r2": "r2"} and loaded["samples"] == len(sent)
@@ -122,7 +103,7 @@ def test_a_second_round_through_label_studio_gives_the_round1_alpha(lvis_subset_
 
     alpha, _ = reference(data)   # the same boxes imported from COCO
     cmp = lsr.compare_rounds(ds, "kalos", "round2")
-    files = _file_names(ds, data)
+    files = file_names(ds, data)
     assert cmp["samples"] == len(sent) and cmp["changed"] == 0
     for sid, (a1, a2) in cmp["per_sample"].items():
         assert a2 == pytest.approx(a1) == pytest.approx(alpha[files[sid]])

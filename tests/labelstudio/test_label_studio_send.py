@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from tests.fiftyone.helpers import form_errors, resolved_form
-from tests.labelstudio.conftest import USERS
+from tests.labelstudio.server import USERS
 
 pytestmark = [pytest.mark.labelstudio]
 TOKEN = USERS["r1"][1]

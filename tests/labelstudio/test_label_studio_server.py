@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.fiftyone.helpers import agreement_of as agreement, label_studio_tasks, lvis_subset, new_name as name, reference
-from tests.labelstudio.conftest import LABEL_CONFIG, USERS
+from tests.labelstudio.server import LABEL_CONFIG, USERS
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.realdata]
 N_IMAGES = 20
