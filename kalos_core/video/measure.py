@@ -1,7 +1,7 @@
 """The video measure, declared once (:mod:`kalos_core.measure`).
 
 ``python -m kalos_core video ROOT`` reads ``ROOT/<rater>/<video>.txt`` (the MOT challenge text
-format, :mod:`.mot`) and writes ``VideoResult.to_dict()``: each frame's α, each video's mean and
+format, :mod:`.mot`) or ``<video>.xml`` (CVAT for video 1.1, :mod:`.cvat`) and writes ``VideoResult.to_dict()``: each frame's α, each video's mean and
 pooled α, each pair of raters' HOTA (DetA, AssA, LocA), IDF1, identity switches and
 fragmentations, each rater's jitter and gaps.
 """
@@ -27,10 +27,10 @@ def steps(data: MeasureData, config: VideoConfig):
 
 def read(args: argparse.Namespace) -> MeasureData | None:
     """The raters' MOT folders (None after an error line: exit 2)."""
-    from .mot import read_mot_folders
+    from .mot import read_rater_folders
 
     try:
-        data = read_mot_folders(args.root)
+        data = read_rater_folders(args.root)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return None
@@ -76,7 +76,8 @@ MEASURE = Measure(
     summary=summary, read=read, example=example,
     cli_options=(
         CliOption(("root",), {"type": Path, "metavar": "ROOT",
-                              "help": "folder with one sub-folder per rater, each holding one MOT text file "
-                                      "per video (<video>.txt: frame,id,x,y,w,h,conf,-1,-1,-1)"}),
+                              "help": "folder with one sub-folder per rater, each holding one file per video: "
+                                      "<video>.txt (MOT: frame,id,x,y,w,h,conf,-1,-1,-1) or <video>.xml "
+                                      "(CVAT for video 1.1)"}),
         *EXECUTOR_OPTIONS,
     ))

@@ -1,4 +1,4 @@
-"""The MOT challenge text format, one folder per rater (docs/video.md).
+"""The raters' folders: the MOT challenge text format (or CVAT for video, :mod:`.cvat`) (docs/video.md).
 
 ``ROOT/<rater>/<video>.txt``: one line per box, ``frame,id,x,y,w,h,conf,-1,-1,-1`` as the MOT
 challenge writes tracker results (frames numbered from 1; ``x, y`` the top-left corner in
@@ -63,21 +63,33 @@ def read_mot_file(path: Path) -> np.ndarray:
     return np.asarray(rows, float).reshape(-1, 6)
 
 
-def read_mot_folders(root: Path) -> MeasureData:
-    """``ROOT/<rater>/<video>.txt`` as the measure's input; a ValueError says what is missing or bad."""
+def read_rater_folders(root: Path) -> MeasureData:
+    """``ROOT/<rater>/<video>.txt`` (MOT) or ``<video>.xml`` (CVAT for video 1.1, :mod:`.cvat`) as the
+    measure's input; a ValueError says what is missing or bad, naming the file."""
+    from .cvat import read_cvat_video
+
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{root}: not a folder; give a folder with one sub-folder per rater, each holding "
-                         "<video>.txt files in the MOT format")
+                         "<video>.txt (MOT) or <video>.xml (CVAT for video 1.1) files")
     raters = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     videos: dict = {}
+    labels = {"object": 1}
     for folder in raters:
-        files = sorted(folder.glob("*.txt"))
+        files = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".txt", ".xml"))
         if not files:
-            raise ValueError(f"{folder}: no .txt file; each rater's folder holds one MOT text file per video "
-                             "(<video>.txt)")
+            raise ValueError(f"{folder}: no .txt or .xml file; each rater's folder holds one file per video "
+                             "(<video>.txt in the MOT format or <video>.xml from CVAT for video 1.1)")
         for f in files:
-            videos.setdefault(f.stem, {})[folder.name] = read_mot_file(f)
+            if folder.name in videos.get(f.stem, {}):
+                raise ValueError(f"{f}: video {f.stem!r} given twice by rater {folder.name!r} (.txt and .xml)")
+            if f.suffix.lower() == ".xml":
+                rows, names = read_cvat_video(f)
+                cls = [labels.setdefault(n, len(labels) + 1) for n in names]
+                rows = np.c_[rows, np.asarray(cls, float)]
+            else:
+                rows = read_mot_file(f)
+            videos.setdefault(f.stem, {})[folder.name] = rows
     if len(raters) < 2:
         raise ValueError(f"{root}: {len(raters)} rater folder(s); give two or more (one sub-folder per rater)")
-    return video_data(videos)
+    return video_data(videos, categories={v: k for k, v in labels.items()})

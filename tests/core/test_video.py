@@ -128,3 +128,43 @@ def test_a_bad_mot_line_is_refused_naming_file_and_line(tmp_path, capsys, line, 
     assert main(["video", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and f"{tmp_path / 'b' / 'seq1.txt'}:3: " in err and message in err, err
+
+
+CVAT = """<?xml version="1.0" encoding="utf-8"?>
+<annotations><version>1.1</version>
+  <meta><task><size>10</size><start_frame>0</start_frame><stop_frame>9</stop_frame></task></meta>
+  <track id="0" label="car" source="manual">
+    <box frame="0" outside="0" occluded="0" keyframe="1" xtl="0" ytl="0" xbr="10" ybr="10" z_order="0"/>
+    <box frame="4" outside="0" occluded="0" keyframe="1" xtl="4" ytl="0" xbr="14" ybr="10" z_order="0"/>
+    <box frame="6" outside="1" occluded="0" keyframe="1" xtl="8" ytl="0" xbr="18" ybr="10" z_order="0"/>
+    <box frame="8" outside="0" occluded="0" keyframe="1" xtl="20" ytl="0" xbr="30" ybr="10" z_order="0"/>
+  </track>
+</annotations>
+"""
+
+
+def test_cvat_video_tracks_expand_per_frame_as_cvat_does(tmp_path):
+    """Interpolated between keyframes (frame 5 on the way to the outside keyframe 6), nothing while
+    outside (6, 7), the last keyframe carried to the task's stop frame (9)."""
+    from kalos_core.video.cvat import read_cvat_video
+
+    path = tmp_path / "v.xml"
+    path.write_text(CVAT)
+    rows, labels = read_cvat_video(path)
+    assert rows[:, 0].tolist() == [1, 2, 3, 4, 5, 6, 9, 10] and set(labels) == {"car"}   # numbered from 1
+    assert rows[:, 2].tolist() == [0, 1, 2, 3, 4, 6, 20, 20] and set(rows[:, 4]) == {10.0}
+
+
+def test_a_cvat_rater_against_a_mot_rater_of_the_same_boxes(tmp_path, capsys):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "v.xml").write_text(CVAT)
+    xs = {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 6, 8: 20, 9: 20}
+    _write(tmp_path, "b", "v", _mot([(f + 1, 7, float(x), 0.0, 10.0, 10.0) for f, x in xs.items()]))
+    out = tmp_path / "out.json"
+    assert main(["video", str(tmp_path), "--output", str(out)]) == 0
+    p = json.loads(out.read_text())["pairs"]["a / b"]
+    assert p["HOTA"] == pytest.approx(1.0) and p["id_switches"] == 0
+    (tmp_path / "a" / "v.xml").write_text(CVAT.replace('xbr="14"', 'xbr="3"'))
+    assert main(["video", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "v.xml: track '0', frame 4: box (4.0, 0.0, 3.0, 10.0) has no area" in err, err
