@@ -73,23 +73,26 @@ class VideoPartial:
 
 def _tracks_of(images: list, raters: tuple, track_of) -> dict[str, Tracks]:
     """Each rater's :class:`Tracks` over the frames (``images`` with their frame numbers)."""
-    cols = {r: ([], [], []) for r in raters}
+    at = {r: k for k, r in enumerate(raters)}
+    frame, rater, ids, boxes = [], [], [], []
     for number, im in images:
         anns = im.annotations
         if isinstance(anns, AnnotationColumns):
-            names = anns.names
-            for k, aid in enumerate(anns.ids):
-                c = cols[names[anns.rater[k]]]
-                c[0].append(number), c[1].append(track_of[aid]), c[2].append(anns.boxes[k])
+            codes = np.array([at[n] for n in anns.names], np.int64)
+            rater.append(codes[anns.rater] if len(anns.names) else np.zeros(0, np.int64))
+            ids += anns.ids
+            boxes.append(np.asarray(anns.boxes, float).reshape(-1, 4))
         else:
-            for a in anns:
-                c = cols[a.rater]
-                c[0].append(number), c[1].append(track_of[a.id]), c[2].append(a.geometry[:4])
-    out = {}
-    for r, (f, t, b) in cols.items():
-        ids = np.array([str(x) for x in t]) if any(isinstance(x, str) for x in t) else np.asarray(t, np.int64)
-        out[r] = Tracks.of(f, ids, np.asarray(b, float).reshape(-1, 4))
-    return out
+            rater.append(np.array([at[a.rater] for a in anns], np.int64))
+            ids += [a.id for a in anns]
+            boxes.append(np.array([a.geometry[:4] for a in anns], float).reshape(-1, 4))
+        frame.append(np.full(len(anns), number, np.int64))
+    frame, rater = np.concatenate(frame or [np.zeros(0, np.int64)]), np.concatenate(rater or [np.zeros(0, np.int64)])
+    boxes = np.concatenate(boxes or [np.zeros((0, 4))])
+    tracks = [track_of[a] for a in ids]
+    tracks = (np.array([str(t) for t in tracks]) if any(isinstance(t, str) for t in tracks)
+              else np.asarray(tracks, np.int64))
+    return {r: Tracks.of(frame[rater == k], tracks[rater == k], boxes[rater == k]) for k, r in enumerate(raters)}
 
 
 def analyse_videos(items: list, first: int, context) -> VideoPartial:

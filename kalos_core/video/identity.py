@@ -192,10 +192,10 @@ def _assign_finite(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def clear_counts(frames: list, n_ref: int, threshold: float, flip: bool = False) -> tuple[int, int, list]:
-    """``(identity switches, fragmentations, positions of the switch frames)`` with the first rater of ``frames`` as the
-    reference (``flip``: the second)."""
+    """``(identity switches, fragmentations, positions of the switch frames)`` with the first rater of
+    ``frames`` as the reference (``flip``: the second)."""
     last = np.full(n_ref, -1)
-    tracked: list[list] = [[] for _ in range(n_ref)]
+    rows, flags = [], []
     switches, at = 0, []
     for t, (ri, oi, sim) in enumerate(frames):
         if flip:
@@ -208,31 +208,39 @@ def clear_counts(frames: list, n_ref: int, threshold: float, flip: bool = False)
         if len(oi):
             dist = 1 - sim
             dist[dist > 1 - threshold] = np.nan
+            # 1. a reference track keeps its last partner while they still overlap (in track order:
+            # of two tracks whose last partner is the same, the first keeps it)
+            col = np.full(max(int(oi.max()) + 1, 1), -1)
+            col[oi] = np.arange(len(oi))
+            prev = last[ri]
+            j = np.where((prev >= 0) & (prev < len(col)), col[np.clip(prev, 0, len(col) - 1)], -1)
+            keep = np.flatnonzero(j >= 0)
+            keep = keep[np.isfinite(dist[keep, j[keep]])]
+            _, first = np.unique(j[keep], return_index=True)
+            keep = keep[np.sort(first)]
             taken = np.zeros(len(oi), bool)
-            for i in range(len(ri)):
-                prev = last[ri[i]]
-                if prev < 0:
-                    continue
-                j = np.flatnonzero(~taken & (oi == prev))
-                if len(j) and np.isfinite(dist[i, j[0]]):
-                    matched[i] = taken[j[0]] = True
+            matched[keep] = taken[j[keep]] = True
             dist[matched, :] = np.nan
             dist[:, taken] = np.nan
-            for i, j in zip(*_assign_finite(dist)):
-                if last[ri[i]] >= 0 and last[ri[i]] != oi[j]:
+            # 2. the others by the Hungarian algorithm on 1 - IoU
+            for i, k in zip(*_assign_finite(dist)):
+                if last[ri[i]] >= 0 and last[ri[i]] != oi[k]:
                     switches += 1
                     at.append(t)
-                last[ri[i]] = oi[j]
+                last[ri[i]] = oi[k]
                 matched[i] = True
-        for i, r in enumerate(ri):
-            tracked[r].append(bool(matched[i]))
-    frags = 0
-    for flags in tracked:
-        f = np.asarray(flags, bool)
-        if f.any():
-            span = f[np.argmax(f):len(f) - np.argmax(f[::-1])]
-            frags += int((span[:-1] & ~span[1:]).sum())
-    return switches, frags, at
+        rows.append(ri)
+        flags.append(matched)
+    if not rows:
+        return switches, 0, at
+    track, flag = np.concatenate(rows), np.concatenate(flags)
+    order = np.argsort(track, kind="stable")            # each track's frames, in frame order
+    track, flag = track[order], flag[order]
+    idx = np.arange(len(track))
+    last_hit = np.full(n_ref, -1)
+    np.maximum.at(last_hit, track[flag], idx[flag])
+    lost = flag[:-1] & ~flag[1:] & (track[:-1] == track[1:]) & (idx[1:] < last_hit[track[1:]])
+    return switches, int(lost.sum()), at
 
 
 def pair_counts(ref: Tracks, other: Tracks, frames: np.ndarray, threshold: float = 0.5) -> PairCounts:
