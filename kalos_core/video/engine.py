@@ -133,6 +133,8 @@ class VideoResult:
     n_videos: int = 0
     n_frames: int = 0
     n_annotations: int = 0
+    #: videos with fewer than two raters: ``[{"video", "raters"}]``, not compared
+    skipped_videos: list = field(default_factory=list)
     config: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -162,7 +164,7 @@ def _video_entry(v: dict) -> dict:
             "worst_tracks": [{"rater": r, "track": tid, "jitter": j} for j, r, tid in worst[:WORST_TRACKS]]}
 
 
-def finish(merged: VideoPartial, config: VideoConfig) -> VideoResult:
+def finish(merged: VideoPartial, config: VideoConfig, skipped: list = ()) -> VideoResult:
     """The reduce step: every video's entry and the scores over all videos."""
     videos = {k: merged.videos[k] for k in sorted(merged.videos, key=str)}
     sums, alphas, pairs = AlphaSums(), [], {}
@@ -194,7 +196,8 @@ def finish(merged: VideoPartial, config: VideoConfig) -> VideoResult:
         mean_alpha=float(np.mean(alphas)) if alphas else float("nan"), global_alpha=sums.alpha(),
         pairs=scored, pooled=pooled_scores, raters=summaries, per_video=entries,
         n_videos=len(videos), n_frames=len(alphas),
-        n_annotations=sum(v["n_annotations"] for v in videos.values()), config=config.to_dict())
+        n_annotations=sum(v["n_annotations"] for v in videos.values()), skipped_videos=list(skipped),
+        config=config.to_dict())
 
 
 def video_items(dataset: MultiRaterDataset, frames: dict, tracks: dict) -> list:
@@ -228,8 +231,13 @@ def video_steps(dataset: MultiRaterDataset, frames: dict, tracks: dict, config: 
     """The run as a generator of ``(fraction, message)`` steps (one per video); returns the result."""
     if dataset.kind != "box":
         raise ValueError(f"video agreement compares boxes; these labels are {dataset.kind}")
-    items = video_items(dataset, frames, tracks)
-    if not any(len(im.raters) >= 2 for _, rows, _ in items for _, im in rows):
+    config.agreement().distance_spec(dataset.kind)       # a distance of another kind: refused before any work
+    items, skipped = [], []
+    for item in video_items(dataset, frames, tracks):
+        raters = sorted({r for _, im in item[1] for r in im.raters})
+        (items if len(raters) >= 2 else skipped).append(item if len(raters) >= 2 else
+                                                        {"video": item[0], "raters": raters})
+    if not items:
         raise ValueError(f"no video has two or more raters (raters: {', '.join(dataset.raters) or 'none'}): "
                          "nothing to compare")
     merged = VideoPartial()
@@ -237,4 +245,4 @@ def video_steps(dataset: MultiRaterDataset, frames: dict, tracks: dict, config: 
     for done, part in map_chunks(analyse_videos, items, context, 1, workers, executor):
         merged.merge(part)
         yield done / max(len(items), 1), f"{done}/{len(items)} videos"
-    return finish(merged, config)
+    return finish(merged, config, skipped)

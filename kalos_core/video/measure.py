@@ -57,6 +57,8 @@ def summary(result: VideoResult, seconds: float | None = None) -> str:
     for r, s in result.raters.items():
         lines.append(f"{r:<24}{s['tracks']:>8}{s['gaps']:>6}{s['missing_frames']:>9}{_f(s['jitter']):>9}"
                      f"{_f(s['jitter_ratio']):>8}")
+    if result.skipped_videos:
+        lines.append(f"\nleft out (fewer than two raters): {', '.join(str(v['video']) for v in result.skipped_videos)}")
     return "\n".join(lines)
 
 

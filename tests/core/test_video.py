@@ -168,3 +168,14 @@ def test_a_cvat_rater_against_a_mot_rater_of_the_same_boxes(tmp_path, capsys):
     assert main(["video", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "v.xml: track '0', frame 4: box (4.0, 0.0, 3.0, 10.0) has no area" in err, err
+
+
+def test_a_video_with_one_rater_is_left_out_and_said(tmp_path):
+    _write(tmp_path, "a", "seq1", _mot(A))
+    _write(tmp_path, "b", "seq1", _mot(A))
+    _write(tmp_path, "a", "seq2", _mot(A))
+    out = tmp_path / "out.json"
+    assert main(["video", str(tmp_path), "--output", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert list(result["per_video"]) == ["seq1"] and result["skipped_videos"] == [{"video": "seq2", "raters": ["a"]}]
+    assert main(["video", str(tmp_path), "--distance", "oks"]) == 2
