@@ -179,3 +179,13 @@ def test_a_video_with_one_rater_is_left_out_and_said(tmp_path):
     result = json.loads(out.read_text())
     assert list(result["per_video"]) == ["seq1"] and result["skipped_videos"] == [{"video": "seq2", "raters": ["a"]}]
     assert main(["video", str(tmp_path), "--distance", "oks"]) == 2
+
+
+def test_videos_spread_over_processes_give_the_same_result():
+    from kalos_core.video.data import synthetic_videos
+
+    videos, _ = synthetic_videos(n_videos=3, n_frames=10, n_raters=3, n_tracks=3, seed=2)
+    data = video_data(videos)
+    local = MEASURE.run(data, VideoConfig()).to_dict()
+    data.options.update(workers=2, executor="processes")
+    assert MEASURE.run(data, VideoConfig()).to_dict() == local
