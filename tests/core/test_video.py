@@ -189,3 +189,22 @@ def test_videos_spread_over_processes_give_the_same_result():
     local = MEASURE.run(data, VideoConfig()).to_dict()
     data.options.update(workers=2, executor="processes")
     assert MEASURE.run(data, VideoConfig()).to_dict() == local
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda x: x.replace('<box frame="8"', '<polygon frame="8"').replace('z_order="0"/>\n  </track>',
+                                                                        'z_order="0"/>\n  </track>'),
+     "a <polygon> track; video agreement compares boxes"),
+    (lambda x: x.replace('frame="4"', 'frame="0"'), "track '0', frame 0: given twice"),
+    (lambda x: x.replace('xtl="4"', 'xtl="four"'), "track '0', frame 4: xtl='four' is not a number"),
+    (lambda x: x.replace('ybr="10" z_order="0"/>\n    <box frame="4"', 'ybr="10" rotation="30" z_order="0"/>\n    '
+                                                                       '<box frame="4"'), "rotated by 30 degrees"),
+    (lambda x: x.replace("<track", "<image").replace("</track>", "</image>"), "this is CVAT for images"),
+    (lambda x: x[:200], "not readable XML")])
+def test_a_bad_cvat_file_is_refused_naming_track_and_frame(tmp_path, capsys, change, message):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "v.xml").write_text(change(CVAT))
+    _write(tmp_path, "b", "v", _mot(A))
+    assert main(["video", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{tmp_path / 'a' / 'v.xml'}: " in err and message in err, err

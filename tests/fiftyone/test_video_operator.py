@@ -80,3 +80,20 @@ def test_recompute_and_delete(ds):
     run_store.delete_run(ds, "vid2")
     assert not ds.has_field("vid2_alpha") and not ds.has_frame_field("vid2_alpha") and ds.has_field("vid_alpha")
     assert np.isfinite(ds.values("vid_alpha")).all()
+
+
+def test_one_frame_field_with_the_rater_in_an_attribute_gives_the_same_result(fo_isolated, ds):
+    one = video_dataset(fo_isolated, VIDEOS, extra_fields=False)
+    for sample in one.iter_samples(autosave=True):
+        for frame in sample.frames.values():
+            merged = []
+            for f in FIELDS:
+                name = f.removeprefix("frames.")
+                for d in frame[name].detections:
+                    d["rater_id"] = name.removeprefix("boxes_")
+                    merged.append(d)
+            frame["boxes"] = fo_isolated.Detections(detections=merged)
+    execute("compute_video_agreement", one, label_field="frames.boxes", rater_attribute="rater_id", run_key="vid",
+            layout="rater_attribute")
+    a, b = ds.load_run_results("vid"), one.load_run_results("vid")
+    assert a.pairs == b.pairs and a.mean_alpha == pytest.approx(b.mean_alpha)
