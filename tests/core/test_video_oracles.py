@@ -3,17 +3,15 @@ and another as the tracker, on seeded tracks with planted identity switches: HOT
 LocA equal TrackEval's (its HOTA metric on its own box IoU), IDF1, identity switches and
 fragmentations equal py-motmetrics' (its accumulator fed 1 - IoU, NaN below 0.5)."""
 
+import motmetrics as mm
 import numpy as np
 import pytest
+import trackeval
+from trackeval.datasets._base_dataset import _BaseDataset
 
-trackeval = pytest.importorskip("trackeval")
-mm = pytest.importorskip("motmetrics")
-
-from trackeval.datasets._base_dataset import _BaseDataset  # noqa: E402
-
-from kalos_core.measure import get_measure  # noqa: E402
-from kalos_core.video.data import synthetic_videos, video_data  # noqa: E402
-from kalos_core.video.engine import VideoConfig  # noqa: E402
+from kalos_core.measure import get_measure
+from kalos_core.video.data import synthetic_videos, video_data
+from kalos_core.video.engine import VideoConfig
 
 VIDEOS, PLANTED = synthetic_videos(n_videos=2, n_frames=60, n_raters=3, n_tracks=8, noise=0.08, miss=0.1,
                                    switches=3, seed=7)
