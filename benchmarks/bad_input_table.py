@@ -175,12 +175,42 @@ def _alarm(signum, frame):
     raise _TimeOut
 
 
-def argv_for(command: str, case: dict, folder: Path) -> list[str] | None:
+#: classes about a COCO file's rater_list: a video's raters are the folders holding a file of it
+VIDEO_NA = {"non-overlapping raters (one per image)", "rater_list a string"}
+
+
+def video_folders(data, root: Path) -> Path:
+    """The labels as the video command reads them: one folder per rater, one MOT file ``v.txt`` whose
+    frames are the images and whose track ids number each rater's boxes within an image (raw text:
+    rater a's file, beside a good rater b)."""
+    import shutil
+
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir()
+    if isinstance(data, str):
+        for rater, text in (("a", data), ("b", "1,1,10,10,20,20,1,-1,-1,-1\n")):
+            (root / rater).mkdir()
+            (root / rater / "v.txt").write_text(text)
+        return root
+    lines: dict = {r: [] for im in data["images"] for r in im.get("rater_list") or ()}
+    seen: dict = {}
+    for a in data["annotations"]:
+        k = seen[a["image_id"], a["rater_id"]] = seen.get((a["image_id"], a["rater_id"]), 0) + 1
+        lines.setdefault(a["rater_id"], []).append(f"{a['image_id']},{k},{','.join(map(repr, a['bbox']))},1,-1,-1,-1\n")
+    for rater, rows in lines.items():
+        (root / rater).mkdir()
+        (root / rater / "v.txt").write_text("".join(rows))
+    return root
+
+
+def argv_for(command: str, case: dict, folder: Path, name: str = "") -> list[str] | None:
     """The command line of one cell, or None where the class does not apply to the command."""
     flags = _flags(command)
     data = case.get("data", good_coco())
     task = case.get("task")
     if task and task not in get_measure(command).tasks:
+        return None
+    if command == "video" and name in VIDEO_NA:
         return None
     labels = folder / f"{command}-labels.json"
     labels.write_text(data if isinstance(data, str) else json.dumps(data))
@@ -208,6 +238,8 @@ def argv_for(command: str, case: dict, folder: Path) -> list[str] | None:
     out = ["--output", str(folder / f"{command}-out.json")]
     if command == "noise-aware":
         return [command, "--reference", str(labels), "--predictions", str(preds), *extra, *out]
+    if command == "video":
+        return [command, str(video_folders(data, folder / "video-raters")), *extra, *out]
     with_preds = ["--predictions", str(preds)] if "predictions" in case else []
     return [command, str(labels), *with_preds, *extra, *out]
 
@@ -257,7 +289,7 @@ def table() -> dict[tuple[str, str], tuple[int | str, str] | None]:
         folder = Path(tmp)
         for name, case in CLASSES.items():
             for command in COMMANDS:
-                argv = argv_for(command, copy.deepcopy(case), folder)
+                argv = argv_for(command, copy.deepcopy(case), folder, name)
                 cell = None if argv is None else run_cell(argv)
                 cells[command, name] = cell and (cell[0], cell[1].replace(f"{folder}/", "…/"))
     return cells

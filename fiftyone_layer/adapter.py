@@ -62,6 +62,11 @@ class RaterSource:
     def label_paths(self, attr: str) -> list[str]:
         return [f"{f}.{self.list_name}.{attr}" for f in self.fields]
 
+    @property
+    def video(self) -> bool:
+        """The labels are on video frames (``frames.<field>``)."""
+        return self.fields[0].startswith("frames.")
+
     def run_config(self) -> dict:
         """What every stored run records of its labels (``measure_runs.label_source_values`` reads it back)."""
         attribute = self.rater_attribute is not None
@@ -70,17 +75,23 @@ class RaterSource:
 
 
 def label_fields(collection) -> dict[str, type]:
-    """Label-list fields of the collection usable by KaLOS, name -> label class."""
+    """Label-list fields of the collection usable by KaLOS, name -> label class; on a video dataset the
+    frames' ones too, as ``frames.<field>``."""
     schema = collection.get_field_schema(embedded_doc_type=tuple(LIST_NAMES))
-    return {name: f.document_type for name, f in schema.items()}
+    out = {name: f.document_type for name, f in schema.items()}
+    if collection.media_type == "video":
+        frames = collection.get_frame_field_schema(embedded_doc_type=tuple(LIST_NAMES)) or {}
+        out.update({f"frames.{name}": f.document_type for name, f in frames.items()})
+    return out
 
 
 def rater_names(fields: list[str]) -> dict[str, str]:
-    """Field -> rater name: the field name without the fields' common ``prefix_``."""
-    prefix = os.path.commonprefix(fields) if len(fields) > 1 else ""
+    """Field -> rater name: the field name (without ``frames.``) without the fields' common ``prefix_``."""
+    bare = [f.removeprefix("frames.") for f in fields]
+    prefix = os.path.commonprefix(bare) if len(fields) > 1 else ""
     prefix = prefix[: prefix.rfind("_") + 1] if "_" in prefix else ""
-    names = {f: f[len(prefix):] or f for f in fields}
-    return names if len(set(names.values())) == len(fields) else {f: f for f in fields}
+    names = {f: b[len(prefix):] or b for f, b in zip(fields, bare)}
+    return names if len(set(names.values())) == len(fields) else dict(zip(fields, bare))
 
 
 def rater_list_schema_problem(collection) -> str | None:

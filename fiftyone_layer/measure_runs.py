@@ -100,6 +100,7 @@ class MeasureRun:
     free_paths : ``free_paths(collection, source, run_key)``: the refusal of attributes the run would
         overwrite, in place of :func:`run_store.check_free_paths` over ``owned_paths``.
     two_raters : refuse a view where no sample has two raters (:func:`check_two_raters`).
+    video : it reads video frames' labels (``frames.<field>``); any other measure refuses them.
     results_lap : the :class:`Clock` lap that times ``results`` (None: not timed).
     stored_source : ``stored_source(source) -> dict``: what the run config records of the labels
         (default: :meth:`RaterSource.run_config` and the label list's name).
@@ -136,6 +137,7 @@ class MeasureRun:
     written: Callable[[RaterSource, dict], RaterSource] | None = None
     free_paths: Callable[[Any, RaterSource, str], None] | None = None
     two_raters: bool = True
+    video: bool = False
     results_lap: str | None = None
     stored_source: Callable[[RaterSource], dict] | None = None
     target: Callable[[Any, dict], Any] | None = None
@@ -227,6 +229,12 @@ def check_run(run: MeasureRun, collection, rater_fields=None, label_field=None, 
         names = {"box": "boxes", "polygon": "polygons", "keypoints": "keypoints", "cuboids": "cuboids"}
         raise SetupError(f"{run.title} need {', '.join(names[k] for k in run.kinds)}, not "
                          f"{source.label_cls.__name__}", run.error_param(source) if run.error_param else
+                         "rater_fields" if source.rater_attribute is None else "label_field")
+    if source.video != run.video:
+        raise SetupError(f"KaLOS {run.title}: " + ("reads the labels on a video's frames (frames.<field>); choose "
+                                                    "frame fields of a video dataset" if run.video else
+                                                    "reads images' labels; for the labels on a video's frames use "
+                                                    "KaLOS video agreement"),
                          "rater_fields" if source.rater_attribute is None else "label_field")
     check_free(run, collection, source, run_key)
     if len(collection) == 0:

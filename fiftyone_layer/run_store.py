@@ -208,10 +208,14 @@ def _untag(dataset, run_key: str) -> None:
 # -- writing and deleting --------------------------------------------------------------------------
 
 def clear_fields(dataset, paths) -> None:
-    """Delete fields a run wrote, in one request; missing paths are ignored and undeclared
-    (dynamic) label attributes are still unset."""
-    if paths:
-        dataset.delete_sample_fields(list(paths), error_level=2)
+    """Delete fields a run wrote, in one request per level (samples, video frames ``frames.<field>``);
+    missing paths are ignored and undeclared (dynamic) label attributes are still unset."""
+    frames = [p[len("frames."):] for p in paths if p.startswith("frames.")]
+    samples = [p for p in paths if not p.startswith("frames.")]
+    if samples:
+        dataset.delete_sample_fields(samples, error_level=2)
+    if frames and dataset.media_type == "video":
+        dataset.delete_frame_fields(frames, error_level=2)
 
 
 def save_run(collection, run_key: str, method: str, results: dict, fields=(), views=(), **config) -> None:
@@ -262,6 +266,14 @@ def delete_run(dataset, run_key: str, method: str | None = None) -> list[str]:
     return paths
 
 
+def _count(dataset, path: str) -> int:
+    """Values at ``path`` (0 where its root field does not exist, e.g. a new frame field)."""
+    try:
+        return dataset.count(path)
+    except ValueError:
+        return 0
+
+
 def check_free_paths(collection, run_key: str, paths, param: str = "run_key") -> None:
     """Refuse when a field a run under ``run_key`` would write exists (or has values) and the
     stored run ``run_key`` did not write it: the user's data would be overwritten, and later
@@ -269,6 +281,6 @@ def check_free_paths(collection, run_key: str, paths, param: str = "run_key") ->
     dataset = collection._dataset
     mine = set(owned(dataset, run_key)[0]) if run_method(dataset, run_key) else set()
     for path in paths:
-        if path not in mine and (dataset.get_field(path) is not None or ("." in path and dataset.count(path) > 0)):
+        if path not in mine and (dataset.get_field(path) is not None or ("." in path and _count(dataset, path) > 0)):
             raise SetupError(f"field {path!r} exists and no KaLOS run under {run_key!r} wrote it; "
                              "choose another run key", param)

@@ -33,6 +33,11 @@ PHRASES: dict[str, str] = {
     "midrank": "midrank convention: AUC with ties counted half",
     "attribute_alpha": "attribute α: per attribute, one reliability matrix of raters x matched units under its "
                        "metric (a label without the value is missing data); per class: the unit's most frequent class",
+    "alpha_per_frame": "mean α over frames: each frame of a video is one image with its own reliability matrix; "
+                       "a video's α is the mean over its frames",
+    "track_identity": "identity per pair of raters: the first in name order is the reference (the role of the "
+                      "ground truth); HOTA, DetA, AssA, LocA are means over IoU thresholds 0.05-0.95 and symmetric up "
+                      "to ties; identity switches and fragmentations (CLEAR-MOT) sum both raters as the reference",
     "percent": "percent (0-100)",
     "fraction": "fraction (0-1)",
 }

@@ -37,6 +37,7 @@ MEASURE_MODULES: dict[str, str] = {
     "noise-aware": "noise_aware.measure",
     "simulate": "noise.simulate_measure",
     "fit-noise": "noise.fit_measure",
+    "video": "video.measure",
 }
 
 

@@ -95,7 +95,8 @@ class Untouchable:
 
 
 def test_the_measures_that_map_chunks_all_declare_the_executor_options():
-    assert set(EXECUTOR_MEASURES) == {"agreement", "variations", "consensus", "convergence", "calibrate", "braylan"}
+    assert set(EXECUTOR_MEASURES) == {"agreement", "variations", "consensus", "convergence", "calibrate", "braylan",
+                                     "video"}
 
 
 @pytest.mark.parametrize("options, message", BAD)

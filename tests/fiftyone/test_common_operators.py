@@ -15,7 +15,7 @@ import pytest
 from fiftyone.operators.executor import ExecutionError
 
 from tests.fiftyone.helpers import (bad_values, common_dataset, common_run_params, form_params, registered, run_operator,
-                                    run_state, run_writers, try_operator, validation_errors)
+                                    run_state, run_writers, try_operator, validation_errors, video_dataset)
 
 OPERATORS = [op.name for op in registered("operator")]
 WRITERS = run_writers()
@@ -36,6 +36,21 @@ def run_ds(fo_isolated, small_demo):
     ds, fields = common_dataset(fo_isolated, small_demo, seed=1)
     run_operator("compute_agreement", ds, rater_fields=fields, run_key="kalos", bootstrap=0)
     return ds, fields
+
+
+@pytest.fixture(scope="module")
+def video_ds(fo_isolated):
+    """A small video dataset (frame fields ``boxes_<rater>``): the data of the measures that read video."""
+    from kalos_core.video.data import synthetic_videos
+
+    videos, _ = synthetic_videos(n_videos=2, n_frames=6, n_raters=2, n_tracks=3, seed=3)
+    return video_dataset(fo_isolated, videos), ["frames.boxes_rater0", "frames.boxes_rater1"]
+
+
+def _reads_video(kind: str) -> bool:
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import registry
+
+    return registry.run_of(kind).video
 
 
 def test_the_plugin_registers_operators_and_every_run_kind_has_a_writer():
@@ -85,10 +100,10 @@ def test_every_number_and_choice_input_refuses_a_bad_value_naming_it(form_ds, na
 
 
 @pytest.mark.parametrize("kind", sorted(WRITERS))
-def test_a_run_is_replaced_only_when_asked_and_deleting_it_leaves_the_dataset_as_it_was(run_ds, kind):
+def test_a_run_is_replaced_only_when_asked_and_deleting_it_leaves_the_dataset_as_it_was(request, kind):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import run_store
 
-    ds, fields = run_ds
+    ds, fields = request.getfixturevalue("video_ds" if _reads_video(kind) else "run_ds")
     name = WRITERS[kind]
     params = common_run_params(name, ds, fields, f"common_{kind}")
     errors, _ = validation_errors(name, ds, params)

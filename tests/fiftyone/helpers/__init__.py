@@ -7,7 +7,7 @@ from .constants import (PLUGIN, COMPUTE, REAL_SERVER)  # noqa: F401
 from .operators import (run_operator, resolved_form, form_errors, run_agreement, BOX, same_boxes_dataset,
     snapshot, try_operator, refused, shown_result, shown_card, check_card)  # noqa: F401
 from .datasets import (demo_data, rater_dataset, model_dataset, THREE_RATER_FIELDS, three_raters,
-    model_rater_dataset, MODEL_RATER_FIELDS)  # noqa: F401
+    model_rater_dataset, MODEL_RATER_FIELDS, video_dataset)  # noqa: F401
 from .panels import (DISAGREEING, agreement_dataset, lodash_merge, Panel, rater_fields, CALIBRATION,
     store_calibration)  # noqa: F401
 from .exports import (new_name, coco_per_rater, dump, agreement_of, reference, check_same_alpha, lvis_subset,

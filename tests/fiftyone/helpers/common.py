@@ -134,7 +134,12 @@ def run_state(ds) -> dict:
     app = json.loads(json.dumps(ds.app_config.to_dict(), sort_keys=True, default=str))
     if (app.get("color_scheme") or {}).get("fields"):
         app["color_scheme"]["fields"].sort(key=lambda e: str(e.get("path")))
-    return {"samples": samples, "schema": schema, "runs": runs, "saved views": views, "info": info, "app config": app}
+    state = {"samples": samples, "schema": schema, "runs": runs, "saved views": views, "info": info, "app config": app}
+    if ds.media_type == "video":   # the frames' documents and schema too
+        state["frames"] = [{k: v for k, v in frame.to_dict().items() if k != "last_modified_at"}
+                           for sample in ds for frame in sample.frames.values()]
+        state["frame schema"] = sorted(ds.get_frame_field_schema())
+    return state
 
 
 def import_tools():

@@ -109,3 +109,36 @@ def model_rater_dataset(fo, n=12, seed=0):
 
 
 MODEL_RATER_FIELDS = ["raters_a", "raters_b", "raters_c"]
+
+
+def video_dataset(fo, videos: dict, size=(640, 480), instances: bool = False, extra_fields: bool = True):
+    """A video dataset from ``{video: {rater: rows (frame, track, x, y, w, h)}}`` (pixels): one sample per
+    video with its frames' real video metadata, one frame field ``boxes_<rater>`` per rater, each box's
+    track in ``index`` (``instances``: in a shared ``fo.Instance`` instead); the user's own ``user_note``
+    on the samples and frames (no run may change it)."""
+    w, h = size
+    ds = fo.Dataset(f"kalos-video-{uuid.uuid4().hex[:8]}")
+    samples = []
+    for name, raters in videos.items():
+        n = int(max(r[:, 0].max() for r in raters.values() if len(r)))
+        s = fo.Sample(filepath=f"/nonexistent/{name}.mp4", metadata=fo.VideoMetadata(
+            frame_width=w, frame_height=h, total_frame_count=n, frame_rate=25.0, duration=n / 25.0))
+        shared = {}
+        for f in range(1, n + 1):
+            frame = fo.Frame(user_note=f"frame {f}") if extra_fields else fo.Frame()
+            for rater, rows in raters.items():
+                dets = []
+                for _, t, x, y, bw, bh in rows[rows[:, 0] == f].tolist():
+                    d = fo.Detection(label="object", bounding_box=[x / w, y / h, bw / w, bh / h])
+                    if instances:
+                        d.instance = shared.setdefault((rater, t), fo.Instance())
+                    else:
+                        d.index = int(t)
+                    dets.append(d)
+                frame[f"boxes_{rater}"] = fo.Detections(detections=dets)
+            s.frames[f] = frame
+        if extra_fields:
+            s["user_note"] = f"video {name}"
+        samples.append(s)
+    ds.add_samples(samples)
+    return ds
