@@ -11,7 +11,7 @@ Conventions (docs/masks.md):
 * surface Dice at τ: boundary pixels of both masks within τ of the other's boundary, over all
   boundary pixels of both (Nikolov et al. 2021, counted in pixels rather than surface elements).
 * HD95: the 95th percentile (linear interpolation) of both directions' distances pooled;
-  mean surface distance: the mean of the two directions' mean distances (ASSD).
+  mean surface distance (ASSD): the mean of both directions' distances pooled.
 * Both masks empty: every measure is None (the class is absent; nothing to compare). One empty:
   boundary F and surface Dice are 0, HD95 and the mean surface distance None (no distance
   exists); such pairs are counted as ``one_empty``.
@@ -62,7 +62,7 @@ def measures(a_border: np.ndarray, b_border: np.ndarray, dist_a: np.ndarray | No
     f = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
     return {"boundary_f": f, "surface_dice": (within_ab + within_ba) / (na + nb),
             "hd95": float(np.percentile(np.concatenate([ab, ba]), 95)),
-            "msd": float((ab.mean() + ba.mean()) / 2)}
+            "msd": float((ab.sum() + ba.sum()) / (na + nb))}
 
 
 def pair_measures(a: np.ndarray, b: np.ndarray, tolerance: float, spacing=None) -> dict:
