@@ -3,7 +3,9 @@
 Each rater k has a confusion matrix ``theta[k][j, c]`` = P(rater says j | true class c); the true
 class of a pixel has the prior ``prior[c]``, fixed at the share of the raters' values that are c
 (as ITK's filters estimate it). EM alternates the posterior of each pixel's true class (E) and
-each rater's confusion matrix from those posteriors (M), starting from the majority vote, until
+each rater's confusion matrix from those posteriors (M), starting from the share of the raters
+that say each class at each pixel (ITK's binary start; a hard vote can pin a rater at a
+sensitivity of exactly 1, a fixed point EM never leaves), until
 no confusion entry moves by more than ``tolerance`` or ``max_iterations`` pass.
 
 Pixels holding the same tuple of rater values have the same posterior, so EM runs over the
@@ -23,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .pixels import majority
 
 
 @dataclass
@@ -71,9 +72,10 @@ def staple(table: np.ndarray, count: np.ndarray, n_classes: int, tolerance: floa
     for i in range(r):
         np.add.at(votes, obs[present[:, i], i], w[present[:, i]])
     prior = votes / votes.sum() if votes.sum() else np.full(c, 1.0 / c)
-    vote = majority(table, c)
-    posterior = np.zeros((k, c))
-    posterior[np.flatnonzero(vote >= 0), vote[vote >= 0]] = 1.0
+    posterior = np.zeros((k, c))            # start: each pattern's share of the raters saying each class
+    for i in range(r):
+        np.add.at(posterior, (np.flatnonzero(present[:, i]), obs[present[:, i], i]), 1.0)
+    posterior /= np.maximum(posterior.sum(1, keepdims=True), 1)
     theta = _m_step(obs, present, w, posterior, c)
     converged, it = False, 0
     for it in range(1, max_iterations + 1):
