@@ -89,7 +89,7 @@ def _write(collection, source, run_key: str, result: MaskResult, data) -> None:
 
 
 def _card(res: MaskResult, key: str) -> tuple:
-    fmt = lambda x: "—" if x is None else round(x, 4)  # noqa: E731
+    fmt = lambda x: "none (no pixel holds two values)" if x is None else x  # noqa: E731
     rows = [("α over all pixels", fmt(res.alpha))]
     rows += [(f"α {name}", fmt(res.alpha_per_class.get(k))) for k, name in res.classes.items()]
     return "KaLOS: semantic masks", rows, f"Sort the grid by {key}_alpha; the consensus is {key}_consensus."
@@ -105,7 +105,7 @@ RUN = MeasureRun(
         "class and rater pair, and a STAPLE consensus mask",
         key_help="writes <key>_alpha (per sample) and <key>_consensus (a Segmentation), deleted with the run",
         operator_class="masks:ComputeMaskAgreement", card=_card,
-        notice=lambda res, key: f"KaLOS semantic masks {key!r}: α {res.alpha if res.alpha is None else round(res.alpha, 4)}"))
+        notice=lambda res, key: f"KaLOS semantic masks {key!r}: {len(res.per_image)} samples"))
 
 
 def mask_steps(collection, **params):
