@@ -70,6 +70,9 @@ def _read(collection, source, config, extras) -> MeasureData:
         here = []
         for j, f in enumerate(source.fields):
             mask, path = cols[2 * j][k], cols[2 * j + 1][k]
+            if mask is not None and getattr(mask, "ndim", 2) != 2:
+                raise SetupError(f"sample {sid}, field {f}: a mask of shape {tuple(mask.shape)}, not a class map "
+                                 "(an RGB mask?); store one channel whose values are class indices", "mask_fields")
             value = mask if mask is not None else path
             if value is not None:
                 masks[source.raters[f]][sid] = value

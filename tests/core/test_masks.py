@@ -172,3 +172,17 @@ def test_majority_vote_by_hand():
     c = np.array([[1, 2, 2, VOID]], np.uint8)
     result = run({"a": {"x": a}, "b": {"x": b}, "c": {"x": c}}, consensus="majority", boundary=False)
     np.testing.assert_array_equal(result.consensus["x"], [[0, 1, 2, 1]])    # a 1-1 tie: the lower class
+
+
+def test_a_volume_is_measured_as_its_voxels_and_its_surfaces_are_medpys():
+    """A 3D class map (a .npy volume): α over its voxels is α of the same values laid out in 2D;
+    HD95 over 6-connected surfaces equals medpy's."""
+    from medpy.metric.binary import hd95
+
+    a = np.stack([blobs(s, 40) for s in range(6)]).astype(np.uint8)
+    b = np.stack([blobs(s + 50, 40) for s in range(6)]).astype(np.uint8)
+    volume = run({"a": {"v": a}, "b": {"v": b}})
+    flat = run({"a": {"v": a.reshape(6 * 40, 40)}, "b": {"v": b.reshape(6 * 40, 40)}}, boundary=False)
+    assert volume.alpha == pytest.approx(flat.alpha, abs=1e-12)
+    assert volume.pairs["a|b"]["1"]["hd95"] == pytest.approx(hd95(a, b), abs=1e-6)
+    assert volume.consensus["v"].shape == (6, 40, 40)

@@ -81,7 +81,26 @@ def test_a_colour_png_is_refused_by_name_and_nothing_is_written(masks_ds):
             mask_fields=[f"seg_{r}" for r in RATERS], run_key="m2")
 
 
+def test_the_operator_runs_from_python_as_the_docs_show(masks_ds):
+    import fiftyone.operators as foo
+
+    ds, _, _ = masks_ds
+    op = foo.get_operator("@kalos/agreement/compute_mask_agreement")
+    result = op(ds, mask_fields=[f"seg_{r}" for r in RATERS], run_key="py", consensus="majority", boundary=False)
+    assert ds.sort_by("py_alpha").first()["py_alpha"] == min(row["alpha"] for row in result.per_image)
+    assert ds.get_run_info("py").config.method == "kalos_masks"
+
+
 def test_fewer_than_two_mask_fields_is_a_form_error(masks_ds):
     ds, _, _ = masks_ds
     refused("compute_mask_agreement", ds, "at least two Segmentation fields", mask_fields=["seg_ann"],
             run_key="m3")
+
+
+def test_an_rgb_mask_array_is_refused_naming_sample_and_field(masks_ds, fo_isolated):
+    ds, _, _ = masks_ds
+    sample = ds.first()
+    sample["seg_cy"] = fo_isolated.Segmentation(mask=np.zeros((30, 40, 3), np.uint8))
+    sample.save()
+    refused("compute_mask_agreement", ds, f"sample {sample.id}, field seg_cy: a mask of shape (30, 40, 3)",
+            mask_fields=[f"seg_{r}" for r in RATERS], run_key="m4")
