@@ -21,7 +21,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-#: Geometry kinds understood by the engine.
+#: Geometry kinds understood by the engine (``classmap``: per-rater class maps, :mod:`kalos_core.masks`;
+#: its images carry no annotations).
 GEOMETRY_KINDS = ("box", "polygon", "rle", "keypoints", "voxels", "cuboids", "classmap")
 #: COCO task name (the CLI's ``--task``) -> the geometry kind it is read as
 TASK_KINDS = {"bbox": "box", "segm": "polygon", "keypoints": "keypoints", "cuboids": "cuboids"}
