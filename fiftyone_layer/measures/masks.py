@@ -16,10 +16,12 @@ from kalos_core.data import MultiRaterDataset, make_image
 from kalos_core.masks import MaskResult
 from kalos_core.measure import MeasureData
 
+from .. import run_store
 from ..adapter import RaterSource, rater_names, what_field
 from ..errors import SetupError
 from ..measure_runs import MeasureRun, measure_run, measure_steps
 from ..registry import Offered
+from ..view_rules import finish
 
 DEFAULT_KEY = "masks"
 
@@ -107,7 +109,7 @@ RUN = MeasureRun(
         "Krippendorff's α over the pixels of one Segmentation field per rater, Dice and boundary measures per "
         "class and rater pair, and a STAPLE consensus mask",
         key_help="writes <key>_alpha (per sample) and <key>_consensus (a Segmentation), deleted with the run",
-        operator_class="masks:ComputeMaskAgreement", card=_card,
+        operator_class="masks:ComputeMaskAgreement", panels=("masks:MaskAgreementPanel",), card=_card,
         notice=lambda res, key: f"KaLOS semantic masks {key!r}: {len(res.per_image)} samples"))
 
 
@@ -120,3 +122,14 @@ def mask_run(collection, progress=None, **params) -> MaskResult:
     """The masks measure on ``collection``: ``mask_fields`` (one Segmentation field per rater),
     ``run_key``, ``overwrite`` and the parameters of :class:`kalos_core.masks.MaskConfig`."""
     return measure_run(RUN, collection, progress, **params)
+
+
+def disputed_view(dataset, run_key: str, cls: str, current=None):
+    """The samples where class ``cls`` (its index, as text) has α below 1, lowest α first (the
+    user's sort, where the App has one, instead); only the run's mask fields and its own shown."""
+    res = run_store.load_results(dataset, run_key, "kalos_masks")
+    rows = sorted((row["alpha_per_class"][cls], row["image"]) for row in res.get("per_image") or []
+                  if row.get("alpha_per_class", {}).get(cls) is not None and row["alpha_per_class"][cls] < 1)
+    cfg = dataset.get_run_info(run_key).config
+    fields = [*(getattr(cfg, "mask_fields", None) or []), *owned(None, run_key)]
+    return finish(dataset.select([i for _, i in rows], ordered=True), dataset, fields, current)

@@ -1,7 +1,7 @@
 """compute_mask_agreement on a real database: one Segmentation field per rater, masks in the
 database and as 8-bit PNG files on disk (as FiftyOne and CVAT write them); the per-sample α and
 the consensus Segmentation are the engine's; the run deletes what it wrote; a colour PNG is
-refused by name with nothing written."""
+refused by name with nothing written; the panel's bars, its click and its Recompute."""
 
 import uuid
 
@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from kalos_core.masks import MaskConfig, compute_masks, masks_dataset
-from tests.fiftyone.helpers import refused, run_operator
+from tests.fiftyone.helpers import Panel, refused, run_operator
 
 RATERS = ("ann", "bob", "cy")
 
@@ -104,3 +104,23 @@ def test_an_rgb_mask_array_is_refused_naming_sample_and_field(masks_ds, fo_isola
     sample.save()
     refused("compute_mask_agreement", ds, f"sample {sample.id}, field seg_cy: a mask of shape (30, 40, 3)",
             mask_fields=[f"seg_{r}" for r in RATERS], run_key="m4")
+
+
+def test_the_panel_draws_class_alpha_and_rater_bars_and_a_click_shows_the_disputed_samples(masks_ds):
+    ds, _, _ = masks_ds
+    fields = [f"seg_{r}" for r in RATERS]
+    run_operator("compute_mask_agreement", ds, mask_fields=fields, run_key="m5", classes=["bg", "road", "car"])
+    res = ds.load_run_results("m5")
+    p = Panel(ds, "kalos_masks").call("on_load")
+    assert p.state["run_key"] == "m5" and {"classes", "raters"} <= p.rendered()
+    (bars,) = p.data["classes"]
+    assert bars["x"] == ["bg", "road", "car"] and bars["y"] == pytest.approx(list(res.alpha_per_class.values()))
+    sens, spec = p.data["raters"]
+    assert sens["x"] == list(RATERS) and sens["y"] == pytest.approx([res.per_rater[r]["0"]["sensitivity"]
+                                                                     for r in RATERS])
+    car = sorted((row["alpha_per_class"]["2"], row["image"]) for row in res.per_image
+                 if row["alpha_per_class"].get("2") is not None and row["alpha_per_class"]["2"] < 1)
+    view = p.call("on_click_class", id="2").view()
+    assert view.values("id") == [i for _, i in car] and len(car) == 1       # only s2: cy left the car out
+    (prompt,) = p.call("open_operator").ops("prompt_user_for_operation")
+    assert prompt["params"]["mask_fields"] == fields and prompt["params"]["classes"] == ["bg", "road", "car"]
