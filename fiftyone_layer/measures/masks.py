@@ -1,9 +1,11 @@
 """Semantic masks on a FiftyOne collection (:mod:`kalos_core.masks`): one ``fo.Segmentation`` field
 per rater (its ``mask`` array or its ``mask_path`` PNG, values = class indices).
 
-A run under ``run_key`` writes two sample fields, both deleted with the run: ``<run_key>_alpha``
-(each sample's α over its pixels: sort the grid by it) and ``<run_key>_consensus`` (the STAPLE or
-majority-vote consensus map as an ``fo.Segmentation``); it stores ``MaskResult.to_dict()``
+A run under ``run_key`` writes three sample fields, all deleted with the run: ``<run_key>_alpha``
+(each sample's α over its pixels: sort the grid by it), ``<run_key>_consensus`` (the STAPLE or
+majority-vote consensus map as an ``fo.Segmentation``) and ``<run_key>_disagreement`` (an
+``fo.Heatmap``, 0-100: the percent of a pixel's raters outside its most frequent class, an overlay
+the App draws); it stores ``MaskResult.to_dict()``
 (``config.method == "kalos_masks"``). A rater whose field is None on a sample has no mask there
 (missing, not disagreement).
 """
@@ -27,7 +29,7 @@ DEFAULT_KEY = "masks"
 
 
 def owned(source, run_key: str) -> list[str]:
-    return [f"{run_key}_alpha", f"{run_key}_consensus"]
+    return [f"{run_key}_alpha", f"{run_key}_consensus", f"{run_key}_disagreement"]
 
 
 def segmentation_fields(collection) -> list[str]:
@@ -81,13 +83,16 @@ def _read(collection, source, config, extras) -> MeasureData:
                 here.append(source.raters[f])
         images.append(make_image(sid, 0, 0, here, file_name=files[k]))
     data = MultiRaterDataset(images, {}, "classmap")
-    return MeasureData(data, options={"masks": masks})
+    return MeasureData(data, options={"masks": masks, "disagreement_maps": True})
 
 
 def _write(collection, source, run_key: str, result: MaskResult, data) -> None:
     alpha = {row["image"]: row["alpha"] for row in result.per_image}
     ids = collection.values("id")
     collection.set_values(f"{run_key}_alpha", {i: alpha.get(i) for i in ids}, key_field="id")
+    heat = {i: fo.Heatmap(map=m, range=[0, 100]) for i, m in result.disagreement.items()}
+    if heat:
+        collection.set_values(f"{run_key}_disagreement", heat, key_field="id")
     if result.consensus:
         masks = {i: fo.Segmentation(mask=m) for i, m in result.consensus.items()}
         collection.set_values(f"{run_key}_consensus", masks, key_field="id")
@@ -108,7 +113,8 @@ RUN = MeasureRun(
         "KaLOS semantic masks", "compute_mask_agreement", "KaLOS: semantic masks",
         "Krippendorff's α over the pixels of one Segmentation field per rater, Dice and boundary measures per "
         "class and rater pair, and a STAPLE consensus mask",
-        key_help="writes <key>_alpha (per sample) and <key>_consensus (a Segmentation), deleted with the run",
+        key_help="writes <key>_alpha (per sample), <key>_consensus (a Segmentation) and <key>_disagreement (a "
+                 "Heatmap), deleted with the run",
         operator_class="masks:ComputeMaskAgreement", panels=("masks:MaskAgreementPanel",), card=_card,
         notice=lambda res, key: f"KaLOS semantic masks {key!r}: {len(res.per_image)} samples"))
 

@@ -63,7 +63,9 @@ class MaskResult:
     performance), ``pairs`` (``"a|b"`` -> class -> pooled Dice / Jaccard over the images both drew
     and the boundary measures' means, with ``n_images`` and ``one_empty``), ``per_rater`` (rater ->
     class -> the mean over its pairs of Dice and of its STAPLE sensitivity / specificity). The
-    consensus maps (``consensus``: image id -> array) are not part of ``to_dict()``."""
+    consensus maps (``consensus``: image id -> array) and, where asked for, the pixel-disagreement
+    maps (``disagreement``: image id -> uint8 percent of the pixel's raters outside its most frequent
+    class) are not part of ``to_dict()``."""
 
     classes: dict
     raters: list
@@ -75,6 +77,7 @@ class MaskResult:
     n_pixels: int = 0
     consensus_method: str = "staple"
     consensus: dict = field(default_factory=dict)
+    disagreement: dict = field(default_factory=dict)   #: image id -> uint8 map (0-100), where asked for
     staple: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -109,14 +112,16 @@ class _Pair:
         self.counts = dict.fromkeys(surface.KEYS, 0)
 
 
-def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig):
-    """Generator of ``(fraction, message)`` steps; returns a :class:`MaskResult`."""
+def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disagreement_maps: bool = False):
+    """Generator of ``(fraction, message)`` steps; returns a :class:`MaskResult` (with each image's
+    pixel-disagreement map when ``disagreement_maps``)."""
     images = sorted(dataset.images, key=lambda im: order_key(im.id))
     declared = len(config.classes) if config.classes else None
     n_classes = declared or 1
     counts = np.zeros((1, n_classes, n_classes), np.int64)
     pair_sums: dict[tuple, dict[int, _Pair]] = {}
     per_image, consensus, staple_rows, seen = [], {}, {}, np.zeros(n_classes, bool)
+    disagreement = {}
     total_pixels = 0
     for step, image in enumerate(images):
         yield step / max(len(images), 1), f"image {step + 1}/{len(images)}"
@@ -152,6 +157,8 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig):
                "alpha": pixels.alpha_of_coincidences(o),
                "alpha_per_class": {str(k): pixels.class_alpha(o, k) for k in present_classes.tolist()}}
         _add_pairs(pair_sums, names, table, count, values, shape, c, config)
+        if disagreement_maps:
+            disagreement[image.id] = pixels.disagreement(table, c)[index].reshape(shape)
         if config.consensus != "none" and names:
             if config.consensus == "staple":
                 fit = staple(table, count, c, config.staple_tolerance, config.max_iterations)
@@ -195,7 +202,7 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig):
                    if config.consensus == "staple" else {})
     return MaskResult(classes, raters, pixels.alpha_of_coincidences(o),
                       {k: pixels.class_alpha(o, int(k)) for k in classes}, per_image, pairs, per_rater,
-                      total_pixels, config.consensus, consensus, staple_info)
+                      total_pixels, config.consensus, consensus, staple=staple_info, disagreement=disagreement)
 
 
 def _add_pairs(pair_sums, names, table, count, values, shape, c, config) -> None:

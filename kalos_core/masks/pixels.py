@@ -122,3 +122,15 @@ def majority(table: np.ndarray, n_classes: int) -> np.ndarray:
     out = votes.argmax(1)
     out[votes.max(1) == 0] = MISSING
     return out
+
+
+def disagreement(table: np.ndarray, n_classes: int) -> np.ndarray:
+    """(K,) uint8: per pattern, the percent (rounded) of its present values outside its most frequent
+    class (0: all agree; a pattern with fewer than two values: 0)."""
+    votes = np.zeros((len(table), n_classes), np.int64)
+    for i in range(table.shape[1]):
+        ok = table[:, i] >= 0
+        np.add.at(votes, (np.flatnonzero(ok), table[ok, i]), 1)
+    m = votes.sum(1)
+    share = np.where(m >= 2, 1 - votes.max(1) / np.maximum(m, 1), 0.0)
+    return np.rint(100 * share).astype(np.uint8)

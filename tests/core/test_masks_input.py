@@ -50,6 +50,7 @@ def test_png_folders_give_the_result_json_and_the_consensus_pngs(folders, tmp_pa
     result = json.loads(out_json.read_text())
     assert result["classes"] == {"0": "bg", "1": "road", "2": "car"} and result["raters"] == ["ann", "bob", "cy"]
     assert [row["raters"] for row in result["per_image"]] == [["ann", "bob", "cy"], ["ann", "cy"]]
+    assert result["consensus"] == {"method": "staple", "tolerance": 1e-7, "max_iterations": 1000}
     assert result["pairs"]["ann|bob"]["2"]["dice"] == 1.0        # the car is where both drew it
     assert 0 < result["alpha_per_class"]["1"] < 1 and "class road: alpha" in out.out
     made = Image.open(consensus / "img1.png")

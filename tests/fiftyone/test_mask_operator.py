@@ -69,8 +69,10 @@ def test_the_run_writes_the_engines_alpha_and_consensus_and_deletes_them(masks_d
     assert low["m1_alpha"] == min(rows.values())
     for sample in ds:
         assert np.array_equal(sample["m1_consensus"].mask, expected.consensus[names[sample.id]])
+    heat = ds.match({"filepath": {"$regex": "s1"}}).first()["m1_disagreement"]
+    assert heat.range == [0, 100] and heat.map[4, 5] == 33 and heat.map[0, 0] == 0   # ann road, bob and cy not
     run_store.delete_run(ds, "m1")
-    assert not ds.has_sample_field("m1_alpha") and not ds.has_sample_field("m1_consensus")
+    assert not any(ds.has_sample_field(f"m1_{f}") for f in ("alpha", "consensus", "disagreement"))
 
 
 def test_a_colour_png_is_refused_by_name_and_nothing_is_written(masks_ds):
