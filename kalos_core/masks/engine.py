@@ -162,7 +162,7 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
         if config.consensus != "none" and names:
             if config.consensus == "staple":
                 fit = staple(table, count, c, config.staple_tolerance, config.max_iterations)
-                labels = fit.labels()
+                labels = np.where((table >= 0).any(1), fit.labels(), pixels.MISSING)   # no value: no class
                 sens, spec = fit.sensitivity(), fit.specificity()
                 row["staple"] = {"iterations": fit.iterations, "converged": fit.converged,
                                  "raters": {r: {str(k): {"sensitivity": _num(sens[i, k]),

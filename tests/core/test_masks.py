@@ -174,6 +174,14 @@ def test_majority_vote_by_hand():
     np.testing.assert_array_equal(result.consensus["x"], [[0, 1, 2, 1]])    # a 1-1 tie: the lower class
 
 
+@pytest.mark.parametrize("consensus", ["staple", "majority"])
+def test_a_pixel_nobody_labelled_keeps_the_void_value_in_the_consensus(consensus):
+    a = np.array([[1, 1, VOID, 0]], np.uint8)
+    b = np.array([[1, 0, VOID, 0]], np.uint8)
+    result = run({"a": {"x": a}, "b": {"x": b}}, consensus=consensus, boundary=False)
+    assert result.consensus["x"][0, 2] == VOID and result.consensus["x"][0, 0] == 1
+
+
 def test_a_volume_is_measured_as_its_voxels_and_its_surfaces_are_medpys():
     """A 3D class map (a .npy volume): α over its voxels is α of the same values laid out in 2D;
     HD95 over 6-connected surfaces equals medpy's."""
