@@ -91,14 +91,14 @@ def _num(x) -> float | None:
     return None if x is None or (isinstance(x, float) and np.isnan(x)) else float(x)
 
 
-def _image_maps(image, masks: dict, config: MaskConfig) -> dict:
+def _image_maps(image, masks: dict, config: MaskConfig, declared: int | None) -> dict:
     maps = {}
     for r in sorted(image.raters):
         source = (masks.get(r) or {}).get(image.id)
         if source is None:
             continue
         maps[r] = load_mask(source, f"image {image.id!r}, rater {r!r}" if isinstance(source, np.ndarray) else None)
-    check_image(image.id, maps, len(config.classes) if config.classes else None, config.ignore)
+    check_image(image.id, maps, declared, config.ignore)
     return maps
 
 
@@ -116,7 +116,9 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
     """Generator of ``(fraction, message)`` steps; returns a :class:`MaskResult` (with each image's
     pixel-disagreement map when ``disagreement_maps``)."""
     images = sorted(dataset.images, key=lambda im: order_key(im.id))
-    declared = len(config.classes) if config.classes else None
+    class_names = config.classes or (tuple(dataset.categories[k] for k in sorted(dataset.categories))
+                                     if dataset.categories else None)   # a CVAT labelmap's labels
+    declared = len(class_names) if class_names else None
     n_classes = declared or 1
     counts = np.zeros((1, n_classes, n_classes), np.int64)
     pair_sums: dict[tuple, dict[int, _Pair]] = {}
@@ -125,7 +127,7 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
     total_pixels = 0
     for step, image in enumerate(images):
         yield step / max(len(images), 1), f"image {step + 1}/{len(images)}"
-        maps = _image_maps(image, masks, config)
+        maps = _image_maps(image, masks, config, declared)
         names = list(maps)
         if len(names) < 1:
             continue
@@ -179,7 +181,7 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
         per_image.append(row)
     yield 1.0, "summarising"
     o = pixels.coincidences(counts)
-    classes = {str(k): (config.classes[k] if config.classes else str(k)) for k in range(n_classes)
+    classes = {str(k): (class_names[k] if class_names else str(k)) for k in range(n_classes)
                if declared or seen[k]}
     pairs = {f"{a}|{b}": {str(k): _pair_row(s) for k, s in sorted(by_class.items()) if str(k) in classes}
              for (a, b), by_class in sorted(pair_sums.items())}

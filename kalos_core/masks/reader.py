@@ -1,14 +1,17 @@
 """Per-rater class maps from folders: one folder per rater, one file per image with the same name.
 
-A class map is a 2D (or 3D, ``.npy``) integer array whose values are class indices, as CVAT's
-and FiftyOne's segmentation masks are written (8-bit PNG, value = class index; 16-bit PNGs and
-``.npy`` arrays also read). Refused, naming the file: an unreadable or empty file, a map that is
+A class map is a 2D (or 3D, ``.npy``) integer array whose values are class indices, as FiftyOne's
+segmentation masks are written (8-bit PNG, value = class index; 16-bit PNGs and ``.npy`` arrays
+also read). A rater folder holding CVAT's "Segmentation mask" export (``labelmap.txt`` and
+``SegmentationClass/*.png``, colour-coded) is read as class maps too: a pixel's class is the
+line of ``labelmap.txt`` whose colour it has (the first line, usually ``background``, is 0). Refused, naming the file: an unreadable or empty file, a map that is
 not integer-valued or has colour channels, and (:func:`check_image`) maps of one image with
 different sizes or holding a value that is neither a declared class nor the ignore value.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,10 +19,67 @@ import numpy as np
 from ..data import MultiRaterDataset, make_image
 
 SUFFIXES = (".png", ".npy")
+LABELMAP = "labelmap.txt"
+
+
+@dataclass(frozen=True)
+class ColourMask:
+    """A colour-coded mask file and its colours' classes (``(r, g, b)`` -> class index)."""
+
+    path: Path
+    colours: tuple    #: ((r, g, b), ...) in class-index order
+
+
+def read_labelmap(path: Path) -> list[tuple[str, tuple]]:
+    """CVAT's ``labelmap.txt``: ``[(label, (r, g, b)), ...]`` in file order ('#' lines skipped);
+    ValueError naming the file and line."""
+    out = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split(":")
+        try:
+            label, rgb = parts[0].strip(), tuple(int(v) for v in parts[1].split(","))
+            if len(rgb) != 3 or not label:
+                raise ValueError
+        except (IndexError, ValueError):
+            raise ValueError(f"{path}: line {n} is not label:r,g,b:parts:actions ({line.strip()[:60]!r})") from None
+        out.append((label, rgb))
+    if not out:
+        raise ValueError(f"{path}: no label lines; CVAT writes one label:r,g,b:: line per label")
+    return out
+
+
+def _colour_classes(source: ColourMask, what: str) -> np.ndarray:
+    from PIL import Image
+
+    with Image.open(source.path) as im:
+        rgb = np.asarray(im.convert("RGB")).astype(np.int64)
+    code = (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]
+    known = np.array([(r << 16) | (g << 8) | b for r, g, b in source.colours], np.int64)
+    order = np.argsort(known)
+    pos = np.clip(np.searchsorted(known[order], code), 0, len(known) - 1)
+    hit = known[order][pos] == code
+    if not hit.all():
+        c = int(code[~hit][0])
+        raise ValueError(f"{what}: colour {(c >> 16, (c >> 8) & 255, c & 255)} at {int((~hit).sum())} pixel(s) is no "
+                         f"label of {LABELMAP}; add it there or repaint those pixels")
+    classes = order[pos]
+    return classes.astype(np.uint8 if len(known) <= 256 else np.uint16)
 
 
 def load_mask(source, what: str | None = None) -> np.ndarray:
     """The class map in ``source`` (an array, or a .png / .npy path); ValueError naming it."""
+    if isinstance(source, ColourMask):
+        what = what or str(source.path)
+        try:
+            if source.path.stat().st_size == 0:
+                raise ValueError(f"{what}: empty file; write the rater's mask there or remove the file")
+            return _colour_classes(source, what)
+        except ValueError:
+            raise
+        except Exception as e:  # noqa: BLE001 - any decoder error is the file's fault: named, one line
+            raise ValueError(f"{what}: cannot be read as a colour mask ({type(e).__name__}: {str(e)[:80]})") from None
     if isinstance(source, np.ndarray):
         arr = source
         what = what or "mask"
@@ -77,6 +137,7 @@ def read_mask_folders(folders: list[Path]) -> tuple[MultiRaterDataset, dict]:
     folder; a rater without the file has no mask there) and ``{rater: {image: path}}``.
     Sizes are read when the masks are (:func:`load_mask`)."""
     masks: dict[str, dict] = {}
+    labelmaps: dict[str, list] = {}
     for folder in folders:
         folder = Path(folder)
         if not folder.is_dir():
@@ -84,16 +145,31 @@ def read_mask_folders(folders: list[Path]) -> tuple[MultiRaterDataset, dict]:
         rater = folder.name
         if rater in masks:
             raise ValueError(f"{folder}: two rater folders named {rater!r}; rename one")
+        colours = None
+        if (folder / LABELMAP).is_file():     # CVAT's "Segmentation mask" export
+            labelmaps[rater] = read_labelmap(folder / LABELMAP)
+            colours = tuple(rgb for _, rgb in labelmaps[rater])
+            folder = folder / "SegmentationClass"
+            if not folder.is_dir():
+                raise ValueError(f"{folder}: missing; CVAT's Segmentation mask export keeps the class masks there")
         files = sorted(p for p in folder.iterdir() if p.suffix.lower() in SUFFIXES and p.is_file())
+        if colours is not None:
+            files = [p for p in files if p.suffix.lower() == ".png"]
         stems = [p.stem for p in files]
         twice = sorted({s for s in stems if stems.count(s) > 1})
         if twice:
             raise ValueError(f"{folder}: {twice[0]!r} is there as both .png and .npy; keep one")
-        masks[rater] = {p.stem: p for p in files}
+        masks[rater] = {p.stem: (ColourMask(p, colours) if colours is not None else p) for p in files}
     if len(masks) < 2:
         raise ValueError(f"need at least two rater folders, got {len(masks)}")
     names = sorted({s for m in masks.values() for s in m})
     if not names:
         raise ValueError(f"no .png or .npy class maps in {', '.join(map(str, folders))}")
     images = [make_image(n, 0, 0, [r for r in masks if n in masks[r]], file_name=n) for n in names]
-    return MultiRaterDataset(images, {}, "classmap"), masks
+    labels = {tuple(label for label, _ in m) for m in labelmaps.values()}
+    if len(labels) > 1 or (labelmaps and len(labelmaps) < len(masks)):
+        listed = "; ".join(f"{r}: {', '.join(label for label, _ in m)}" for r, m in labelmaps.items())
+        raise ValueError(f"the raters' {LABELMAP} files differ (or some folders have none): {listed}; export every "
+                         "rater's masks with the same labels")
+    categories = dict(enumerate(next(iter(labels)))) if labels else {}
+    return MultiRaterDataset(images, categories, "classmap"), masks

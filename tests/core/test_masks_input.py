@@ -83,3 +83,43 @@ def test_bad_masks_are_refused_by_name_in_one_line(folders, capsys, break_it, wo
 def test_a_single_folder_is_refused(folders, capsys):
     rc, out = run([folders[0]], capsys)
     assert rc == 2 and "at least two rater folders" in out.err
+
+
+LABELMAP = "# label:color_rgb:parts:actions\nbackground:0,0,0::\nroad:128,0,0::\ncar:0,128,0::\n"
+COLOURS = np.array([[0, 0, 0], [128, 0, 0], [0, 128, 0]], np.uint8)
+
+
+def cvat_export(root, rater, maps, labelmap=LABELMAP):
+    """A rater's CVAT "Segmentation mask" export, unzipped: labelmap.txt, colour-coded class PNGs."""
+    (root / rater / "SegmentationClass").mkdir(parents=True)
+    (root / rater / "ImageSets" / "Segmentation").mkdir(parents=True)
+    (root / rater / "labelmap.txt").write_text(labelmap)
+    (root / rater / "ImageSets" / "Segmentation" / "default.txt").write_text("\n".join(maps))
+    for name, m in maps.items():
+        Image.fromarray(COLOURS[m]).save(root / rater / "SegmentationClass" / f"{name}.png")
+    return root / rater
+
+
+def test_cvat_segmentation_mask_exports_read_as_the_class_maps_they_colour(tmp_path, capsys):
+    dirs = [cvat_export(tmp_path, r, {"img1": truth(shift=k), "img2": truth(shift=2 * k)})
+            for k, r in enumerate(("ann", "bob"))]
+    for k, r in enumerate(("ann", "bob")):
+        write_png(tmp_path / "plain" / r / "img1.png", truth(shift=k))
+        write_png(tmp_path / "plain" / r / "img2.png", truth(shift=2 * k))
+    rc, _ = run([*dirs, "--output", tmp_path / "cvat.json"], capsys)
+    rc2, _ = run([tmp_path / "plain" / "ann", tmp_path / "plain" / "bob", "--output", tmp_path / "plain.json"],
+                 capsys)
+    cvat, plain = (json.loads((tmp_path / f).read_text()) for f in ("cvat.json", "plain.json"))
+    assert rc == rc2 == 0 and cvat["classes"] == {"0": "background", "1": "road", "2": "car"}
+    assert cvat["alpha"] == plain["alpha"] and cvat["pairs"] == plain["pairs"]
+
+
+def test_a_colour_outside_the_labelmap_or_differing_labelmaps_are_refused(tmp_path, capsys):
+    a = cvat_export(tmp_path, "ann", {"img1": truth()})
+    b = cvat_export(tmp_path, "bob", {"img1": truth(shift=1)})
+    Image.fromarray(np.full((40, 48, 3), 7, np.uint8)).save(b / "SegmentationClass" / "img1.png")
+    rc, out = run([a, b], capsys)
+    assert rc == 2 and "bob/SegmentationClass/img1.png: colour (7, 7, 7) at 1920 pixel(s) is no label" in out.err
+    c = cvat_export(tmp_path, "cy", {"img1": truth()}, labelmap=LABELMAP.replace("car", "truck"))
+    rc, out = run([a, c], capsys)
+    assert rc == 2 and "labelmap.txt files differ" in out.err and "cy: background, road, truck" in out.err
