@@ -60,7 +60,7 @@ class MaskConfig(Config):
 class MaskResult:
     """α pooled and per class (``alpha``, ``alpha_per_class``, one coincidence matrix over every
     image's pixels), ``per_image`` (α, α per class, pixels, raters, STAPLE's iterations and rater
-    performance), ``pairs`` (``"a|b"`` -> class -> pooled Dice / Jaccard over the images both drew
+    performance; a volume's ``alpha_per_slice`` along its first axis), ``pairs`` (``"a|b"`` -> class -> pooled Dice / Jaccard over the images both drew
     and the boundary measures' means, with ``n_images`` and ``one_empty``), ``per_rater`` (rater ->
     class -> the mean over its pairs of Dice and of its STAPLE sensitivity / specificity). The
     consensus maps (``consensus``: image id -> array) and, where asked for, the pixel-disagreement
@@ -158,6 +158,9 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
                "pairable_pixels": int(count[(table >= 0).sum(1) >= 2].sum()),
                "alpha": pixels.alpha_of_coincidences(o),
                "alpha_per_class": {str(k): pixels.class_alpha(o, k) for k in present_classes.tolist()}}
+        if len(shape) == 3:   # a volume: α of each slice (first axis) too
+            row["alpha_per_slice"] = [pixels.alpha_of_coincidences(pixels.coincidences(pixels.coincidence_counts(
+                *pixels.patterns(part, c)[:2], c))) for part in np.split(values, shape[0], axis=1)]
         _add_pairs(pair_sums, names, table, count, values, shape, c, config)
         if disagreement_maps:
             disagreement[image.id] = pixels.disagreement(table, c)[index].reshape(shape)

@@ -194,3 +194,5 @@ def test_a_volume_is_measured_as_its_voxels_and_its_surfaces_are_medpys():
     assert volume.alpha == pytest.approx(flat.alpha, abs=1e-12)
     assert volume.pairs["a|b"]["1"]["hd95"] == pytest.approx(hd95(a, b), abs=1e-6)
     assert volume.consensus["v"].shape == (6, 40, 40)
+    slices = run({"a": {k: a[k] for k in range(6)}, "b": {k: b[k] for k in range(6)}}, boundary=False)
+    assert volume.per_image[0]["alpha_per_slice"] == pytest.approx([row["alpha"] for row in slices.per_image])
