@@ -166,16 +166,23 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
             disagreement[image.id] = pixels.disagreement(table, c)[index].reshape(shape)
         if config.consensus != "none" and names:
             if config.consensus == "staple":
-                fit = staple(table, count, c, config.staple_tolerance, config.max_iterations)
-                labels = np.where((table >= 0).any(1), fit.labels(), pixels.MISSING)   # no value: no class
+                # over the image's own classes only: (patterns x classes) arrays stay small with many classes
+                compact = np.full(c, -1, np.int64)
+                compact[present_classes] = np.arange(len(present_classes))
+                local = np.where(table >= 0, compact[np.maximum(table, 0)], pixels.MISSING)
+                fit = staple(local, count, max(len(present_classes), 1), config.staple_tolerance,
+                             config.max_iterations)
+                labels = np.where((table >= 0).any(1), present_classes[fit.labels()] if len(present_classes)
+                                  else 0, pixels.MISSING)   # no value: no class
                 sens, spec = fit.sensitivity(), fit.specificity()
                 row["staple"] = {"iterations": fit.iterations, "converged": fit.converged,
-                                 "raters": {r: {str(k): {"sensitivity": _num(sens[i, k]),
-                                                         "specificity": _num(spec[i, k])}
-                                                for k in present_classes.tolist()} for i, r in enumerate(names)}}
+                                 "raters": {r: {str(k): {"sensitivity": _num(sens[i, j]),
+                                                         "specificity": _num(spec[i, j])}
+                                                for j, k in enumerate(present_classes.tolist())}
+                                            for i, r in enumerate(names)}}
                 for i, r in enumerate(names):
-                    for k in present_classes.tolist():
-                        staple_rows.setdefault(r, {}).setdefault(k, []).append((sens[i, k], spec[i, k]))
+                    for j, k in enumerate(present_classes.tolist()):
+                        staple_rows.setdefault(r, {}).setdefault(k, []).append((sens[i, j], spec[i, j]))
             else:
                 labels = pixels.majority(table, c)
             fill = config.ignore if config.ignore is not None else 0
