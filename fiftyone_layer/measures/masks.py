@@ -1,11 +1,12 @@
 """Semantic masks on a FiftyOne collection (:mod:`kalos_core.masks`): one ``fo.Segmentation`` field
 per rater (its ``mask`` array or its ``mask_path`` PNG, values = class indices).
 
-A run under ``run_key`` writes three sample fields, all deleted with the run: ``<run_key>_alpha``
+A run under ``run_key`` writes these sample fields, all deleted with the run: ``<run_key>_alpha``
 (each sample's α over its pixels: sort the grid by it), ``<run_key>_consensus`` (the STAPLE or
 majority-vote consensus map as an ``fo.Segmentation``) and ``<run_key>_disagreement`` (an
 ``fo.Heatmap``, 0-100: the percent of a pixel's raters outside its most frequent class, an overlay
-the App draws); it stores ``MaskResult.to_dict()``
+the App draws), with ``probabilities`` a fourth, ``<run_key>_probability`` (a Heatmap, 0-100: each
+pixel's probability of its consensus class); it stores ``MaskResult.to_dict()``
 (``config.method == "kalos_masks"``). A rater whose field is None on a sample has no mask there
 (missing, not disagreement).
 """
@@ -29,7 +30,7 @@ DEFAULT_KEY = "masks"
 
 
 def owned(source, run_key: str) -> list[str]:
-    return [f"{run_key}_alpha", f"{run_key}_consensus", f"{run_key}_disagreement"]
+    return [f"{run_key}_alpha", f"{run_key}_consensus", f"{run_key}_disagreement", f"{run_key}_probability"]
 
 
 def segmentation_fields(collection) -> list[str]:
@@ -93,6 +94,9 @@ def _write(collection, source, run_key: str, result: MaskResult, data) -> None:
     heat = {i: fo.Heatmap(map=m, range=[0, 100]) for i, m in result.disagreement.items()}
     if heat:
         collection.set_values(f"{run_key}_disagreement", heat, key_field="id")
+    prob = {i: fo.Heatmap(map=m, range=[0, 100]) for i, m in result.probability.items()}
+    if prob:
+        collection.set_values(f"{run_key}_probability", prob, key_field="id")
     if result.consensus:
         masks = {i: fo.Segmentation(mask=m) for i, m in result.consensus.items()}
         collection.set_values(f"{run_key}_consensus", masks, key_field="id")

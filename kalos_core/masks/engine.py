@@ -45,6 +45,8 @@ class MaskConfig(Config):
                            "mean surface distance); pixel α, Dice and Jaccard are always computed")
     consensus: str = param("staple", "choice", "the consensus map: STAPLE (EM over the raters' confusion "
                            "matrices), majority vote, or none", choices=CONSENSUS)
+    probabilities: bool = param(False, "bool", "keep each pixel's probability of its consensus class (STAPLE's "
+                                "posterior; majority vote: the share of raters saying it), in percent")
     staple_tolerance: float = param(1e-7, "float", "STAPLE stops when no rater's confusion entry moves by more "
                                     "than this", lo=0, lo_open=True, advanced=True)
     max_iterations: int = param(1000, "int", "STAPLE's most EM iterations per image", lo=1, hi=100000,
@@ -78,6 +80,7 @@ class MaskResult:
     consensus_method: str = "staple"
     consensus: dict = field(default_factory=dict)
     disagreement: dict = field(default_factory=dict)   #: image id -> uint8 map (0-100), where asked for
+    probability: dict = field(default_factory=dict)    #: image id -> uint8 map (0-100), with ``probabilities``
     staple: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -123,7 +126,7 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
     counts = np.zeros((1, n_classes, n_classes), np.int64)
     pair_sums: dict[tuple, dict[int, _Pair]] = {}
     per_image, consensus, staple_rows, seen = [], {}, {}, np.zeros(n_classes, bool)
-    disagreement = {}
+    disagreement, probability = {}, {}
     total_pixels = 0
     for step, image in enumerate(images):
         yield step / max(len(images), 1), f"image {step + 1}/{len(images)}"
@@ -175,6 +178,7 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
                 labels = np.where((table >= 0).any(1), present_classes[fit.labels()] if len(present_classes)
                                   else 0, pixels.MISSING)   # no value: no class
                 sens, spec = fit.sensitivity(), fit.specificity()
+                share = fit.posterior.max(1)
                 row["staple"] = {"iterations": fit.iterations, "converged": fit.converged,
                                  "raters": {r: {str(k): {"sensitivity": _num(sens[i, j]),
                                                          "specificity": _num(spec[i, j])}
@@ -185,6 +189,10 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
                         staple_rows.setdefault(r, {}).setdefault(k, []).append((sens[i, j], spec[i, j]))
             else:
                 labels = pixels.majority(table, c)
+                share = pixels.majority_share(table, c)
+            if config.probabilities:
+                percent = np.where(labels >= 0, np.rint(100 * share), 0).astype(np.uint8)
+                probability[image.id] = percent[index].reshape(shape)
             fill = config.ignore if config.ignore is not None else 0
             out = np.where(labels >= 0, labels, fill)[index].reshape(shape)
             consensus[image.id] = out.astype(np.uint8 if out.max(initial=0) < 256 else np.uint16)
@@ -214,7 +222,8 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
                    if config.consensus == "staple" else {})
     return MaskResult(classes, raters, pixels.alpha_of_coincidences(o),
                       {k: pixels.class_alpha(o, int(k)) for k in classes}, per_image, pairs, per_rater,
-                      total_pixels, config.consensus, consensus, staple=staple_info, disagreement=disagreement)
+                      total_pixels, config.consensus, consensus, staple=staple_info, disagreement=disagreement,
+                      probability=probability)
 
 
 def _add_pairs(pair_sums, names, table, count, values, shape, c, config) -> None:

@@ -42,13 +42,18 @@ def read(args: argparse.Namespace) -> MeasureData | None:
 
 
 def write_consensus(result: MaskResult, folder: Path) -> list[Path]:
-    """The consensus maps as PNGs named by image (8-bit, 16-bit past 255)."""
+    """The consensus maps as PNGs named by image (8-bit, 16-bit past 255), and with ``--probabilities``
+    each pixel's probability of its class as ``<image>_probability.png`` (percent, 8-bit)."""
     from PIL import Image
 
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for image, arr in result.consensus.items():
         path = folder / f"{image}.png"
+        Image.fromarray(arr).save(path)
+        written.append(path)
+    for image, arr in result.probability.items():   # --probabilities: percent, 8-bit
+        path = folder / f"{image}_probability.png"
         Image.fromarray(arr).save(path)
         written.append(path)
     return written

@@ -134,3 +134,12 @@ def disagreement(table: np.ndarray, n_classes: int) -> np.ndarray:
     m = votes.sum(1)
     share = np.where(m >= 2, 1 - votes.max(1) / np.maximum(m, 1), 0.0)
     return np.rint(100 * share).astype(np.uint8)
+
+
+def majority_share(table: np.ndarray, n_classes: int) -> np.ndarray:
+    """(K,) the share of each pattern's present values that are its most frequent class (0 without any)."""
+    votes = np.zeros((len(table), n_classes), np.int64)
+    for i in range(table.shape[1]):
+        ok = table[:, i] >= 0
+        np.add.at(votes, (np.flatnonzero(ok), table[ok, i]), 1)
+    return votes.max(1) / np.maximum(votes.sum(1), 1)

@@ -148,6 +148,21 @@ def test_binary_staple_is_simpleitks_staple_image_filter():
     np.testing.assert_allclose(fit.sensitivity()[:, 0], f.GetSpecificity(), atol=1e-6)
 
 
+def test_the_probability_maps_are_simpleitks_staple_posterior_and_the_majority_share():
+    sitk = pytest.importorskip("SimpleITK")
+    maps = [(m == 1).astype(np.uint8) for m in noisy_raters(seed=2)]
+    result = run({f"r{k}": {"img": m} for k, m in enumerate(maps)}, boundary=False, probabilities=True)
+    f = sitk.STAPLEImageFilter()
+    f.SetForegroundValue(1.0)
+    w = sitk.GetArrayFromImage(f.Execute([sitk.GetImageFromArray(m) for m in maps]))
+    theirs = np.rint(100 * np.maximum(w, 1 - w))
+    assert np.abs(result.probability["img"].astype(int) - theirs).max() <= 1     # percent, rounded
+    np.testing.assert_array_equal(result.consensus["img"], (w > 0.5).astype(np.uint8))
+    a, b, c = (np.array([[0, 1, 1]], np.uint8), np.array([[0, 1, 2]], np.uint8), np.array([[0, 0, VOID]], np.uint8))
+    vote = run({"a": {"x": a}, "b": {"x": b}, "c": {"x": c}}, consensus="majority", probabilities=True, boundary=False)
+    np.testing.assert_array_equal(vote.probability["x"], [[100, 67, 50]])
+
+
 def test_multiclass_staple_through_the_measure_is_simpleitks_multilabel_staple():
     sitk = pytest.importorskip("SimpleITK")
     maps = noisy_raters(seed=1)

@@ -45,7 +45,8 @@ def run(argv, capsys):
 
 def test_png_folders_give_the_result_json_and_the_consensus_pngs(folders, tmp_path, capsys):
     out_json, consensus = tmp_path / "out.json", tmp_path / "consensus"
-    rc, out = run([*folders, "--classes", "bg,road,car", "--output", out_json, "--consensus-dir", consensus], capsys)
+    rc, out = run([*folders, "--classes", "bg,road,car", "--output", out_json, "--consensus-dir", consensus,
+                   "--probabilities"], capsys)
     assert rc == 0, out.err
     result = json.loads(out_json.read_text())
     assert result["classes"] == {"0": "bg", "1": "road", "2": "car"} and result["raters"] == ["ann", "bob", "cy"]
@@ -55,6 +56,7 @@ def test_png_folders_give_the_result_json_and_the_consensus_pngs(folders, tmp_pa
     assert 0 < result["alpha_per_class"]["1"] < 1 and "class road: alpha" in out.out
     made = Image.open(consensus / "img1.png")
     assert made.mode == "L" and np.array_equal(np.asarray(made), truth(shift=1))   # the middle rater's map
+    assert Image.open(consensus / "img2_probability.png").mode == "L"
 
 
 def test_npy_maps_read_as_pngs(tmp_path, capsys):

@@ -55,10 +55,10 @@ def test_the_run_writes_the_engines_alpha_and_consensus_and_deletes_them(masks_d
 
     ds, maps, _ = masks_ds
     run_operator("compute_mask_agreement", ds, mask_fields=[f"seg_{r}" for r in RATERS], run_key="m1",
-                 classes=["bg", "road", "car"])
+                 classes=["bg", "road", "car"], probabilities=True)
     by_name = {n: {r: maps[r][n] for r in maps if n in maps[r]} for n in ("s1", "s2", "s3")}
     flat = {r: {n: m[r] for n, m in by_name.items() if r in m} for r in RATERS}
-    expected = compute_masks(masks_dataset(flat), flat, MaskConfig(classes=("bg", "road", "car")))
+    expected = compute_masks(masks_dataset(flat), flat, MaskConfig(classes=("bg", "road", "car"), probabilities=True))
     stored = ds.load_run_results("m1")
     assert stored.alpha == pytest.approx(expected.alpha) and stored.pairs.keys() == expected.pairs.keys()
     names = dict(zip(ds.values("id"), (p.split("/")[-1][:2] for p in ds.values("filepath"))))
@@ -71,8 +71,10 @@ def test_the_run_writes_the_engines_alpha_and_consensus_and_deletes_them(masks_d
         assert np.array_equal(sample["m1_consensus"].mask, expected.consensus[names[sample.id]])
     heat = ds.match({"filepath": {"$regex": "s1"}}).first()["m1_disagreement"]
     assert heat.range == [0, 100] and heat.map[4, 5] == 33 and heat.map[0, 0] == 0   # ann road, bob and cy not
+    prob = ds.match({"filepath": {"$regex": "s1"}}).first()["m1_probability"]
+    assert prob.map.shape == (30, 40) and np.array_equal(prob.map, expected.probability["s1"])
     run_store.delete_run(ds, "m1")
-    assert not any(ds.has_sample_field(f"m1_{f}") for f in ("alpha", "consensus", "disagreement"))
+    assert not any(ds.has_sample_field(f"m1_{f}") for f in ("alpha", "consensus", "disagreement", "probability"))
 
 
 def test_a_colour_png_is_refused_by_name_and_nothing_is_written(masks_ds):
