@@ -206,6 +206,8 @@ def video_folders(data, root: Path) -> Path:
 def argv_for(command: str, case: dict, folder: Path, name: str = "") -> list[str] | None:
     """The command line of one cell, or None where the class does not apply to the command."""
     flags = _flags(command)
+    if command == "masks":       # folders of class maps, not a labels file: only the option classes apply
+        return None if {"data", "predictions", "task"} & set(case) else _masks_argv(case, flags, folder)
     data = case.get("data", good_coco())
     task = case.get("task")
     if task and task not in get_measure(command).tasks:
@@ -242,6 +244,30 @@ def argv_for(command: str, case: dict, folder: Path, name: str = "") -> list[str
         return [command, str(video_folders(data, folder / "video-raters")), *extra, *out]
     with_preds = ["--predictions", str(preds)] if "predictions" in case else []
     return [command, str(labels), *with_preds, *extra, *out]
+
+
+def _masks_argv(case: dict, flags: set, folder: Path) -> list[str] | None:
+    """The masks command on two raters' folders of one 8-bit PNG class map each, with the case's option."""
+    import numpy as np
+    from PIL import Image
+
+    dirs = []
+    for k, rater in enumerate(("a", "b")):
+        (folder / "masks" / rater).mkdir(parents=True, exist_ok=True)
+        m = np.zeros((16, 16), np.uint8)
+        m[4:12, 4 + k:12 + k] = 1
+        Image.fromarray(m).save(folder / "masks" / rater / "x.png")
+        dirs.append(str(folder / "masks" / rater))
+    extra = []
+    if "option" in case:
+        flag = next((f for f in case["option"][0] if f in flags), None)
+        if flag is None:
+            return None
+        extra = [flag, case["option"][1]]
+    if "int option" in case:
+        flag = _int_flag("masks")
+        extra = [flag, case["int option"]] if flag else None
+    return None if extra is None else ["masks", *dirs, *extra, "--output", str(folder / "masks-out.json")]
 
 
 def run_cell(argv: list[str]) -> tuple[int | str, str]:

@@ -38,7 +38,8 @@ from .rawdocs import LIST_NAMES
 from .regions import load_mask, mask_rle, polygons_without_area
 from .run_store import AGREEMENT, run_method
 
-KINDS = {fo.Detections: "box", fo.Polylines: "polygon", fo.Keypoints: "keypoints"}
+KINDS = {fo.Detections: "box", fo.Polylines: "polygon", fo.Keypoints: "keypoints",
+         fo.Segmentation: "classmap"}   # semantic masks: one class map per rater (fiftyone_layer/measures/masks.py)
 
 
 @dataclass

@@ -40,6 +40,8 @@ PHRASES: dict[str, str] = {
                       "to ties; identity switches and fragmentations (CLEAR-MOT) sum both raters as the reference",
     "percent": "percent (0-100)",
     "fraction": "fraction (0-1)",
+    "mask_pixels": "pixels as units: α over every pixel (no sampling), a missing mask or the void value a "
+                   "missing value; per class one vs rest; Dice and Jaccard pooled over the images both raters drew",
 }
 
 def _from_result(method: str, result: dict) -> list[str]:

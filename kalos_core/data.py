@@ -21,13 +21,14 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-#: Geometry kinds understood by the engine.
-GEOMETRY_KINDS = ("box", "polygon", "rle", "keypoints", "voxels", "cuboids")
+#: Geometry kinds understood by the engine (``classmap``: per-rater class maps, :mod:`kalos_core.masks`;
+#: its images carry no annotations).
+GEOMETRY_KINDS = ("box", "polygon", "rle", "keypoints", "voxels", "cuboids", "classmap")
 #: COCO task name (the CLI's ``--task``) -> the geometry kind it is read as
 TASK_KINDS = {"bbox": "box", "segm": "polygon", "keypoints": "keypoints", "cuboids": "cuboids"}
 #: geometry kind -> the task it belongs to (RLE masks are segmentations; voxels are their own task)
 KIND_TASKS = {"box": "bbox", "polygon": "segm", "rle": "segm", "keypoints": "keypoints", "voxels": "voxels",
-              "cuboids": "cuboids"}
+              "cuboids": "cuboids", "classmap": "masks"}
 
 
 def session_row(rater: str, session: Any) -> str:

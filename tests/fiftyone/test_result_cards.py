@@ -67,6 +67,8 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
                                                for row in ds.values(f"{f}.detections")])
         ds.set_values(f"{f}.detections.occluded", [[bool(rng.random() < 0.3) for _ in row or []]
                                                     for row in ds.values(f"{f}.detections")])
+        ds.set_values(f"seg_{f}", [fo_isolated.Segmentation(mask=(rng.random((12, 16)) < 0.3).astype(np.uint8))
+                                   for _ in range(len(ds))])
     folder = tmp_path_factory.mktemp("cards")
     coco = build_demo(folder, n_images=4, seed=1, with_images=False)
     new_name = f"kalos-cards-{uuid.uuid4().hex[:8]}"
@@ -91,6 +93,7 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
                                     "noise_fields": [fields[2]], "run_key": "na"}),
         ("compute_bae", {"rater_fields": fields, "run_key": "bae", "embedding_attribute": "emb"}),
         ("compute_attribute_agreement", {"agreement_key": "agr", "run_key": "attr", "names": ["occluded"]}),
+        ("compute_mask_agreement", {"mask_fields": [f"seg_{f}" for f in fields], "run_key": "masks"}),
         ("simulate_raters", {"reference_field": fields[0], "n_raters": 2, "seed": 0, "prefix": "syn"}),
         ("delete_kalos_run", {"run_key": "var"}),
         ("delete_agreement_run", {"run_key": "agr"}),

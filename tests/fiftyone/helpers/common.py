@@ -40,6 +40,7 @@ def form_params(name: str, fields: list) -> dict:
         "label_convergence": {"predictions_field": "model"},
         "simulate_raters": {"reference_field": fields[0]},
         "build_consensus": {"agreement_key": "kalos"},
+        "compute_mask_agreement": {"mask_fields": [f"seg_{f}" for f in fields]},
     }
     return {"rater_fields": list(fields), **extra.get(name, {})}
 
@@ -71,6 +72,9 @@ def common_dataset(fo, data, seed=0):
                 d["user_score"] = float(rng.random())
         ds.set_values(f, [None if row is None else fo.Detections(detections=row) for row in rows])
     ds.set_values("user_note", [f"note {k}" for k in range(len(ds))])
+    for f in fields:   # one class map per rater and sample (compute_mask_agreement)
+        ds.set_values(f"seg_{f}", [fo.Segmentation(mask=(rng.random((12, 16)) < 0.3).astype(np.uint8))
+                                   for _ in range(len(ds))])
     ds.save_view("user_view", ds.limit(2))
     return ds, fields
 

@@ -1,0 +1,12 @@
+"""Semantic masks: Krippendorff's α over pixels, Dice / Jaccard and boundary measures per class and
+rater pair, STAPLE and majority-vote consensus (docs/masks.md).
+
+>>> from kalos_core.masks import compute_masks, masks_dataset, MaskConfig
+>>> masks = {"ann": {"img1": ann_map}, "bob": {"img1": bob_map}}
+>>> compute_masks(masks_dataset(masks), masks, MaskConfig(tolerance=2)).alpha
+"""
+
+from .engine import MaskConfig, MaskResult, compute_masks, mask_steps, masks_dataset
+from .staple import StapleFit, staple
+
+__all__ = ["MaskConfig", "MaskResult", "StapleFit", "compute_masks", "mask_steps", "masks_dataset", "staple"]
