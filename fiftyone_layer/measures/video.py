@@ -24,7 +24,7 @@ from kalos_core.video.data import video_data
 
 from ..errors import SetupError
 from ..measure_runs import MeasureRun, measure_run, measure_steps
-from ..registry import Offered
+from ..registry import Offered, human
 
 DEFAULT_KEY = "video"
 
@@ -117,12 +117,11 @@ def _write(collection, source, run_key, result: VideoResult, data) -> None:
 
 def _card(res: VideoResult, key: str) -> tuple:
     p = res.pooled
-    fmt = lambda x: "—" if x is None else f"{x:.4f}"   # noqa: E731
     return "KaLOS: video agreement", [
         ("Mean α over frames", res.mean_alpha), ("Global α", res.global_alpha),
-        ("HOTA (DetA, AssA, LocA), all pairs", f"{fmt(p['HOTA'])} ({fmt(p['DetA'])}, {fmt(p['AssA'])}, "
-                                               f"{fmt(p['LocA'])})"),
-        ("IDF1, all pairs", fmt(p["IDF1"])), ("Identity switches / fragmentations",
+        ("HOTA (DetA, AssA, LocA), all pairs", f"{human(p['HOTA'])} ({human(p['DetA'])}, {human(p['AssA'])}, "
+                                               f"{human(p['LocA'])})"),
+        ("IDF1, all pairs", human(p["IDF1"])), ("Identity switches / fragmentations",
                                               f"{p['id_switches']} / {p['fragmentations']}"),
         ("Videos, frames", f"{res.n_videos}, {res.n_frames}")], \
         f"Sort the videos by {key}_alpha and their frames by frames.{key}_alpha."
@@ -136,7 +135,7 @@ RUN = MeasureRun(
         "α frame by frame and identity agreement track by track (HOTA, IDF1, identity switches) between the "
         "raters of a video dataset",
         key_help="writes frames.<key>_alpha on the frames, <key>_alpha and <key>_alpha_global on the videos",
-        card=_card, notice=lambda res, key: f"KaLOS video agreement {key!r}: mean α {res.mean_alpha:.4f} over "
+        card=_card, notice=lambda res, key: f"KaLOS video agreement {key!r}: mean α {human(res.mean_alpha)} over "
                                             f"{res.n_frames} frames of {res.n_videos} videos"))
 
 

@@ -17,7 +17,9 @@ import pytest
 import yaml
 
 from kalos_core.demo_data import build_demo
-from tests.fiftyone.helpers import REAL_SERVER, check_card, coco_per_rater, shown_card, demo_data, model_dataset
+from kalos_core.video.data import synthetic_videos
+from tests.fiftyone.helpers import (REAL_SERVER, check_card, coco_per_rater, shown_card, demo_data, model_dataset,
+                                   video_dataset)
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +108,13 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
         out[name] = (*shown_card(res), {"runs": sorted(ds.list_runs())})
         if name == "compute_agreement":
             out["agr_results"] = ds.load_run_results("agr")
+    # video runs on a video dataset: two short videos, three raters' tracks
+    videos, _ = synthetic_videos(n_videos=2, n_frames=6, n_raters=3, n_tracks=3, switches=1, seed=1, size=(640.0, 480.0))
+    vds = video_dataset(fo_isolated, videos)
+    res = foo.execute_operator(f"{PLUGIN}/compute_video_agreement", dataset=vds.name, params={
+        "rater_fields": [f"frames.boxes_rater{k}" for k in range(3)], "run_key": "vid"})
+    assert res.error is None, f"compute_video_agreement: {res.error}"
+    out["compute_video_agreement"] = (*shown_card(res), {"runs": sorted(vds.reload() or vds.list_runs())})
     return out
 
 
