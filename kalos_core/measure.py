@@ -33,6 +33,7 @@ MEASURE_MODULES: dict[str, str] = {
     "consensus": "consensus.measure",
     "bae": "bae.measure",
     "attributes": "attributes.measure",
+    "scorecard": "scorecard.measure",
     "convergence": "convergence.measure",
     "noise-aware": "noise_aware.measure",
     "simulate": "noise.simulate_measure",

@@ -1,0 +1,73 @@
+"""The scorecard against FiftyOne's own evaluation on LVIS r1/r2 (skipped without ../shared/data):
+each rater scored against the other equals ``evaluate_detections(rater field, gt_field=other field,
+method="coco", classwise=True, iou=0.5)`` class by class (TP, FP, FN, hence P and R), the matched
+labels' IoU (localisation error), and the class-blind confusion matrix (``classwise=False``)."""
+
+import collections
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.realdata
+FIELDS = {"r1": "raters_r1", "r2": "raters_r2"}
+
+
+@pytest.fixture(scope="module")
+def lvis(fo_isolated, lvis_subset_path):
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_multirater_coco
+
+    return import_multirater_coco("kalos-lvis-scorecard", str(lvis_subset_path), layout="rater_fields",
+                                  label_field="raters", placeholders=False)
+
+
+@pytest.fixture(scope="module")
+def cards(lvis_subset_path):
+    from kalos_core import load_coco
+    from kalos_core.scorecard import ScorecardConfig, compute_scorecards
+
+    return compute_scorecards(load_coco(lvis_subset_path, "bbox"), ScorecardConfig(iou=0.5))
+
+
+def _fiftyone_counts(results) -> dict:
+    """class -> [tp, fp, fn] of a classwise evaluation's (ytrue, ypred) pairs."""
+    out = collections.defaultdict(lambda: [0, 0, 0])
+    for yt, yp in zip(results.ytrue, results.ypred):
+        if yt == yp:
+            out[yt][0] += 1
+        elif yt == results.missing:
+            out[yp][1] += 1
+        else:
+            out[yt][2] += 1
+    return out
+
+
+@pytest.mark.parametrize("rater,other", [("r1", "r2"), ("r2", "r1")])
+def test_each_rater_against_the_other_equals_fiftyones_evaluate_detections(lvis, cards, rater, other):
+    key = f"sc_{rater}"
+    res = lvis.evaluate_detections(FIELDS[rater], gt_field=FIELDS[other], eval_key=key, method="coco",
+                                   classwise=True, iou=0.5)
+    fo_counts = _fiftyone_counts(res)
+    ours = {r["class"]: r for r in cards.rows if r["rater"] == rater and r["class"] != "(all)"}
+    assert set(ours) == set(fo_counts)
+    for cls, (tp, fp, fn) in fo_counts.items():
+        assert (ours[cls]["tp"], ours[cls]["fp"], ours[cls]["fn"]) == (tp, fp, fn), cls
+    total = cards.row(rater)
+    tp, fp, fn = (sum(v[i] for v in fo_counts.values()) for i in range(3))
+    assert (total["tp"], total["fp"], total["fn"]) == (tp, fp, fn)
+    assert total["precision"] == pytest.approx(tp / (tp + fp), abs=0) and total["recall"] == tp / (tp + fn)
+    # the matched labels' IoU as FiftyOne stored it on the rater's labels: the localisation error
+    ious = [i for ls in lvis.values(f"{FIELDS[rater]}.detections.{key}_iou") for i in ls if i is not None]
+    assert len(ious) == tp
+    assert total["loc_error"] == pytest.approx(1 - np.mean(ious), abs=1e-9)
+
+
+def test_the_confusion_matrix_equals_fiftyones_class_blind_evaluation(lvis, cards):
+    res = lvis.evaluate_detections(FIELDS["r1"], gt_field=FIELDS["r2"], eval_key="sc_blind", method="coco",
+                                   classwise=False, iou=0.5)
+    pairs = collections.Counter(zip(res.ytrue, res.ypred))
+    conf = cards.confusion["r1"]
+    names = [res.missing if c == "(none)" else c for c in conf["classes"]]
+    ours = collections.Counter({(names[i], names[j]): v for i, row in enumerate(conf["matrix"])
+                                for j, v in enumerate(row) if v})
+    assert ours == pairs
+    assert sum(v for (a, b), v in pairs.items() if a != b and res.missing not in (a, b)) > 0   # confusions exist
