@@ -215,7 +215,7 @@ def scorecard_steps(dataset: MultiRaterDataset, config: ScorecardConfig = Scorec
         raise ParamError("reference", f"reference: {expert!r} is not a rater of the data; its raters are: "
                          f"{', '.join(dataset.raters) or 'none'}")
     raters = [r for r in dataset.raters if r != expert]
-    ids = sorted(dataset.categories)
+    ids = sorted(dataset.categories, key=lambda c: (str(dataset.categories[c]), c))    # rows by class name
     names = [str(dataset.categories[c]) for c in ids]
     cat_at = {c: k for k, c in enumerate(ids)}
     img_at = {im.id: k for k, im in enumerate(dataset.images)}

@@ -90,6 +90,7 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
         ("noise_aware_evaluation", {"predictions_field": "model", "reference_field": fields[1],
                                     "noise_fields": [fields[2]], "run_key": "na"}),
         ("compute_bae", {"rater_fields": fields, "run_key": "bae", "embedding_attribute": "emb"}),
+        ("compute_scorecards", {"rater_fields": fields, "run_key": "sc", "reference": fields[0]}),
         ("compute_attribute_agreement", {"agreement_key": "agr", "run_key": "attr", "names": ["occluded"]}),
         ("simulate_raters", {"reference_field": fields[0], "n_raters": 2, "seed": 0, "prefix": "syn"}),
         ("delete_kalos_run", {"run_key": "var"}),

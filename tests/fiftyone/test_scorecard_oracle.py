@@ -71,3 +71,21 @@ def test_the_confusion_matrix_equals_fiftyones_class_blind_evaluation(lvis, card
                                 for j, v in enumerate(row) if v})
     assert ours == pairs
     assert sum(v for (a, b), v in pairs.items() if a != b and res.missing not in (a, b)) > 0   # confusions exist
+
+
+def test_the_operator_stores_the_engines_scorecards_with_a_field_as_the_reference(lvis, cards):
+    from tests.fiftyone.helpers import form_errors as errors, resolved_form as form, run_operator as execute
+
+    execute("compute_scorecards", lvis, rater_fields=list(FIELDS.values()), run_key="sc", reference="raters_r2")
+    res = lvis.load_run_results("sc")
+    assert res.raters == ["r1"] and res.reference == "r2" and lvis.get_run_info("sc").config.reference == "r2"
+    want = [r for r in cards.rows if r["rater"] == "r1"]      # the boxes come back from FiftyOne's relative
+    assert len(res.rows) == len(want)                         # coordinates: floats equal to rounding
+    for got, row in zip(res.rows, want):
+        floats = [k for k, v in row.items() if isinstance(v, float)]
+        exact = lambda r: {k: v for k, v in r.items() if k not in floats}
+        assert exact(got) == exact({**row, "reference": "r2"})
+        assert [got[k] for k in floats] == pytest.approx([row[k] for k in floats], rel=1e-12)
+    assert res.confusion == {"r1": cards.confusion["r1"]}
+    bad = form("compute_scorecards", lvis, rater_fields=list(FIELDS.values()), run_key="sc2", reference="r3")
+    assert "reference" in errors(bad)
