@@ -60,7 +60,7 @@ RUN = MeasureRun(
         "KaLOS rater scorecards", "compute_scorecards", "KaLOS: rater scorecards",
         "Each rater's precision, recall, F1, localisation error, class confusion and misses / extras by size "
         "against a reference rater or the other raters' majority (FiftyOne's COCO evaluation, per rater)",
-        key_help="stored as a custom run; nothing is written on the labels", card=_card,
+        key_help="stored as a custom run; nothing is written on the labels", card=_card, also=("gate:RunGate",),
         notice=lambda res, key: f"KaLOS scorecards {key!r}: {len(res.raters)} raters against {res.reference}"))
 
 

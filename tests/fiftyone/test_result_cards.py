@@ -76,6 +76,8 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
         path = folder / f"{rater}.json"
         path.write_text(json.dumps(coco_per_rater(multi, rater)))
         exports.append({"rater": rater, "path": str(path), "format": "COCODetectionDataset"})
+    rules = folder / "rules.toml"
+    rules.write_text("[overall]\nmin_alpha = -1\nmin_f1 = 0\n")
     runs = [
         ("import_multirater_coco", {"labels_path": str(coco), "target": "new", "new_dataset": new_name}),
         ("import_rater_exports", {"exports": exports, "target": "new", "new_dataset": new_name + "-exports"}),
@@ -91,6 +93,7 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
                                     "noise_fields": [fields[2]], "run_key": "na"}),
         ("compute_bae", {"rater_fields": fields, "run_key": "bae", "embedding_attribute": "emb"}),
         ("compute_scorecards", {"rater_fields": fields, "run_key": "sc", "reference": fields[0]}),
+        ("kalos_gate", {"rules_path": str(rules), "agreement_key": "agr", "scorecard_key": "sc"}),
         ("compute_attribute_agreement", {"agreement_key": "agr", "run_key": "attr", "names": ["occluded"]}),
         ("simulate_raters", {"reference_field": fields[0], "n_raters": 2, "seed": 0, "prefix": "syn"}),
         ("delete_kalos_run", {"run_key": "var"}),
