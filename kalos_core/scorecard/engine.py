@@ -34,6 +34,7 @@ import numpy as np
 
 from ..coco_eval import IOU_THRESHOLDS, BoxEval, Boxes, coco_iou
 from ..data import MultiRaterDataset
+from ..io.records import check_measurable
 from ..jsonsafe import json_safe
 from ..params import Config, ParamError, param
 
@@ -210,10 +211,14 @@ def scorecard_steps(dataset: MultiRaterDataset, config: ScorecardConfig = Scorec
     """Each rater's scorecard as ``(fraction, message)`` steps; returns the :class:`ScorecardResult`."""
     if dataset.kind != "box":
         raise ValueError(f"scorecards score boxes (--task bbox), not {dataset.kind!r} labels")
+    check_measurable(dataset)      # no image, or none with two raters: nobody to score against anybody
     expert = config.reference
     if expert is not None and expert not in dataset.raters:
         raise ParamError("reference", f"reference: {expert!r} is not a rater of the data; its raters are: "
                          f"{', '.join(dataset.raters) or 'none'}")
+    if expert is not None and not any(expert in im.raters and len(im.raters) > 1 for im in dataset.images):
+        raise ParamError("reference", f"reference: {expert!r} shares no image with another rater: nobody to score; "
+                         "choose a reference assigned to images other raters labelled too")
     raters = [r for r in dataset.raters if r != expert]
     ids = sorted(dataset.categories, key=lambda c: (str(dataset.categories[c]), c))    # rows by class name
     names = [str(dataset.categories[c]) for c in ids]
