@@ -50,7 +50,7 @@ def _card(res: ScorecardResult, key: str) -> tuple:
     return "KaLOS: rater scorecards", [
         ("Reference", res.reference), ("IoU", res.iou), ("Images", res.n_images),
         *((f"{r['rater']}: P / R / F1", f"{fmt(r['precision'])} / {fmt(r['recall'])} / {fmt(r['f1'])}")
-          for r in totals)], "Export the rows with python -m kalos_core scorecard, or read the run's results."
+          for r in totals)], "Open the panel 'KaLOS: Rater scorecards'."
 
 
 RUN = MeasureRun(
@@ -61,6 +61,7 @@ RUN = MeasureRun(
         "Each rater's precision, recall, F1, localisation error, class confusion and misses / extras by size "
         "against a reference rater or the other raters' majority (FiftyOne's COCO evaluation, per rater)",
         key_help="stored as a custom run; nothing is written on the labels", card=_card, also=("gate:RunGate",),
+        panels=("scorecard:ScorecardPanel",),
         notice=lambda res, key: f"KaLOS scorecards {key!r}: {len(res.raters)} raters against {res.reference}"))
 
 

@@ -65,7 +65,9 @@ class ScorecardConfig(Config):
 class ScorecardResult:
     """``rows``: one dict per rater x class (:data:`COLUMNS`; class ``(all)`` is the rater's total);
     ``confusion[rater]``: ``{"classes": [...], "matrix": [[...]]}``, rows the reference's class,
-    columns the rater's, the last of each ``(none)``."""
+    columns the rater's, the last of each ``(none)``; ``labels[rater]``: ``{"extras": {class: ids},
+    "misses": {class: ids}}`` at the IoU, the ids of the labels behind each count (a miss of a
+    majority reference: the ids of the other raters' labels it was made from)."""
 
     rows: list
     confusion: dict
@@ -74,11 +76,12 @@ class ScorecardResult:
     raters: list = field(default_factory=list)
     n_images: int = 0
     config: dict = field(default_factory=dict)
+    labels: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return json_safe({"config": self.config, "reference": self.reference, "iou": self.iou,
                           "raters": self.raters, "n_images": self.n_images, "columns": list(COLUMNS),
-                          "rows": self.rows, "confusion": self.confusion})
+                          "rows": self.rows, "confusion": self.confusion, "labels": self.labels})
 
     def csv_text(self) -> str:
         """The rows as CSV (header :data:`COLUMNS`; an undefined ratio is an empty cell)."""
@@ -116,6 +119,7 @@ class _Ref:
     category: int
     geometry: tuple
     bbox: tuple | None = None
+    members: tuple = ()        #: the ids of the labels it was made from
 
 
 def _leave_one_out(dataset: MultiRaterDataset, rater: str) -> list:
@@ -133,8 +137,9 @@ def _leave_one_out(dataset: MultiRaterDataset, rater: str) -> list:
             several.append(replace(im, raters=others, annotations=[a for a in im.annotations if a.rater != rater]))
     if several:
         sub = replace(dataset, images=several, skipped=[], warnings=[])
-        cols = compute_consensus(sub).label_columns(("image_id", "category", "bbox"))
-        single += [(i, _Ref(c, tuple(b))) for i, c, b in zip(cols.image_id, cols.category, cols.bbox)]
+        cols = compute_consensus(sub).label_columns(("image_id", "category", "bbox", "members"))
+        single += [(i, _Ref(c, tuple(b), members=tuple(m)))
+                   for i, c, b, m in zip(cols.image_id, cols.category, cols.bbox, cols.members)]
     return single
 
 
@@ -149,8 +154,8 @@ def _reference_of(dataset: MultiRaterDataset, rater: str, expert: str | None) ->
 
 
 def score_rater(dataset: MultiRaterDataset, rater: str, reference: list, images: set, iou: float,
-                names: list[str], cat_at: dict, img_at: dict) -> tuple[list[dict], dict]:
-    """One rater's rows (its classes and ``(all)``) and confusion matrix against ``reference``."""
+                names: list[str], cat_at: dict, img_at: dict) -> tuple[list[dict], dict, dict]:
+    """One rater's rows (its classes and ``(all)``), confusion matrix and extras / misses ids against ``reference``."""
     dt_anns = [(im.id, a) for im in dataset.images if im.id in images for a in im.annotations if a.rater == rater]
     gt, dt = _boxes(reference, img_at, cat_at), _boxes(dt_anns, img_at, cat_at)
     K = len(names)
@@ -186,7 +191,18 @@ def score_rater(dataset: MultiRaterDataset, rater: str, reference: list, images:
         return out
 
     rows = [row(ALL, slice(None))] + [row(names[k], k) for k in np.flatnonzero(n_dt + n_gt).tolist()]
-    return rows, _confusion(gt, dt, iou, names)
+    ids = lambda anns, which: [getattr(a, "members", None) or (a.id,) for (_, a), w in zip(anns, which) if w]
+    labels = {"extras": _by_class(ids(dt_anns, ~at), dt.cat[~at], names),
+              "misses": _by_class(ids(reference, ~gt_found), gt.cat[~gt_found], names)}
+    return rows, _confusion(gt, dt, iou, names), labels
+
+
+def _by_class(ids: list[tuple], cats: np.ndarray, names: list[str]) -> dict:
+    """``{class: sorted label ids}`` (a reference label made from several labels: all of them)."""
+    out: dict = {}
+    for group, k in zip(ids, cats.tolist()):
+        out.setdefault(names[k], []).extend(group)
+    return {c: sorted(v, key=str) for c, v in sorted(out.items())}
 
 
 def _confusion(gt: Boxes, dt: Boxes, iou: float, names: list[str]) -> dict:
@@ -224,18 +240,19 @@ def scorecard_steps(dataset: MultiRaterDataset, config: ScorecardConfig = Scorec
     names = [str(dataset.categories[c]) for c in ids]
     cat_at = {c: k for k, c in enumerate(ids)}
     img_at = {im.id: k for k, im in enumerate(dataset.images)}
-    rows, confusion, scored = [], {}, set()
+    rows, confusion, labels, scored = [], {}, {}, set()
     for n, rater in enumerate(raters):
         yield n / max(len(raters), 1), f"scoring {rater}"
         reference, images = _reference_of(dataset, rater, expert)
         scored |= images
-        mine, confusion[rater] = score_rater(dataset, rater, reference, images, config.iou, names, cat_at, img_at)
+        mine, confusion[rater], labels[rater] = score_rater(dataset, rater, reference, images, config.iou, names,
+                                                            cat_at, img_at)
         rows += mine
     label = expert if expert is not None else LEAVE_ONE_OUT
     for r in rows:
         r["reference"] = label
     yield 1.0, "scorecards done"
-    return ScorecardResult(rows, confusion, label, config.iou, raters, len(scored), config.to_dict())
+    return ScorecardResult(rows, confusion, label, config.iou, raters, len(scored), config.to_dict(), labels)
 
 
 def compute_scorecards(dataset: MultiRaterDataset, config: ScorecardConfig = ScorecardConfig()) -> ScorecardResult:

@@ -61,6 +61,9 @@ def test_leave_one_out_with_three_raters_by_hand():
     assert res.row("a")["precision"] == pytest.approx(1 / 3) and res.row("a")["recall"] == 0.5
     assert res.confusion["a"] == {"classes": ["cat", "dog", "(none)"], "matrix": [[1, 0, 0], [1, 0, 0], [1, 0, 0]]}
     assert (res.row("c", "cat")["fn"], res.row("c", "dog")["fp"]) == (1, 2)
+    # the labels behind the counts: a's own extras; a's miss is the dog b and c agree on (their two labels)
+    assert res.labels["a"] == {"extras": {"cat": [3, 6]}, "misses": {"dog": [7, 8]}}
+    assert res.labels["c"] == {"extras": {"dog": [5, 8]}, "misses": {"cat": [3, 4]}}
 
 
 def test_two_raters_leave_one_out_is_each_against_the_other():

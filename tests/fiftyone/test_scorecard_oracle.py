@@ -59,6 +59,16 @@ def test_each_rater_against_the_other_equals_fiftyones_evaluate_detections(lvis,
     ious = [i for ls in lvis.values(f"{FIELDS[rater]}.detections.{key}_iou") for i in ls if i is not None]
     assert len(ious) == tp
     assert total["loc_error"] == pytest.approx(1 - np.mean(ious), abs=1e-9)
+    # label by label: the plugin's run names as extras and misses exactly the labels FiftyOne marks fp and fn
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import scorecard_run
+
+    run = scorecard_run(lvis, rater_fields=[FIELDS[rater], FIELDS[other]], run_key=f"ids_{rater}", reference=other)
+    flagged = lambda field, status: {i for ids, ss in zip(*lvis.values([f"{field}.detections.id",
+                                                                         f"{field}.detections.{key}"]))
+                                     for i, s in zip(ids or [], ss or []) if s == status}
+    ours = lambda outcome: {i for ids in run.labels[rater][outcome].values() for i in ids}
+    assert ours("extras") == flagged(FIELDS[rater], "fp") and len(ours("extras")) == fp
+    assert ours("misses") == flagged(FIELDS[other], "fn") and len(ours("misses")) == fn
 
 
 def test_the_confusion_matrix_equals_fiftyones_class_blind_evaluation(lvis, cards):
@@ -89,3 +99,19 @@ def test_the_operator_stores_the_engines_scorecards_with_a_field_as_the_referenc
     assert res.confusion == {"r1": cards.confusion["r1"]}
     bad = form("compute_scorecards", lvis, rater_fields=list(FIELDS.values()), run_key="sc2", reference="r3")
     assert "reference" in errors(bad)
+
+
+def test_the_panel_shows_the_labels_behind_a_raters_extras_and_misses(lvis, cards):
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import scorecard_run
+    from tests.fiftyone.helpers import Panel
+
+    scorecard_run(lvis, rater_fields=list(FIELDS.values()), run_key="sc_panel")
+    p = Panel(lvis, "kalos_scorecards").call("on_change_run", value="sc_panel")
+    assert [t["name"] for t in p.data["raters"]] == ["precision", "recall", "f1"]
+    assert p.data["raters"][2]["y"] == [pytest.approx(cards.row(r)["f1"]) for r in ("r1", "r2")]
+    view = p.call("on_click_rater", id="f1:r1", x="r1").view()       # r1's 353 extras, r2's 372 labels it missed
+    assert (view.count("raters_r1.detections"), view.count("raters_r2.detections")) == (353, 372)
+    extras = p.data["classes"][0]
+    top = extras["x"][0]
+    view = p.call("on_click_class", id=f"extras:{top}", x=top).view()
+    assert view.count("raters_r1.detections") == cards.row("r1", top)["fp"] and not view.count("raters_r2.detections")
