@@ -15,13 +15,35 @@ field against the reference field. The run (``config.method == "kalos_scorecard"
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from kalos_core.measure import MeasureData
+from kalos_core.params import Config, param
 from kalos_core.scorecard import ScorecardResult
 
-from ..adapter import SetupError
+from ..adapter import SetupError, read_dataset
 from ..measure_runs import MeasureRun, measure_run, measure_steps
 from ..registry import Offered
 
 DEFAULT_KEY = "scorecard"
+
+
+@dataclass(frozen=True)
+class Inputs(Config):
+    """The plugin-only input of a scorecard run."""
+
+    reference_field: str | None = param(
+        None, "str", "a label field to score every rater against that is no rater's (a consensus run's field, "
+        "e.g. kalos_consensus); it replaces the reference rater", optional=True, label="Reference field", flag="")
+
+
+def _read(collection, source, config, extras) -> MeasureData:
+    """The raters' labels, and the reference field's as one more rater named after it."""
+    from .agreement import add_models
+
+    data = read_dataset(collection, source)
+    field = extras.get("reference_field")
+    return MeasureData(add_models(collection, source, data, [field], score_threshold=0.0) if field else data)
 
 
 def _raters(collection, source) -> list[str]:
@@ -32,6 +54,15 @@ def _raters(collection, source) -> list[str]:
 
 def _prepare(collection, source, values: dict, extras: dict) -> dict:
     """A reference given as a rater field is that field's rater; one that is neither is refused."""
+    field = extras.get("reference_field")
+    if field:
+        if field in source.fields:
+            raise SetupError(f"{field!r} is one of the rater fields: name it as the reference instead, or leave it "
+                             "out of the rater fields", "reference_field")
+        if not collection._dataset.has_sample_field(field):
+            raise SetupError(f"no field {field!r} on the dataset; give a label field such as a consensus run's",
+                             "reference_field")
+        return {**values, "reference": field}
     ref = values.get("reference")
     if ref in (None, ""):
         return values
@@ -55,7 +86,8 @@ def _card(res: ScorecardResult, key: str) -> tuple:
 
 RUN = MeasureRun(
     "scorecard", "rater scorecards", DEFAULT_KEY, ("box",),
-    owned_paths=lambda source, run_key: [], prepare=_prepare, config_key="scorecard_config",
+    owned_paths=lambda source, run_key: [], prepare=_prepare, read=_read, inputs=Inputs,
+    config_key="scorecard_config",
     app=Offered(
         "KaLOS rater scorecards", "compute_scorecards", "KaLOS: rater scorecards",
         "Each rater's precision, recall, F1, localisation error, class confusion and misses / extras by size "

@@ -115,3 +115,18 @@ def test_the_panel_shows_the_labels_behind_a_raters_extras_and_misses(lvis, card
     top = extras["x"][0]
     view = p.call("on_click_class", id=f"extras:{top}", x=top).view()
     assert view.count("raters_r1.detections") == cards.row("r1", top)["fp"] and not view.count("raters_r2.detections")
+
+
+def test_a_consensus_runs_field_can_be_the_reference(lvis):
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.consensus import consensus_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import scorecard_run
+
+    compute_agreement_run(lvis, rater_fields=list(FIELDS.values()), run_key="agr", bootstrap=0)
+    consensus_run(lvis, agreement_key="agr")
+    res = scorecard_run(lvis, rater_fields=list(FIELDS.values()), run_key="sc_cons", reference_field="agr_consensus")
+    cons = lvis.count("agr_consensus.detections")
+    assert res.raters == ["r1", "r2"] and res.reference == "agr_consensus"
+    for rater in ("r1", "r2"):       # the consensus keeps the units both drew: each rater finds them all
+        row = res.row(rater)
+        assert row["n_reference"] == cons and row["fn"] == 0 and row["recall"] == 1.0
