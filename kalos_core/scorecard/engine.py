@@ -122,10 +122,29 @@ class _Ref:
     members: tuple = ()        #: the ids of the labels it was made from
 
 
+def _majority(sub: MultiRaterDataset) -> list:
+    """``(image_id, label)`` of the consensus of ``sub``'s raters: the consensus measure's own steps
+    (the agreement's units, :func:`kalos_core.consensus.units.unit_table`, a unit kept when more
+    than half of its image's raters support its class, its median box), as
+    :func:`kalos_core.consensus.compute_consensus` builds its labels with the default settings."""
+    from ..agreement.pipeline import AgreementConfig, compute_agreement
+    from ..consensus.units import median_boxes, unit_table
+
+    quick = AgreementConfig(vitality=False, class_difficulty=False, collaboration=False, intra_rater=False,
+                            bootstrap=0, lsa_thresholds=())
+    t = unit_table(sub, compute_agreement(sub, quick).unit_of)
+    n_of = np.array([len(im.raters) for im in sub.images], np.int64)
+    need = np.minimum(n_of, np.floor(0.5 * n_of + 1e-9).astype(np.int64) + 1)   # consensus' needed_support
+    kept = np.flatnonzero(t.top >= need[t.unit_image])
+    f = median_boxes(t)[kept]
+    ends = np.append(t.start[1:], len(t.ids))
+    return [(sub.images[i].id, _Ref(c, (x1, y1, x2 - x1, y2 - y1), members=tuple(t.ids[s:e])))
+            for i, c, (x1, y1, x2, y2), s, e in zip(t.unit_image[kept].tolist(), t.first_winners(kept), f.tolist(),
+                                                     t.start[kept].tolist(), ends[kept].tolist())]
+
+
 def _leave_one_out(dataset: MultiRaterDataset, rater: str) -> list:
     """``(image_id, label)`` of the other raters' majority on the images ``rater`` was assigned."""
-    from ..consensus import compute_consensus
-
     single, several = [], []
     for im in dataset.images:
         others = tuple(r for r in im.raters if r != rater)
@@ -136,10 +155,7 @@ def _leave_one_out(dataset: MultiRaterDataset, rater: str) -> list:
         else:
             several.append(replace(im, raters=others, annotations=[a for a in im.annotations if a.rater != rater]))
     if several:
-        sub = replace(dataset, images=several, skipped=[], warnings=[])
-        cols = compute_consensus(sub).label_columns(("image_id", "category", "bbox", "members"))
-        single += [(i, _Ref(c, tuple(b), members=tuple(m)))
-                   for i, c, b, m in zip(cols.image_id, cols.category, cols.bbox, cols.members)]
+        single += _majority(replace(dataset, images=several, skipped=[], warnings=[]))
     return single
 
 

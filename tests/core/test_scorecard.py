@@ -118,3 +118,15 @@ def test_the_cli_writes_one_csv_row_per_rater_and_class_and_refuses_an_unknown_r
                                                                            ("s", "dog", "0", "3")]
     assert main(["scorecard", str(path), "--reference", "nobody"]) == 2
     assert "reference: 'nobody' is not a rater" in capsys.readouterr().err
+
+
+def test_the_majority_reference_is_the_consensus_measures_labels():
+    from kalos_core.consensus import compute_consensus
+    from kalos_core.demo_data import demo_example
+    from kalos_core.scorecard.engine import _majority
+
+    ds = demo_example(n_images=6).dataset
+    ours = [(i, r.category, r.geometry, r.members) for i, r in _majority(ds)]
+    cols = compute_consensus(ds).label_columns()
+    want = [(i, c, tuple(b), tuple(m)) for i, c, b, m in zip(cols.image_id, cols.category, cols.bbox, cols.members)]
+    assert len(ours) > 20 and ours == want
