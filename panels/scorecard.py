@@ -62,7 +62,7 @@ class ScorecardPanel(RunPanel):
         ctx.panel.state.raters = raters
         ctx.panel.data.raters = clean(rater_traces(rows))
         ctx.panel.state.raters_layout = clean(plot_layout(
-            f"Each rater against {res.get('reference')} (IoU {res.get('iou')})", "rater", "score", height=300,
+            f"P, R, F1 at IoU {res.get('iou')}", "rater", "score", height=300,
             showlegend=True, legend=LEGEND, barmode="group", xaxis={"type": "category"},
             yaxis={"title": {"text": "score"}, "range": [0, 1.05]}))
         ctx.panel.state.summary = summary_md(res)
