@@ -1,7 +1,9 @@
 """The scorecard against FiftyOne's own evaluation on LVIS r1/r2 (skipped without ../shared/data):
 each rater scored against the other equals ``evaluate_detections(rater field, gt_field=other field,
 method="coco", classwise=True, iou=0.5)`` class by class (TP, FP, FN, hence P and R), the matched
-labels' IoU (localisation error), and the class-blind confusion matrix (``classwise=False``)."""
+labels' IoU (localisation error), the labels behind extras and misses (FiftyOne's fp and fn), and
+the class-blind confusion matrix (``classwise=False``); then the operator's stored run (a field as
+the reference, a consensus run's field as ``reference_field``) and the panel's clicks."""
 
 import collections
 
@@ -93,8 +95,8 @@ def test_the_operator_stores_the_engines_scorecards_with_a_field_as_the_referenc
     assert len(res.rows) == len(want)                         # coordinates: floats equal to rounding
     for got, row in zip(res.rows, want):
         floats = [k for k, v in row.items() if isinstance(v, float)]
-        exact = lambda r: {k: v for k, v in r.items() if k not in floats}
-        assert exact(got) == exact({**row, "reference": "r2"})
+        assert {k: v for k, v in got.items() if k not in floats} == \
+            {k: v for k, v in {**row, "reference": "r2"}.items() if k not in floats}
         assert [got[k] for k in floats] == pytest.approx([row[k] for k in floats], rel=1e-12)
     assert res.confusion == {"r1": cards.confusion["r1"]}
     bad = form("compute_scorecards", lvis, rater_fields=list(FIELDS.values()), run_key="sc2", reference="r3")
