@@ -28,7 +28,8 @@ def lvis(fo_isolated, lvis_subset_path):
     return ds
 
 
-@pytest.mark.parametrize("rules,title,n_failed", [(FAIL, "KaLOS: gate FAIL", 4), (PASS, "KaLOS: gate PASS", 0)])
+@pytest.mark.parametrize("rules,title,n_failed", [(FAIL, "KaLOS: gate FAIL", 4), (PASS, "KaLOS: gate PASS", 0)],
+                         ids=["fails", "passes"])
 def test_the_gate_card_says_pass_or_fail_and_its_report_is_the_command_lines(lvis, lvis_subset_path, tmp_path,
                                                                               rules, title, n_failed):
     (tmp_path / "rules.toml").write_text(rules)
