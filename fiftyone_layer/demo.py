@@ -54,6 +54,7 @@ def run(args) -> None:
     from .measures.noise_aware import noise_aware_run
     from .measures.consensus import consensus_run
     from .measures.agreement import compute_agreement_run
+    from .measures.scorecard import scorecard_run
     from .measures.variations import variations_run
 
     path = build_demo(Path(args.folder), n_images=args.images, seed=args.seed, with_images=True)
@@ -93,6 +94,7 @@ def run(args) -> None:
     add_demo_attributes(ds, boxes, seed=args.seed)
     attrs = attribute_run(ds, agreement_key="kalos", run_key="attributes")
     bae = bae_run(ds, rater_fields=boxes, run_key="bae", embedding_attribute="embedding")
+    cards = scorecard_run(ds, rater_fields=boxes, run_key="scorecard")
     print(f"FiftyOne dataset {args.name!r}: {len(ds)} samples, raters {', '.join(res.vitality) or '-'}")
     print(f"calibration (run 'kalos_calibration'): distance {rec['distance']}, tau* {rec['tau_star']:.3f} "
           f"-> similarity threshold {rec['similarity_threshold']:.3f}")
@@ -116,6 +118,8 @@ def run(args) -> None:
     print("attribute agreement on the units of run 'kalos' (run 'attributes'): "
           + ", ".join(f"{name} α {a['alpha']:.3f} ({a['metric']})" for name, a in attrs.per_attribute.items()))
     print(f"behaviour alignment of a simulated per-rater embedding (run 'bae'): BAE {bae.bae:.3f}")
+    print("rater scorecards against the other raters' majority (run 'scorecard'), F1 at IoU 0.5: "
+          + ", ".join(f"{r['rater']} {r['f1']:.3f}" for r in cards.rows if r["class"] == "(all)"))
     low = ds.sort_by("kalos_alpha").first()
     print(f"\nlowest-agreement sample: {low.filepath} (its own per-image alpha {low['kalos_alpha']:.3f})")
     print("\nOpen it in the App:  make app   (then http://127.0.0.1:5151, sort by kalos_alpha,"

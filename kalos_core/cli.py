@@ -61,6 +61,12 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
         d.add_argument("--images", type=positive, default=40)
         d.add_argument("--seed", type=count, default=0)
         d.add_argument("--task", choices=["bbox", "segm"], default="bbox")
+    if wanted("gate"):
+        g = sub.add_parser("gate", help="pass/fail rules (a TOML file) over agreement and scorecard results: "
+                           "exit 1 when a rule fails")
+        g.add_argument("rules", type=Path, help="the rules file (TOML, or JSON): [overall] and [class.NAME] tables")
+        g.add_argument("results", type=Path, nargs="+", help="result JSON files (agreement, scorecard --output)")
+        g.add_argument("--report", type=Path, help="write the checks as JSON (a CI artefact)")
     return parser
 
 
@@ -84,6 +90,13 @@ def run_demo(args: argparse.Namespace) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "demo":
         return run_demo(args)
+    if args.command == "gate":
+        from .gate import run_gate
+
+        problem = output_problem(args.report, [args.rules, *args.results]) if args.report else None
+        if problem:
+            raise ValueError(problem)
+        return run_gate(args.rules, args.results, args.report)
     return run_measure_command(get_measure(args.command), args)
 
 
@@ -96,7 +109,7 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    known = {*MEASURE_MODULES, "demo"}   # one command: only its modules are imported
+    known = {*MEASURE_MODULES, "demo", "gate"}   # one command: only its modules are imported
     parser = build_parser(commands=[argv[0]] if argv and argv[0] in known else None)
     args = parser.parse_args(argv)
     check_options(_subparser(parser, args.command), args)

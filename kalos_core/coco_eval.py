@@ -66,9 +66,11 @@ class BoxEval:
     """The pairs, ranks and orders shared by every shift and area range of one evaluation.
 
     ``scores`` are the predictions' (``dt`` in pycocotools' ``loadRes`` order); ``n_cats`` classes;
-    ``gt_eps`` (n gt,) the IoU shift's unit per ground truth (None: no shift)."""
+    ``gt_eps`` (n gt,) the IoU shift's unit per ground truth (None: no shift); ``floor`` the lowest
+    threshold :meth:`match` will be asked for (pairs below it are dropped; default COCO's 0.5)."""
 
-    def __init__(self, gt: Boxes, dt: Boxes, scores: np.ndarray, n_cats: int, gt_eps: np.ndarray | None = None):
+    def __init__(self, gt: Boxes, dt: Boxes, scores: np.ndarray, n_cats: int, gt_eps: np.ndarray | None = None,
+                 floor: float | None = None):
         self.gt, self.dt, self.n_cats, self.gt_eps = gt, dt, n_cats, gt_eps
         gkey, dkey = gt.img * n_cats + gt.cat, dt.img * n_cats + dt.cat
         # a prediction's rank among its (image, class) by score, stable (COCOeval's mergesort)
@@ -87,7 +89,8 @@ class BoxEval:
         raw = coco_iou(dt.xywh[pd], gt.xywh[pg])
         reach = raw if gt_eps is None else np.maximum(
             raw, np.maximum(*(np.clip(raw + s * gt_eps[pg], 0.0, 1.0) for s in (-1.0, 1.0))))
-        keep = np.flatnonzero(reach >= IOU_THRESHOLDS.min())                      # the rest never match
+        floor = IOU_THRESHOLDS.min() if floor is None else min(floor, 1 - 1e-10)
+        keep = np.flatnonzero(reach >= floor)                                      # the rest never match
         order = keep[np.lexsort((pg[keep], pd[keep], self.rank[pd[keep]]))]        # by rank, prediction, gt
         self.pd, self.pg, self.raw = pd[order], pg[order], raw[order]
 
@@ -95,10 +98,13 @@ class BoxEval:
         """The pairs' IoU shifted by ``shift`` units of ``gt_eps`` (:class:`.noise_aware.bounds.ShiftedIoUEval`)."""
         return self.raw if shift == 0 else np.clip(self.raw + shift * self.gt_eps[self.pg], 0.0, 1.0)
 
-    def match(self, shift: float = 0.0, area=ALL_AREAS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """COCOeval's matching at every threshold: ``(matched, ignored, gt_ignored)``, (T, n dt) and (n gt,) bool."""
-        T = len(IOU_THRESHOLDS)
-        thr = np.minimum(IOU_THRESHOLDS, 1 - 1e-10)[:, None]
+    def match(self, shift: float = 0.0, area=ALL_AREAS, thresholds: np.ndarray = IOU_THRESHOLDS,
+              with_gt: bool = False) -> tuple[np.ndarray, ...]:
+        """COCOeval's matching at every threshold: ``(matched, ignored, gt_ignored)``, (T, n dt) and (n gt,) bool;
+        ``thresholds`` (T,) none below the ``floor``; ``with_gt``: a fourth, (T, n dt) the matched ground
+        truth's index (-1: none)."""
+        T = len(thresholds)
+        thr = np.minimum(np.asarray(thresholds, dtype=float), 1 - 1e-10)[:, None]
         gt_ig = (self.gt.area < area[0]) | (self.gt.area > area[1])
         v = self.shifted(shift)
         pd, pg = self.pd, self.pg
@@ -106,6 +112,7 @@ class BoxEval:
         gtm = np.zeros((T, len(gt_ig)), dtype=bool)
         dtm = np.zeros((T, len(self.rank)), dtype=bool)
         dt_ig = np.zeros((T, len(self.rank)), dtype=bool)
+        dt_gt = np.full((T, len(self.rank)), -1, dtype=np.int64)
         rank = self.rank[pd]
         bounds = np.searchsorted(rank, np.arange(rank[-1] + 2 if len(pd) else 0))
         for a, b in pairwise(bounds):
@@ -125,8 +132,10 @@ class BoxEval:
             gtm[t, pg[p]] = True
             dtm[t, pd[p]] = True
             dt_ig[t, pd[p]] = gt_ig[pg[p]]
+            dt_gt[t, pd[p]] = pg[p]
         dt_out = (self.dt.area < area[0]) | (self.dt.area > area[1])
-        return dtm, dt_ig | (~dtm & dt_out[None, :]), gt_ig
+        out = dtm, dt_ig | (~dtm & dt_out[None, :]), gt_ig
+        return (*out, dt_gt) if with_gt else out
 
     def precision(self, shift: float = 0.0, area=ALL_AREAS) -> np.ndarray:
         """(T, R, K) COCOeval's accumulated precision (-1 for a class without non-ignored ground truth)."""

@@ -34,6 +34,7 @@ MEASURE_MODULES: dict[str, str] = {
     "bae": "bae.measure",
     "attributes": "attributes.measure",
     "masks": "masks.measure",
+    "scorecard": "scorecard.measure",
     "convergence": "convergence.measure",
     "noise-aware": "noise_aware.measure",
     "simulate": "noise.simulate_measure",

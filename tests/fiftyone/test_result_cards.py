@@ -80,6 +80,8 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
         path = folder / f"{rater}.json"
         path.write_text(json.dumps(coco_per_rater(multi, rater)))
         exports.append({"rater": rater, "path": str(path), "format": "COCODetectionDataset"})
+    rules = folder / "rules.toml"
+    rules.write_text("[overall]\nmin_alpha = -1\nmin_f1 = 0\n")
     runs = [
         ("import_multirater_coco", {"labels_path": str(coco), "target": "new", "new_dataset": new_name}),
         ("import_rater_exports", {"exports": exports, "target": "new", "new_dataset": new_name + "-exports"}),
@@ -94,6 +96,8 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
         ("noise_aware_evaluation", {"predictions_field": "model", "reference_field": fields[1],
                                     "noise_fields": [fields[2]], "run_key": "na"}),
         ("compute_bae", {"rater_fields": fields, "run_key": "bae", "embedding_attribute": "emb"}),
+        ("compute_scorecards", {"rater_fields": fields, "run_key": "sc", "reference": fields[0]}),
+        ("kalos_gate", {"rules_path": str(rules), "agreement_key": "agr", "scorecard_key": "sc"}),
         ("compute_attribute_agreement", {"agreement_key": "agr", "run_key": "attr", "names": ["occluded"]}),
         ("compute_mask_agreement", {"mask_fields": [f"seg_{f}" for f in fields], "run_key": "masks"}),
         ("simulate_raters", {"reference_field": fields[0], "n_raters": 2, "seed": 0, "prefix": "syn"}),
