@@ -17,8 +17,8 @@ annotation leaves its annotator without a map of that task; an annotation painti
 background (sized as the task's other maps); results of other types are not read. The
 image is the stem of the task's file name (``/data/upload/1/img1.jpg`` -> ``img1``), as a folder of
 class maps names it. Refused, naming the task and annotator: a label not among the declared classes,
-a region whose code does not hold ``original_width`` x ``original_height`` pixels, and regions of one
-annotation of different sizes.
+a brush region stored other than as RLE, a region whose code does not hold ``original_width`` x
+``original_height`` pixels, and regions of one annotation of different sizes.
 """
 
 from __future__ import annotations
@@ -96,8 +96,7 @@ def _image(task) -> str:
 
 
 def _brushes(results) -> list[dict]:
-    return [r for r in results or [] if r.get("type") == "brushlabels"
-            and (r.get("value") or {}).get("format", "rle") == "rle"]
+    return [r for r in results or [] if r.get("type") == "brushlabels"]
 
 
 def read_label_studio_brush(path: Path, classes=None) -> tuple[MultiRaterDataset, dict]:
@@ -115,7 +114,7 @@ def read_label_studio_brush(path: Path, classes=None) -> tuple[MultiRaterDataset
     labels = sorted({name for t in tasks for a in t["annotations"] for r in _brushes(a.get("result"))
                      for name in (r.get("value") or {}).get("brushlabels") or []})
     if not labels:
-        raise ValueError(f"{path}: no brush regions (brushlabels in rle format); this reader takes brush masks")
+        raise ValueError(f"{path}: no brush regions (brushlabels); this reader takes brush masks")
     names = tuple(classes) if classes else (BACKGROUND, *[n for n in labels if n != BACKGROUND])
     index = {n: k for k, n in enumerate(names)}
     dtype = np.uint8 if len(names) <= 256 else np.uint16
@@ -136,6 +135,9 @@ def read_label_studio_brush(path: Path, classes=None) -> tuple[MultiRaterDataset
             out, size = None, None
             for r in _brushes(ann.get("result")):
                 v = r.get("value") or {}
+                if v.get("format", "rle") != "rle":
+                    raise ValueError(f"{where}: region {r.get('id')!r} is stored as {v.get('format')!r}, not rle; "
+                                     "this reader takes Label Studio's brush RLE")
                 name = (v.get("brushlabels") or [""])[0]
                 if name not in index:
                     raise ValueError(f"{where}: brush label {name!r} is not among the classes "

@@ -119,6 +119,7 @@ def test_a_later_region_is_drawn_over_an_earlier_one_and_a_skipped_annotation_is
 @pytest.mark.parametrize("break_it, words", [
     (lambda r: r["value"].update(brushlabels=["tree"]), "task 1, annotator user 2: brush label 'tree'"),
     (lambda r: r.update(original_width=50), "task 1, annotator user 2: region .*holds 1920 pixels, not"),
+    (lambda r: r["value"].update(format="png"), "task 1, annotator user 2: region .* stored as 'png', not rle"),
 ])
 def test_unknown_labels_and_wrong_sizes_are_refused_by_task_and_annotator(tmp_path, capsys, break_it, words):
     path = export(tmp_path, {"img1": {1: truth(), 2: truth(shift=1)}})
