@@ -35,49 +35,44 @@ from ..data import MultiRaterDataset, make_image
 BACKGROUND = "background"
 
 
-class _Bits:
-    """Reads unsigned integers of any width off a byte list's bits, most significant first."""
-
-    def __init__(self, data):
-        self.bits = np.unpackbits(np.asarray(data, dtype=np.uint8))
-        self.i = 0
-
-    def read(self, n: int, count: int = 1) -> np.ndarray:
-        """``count`` integers of ``n`` bits each."""
-        end = self.i + n * count
-        if end > len(self.bits):
-            raise ValueError("the code ends early")
-        chunk = self.bits[self.i:end].reshape(count, n).astype(np.int64)
-        self.i = end
-        return chunk @ (1 << np.arange(n - 1, -1, -1, dtype=np.int64))
-
-    def one(self, n: int) -> int:
-        return int(self.read(n)[0]) if n else 0
-
-
 def decode_brush_rle(rle, width: int, height: int) -> np.ndarray:
     """The painted pixels (bool, ``height`` x ``width``) of one Label Studio brush RLE; ValueError
-    where the code is damaged or does not hold ``width`` x ``height`` RGBA pixels."""
+    where the code is damaged or does not hold ``width`` x ``height`` RGBA pixels. The blocks are
+    read as runs (value, length) and laid out with one ``np.repeat``."""
     try:
-        bits = _Bits(rle)
-    except (TypeError, ValueError, OverflowError):
+        data = bytes(rle) + bytes(8)     # zero padding: a read never runs off the end
+    except (TypeError, ValueError):
         raise ValueError("the rle is not a list of byte values (0..255)") from None
-    num = bits.one(32)
+    total, pos, take = 8 * (len(data) - 8), 0, int.from_bytes
+
+    def read(n: int) -> int:           # n <= 32 bits: within the 8 bytes from pos // 8
+        nonlocal pos
+        value = (take(data[pos >> 3:(pos >> 3) + 8], "big") >> (64 - (pos & 7) - n)) & ((1 << n) - 1)
+        pos += n
+        return value
+
+    if total < 53:
+        raise ValueError("the rle is too short to hold Label Studio's header")
+    num = read(32)
     if num != 4 * width * height:
         raise ValueError(f"the rle holds {num // 4} pixels, not original_width x original_height = "
                          f"{width} x {height} = {width * height}")
-    word = bits.one(5) + 1
-    sizes = [bits.one(4) + 1 for _ in range(4)]
-    out = np.zeros(num, np.uint32 if word > 16 else np.uint16 if word > 8 else np.uint8)
-    i = 0
+    word = read(5) + 1
+    sizes = [read(4) + 1 for _ in range(4)]
+    values, lengths, i = [], [], 0
     while i < num:
-        repeat = bits.one(1)
-        j = min(num, i + 1 + bits.one(sizes[bits.one(2)]))
+        repeat = read(1)
+        n = min(num - i, 1 + read(sizes[read(2)]))
         if repeat:
-            out[i:j] = bits.one(word)
+            values.append(read(word))
+            lengths.append(n)
         else:
-            out[i:j] = bits.read(word, j - i)
-        i = j
+            values.extend(read(word) for _ in range(n))
+            lengths.extend([1] * n)
+        i += n
+        if pos > total:
+            raise ValueError("the code ends early")
+    out = np.repeat(np.asarray(values, np.int64), lengths)
     return out.reshape(height, width, 4)[:, :, 3] > 0
 
 
