@@ -95,7 +95,7 @@ def test_alpha_from_the_export_equals_alpha_from_the_same_maps_as_png_folders(tm
     ls, png = (json.loads((tmp_path / f).read_text()) for f in ("ls.json", "png.json"))
     assert ls["alpha"] == pytest.approx(png["alpha"]) and ls["alpha_per_class"] == png["alpha_per_class"]
     assert ls["raters"] == png["raters"] == ["user 1", "user 2", "user 3"] and ls["n_pixels"] == png["n_pixels"]
-    rc, out = run([export(tmp_path, maps), "--output", tmp_path / "named.json"], capsys)   # classes from the labels
+    rc, _ = run([export(tmp_path, maps), "--output", tmp_path / "named.json"], capsys)   # classes from the labels
     assert rc == 0 and json.loads((tmp_path / "named.json").read_text())["classes"] == {
         "0": "background", "1": "car", "2": "road"}
 
@@ -108,7 +108,7 @@ def test_a_later_region_is_drawn_over_an_earlier_one_and_a_skipped_annotation_is
     first.reverse()     # road before car: car's box now covers road
     tasks[0]["annotations"].append({"id": 99, "completed_by": 3, "was_cancelled": True, "result": []})
     path.write_text(json.dumps(tasks))
-    rc, out = run([path, "--output", tmp_path / "o.json", "--no-boundary"], capsys)
+    rc, _ = run([path, "--output", tmp_path / "o.json", "--no-boundary"], capsys)
     res = json.loads((tmp_path / "o.json").read_text())
     assert rc == 0 and res["raters"] == ["user 1", "user 2"]
     pair = res["pairs"]["user 1|user 2"]
