@@ -120,6 +120,9 @@ def run(args) -> None:
     print(f"behaviour alignment of a simulated per-rater embedding (run 'bae'): BAE {bae.bae:.3f}")
     print("rater scorecards against the other raters' majority (run 'scorecard'), F1 at IoU 0.5: "
           + ", ".join(f"{r['rater']} {r['f1']:.3f}" for r in cards.rows if r["class"] == "(all)"))
+    masks = add_demo_masks(f"{args.name}-masks", Path(args.folder) / "masks", seed=args.seed)
+    print(f"semantic masks (dataset {masks.name!r}, run 'masks'): pixel alpha "
+          f"{masks.load_run_results('masks').alpha:.3f} over {len(masks)} street scenes, 3 raters")
     low = ds.sort_by("kalos_alpha").first()
     print(f"\nlowest-agreement sample: {low.filepath} (its own per-image alpha {low['kalos_alpha']:.3f})")
     print("\nOpen it in the App:  make app   (then http://127.0.0.1:5151, sort by kalos_alpha,"
@@ -151,6 +154,51 @@ def add_demo_attributes(ds, fields, seed: int = 0) -> None:
         ds.set_values(f"{f}.detections.occluded", occluded)
         ds.set_values(f"{f}.detections.truncated", truncated)
         ds.set_values(f"{f}.detections.embedding", vectors)
+
+
+def add_demo_masks(name: str, folder: Path, seed: int = 0, n: int = 8):
+    """A small seeded semantic-mask data set ``name``: ``n`` street scenes (road band, 0-2 cars) drawn as
+    PNGs into ``folder``, and three raters' class maps (``mask_careful``, ``mask_sloppy``: boundaries
+    off by a few pixels, ``mask_misses``: leaves out a car) as Segmentation fields; masks run ``masks``."""
+    import fiftyone as fo
+    import numpy as np
+    from PIL import Image
+
+    from .measures.masks import mask_run
+
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    h, w, colours = 120, 160, np.array([[96, 140, 80], [70, 70, 76], [200, 40, 40]], np.uint8)
+    samples = []
+    for i in range(n):
+        top = int(rng.integers(55, 75))
+        truth = np.zeros((h, w), np.uint8)
+        truth[top:] = 1
+        cars = [(int(rng.integers(top - 12, h - 25)), int(rng.integers(0, w - 40))) for _ in range(i % 3)]  # 0-2
+        for y, x in cars:
+            truth[y:y + 20, x:x + 36] = 2
+        path = folder / f"scene_{i:02d}.png"
+        Image.fromarray(colours[truth]).save(path)
+        sample = fo.Sample(filepath=str(path.resolve()))
+        for rater, off in (("careful", 1), ("sloppy", 4), ("misses", 2)):
+            m = np.zeros_like(truth)
+            m[top + int(rng.integers(-off, off + 1)):] = 1
+            for k, (y, x) in enumerate(cars):
+                if rater == "misses" and k == 0:
+                    continue
+                dy, dx = rng.integers(-off, off + 1, 2)
+                m[max(y + dy, 0):y + dy + 20, max(x + dx, 0):x + dx + 36] = 2
+            sample[f"mask_{rater}"] = fo.Segmentation(mask=m)
+        samples.append(sample)
+    if fo.dataset_exists(name):
+        fo.delete_dataset(name)
+    ds = fo.Dataset(name, persistent=True)
+    ds.add_samples(samples)
+    ds.default_mask_targets = {1: "road", 2: "car"}
+    ds.save()
+    mask_run(ds, mask_fields=["mask_careful", "mask_sloppy", "mask_misses"], run_key="masks",
+             classes=("background", "road", "car"))
+    return ds
 
 
 def add_demo_model(ds, field: str, seed: int = 0, jitter: float = 0.1, drop: float = 0.1) -> None:

@@ -4,8 +4,8 @@ Every annotation of a task is its annotator's labels for that task's image (rate
 ``completed_by``: the user's email where the export gives it, else ``user <id>``). Results in
 percent of the image are converted with the ``original_width`` / ``original_height`` Label Studio
 stores on them: ``rectanglelabels`` -> boxes, ``polygonlabels`` -> closed polylines,
-``brushlabels`` (RLE) -> boxes with a mask, decoded by Label Studio's own converter package
-(``label-studio-converter``), ``keypointlabels`` -> keypoints. Per-region ``choices``,
+``brushlabels`` (RLE) -> boxes with a mask (:func:`kalos_core.masks.label_studio.decode_brush_rle`),
+``keypointlabels`` -> keypoints. Per-region ``choices``,
 ``textarea``, ``rating``, ``number``, ``taxonomy`` and ``datetime`` results (those sharing a region's
 ``id``) become attributes of that region's label, named by their ``from_name``. A skipped (cancelled)
 annotation leaves its annotator *not assigned* on that task; drafts are not labels; other region
@@ -21,6 +21,8 @@ from urllib.parse import parse_qs, urlparse
 
 import fiftyone as fo
 import numpy as np
+
+from kalos_core.masks.label_studio import decode_brush_rle
 
 from .checks import load_json
 from .errors import ImportRefused
@@ -41,16 +43,12 @@ _LABEL_OWN = {"id", "label", "bounding_box", "mask", "mask_path", "points", "clo
 _MIN_KEYS = ("annotator", "annotation_id", "lead_time")
 
 
-def _decode_rle(rle, width, height):
+def _decode_rle(rle, width, height, where):
     try:
-        from label_studio_converter.brush import decode_rle
-    except ImportError:
-        try:
-            from label_studio_sdk.converter.brush import decode_rle
-        except ImportError:
-            raise ImportRefused("brush masks need Label Studio's converter: pip install label-studio-converter") \
-                from None
-    return decode_rle(rle).reshape(height, width, 4)[:, :, 3] > 0
+        return decode_brush_rle(rle, width, height)
+    except ValueError as e:
+        raise ImportRefused(f"a brush mask's rle: {e}", None, where,
+                            fix="export the project again, or delete that region in Label Studio") from None
 
 
 def _label(result, where):
@@ -72,7 +70,7 @@ def _label(result, where):
     if kind == "keypoints":
         return kind, fo.Keypoint(label=name, points=[(v["x"] / 100, v["y"] / 100)])
     w, h = result["original_width"], result["original_height"]
-    mask = _decode_rle(v["rle"], w, h)
+    mask = _decode_rle(v["rle"], w, h, where)
     ys, xs = np.nonzero(mask)
     if not len(xs):
         return kind, None

@@ -7,6 +7,8 @@ rater pair, STAPLE and majority-vote consensus (docs/masks.md).
 """
 
 from .engine import MaskConfig, MaskResult, compute_masks, mask_steps, masks_dataset
+from .label_studio import decode_brush_rle, read_label_studio_brush
 from .staple import StapleFit, staple
 
-__all__ = ["MaskConfig", "MaskResult", "StapleFit", "compute_masks", "mask_steps", "masks_dataset", "staple"]
+__all__ = ["MaskConfig", "MaskResult", "StapleFit", "compute_masks", "decode_brush_rle", "mask_steps", "masks_dataset",
+           "read_label_studio_brush", "staple"]

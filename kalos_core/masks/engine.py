@@ -62,7 +62,8 @@ class MaskConfig(Config):
 class MaskResult:
     """α pooled and per class (``alpha``, ``alpha_per_class``, one coincidence matrix over every
     image's pixels), ``per_image`` (α, α per class, pixels, raters, STAPLE's iterations and rater
-    performance; a volume's ``alpha_per_slice`` along its first axis), ``pairs`` (``"a|b"`` -> class -> pooled Dice / Jaccard over the images both drew
+    performance; a volume's ``alpha_per_slice`` along its first axis and ``per_slice``: ``"a|b"`` -> class
+    -> each slice's Dice and boundary measures), ``pairs`` (``"a|b"`` -> class -> pooled Dice / Jaccard over the images both drew
     and the boundary measures' means, with ``n_images`` and ``one_empty``), ``per_rater`` (rater ->
     class -> the mean over its pairs of Dice and of its STAPLE sensitivity / specificity). The
     consensus maps (``consensus``: image id -> array) and, where asked for, the pixel-disagreement
@@ -161,9 +162,10 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
                "pairable_pixels": int(count[(table >= 0).sum(1) >= 2].sum()),
                "alpha": pixels.alpha_of_coincidences(o),
                "alpha_per_class": {str(k): pixels.class_alpha(o, k) for k in present_classes.tolist()}}
-        if len(shape) == 3:   # a volume: α of each slice (first axis) too
+        if len(shape) == 3:   # a volume: α, and each pair's Dice and boundary measures, of each slice too
             row["alpha_per_slice"] = [pixels.alpha_of_coincidences(pixels.coincidences(pixels.coincidence_counts(
                 *pixels.patterns(part, c)[:2], c))) for part in np.split(values, shape[0], axis=1)]
+            row["per_slice"] = _slice_pairs(values.reshape(len(names), *shape), names, present_classes, config)
         _add_pairs(pair_sums, names, table, count, values, shape, c, config)
         if disagreement_maps:
             disagreement[image.id] = pixels.disagreement(table, c)[index].reshape(shape)
@@ -257,6 +259,34 @@ def _add_pairs(pair_sums, names, table, count, values, shape, c, config) -> None
                         if v is not None:
                             s.sums[key] += v
                             s.counts[key] += 1
+
+
+def _slice_pairs(vol: np.ndarray, names: list, present_classes, config: MaskConfig) -> dict:
+    """A volume's (raters x slices x rows x columns) Dice per slice of each rater pair and class, over
+    the pixels both labelled, and with ``config.boundary`` the 2D boundary measures of each slice;
+    None where neither rater has the class on a slice."""
+    out = {}
+    valid = vol >= 0
+    for k in present_classes.tolist():
+        binary = vol == k
+        borders = dist = None
+        if config.boundary:
+            borders = [[surface.boundary(binary[i, z]) for z in range(vol.shape[1])] for i in range(len(names))]
+            boxes = [surface.bounding_box([b[z] for b in borders]) for z in range(vol.shape[1])]
+            dist = [[surface.distance_to(b[z], boxes[z]) if b[z].any() else None for z in range(vol.shape[1])]
+                    for b in borders]
+        for i in range(len(names)):
+            for j in range(i + 1, len(names)):
+                both = valid[i] & valid[j]
+                a, b = binary[i] & both, binary[j] & both
+                inter, sa, sb = ((a & b).sum((1, 2)), a.sum((1, 2)), b.sum((1, 2)))
+                row = {"dice": [2 * int(x) / int(y + w) if y + w else None for x, y, w in zip(inter, sa, sb)]}
+                if config.boundary:
+                    cells = [surface.measures(borders[i][z], borders[j][z], dist[i][z], dist[j][z], boxes[z],
+                                              config.tolerance) for z in range(vol.shape[1])]
+                    row.update({key: [m[key] for m in cells] for key in surface.KEYS})
+                out.setdefault(f"{names[i]}|{names[j]}", {})[str(k)] = row
+    return out
 
 
 def _pair_row(s: _Pair) -> dict:

@@ -2,7 +2,8 @@
 
 ``python -m kalos_core masks RATER_DIR RATER_DIR ...`` reads one folder of class maps per rater
 (the folder name is the rater; the same file name in each is the same image; 8/16-bit PNG or
-.npy, value = class index) and writes ``MaskResult.to_dict()``; ``--consensus-dir`` writes the
+.npy, value = class index), or one Label Studio JSON export of brush masks (one class map per task
+and annotator, :mod:`kalos_core.masks.label_studio`), and writes ``MaskResult.to_dict()``; ``--consensus-dir`` writes the
 consensus maps there as 8-bit (16-bit past 255 classes) PNGs under the images' names.
 """
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..measure import CliOption, Measure, MeasureData
 from .engine import MaskConfig, MaskResult, mask_steps, masks_dataset
+from .label_studio import read_label_studio_brush
 from .reader import read_mask_folders
 
 
@@ -32,9 +34,12 @@ def steps(data: MeasureData, config: MaskConfig):
 
 
 def read(args: argparse.Namespace) -> MeasureData | None:
-    """The raters' folders (None after an error line: exit 2)."""
+    """The raters' folders, or a Label Studio JSON export (None after an error line: exit 2)."""
     try:
-        dataset, masks = read_mask_folders(args.folders)
+        if len(args.folders) == 1 and args.folders[0].suffix.lower() == ".json":
+            dataset, masks = read_label_studio_brush(args.folders[0], getattr(args, "classes", None))
+        else:
+            dataset, masks = read_mask_folders(args.folders)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return None
@@ -100,6 +105,7 @@ MEASURE = Measure(
     tasks=("masks",), summary=summary, read=read, example=example,
     cli_options=(
         CliOption(("folders",), {"type": Path, "nargs": "+", "metavar": "RATER_DIR",
-                                 "help": "one folder of class maps per rater (.png / .npy, same file names)"}),
+                                 "help": "one folder of class maps per rater (.png / .npy, same file names), "
+                                         "or one Label Studio JSON export of brush masks"}),
         CliOption(("--consensus-dir",), {"type": Path, "help": "write the consensus maps here as PNGs"}),
     ))

@@ -7,8 +7,10 @@ from dataclasses import replace
 
 import numpy as np
 from hypothesis import strategies as st
+from PIL import Image
 
 from kalos_core import Annotation, MultiRaterDataset, make_image
+from kalos_core.cli import main as kalos_main
 from kalos_core.columns import AnnotationColumns
 
 
@@ -110,3 +112,69 @@ def small():
         ],
         "categories": [{"id": 1, "name": "cat"}, {"id": 2, "name": "dog"}],
     }
+
+
+# --- semantic masks: class-map files as the tools write them ---
+
+def write_png(path, arr):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.asarray(arr, np.uint8), mode="L").save(path)
+
+
+def truth_mask(shift=0):
+    """A 40 x 48 class map (0 background, 1 a box, 2 a patch in it), the box shifted right by ``shift``."""
+    m = np.zeros((40, 48), np.uint8)
+    m[5:25, 8 + shift:30 + shift] = 1
+    m[10:15, 12:18] = 2
+    return m
+
+
+def run_masks(argv, capsys):
+    """``python -m kalos_core masks ARGV``: (exit code, captured output), never a traceback."""
+    try:
+        rc = kalos_main(["masks", *map(str, argv)])
+    except SystemExit as e:
+        rc = e.code
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    return rc, out
+
+
+SIZES = (3, 4, 8, 16)   # Label Studio brush RLE: the run-length fields' bit widths
+
+
+def ls_rle(painted: np.ndarray, value: int = 255) -> list[int]:
+    """Label Studio's brush RLE of a painted-pixel mask (RGBA, 8-bit words, run fields of 3/4/8/16 bits):
+    runs of one value longer than one are repeat blocks, lone values are gathered into literal blocks."""
+    flat = np.repeat(np.where(painted.ravel(), value, 0), 4)
+    bits = [f"{flat.size:032b}", f"{7:05b}", *(f"{s - 1:04b}" for s in SIZES)]
+    edges = np.flatnonzero(np.diff(flat)) + 1
+    starts, ends = np.r_[0, edges], np.r_[edges, flat.size]
+    literal = []
+
+    def block(repeat, n, words):
+        k = next(i for i, s in enumerate(SIZES) if n <= 1 << s)
+        bits.append(f"{int(repeat)}{k:02b}{n - 1:0{SIZES[k]}b}" + "".join(f"{w:08b}" for w in words))
+
+    def flush():
+        while literal:
+            chunk = literal[:8]
+            del literal[:8]
+            block(False, len(chunk), chunk)
+
+    for s, e in zip(starts, ends):
+        if e - s == 1:
+            literal.append(int(flat[s]))
+            continue
+        flush()
+        for a in range(s, e, 1 << 16):
+            block(True, min(e, a + (1 << 16)) - a, [int(flat[s])])
+    flush()
+    stream = "".join(bits)
+    stream += "0" * (-len(stream) % 8)
+    return [int(stream[i:i + 8], 2) for i in range(0, len(stream), 8)]
+
+
+def painted(seed, shape=(40, 48)):
+    rng = np.random.default_rng(seed)
+    return rng.random(shape) < 0.3

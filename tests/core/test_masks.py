@@ -211,3 +211,20 @@ def test_a_volume_is_measured_as_its_voxels_and_its_surfaces_are_medpys():
     assert volume.consensus["v"].shape == (6, 40, 40)
     slices = run({"a": {k: a[k] for k in range(6)}, "b": {k: b[k] for k in range(6)}}, boundary=False)
     assert volume.per_image[0]["alpha_per_slice"] == pytest.approx([row["alpha"] for row in slices.per_image])
+
+
+def test_a_volumes_per_slice_dice_and_boundary_measures_are_those_of_its_slices_and_medpys_hd95():
+    from medpy.metric.binary import hd95
+
+    a = np.stack([blobs(s, 40) for s in range(4)]).astype(np.uint8)
+    b = np.stack([blobs(s + 50, 40) for s in range(4)]).astype(np.uint8)
+    b[2] = 0   # b has no class 1 on slice 2: Dice 0, no distance
+    got = run({"a": {"v": a}, "b": {"v": b}}).per_image[0]["per_slice"]["a|b"]["1"]
+    for z in range(4):
+        alone = run({"a": {"s": a[z]}, "b": {"s": b[z]}}, consensus="none").pairs["a|b"]["1"]
+        assert got["dice"][z] == pytest.approx(2 * (a[z] & b[z]).sum() / (a[z].sum() + b[z].sum()))
+        assert {k: got[k][z] for k in ("dice", "boundary_f", "surface_dice", "hd95", "msd")} == pytest.approx(
+            {k: alone[k] for k in ("dice", "boundary_f", "surface_dice", "hd95", "msd")})
+        if z != 2:
+            assert got["hd95"][z] == pytest.approx(hd95(a[z], b[z]), abs=1e-6)
+    assert got["dice"][2] == 0.0 and got["hd95"][2] is None and got["boundary_f"][2] == 0.0

@@ -8,19 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from kalos_core.cli import main
-
-
-def write_png(path, arr):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(np.asarray(arr, np.uint8), mode="L").save(path)
-
-
-def truth(shift=0):
-    m = np.zeros((40, 48), np.uint8)
-    m[5:25, 8 + shift:30 + shift] = 1
-    m[10:15, 12:18] = 2
-    return m
+from tests.core.helpers import run_masks as run, truth_mask as truth, write_png
 
 
 @pytest.fixture
@@ -31,16 +19,6 @@ def folders(tmp_path):
         if rater != "bob":
             write_png(tmp_path / rater / "img2.png", truth(shift=2 * k))
     return [tmp_path / r for r in ("ann", "bob", "cy")]
-
-
-def run(argv, capsys):
-    try:
-        rc = main(["masks", *map(str, argv)])
-    except SystemExit as e:
-        rc = e.code
-    out = capsys.readouterr()
-    assert "Traceback" not in out.err
-    return rc, out
 
 
 def test_png_folders_give_the_result_json_and_the_consensus_pngs(folders, tmp_path, capsys):
