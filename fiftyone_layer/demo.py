@@ -45,6 +45,7 @@ def run(args) -> None:
     from kalos_core.agreement.measure import summary as format_summary
     from kalos_core.conventions import conventions_of, conventions_text
     from kalos_core.demo_data import build_demo
+    from kalos_core.thresholds import proposed, threshold_text
 
     from .measures.attributes import attribute_run
     from .measures.bae import bae_run
@@ -70,12 +71,8 @@ def run(args) -> None:
     compute_agreement_run(ds, rater_fields=polys, run_key="kalos_polygons", lsa_thresholds=lsa, seed=args.seed)
     # calibrate the box distance and threshold first, then run agreement at the recommendation
     cal = calibrate_run(ds, rater_fields=boxes, run_key="kalos_calibration", seed=args.seed).to_dict()
-    rec = cal["recommended"]
-    if rec.get("scale_dependent") and rec.get("alternative"):
-        print(f"calibration: {rec['distance']} separates best but is scale-dependent; "
-              f"using the scale-invariant {rec['alternative']['distance']}")
-        rec = rec["alternative"]
-    threshold = round(rec["similarity_threshold"], 3)
+    rec = cal["recommended"]                    # what the card shows and compute_agreement's form proposes
+    threshold = proposed(rec["similarity_threshold"])   # the threshold as shown, which is the one used
     # a simulated model, first as one more rater of the boxes (run 'kalos_model', made before 'kalos' so
     # that the panels open on 'kalos'), then placed against the label convergence between the raters
     add_demo_model(ds, boxes[0], seed=args.seed)
@@ -95,7 +92,7 @@ def run(args) -> None:
     bae = bae_run(ds, rater_fields=boxes, run_key="bae", embedding_attribute="embedding")
     print(f"FiftyOne dataset {args.name!r}: {len(ds)} samples, raters {', '.join(res.vitality) or '-'}")
     print(f"calibration (run 'kalos_calibration'): distance {rec['distance']}, tau* {rec['tau_star']:.3f} "
-          f"-> similarity threshold {rec['similarity_threshold']:.3f}")
+          f"-> similarity threshold {threshold_text(threshold)}")
     print("agreement on boxes at that threshold (run 'kalos'; polygons at 0.5 in run 'kalos_polygons'):\n")
     print(format_summary(res) + conventions_text(conventions_of(AGREEMENT.method)))
     cf, ap = conv.to_dict(), na.to_dict()["ap"]["50:95"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fiftyone.operators.types as types
 
 from kalos_core.data import TASK_KINDS
+from kalos_core.thresholds import proposed, threshold_text
 
 from ..fiftyone_layer import registry
 from ..fiftyone_layer.measure_runs import label_source_values
@@ -58,7 +59,7 @@ def calibration_figure(entry: dict) -> tuple[list[dict], dict]:
 
 
 def _target(r: dict) -> str:
-    return f"**{r.get('distance')}** (t = {fmt(r.get('similarity_threshold'))})"
+    return f"**{r.get('distance')}** (t = {threshold_text(r.get('similarity_threshold'))})"
 
 
 def recommendation_md(rec: dict) -> list[str]:
@@ -85,7 +86,7 @@ def alpha_md(rec: dict) -> list[str]:
     for title, r in (("recommended", rec), ("alternative", rec.get("alternative") or {})):
         if r.get("mean_alpha") is not None:
             out.append(f"At the {title} {r.get('distance')}: mean α {fmt(r.get('mean_alpha'))}, global α "
-                       f"{fmt(r.get('global_alpha'))} (standard threshold {fmt(r.get('standard_threshold'), 2)})")
+                       f"{fmt(r.get('global_alpha'))} (standard threshold {threshold_text(r.get('standard_threshold'))})")
     return out
 
 
@@ -175,7 +176,7 @@ class CalibrationPanel(RunPanel):
         ctx.panel.state.similarity = entry.get("similarity_threshold")
         do, de = entry.get("do") or {}, entry.get("de") or {}
         summary = [f"**{name}**: τ\\* {fmt(entry.get('tau_star'))}{_ci(entry.get('tau_ci'))} ⇒ "
-                   f"**t = {fmt(entry.get('similarity_threshold'))}**{_ci(entry.get('similarity_ci'))} · "
+                   f"**t = {threshold_text(entry.get('similarity_threshold'))}**{_ci(entry.get('similarity_ci'))} · "
                    f"**KS** {fmt(entry.get('ks'))}{_ci(entry.get('ks_ci'))}"]
         if rec:
             summary += recommendation_md(rec)
@@ -200,7 +201,7 @@ class CalibrationPanel(RunPanel):
                        ("shown", {"distance": name, "similarity_threshold": entry.get("similarity_threshold")})):
             if r.get("distance") and r.get("similarity_threshold") is not None and \
                     r["distance"] not in [t["distance"] for t in out]:
-                out.append({"distance": r["distance"], "t": r["similarity_threshold"], "why": why})
+                out.append({"distance": r["distance"], "t": proposed(r["similarity_threshold"]), "why": why})
         return out
 
     def on_click_bin(self, ctx):
@@ -228,7 +229,9 @@ class CalibrationPanel(RunPanel):
         the distance shown, at its calibrated t)."""
         key = ctx.panel.state.run_key
         name = target["distance"] if target else ctx.panel.state.distance
-        params = {"threshold": target["t"] if target else ctx.panel.state.similarity, "calibration_key": key}
+        similarity = ctx.panel.state.similarity
+        params = {"threshold": target["t"] if target else None if similarity is None else proposed(similarity),
+                  "calibration_key": key}
         kind = TASK_KINDS.get(ctx.panel.state.task, ctx.panel.state.task)   # older runs stored the kind
         if name and kind:
             from kalos_core.geometry import distances_for
@@ -263,7 +266,7 @@ class CalibrationPanel(RunPanel):
         panel.md(ctx.panel.state.summary or "", name="summary")
         buttons = panel.h_stack("run_buttons", gap=1)
         for i, t in enumerate((ctx.panel.state.targets or [])[:3]):
-            buttons.btn(f"run_target_{i}", label=f"Run {t['distance']} at t = {fmt(t['t'])}",
+            buttons.btn(f"run_target_{i}", label=f"Run {t['distance']} at t = {threshold_text(t['t'])}",
                         icon="play_arrow", variant="contained" if i == 0 else "outlined",
                         on_click=getattr(self, f"run_target_{i}"))
         buttons.btn("open_operator", label="Recompute", icon="refresh", on_click=self.open_operator)

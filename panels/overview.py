@@ -14,6 +14,8 @@ import math
 import numpy as np
 from fiftyone import ViewField as F
 
+from kalos_core.thresholds import threshold_text
+
 from .common import (AGREEMENT_METHOD, BANDS, LEGEND, RunPanel, band_color, band_of, bands_text, chart, clean,
                      dropdown, fmt, load_results, plot_layout, runs_of, vline)
 from .sensitivity import threshold_md
@@ -222,7 +224,7 @@ class AgreementOverviewPanel(RunPanel):
             f"interpretation: **{res.get('interpretation') or band_of(mean)}**",
             f"{res.get('n_images', 0)} samples{'' if undefined is None else f' ({undefined} with undefined α)'}, "
             f"{res.get('n_annotations', 0)} labels in {res.get('n_units', 0)} units · "
-            f"{threshold or 'similarity threshold t = ' + fmt(cfg.get('threshold'), 2)}, "
+            f"{threshold or 'similarity threshold t = ' + threshold_text(cfg.get('threshold'))}, "
             f"distance {cfg.get('distance', '—')}, solver {cfg.get('solver', '—')}",
             "Bands: " + bands_text(),
         ]
