@@ -65,7 +65,7 @@ def _target(r: dict) -> str:
 def recommendation_md(rec: dict) -> list[str]:
     """The recommendation in one line: the recommended distance and its t, the scale-invariant
     alternative (with the one caution why) where the winner is scale-dependent."""
-    line = f"Recommended: {_target(rec)}, highest KS"
+    line = f"Recommended: {_target(rec)}, best KS separation (ties within noise go to a scale-invariant distance)"
     alt = rec.get("alternative")
     if rec.get("scale_dependent") and alt:
         line += (f" · scale-invariant alternative: {_target(alt)} — ⚠ {rec.get('distance')} is scale-dependent "

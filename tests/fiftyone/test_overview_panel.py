@@ -132,7 +132,7 @@ def test_a_runs_threshold_is_t_and_only_a_calibration_says_tau(two_runs):
                           lsa_thresholds=(0.3, 0.7), bootstrap=0)
     for p in (sens, over):
         p.call("on_load").call("on_change_run", value="plain")
-        assert "similarity threshold t = 0.50" in p.state["summary"] and "τ" not in p.state["summary"]
+        assert "similarity threshold t = 0.5" in p.state["summary"] and "τ" not in p.state["summary"]
     curve, star = sens.data["sensitivity"]
     assert star["name"].startswith("t ") and "τ" not in sens.state["plot_layout"]["annotations"][0]["text"]
 
