@@ -100,3 +100,15 @@ def test_the_checks_catch_what_they_look_for(tmp_path):
                     "```\n[in code](ignored.md)\n```\n")
     assert list(_links(page)) == ["#a-heading-code-x", "#nope", "missing.md"]
     assert _anchors(page) == {"a-heading-code-x"}
+
+
+def test_the_readme_demo_transcript_is_a_current_run(tmp_path):
+    """The README's ``make demo`` transcript is written from a run (``make demo-transcript``); its
+    calibration and agreement part, recomputed from the seeded demo files by the engine alone (the
+    demo prints it with the same function), must still stand in it word for word."""
+    from kalos_core.demo_transcript import MARKER, core_transcript
+    from kalos_core.measure_docs import block_of
+
+    block = block_of((REPO / "README.md").read_text(encoding="utf-8"), MARKER)
+    assert block and block.startswith("```text\n$ make demo\n"), "README.md lacks the make demo transcript"
+    assert core_transcript(tmp_path) in block, "the make demo transcript is stale: run make demo-transcript"
