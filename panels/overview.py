@@ -121,27 +121,41 @@ def histogram_layout(title: str, edges: list[float], means: list[tuple[str, floa
                        xaxis={"title": {"text": "α"}, "range": [edges[0], edges[-1]]}, **extra)
 
 
-def comparison_md(key_a: str, res_a: dict, key_b: str, res_b: dict, own: bool = False) -> str:
-    """The second run against the first: its mean and global α and the differences (b − a);
-    ``own``: say that each run's figures cover its own samples (they differ)."""
-    def diff(name: str) -> str:
-        a, b = res_a.get(name), res_b.get(name)
-        d = b - a if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) else None
-        return f"{fmt(b)} (Δ {'+' if d is not None and d >= 0 else ''}{fmt(d)})"
+#: |Δ| below this reads "unchanged" (it rounds to 0.000 in the text)
+SAME_DELTA = 0.0005
 
-    return (f"**Compared with {key_b}**{' (each run over its own samples)' if own else ''}: mean α {diff('mean_alpha')} · global α {diff('global_alpha')} · "
-            f"Δ = {key_b} − {key_a}")
+
+def delta_text(old: float | None, new: float | None) -> str:
+    """``Δ +0.088, better``: new − old, signed, with what it means for agreement in words."""
+    if old is None or new is None or not (math.isfinite(old) and math.isfinite(new)):
+        return "Δ —"
+    d = new - old
+    word = "unchanged" if abs(d) < SAME_DELTA else "better" if d > 0 else "worse"
+    return f"Δ {'+' if d >= 0 else ''}{fmt(d)}, {word}"
+
+
+def comparison_md(older: str, res_older: dict, newer: str, res_newer: dict, own: bool = False) -> str:
+    """The older run against the newer one: each mean and global α, old → new, and Δ = newer − older
+    (said here once; the shared-samples line follows the same convention); ``own``: say that each
+    run's figures cover its own samples (they differ)."""
+    def change(name: str) -> str:
+        a, b = res_older.get(name), res_newer.get(name)
+        return f"{fmt(a)} → {fmt(b)} ({delta_text(a, b)})"
+
+    return (f"**{older} → {newer}**{' (each run over its own samples)' if own else ''}: "
+            f"mean α {change('mean_alpha')} · global α {change('global_alpha')} · "
+            f"Δ = {newer} − {older} (newer minus older): + is better agreement, − worse")
 
 
 def shared_md(pair: dict) -> str:
-    """The two runs on the samples both scored (``pair``: :meth:`AgreementOverviewPanel.shared_samples`)."""
+    """The two runs on the samples both scored (``pair``: :meth:`AgreementOverviewPanel.shared_samples`),
+    older → newer as in :func:`comparison_md`."""
     older, newer, n = pair["older"], pair["newer"], pair["samples"]
-    d = pair["mean_second"] - pair["mean_first"]
     same = n - pair["changed"]
     return (f"**On the {n} samples both runs scored** ({older}: {pair['scored_first']} samples, {newer}: "
-            f"{pair['scored_second']}): mean α {older} {fmt(pair['mean_first'])} → {newer} "
-            f"{fmt(pair['mean_second'])} (Δ {'+' if d >= 0 else ''}{fmt(d)}) · from {older} to {newer}: "
-            f"**{pair['improved']} improved**, **{pair['worsened']} worsened**, {same} unchanged")
+            f"{pair['scored_second']}): mean α {fmt(pair['mean_first'])} → {fmt(pair['mean_second'])} "
+            f"({delta_text(pair['mean_first'], pair['mean_second'])}) · "
+            f"**{pair['improved']} better**, **{pair['worsened']} worse**, {same} unchanged")
 
 
 class AgreementOverviewPanel(RunPanel):
@@ -207,7 +221,9 @@ class AgreementOverviewPanel(RunPanel):
         ctx.panel.state.histogram_layout = clean(layout)
         summary = self._summary(res, int(undefined) if shared is None else None, threshold_md(ctx.dataset, run_key))
         if other:
-            summary += "\n\n" + comparison_md(run_key, res, other, res_b, own=shared is not None)
+            older, newer = [k for k in runs_of(ctx.dataset, AGREEMENT_METHOD) if k in (run_key, other)]
+            by_key = {run_key: res, other: res_b}
+            summary += "\n\n" + comparison_md(older, by_key[older], newer, by_key[newer], own=shared is not None)
         if shared is not None:
             summary += "\n\n" + shared_md(pair)
         ctx.panel.state.summary = summary

@@ -46,7 +46,10 @@ def test_overview_overlays_a_second_run_on_the_same_bins(two_runs):
     lines = sorted(s["x0"] for s in layout["shapes"] if s["type"] == "line")
     assert lines == pytest.approx(sorted([a.mean_alpha, b.mean_alpha]))  # both means, no global line
     d = b.mean_alpha - a.mean_alpha
-    assert d < 0 and f"Δ {d:.3f}" in p.state["summary"] and "Compared with strict" in p.state["summary"]
+    # one convention, said once: newer − older (strict ran after kalos), in words too
+    summary = p.state["summary"]
+    assert d < 0 and f"{a.mean_alpha:.3f} → {b.mean_alpha:.3f} (Δ {d:.3f}, worse)" in summary
+    assert "**kalos → strict**" in summary and summary.count("Δ = ") == 1 and "Δ = strict − kalos" in summary
     assert f"{b.mean_alpha:.3f}" in p.state["summary"]
     assert p.state["shared_only"] is False and "both runs scored" not in p.state["summary"]  # same samples
 
@@ -60,7 +63,7 @@ def test_overview_overlays_a_second_run_on_the_same_bins(two_runs):
 
     p.call("on_change_compare", value="none")
     assert len(p.data["histogram"]) == 1 and p.state["compare_key"] == "none"
-    assert "Compared with" not in p.state["summary"]
+    assert "Δ" not in p.state["summary"]
 
 
 @pytest.fixture(scope="module")
@@ -99,9 +102,11 @@ def test_round2_on_a_subset_is_compared_on_the_samples_both_scored(round2):
     means = sorted(s["x0"] for s in p.state["histogram_layout"]["shapes"] if s["type"] == "line")
     assert means == pytest.approx([0.345, 0.57])   # (0.62+0.52+0.72+0.42)/4, (0.22+0.52+0.92-0.28)/4
     summary = p.state["summary"]
-    assert ("**On the 4 samples both runs scored** (kalos: 16 samples, round2: 5): mean α kalos 0.345 → round2 "
-            "0.570 (Δ +0.225) · from kalos to round2: **2 improved**, **1 worsened**, 1 unchanged") in summary
-    assert "**Compared with kalos** (each run over its own samples): mean α" in summary
+    assert ("**On the 4 samples both runs scored** (kalos: 16 samples, round2: 5): mean α 0.345 → "
+            "0.570 (Δ +0.225, better) · **2 better**, **1 worse**, 1 unchanged") in summary
+    # shown from round2 (the newer), compared with kalos: still older → newer, one Δ convention
+    assert "**kalos → round2** (each run over its own samples): mean α" in summary
+    assert summary.count("Δ = ") == 1 and "Δ = round2 − kalos (newer minus older)" in summary
     assert "on 4 shared samples" in p.state["histogram_layout"]["title"]["text"]
 
     # kalos's bin [0.2, 0.25) holds 12 samples of the dataset, 1 of the shared ones: the click shows that one
