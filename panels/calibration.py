@@ -136,11 +136,17 @@ def bin_selection(res: dict, distance: str, key: str, b: int) -> tuple[list, str
     labels = [drill["labels"][c] for c in codes]
     n_samples = len({drill["label_sample"][c] for c in codes})
     n_pairs = len(pairs) // 2
-    listed = f"the first {n_pairs} of {counts[b]}" if counts[b] > n_pairs else f"{n_pairs}"
     what = ("same-sample label pairs (Do)" if key == "do" else
             "cross-sample pairs (De): each joins labels of two samples, both samples are shown")
-    return labels, (f"Showing {listed} {what} at {where}: **{len(labels)} labels on {n_samples} "
-                               "samples** (only those labels)")
+    shown = (f"Showing all {n_pairs:,} {what} at {where}: **{len(labels):,} labels on {n_samples:,} "
+             "samples** (only those labels)")
+    left = counts[b] - n_pairs
+    if left > 0:   # a bin beyond what a run keeps (kalos_core.calibration.drill.DRILL_CAP)
+        shown = (f"Showing **{n_pairs:,} of the bar's {counts[b]:,}** {what} at {where}, an even spread over the "
+                 f"samples: **{len(labels):,} labels on {n_samples:,} samples** (only those labels). "
+                 f"**{left:,} pairs are left out**: a run keeps at most {drill.get('cap', n_pairs):,} per bar; "
+                 "calibrate a smaller view (fewer samples) to see every pair of the bar")
+    return labels, shown
 
 
 class CalibrationPanel(RunPanel):

@@ -3,7 +3,9 @@
 A Do / De observation (:mod:`.sampling`) is a query annotation and a target (image, row) group;
 its pair is the query and the group's *nearest* annotation (the one its distance was measured
 to), or no partner when the group is empty (distance 1). :func:`bin_pairs` lists, per bin of
-each distance's stored histogram, the first ``cap`` pairs in the plan's order, by ids:
+each distance's stored histogram, every pair of the bin, by ids; a bin holding more than ``cap``
+pairs (:data:`DRILL_CAP`, far above a bar of a few thousand labels) keeps an even spread of ``cap``
+of them over the plan's order, so its samples are not only the first few:
 
 ``{"cap": cap, "samples": [image ids], "labels": [annotation ids], "label_sample": [index in
 "samples" of each label's image], "distances": {name: {"do": [[q, p, q, p, ...] per bin], "de": [...]}}}``
@@ -23,8 +25,9 @@ from ..columns import ids_and_raters
 from ..geometry import DistanceSpec
 from .sampling import PreparedCache, SamplePlan, pair_similarity
 
-#: pairs listed per histogram bin (a bin holds thousands on a large data set)
-DRILL_CAP = 100
+#: the most pairs kept per histogram bin (the demo's fullest bin holds 2,760; a bin holds tens of
+#: thousands on a large data set, which the drill-down then says it left out)
+DRILL_CAP = 5_000
 
 
 @dataclass
@@ -71,6 +74,13 @@ def nearest_partner(plan: SamplePlan, spec: DistanceSpec, cache: PreparedCache, 
     return out
 
 
+def spread(items: np.ndarray, cap: int) -> np.ndarray:
+    """``items`` when there are at most ``cap``, else ``cap`` of them evenly spaced (first and last kept)."""
+    if len(items) <= cap:
+        return items
+    return items[np.linspace(0, len(items) - 1, cap).round().astype(np.int64)]
+
+
 def bin_pairs(obs: Observations, histograms: dict, cap: int = DRILL_CAP) -> dict:
     """The pairs of each bin of ``histograms`` (distance name -> ``{"edges": ...}``), see the module doc."""
     plan = obs.plan
@@ -90,7 +100,7 @@ def bin_pairs(obs: Observations, histograms: dict, cap: int = DRILL_CAP) -> dict
             order = np.argsort(b, kind="stable")
             order = order[b[order] >= 0]
             cuts = np.searchsorted(b[order], np.arange(len(edges)))
-            chosen = [order[cuts[i]: cuts[i + 1]][:cap] for i in range(len(edges) - 1)]
+            chosen = [spread(order[cuts[i]: cuts[i + 1]], cap) for i in range(len(edges) - 1)]
             flat = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
             partner = nearest_partner(plan, obs.specs[name], obs.cache, flat, target).tolist()
             query = plan.obs_query[flat].tolist()
