@@ -54,8 +54,40 @@ def calibration_figure(entry: dict) -> tuple[list[dict], dict]:
         notes.append(a)
     layout = plot_layout("Distance distributions of matched pairs", "distance", "fraction of pairs", height=380,
                          barmode="overlay", shapes=shapes, annotations=notes, showlegend=True,
-                         legend=LEGEND)
+                         legend=LEGEND, xaxis={"title": {"text": "distance"}, "range": mass_range(hist, entry)})
     return clean(traces), clean(layout)
+
+
+#: the x axis shows where this share of each sample's pairs lies (a far tail of a few pairs does not
+#: squeeze the mass into a corner, e.g. the image-diagonal centroid's 0 – 0.3 on an axis to 1)
+MASS_SHARE = 0.995
+
+
+def mass_range(hist: dict, entry: dict) -> list[float] | None:
+    """The x range of the bins holding :data:`MASS_SHARE` of the Do and of the De pairs (from the
+    first non-empty bin), widened to τ* and its interval, padded by 3 %."""
+    edges = [float(e) for e in hist.get("edges") or []]
+    if len(edges) < 2:
+        return None
+    first, last = len(edges) - 1, 0
+    for key in ("do", "de"):
+        counts = [float(c) for c in hist.get(key) or []]
+        total = sum(counts)
+        if not total:
+            continue
+        first = min(first, next(i for i, c in enumerate(counts) if c))
+        seen = 0.0
+        for i, c in enumerate(counts):
+            seen += c
+            if seen >= MASS_SHARE * total:
+                last = max(last, i)
+                break
+    if first > last:
+        return None
+    marks = [v for v in [entry.get("tau_star"), *(entry.get("tau_ci") or [])] if v is not None]
+    lo, hi = min([edges[first], *marks]), max([edges[last + 1], *marks])
+    pad = 0.03 * (hi - lo)
+    return [lo - pad, hi + pad]
 
 
 def _target(r: dict) -> str:

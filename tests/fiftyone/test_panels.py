@@ -339,3 +339,15 @@ def test_calibration_panel_reads_a_run_of_the_real_calibrate_operator(fo_isolate
     # the threshold as the panel shows it (three decimals), which is the one the run then uses
     assert prompt["params"]["threshold"] == round(stored.distances[name]["similarity_threshold"], 3)
     assert prompt["params"]["distance"] == name and prompt["params"]["calibration_key"] == "calib"
+
+
+def test_the_calibration_axis_spans_where_the_pairs_are():
+    from fiftyone.plugins.orgs.kalos.agreement.panels.calibration import mass_range
+
+    # every pair within 0 – 0.3 of an axis to 1 (the image-diagonal centroid): the axis shows 0 – 0.3
+    edges = [i / 10 for i in range(11)]
+    hist = {"edges": edges, "do": [50, 30, 0, 0, 0, 0, 0, 0, 0, 0], "de": [0, 10, 40, 0, 0, 0, 0, 0, 0, 0]}
+    assert mass_range(hist, {"tau_star": 0.12, "tau_ci": [0.1, 0.15]}) == pytest.approx([-0.009, 0.309])
+    # τ* beyond the mass widens it; a far tail of 1 in 1,000 pairs does not
+    hist["de"] = [0, 10, 989, 0, 0, 0, 0, 0, 0, 1]
+    assert mass_range(hist, {"tau_star": 0.45})[1] == pytest.approx(0.45 + 0.03 * 0.45)
