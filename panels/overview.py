@@ -99,10 +99,32 @@ def histogram_traces(edges: list[float], runs: list[tuple[str, list[int]]]) -> l
     return traces
 
 
+#: the mean-α line of a single run and the global-α line: strong colours apart from the bands' own
+MEAN_COLOR, GLOBAL_COLOR = "#17becf", "#9467bd"
+#: a bar this many times taller than the next is cut at 1.5x the next (its count written on it)
+TALL_BAR = 2.5
+
+
+def tall_bar_cut(edges: list[float], counts: list[list[int]]) -> tuple[dict | None, dict | None]:
+    """``(yaxis, annotation)`` cutting one bar that would flatten the rest (e.g. α = 1 on 97 of 200
+    samples): the y range ends at 1.5x the next tallest, and the cut bar says its count; ``(None,
+    None)`` when no bar stands out so."""
+    heights = [max(col) for col in zip(*counts)] if counts else []
+    order = sorted(range(len(heights)), key=heights.__getitem__, reverse=True)
+    if len(order) < 2 or heights[order[1]] <= 0 or heights[order[0]] <= TALL_BAR * heights[order[1]]:
+        return None, None
+    k, top = order[0], 1.5 * heights[order[1]]
+    note = {"x": (edges[k] + edges[k + 1]) / 2, "y": top, "xref": "x", "yref": "y", "yanchor": "top",
+            "text": f"<b>{heights[k]}</b> ↑ (cut)", "showarrow": False, "font": {"size": 11},
+            "bgcolor": "rgba(255,255,255,0.85)", "bordercolor": "#444", "borderwidth": 1}
+    return {"title": {"text": "samples"}, "range": [0, top]}, note
+
+
 def histogram_layout(title: str, edges: list[float], means: list[tuple[str, float | None, str]],
-                     glob: float | None = None) -> dict:
-    """Band backgrounds, a dashed line per ``(label, mean, colour)``, and the global α line
-    (single run only)."""
+                     glob: float | None = None, counts: list[list[int]] = ()) -> dict:
+    """Band backgrounds, a solid line per ``(label, mean, colour)`` and a dashed global α line (single
+    run only), each labelled with its value on alternating sides (close lines do not print over each
+    other); a bar far taller than the rest (``counts``: each run's) is cut (:func:`tall_bar_cut`)."""
     shapes, notes = [], []
     for lo, hi, _, color in BANDS:
         x0, x1 = max(lo, edges[0]), min(hi, edges[-1])
@@ -110,13 +132,18 @@ def histogram_layout(title: str, edges: list[float], means: list[tuple[str, floa
             shapes.append({"type": "rect", "x0": x0, "x1": x1, "xref": "x", "y0": 0, "y1": 1,
                            "yref": "paper", "fillcolor": f"rgba({color},0.10)", "line": {"width": 0},
                            "layer": "below"})
-    lines = list(means) + ([("global α", glob, "#7f7f7f")] if glob is not None else [])
-    for label, value, color in lines:
-        if value is not None:
-            s, a = vline(value, label, color)
-            shapes.append(s)
-            notes.append(a)
+    lines = [(label, value, color, "solid") for label, value, color in means]
+    lines += [("global α", glob, GLOBAL_COLOR, "dash")] if glob is not None else []
+    for j, (label, value, color, dash) in enumerate(v for v in lines if v[1] is not None):
+        s, a = vline(value, f"{label} {fmt(value)}", color, dash=dash)
+        s["line"]["width"] = 3
+        a.update(xanchor="right" if j % 2 == 0 else "left", font={"color": color, "size": 12})
+        shapes.append(s)
+        notes.append(a)
+    yaxis, cut = tall_bar_cut(edges, list(counts))
+    notes += [cut] if cut else []
     extra = {"barmode": "overlay", "showlegend": True, "legend": LEGEND} if len(means) > 1 else {}
+    extra.update({"yaxis": yaxis} if yaxis else {})
     return plot_layout(title, "α", "samples", shapes=shapes, annotations=notes, bargap=0.02,
                        xaxis={"title": {"text": "α"}, "range": [edges[0], edges[-1]]}, **extra)
 
@@ -196,7 +223,7 @@ class AgreementOverviewPanel(RunPanel):
         low = (lowest_alpha(res, *([res_b] if res_b else [])) if shared is None
                else min(min(p) for p in pair["per_sample"].values()))
         edges, counts, undefined = alpha_histogram(scope, RunLayout.from_run(ctx.dataset, run_key).alpha_field, low)
-        runs, means = [(run_key, counts)], [("mean α", res.get("mean_alpha"), "#222")]
+        runs, means = [(run_key, counts)], [("mean α", res.get("mean_alpha"), MEAN_COLOR)]
         if other:
             edges_b, counts_b, _ = alpha_histogram(scope, RunLayout.from_run(ctx.dataset, other).alpha_field, low)
             if edges_b != edges:  # same lowest α, same bins: a bug if ever
@@ -208,7 +235,8 @@ class AgreementOverviewPanel(RunPanel):
             means = [(f"mean α {k}", mean_of[k], RUN_COLORS[i]) for i, k in enumerate((run_key, other))]
         on = f" on {pair['samples']} shared samples" if shared is not None else ""
         title = f"Per-sample α ({run_key}{f' vs {other}' if other else ''}{on})"
-        layout = histogram_layout(title, edges, means, None if other else res.get("global_alpha"))
+        layout = histogram_layout(title, edges, means, None if other else res.get("global_alpha"),
+                                  [c for _, c in runs])
         ctx.panel.data.histogram = clean(histogram_traces(edges, runs))
         # the dropdown's own value ("none" too): a state that differs from what it shows makes the
         # App send on_change_compare at once, a second load of the run on every open

@@ -151,3 +151,18 @@ def test_a_runs_threshold_is_t_and_only_a_calibration_says_tau(two_runs):
     ds.delete_run("calibration")   # the calibration is gone: back to t alone
     sens.call("refresh")
     assert "similarity threshold t = 0.58" in sens.state["summary"] and "τ" not in sens.state["summary"]
+
+
+def test_one_tall_bar_is_cut_and_the_mean_and_global_labels_sit_apart():
+    from fiftyone.plugins.orgs.kalos.agreement.panels.overview import histogram_layout
+
+    edges = [0.0, 0.25, 0.5, 0.75, 1.0]
+    # α = 1 on 97 of 120 samples: the axis ends at 1.5x the next bar (10), the cut bar says 97
+    layout = histogram_layout("t", edges, [("mean α", 0.512, "#17becf")], 0.515, [[3, 10, 10, 97]])
+    assert layout["yaxis"]["range"] == [0, 15.0]
+    notes = {n["text"]: n for n in layout["annotations"]}
+    assert notes["<b>97</b> ↑ (cut)"]["x"] == 0.875
+    # two lines 0.003 apart: their labels name their values and lie on either side of their lines
+    assert notes["mean α 0.512"]["xanchor"] == "right" and notes["global α 0.515"]["xanchor"] == "left"
+    # no bar stands out: nothing is cut
+    assert "range" not in histogram_layout("t", edges, [("mean α", 0.5, "#17becf")], None, [[3, 10, 10, 20]])["yaxis"]
