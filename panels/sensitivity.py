@@ -69,10 +69,15 @@ def falls_apart_selection(res: dict, x: float) -> tuple[list, str] | str:
     if entry is None:
         return f"No threshold {threshold_text(x)} in this run."
     n, labels = len(entry["samples"]), entry["labels"]
+    # a stricter threshold drops a link of a unit; a more lenient one lets a label pair elsewhere
+    stricter = t is None or float(x) > float(t)
+    at = f"{'the stricter' if stricter else 'the more lenient'} {threshold_text(x)}"
+    why = ("a link of theirs falls below it" if stricter else
+           "a label of theirs pairs with another rater's label instead")
     if not n:
-        return f"No unit matched at t = {threshold_text(t)} falls apart at {threshold_text(x)}."
+        return f"No unit matched at t = {threshold_text(t)} falls apart at {at}."
     return labels, (f"Showing the **{n} samples** whose units matched at t = {threshold_text(t)} fall apart at "
-                       f"{threshold_text(x)}: their {len(labels)} labels only")
+                    f"{at} ({why}): their {len(labels)} labels only")
 
 
 class LocalisationSensitivityPanel(RunPanel):

@@ -101,8 +101,8 @@ def test_a_sensitivity_threshold_selects_the_samples_whose_units_fall_apart(two)
     assert view.values("id") == [sample["s1"]]
     assert set(view.values("raters_a.detections.id", unwind=True) + view.values("raters_b.detections.id", unwind=True)) \
         == {label["a1"], label["b1"]}
-    assert "**1 samples** whose units matched at t = 0.5 fall apart at 0.7: their 2 labels" in p.state["selection"]
+    assert "**1 samples** whose units matched at t = 0.5 fall apart at the stricter 0.7 (a link of theirs falls below it): their 2 labels" in p.state["selection"]
     p.call("on_click_threshold", x=0.3, idx=0, trace_idx=0, path="sensitivity")
-    assert p.state["selection"] == "No unit matched at t = 0.5 falls apart at 0.3." and not p.ops("set_view")
+    assert p.state["selection"] == "No unit matched at t = 0.5 falls apart at the more lenient 0.3." and not p.ops("set_view")
     p.call("on_click_threshold", x=0.5, idx=1, trace_idx=0, path="sensitivity")
     assert p.state["selection"].startswith("t = 0.5 is the run's own threshold") and not p.ops("set_view")
