@@ -116,8 +116,11 @@ def chart(panel, name: str, layout: dict | None, on_click=None):
     layout = dict(layout or {})
     layout["height"] = min(int(layout.get("height") or chrome.MAX_CHART_HEIGHT), chrome.MAX_CHART_HEIGHT)
     kw = {"on_click": on_click} if on_click is not None else {}
+    # the App's plot box is 100 % of what holds it, and its grid cell stretches to the panel's
+    # height: the cell's own height keeps the next view right under the chart
+    cell = {"item": {"sx": {"height": f"{layout['height']}px", "width": "100%"}}}
     return panel.plot(name, layout=layout, config={"displayModeBar": False, "scrollZoom": False, "responsive": True},
-                      height=layout["height"], **kw)
+                      height=layout["height"], componentsProps=cell, **kw)
 
 
 def lap(ctx, step: str, since: float) -> float:

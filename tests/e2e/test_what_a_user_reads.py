@@ -131,3 +131,25 @@ def test_a_legend_stays_off_the_x_axis_and_the_plot_keeps_its_height(page, demo_
     assert _apart(boxes["legend"], boxes["xtitle"]) and _apart(boxes["legend"], boxes["xticks"]), boxes
     assert boxes["plot"]["b"] - boxes["plot"]["t"] >= 150, boxes     # the plot area itself, not only its frame
     _shot(page, panel)
+
+
+_PLOTS_JS = r"""
+(root) => Array.from(root.querySelectorAll('.js-plotly-plot')).map((gd) => {
+  const r = gd.getBoundingClientRect();
+  const texts = Array.from(gd.querySelectorAll('.textpoint text')).map((t) => {
+    const b = t.getBoundingClientRect(); return {l: b.left, r: b.right, t: b.top, b: b.bottom}; });
+  return {l: r.left, r: r.right, t: r.top, b: r.bottom, texts};
+})
+"""
+
+
+def test_the_rater_map_follows_the_heatmap_and_shows_every_name(page, demo_app):
+    open_app(page, demo_app)
+    content = open_panel(page, "kalos_collaboration")
+    wait_for_chart(content, timeout=120)
+    page.wait_for_timeout(800)
+    heat, mds = page.locator("body").evaluate(_PLOTS_JS)[:2]
+    _shot(page, "collaboration")
+    assert mds["t"] - heat["b"] < 60, (heat, mds)                  # no empty gap between the two charts
+    assert mds["texts"] and all(mds["l"] <= t["l"] and t["r"] <= mds["r"] and mds["t"] <= t["t"]
+                                for t in mds["texts"]), mds       # every rater's name inside its chart
