@@ -23,10 +23,11 @@ points a field's entry at another agreement run on that field, or removes it.
 from __future__ import annotations
 
 import colorsys
+import math
 
 import fiftyone as fo
 
-from kalos_core.reliability import STATUS
+from kalos_core.reliability import STATUS, interpret
 
 #: a label's statuses (:data:`kalos_core.reliability.STATUS`) agreed first, as the App lists them
 STATUSES = STATUS[::-1]
@@ -38,6 +39,33 @@ STATUS_COLORS = dict(zip(STATUSES, ("#2ecc40", "#ffa500", "#ff3b30")))
 _INFO_KEY = "kalos_color_by_before"   # dataset.info: the scheme's color_by before KaLOS set "value"
 _ENTRIES_KEY = "kalos_color_fields_before"  # dataset.info: path -> the user's entry before KaLOS (or None)
 _PIN_ATTR = "kalos_one_colour"   # an attribute no label has: pins a field to one colour (see _settle)
+#: α band -> the colour of a grid tile's α bubble: the bands' colours of the panels
+#: (panels.common.BAND_COLORS), so a tile's α reads on the same scale as the Overview's bars
+ALPHA_BAND_COLORS = {"systematic disagreement": "#d62728", "weak": "#ff7f0e", "moderate": "#e6be1e",
+                     "substantial": "#8cc850", "near-perfect": "#2ca02c"}
+#: the most distinct α values given a colour (the App matches a bubble's value exactly, one entry each)
+MAX_ALPHA_VALUES = 5_000
+
+
+def js_number(v: float) -> str:
+    """A number as the App writes it (JavaScript's ``toString``: 1.0 -> "1", 0.5 -> "0.5")."""
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def show_alpha_colors(dataset, run_key: str) -> None:
+    """Colour the grid's ``<run_key>_alpha`` bubbles by α band, one scale for every tile (the App
+    colours a number by value, each value a colour of its own otherwise): one ``valueColors`` entry
+    per distinct α, up to :data:`MAX_ALPHA_VALUES` (beyond that the App's own colours stay)."""
+    path = f"{run_key}_alpha"
+    values = {float(v) for v in dataset.values(path) if v is not None and math.isfinite(v)}
+    scheme = _scheme(dataset)
+    entries = [e for e in scheme.fields or [] if e.get("path") != path]
+    if values and len(values) <= MAX_ALPHA_VALUES:
+        entries.append({"path": path, "valueColors": [{"value": js_number(v), "color": ALPHA_BAND_COLORS[interpret(v)]}
+                                                      for v in sorted(values)]})
+    scheme.fields = entries
+    dataset.app_config.color_scheme = scheme
+    dataset.save()
 
 
 def status_attribute(run_key: str) -> str:
@@ -87,6 +115,8 @@ def forget_run(dataset, run_key: str, remaining: dict) -> None:
     before = dict(dataset.info.get(_ENTRIES_KEY) or {})
     entries = []
     for e in scheme.fields:
+        if e.get("path") == f"{run_key}_alpha":   # the run's α bubbles' colours go with its field
+            continue
         if e.get("colorByAttribute") != attr or not _is_status_entry(e):
             entries.append(e)
         elif remaining.get(e.get("path")):

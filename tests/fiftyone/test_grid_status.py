@@ -70,9 +70,18 @@ def test_status_colours_are_added_for_the_run_fields_only_and_removed_with_the_r
         assert by_path[f]["colorByAttribute"] == "kalos_status"
         assert {v["value"]: v["color"] for v in by_path[f]["valueColors"]} == STATUS
     assert by_path[fields[0]]["fieldColor"] == "#abcdef"              # the user's sidebar colour stays
+    # the tiles' α bubbles: one colour scale, the α bands' colours of the panels, for every α of the run
+    from fiftyone.plugins.orgs.kalos.agreement.panels.common import BAND_COLORS
+    from kalos_core.reliability import interpret
+
+    alphas = {a for a in ds.values("kalos_alpha") if a is not None and not np.isnan(a)}
+    colours = {v["value"]: v["color"] for v in by_path.pop("kalos_alpha")["valueColors"]}
+    band = {name: "#%02x%02x%02x" % tuple(map(int, rgb.split(","))) for name, rgb in BAND_COLORS.items()}
+    assert colours == {(str(int(a)) if a.is_integer() else repr(a)): band[interpret(a)] for a in alphas}
+    assert len(set(colours.values())) <= 5 < len(alphas)
     # every other label field (polygons too): one colour, as when colours went by field, never by class
     others = [f for f in ds.get_field_schema(embedded_doc_type=fo.Label) if f not in fields]
-    assert others and len(scheme.fields) == len(fields) + len(others)
+    assert others and len(scheme.fields) == len(fields) + len(others) + 1    # + the α bubbles' entry
     for f in others:
         (colour,) = {v["color"] for v in by_path[f]["valueColors"]}
         assert by_path[f]["colorByAttribute"] == "kalos_one_colour" and by_path[f]["fieldColor"] == colour
@@ -105,7 +114,8 @@ def test_the_app_is_told_the_new_colours(fo_isolated, imported):
     res = run(imported, rater_fields=box_fields(imported))
     reqs = [r for r in res.executor.to_json()["requests"] if r["operator_uri"] == "set_color_scheme"]
     assert reqs and reqs[0]["params"]["color_by"] == "value"
-    by_path = {e["path"]: e["colorByAttribute"] for e in reqs[0]["params"]["fields"]}
+    by_path = {e["path"]: e.get("colorByAttribute") for e in reqs[0]["params"]["fields"]}
+    assert by_path.pop("kalos_alpha") is None          # the α bubbles' colours: by value, one scale
     assert by_path == {f: "kalos_status" if f in box_fields(imported) else "kalos_one_colour"
                        for f in imported.get_field_schema(embedded_doc_type=fo_isolated.Label)}
 
