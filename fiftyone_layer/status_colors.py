@@ -43,26 +43,34 @@ _PIN_ATTR = "kalos_one_colour"   # an attribute no label has: pins a field to on
 #: (panels.common.BAND_COLORS), so a tile's α reads on the same scale as the Overview's bars
 ALPHA_BAND_COLORS = {"systematic disagreement": "#d62728", "weak": "#ff7f0e", "moderate": "#e6be1e",
                      "substantial": "#8cc850", "near-perfect": "#2ca02c"}
-#: the most distinct α values given a colour (the App matches a bubble's value exactly, one entry each)
+#: the most distinct shown α values given a colour (three decimals: at most 2,001 in [-1, 1])
 MAX_ALPHA_VALUES = 5_000
 
 
-def js_number(v: float) -> str:
-    """A number as the App writes it (JavaScript's ``toString``: 1.0 -> "1", 0.5 -> "0.5")."""
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
+def app_number(v: float) -> str:
+    """A float as a grid tile's bubble shows it, which is what the App matches ``valueColors`` against
+    (FiftyOne 1.22: ``toFixed(3)``, ``toFixed(6)`` below 0.001, then ``toLocaleString``: at most three
+    decimals, trailing zeros dropped; 1.0 -> "1", 0.51234 -> "0.512")."""
+    v = float(v)
+    if v.is_integer():
+        return str(int(v))
+    x = float(f"{v:.3f}" if v >= 0.001 else f"{v:.6f}")
+    text = f"{x:.3f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
 
 
 def show_alpha_colors(dataset, run_key: str) -> None:
     """Colour the grid's ``<run_key>_alpha`` bubbles by α band, one scale for every tile (the App
     colours a number by value, each value a colour of its own otherwise): one ``valueColors`` entry
-    per distinct α, up to :data:`MAX_ALPHA_VALUES` (beyond that the App's own colours stay)."""
+    per α as a bubble shows it (:func:`app_number`, in the band of that shown value), up to
+    :data:`MAX_ALPHA_VALUES` (beyond that the App's own colours stay)."""
     path = f"{run_key}_alpha"
     values = {float(v) for v in dataset.values(path) if v is not None and math.isfinite(v)}
     scheme = _scheme(dataset)
     entries = [e for e in scheme.fields or [] if e.get("path") != path]
-    if values and len(values) <= MAX_ALPHA_VALUES:
-        entries.append({"path": path, "valueColors": [{"value": js_number(v), "color": ALPHA_BAND_COLORS[interpret(v)]}
-                                                      for v in sorted(values)]})
+    shown = {app_number(v): ALPHA_BAND_COLORS[interpret(float(app_number(v)))] for v in sorted(values)}
+    if shown and len(shown) <= MAX_ALPHA_VALUES:
+        entries.append({"path": path, "valueColors": [{"value": k, "color": c} for k, c in shown.items()]})
     scheme.fields = entries
     dataset.app_config.color_scheme = scheme
     dataset.save()

@@ -153,3 +153,24 @@ def test_the_rater_map_follows_the_heatmap_and_shows_every_name(page, demo_app):
     assert mds["t"] - heat["b"] < 60, (heat, mds)                  # no empty gap between the two charts
     assert mds["texts"] and all(mds["l"] <= t["l"] and t["r"] <= mds["r"] and mds["t"] <= t["t"]
                                 for t in mds["texts"]), mds       # every rater's name inside its chart
+
+
+def test_the_tiles_alpha_bubbles_read_on_one_colour_scale(page, demo_app):
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.status_colors import ALPHA_BAND_COLORS
+    from kalos_core.reliability import interpret
+
+    open_app(page, demo_app)
+    box = page.locator('[data-cy="checkbox-kalos_alpha"]').first
+    box.scroll_into_view_if_needed()
+    if not box.locator("input").first.is_checked():
+        box.click()
+    page.wait_for_timeout(3_000)   # the grid redraws its tiles
+    bubbles = page.evaluate("""() => Array.from(document.querySelectorAll('[title^="kalos_alpha: "]')).map(
+        (d) => [d.textContent, getComputedStyle(d).backgroundColor])""")
+    _shot(page, "grid_alpha_bubbles")
+    box.click()                    # as it was
+    assert len(bubbles) >= 8, bubbles
+    rgb = {name: "rgb(%d, %d, %d)" % tuple(int(h[i:i + 2], 16) for i in (1, 3, 5))
+           for name, h in ALPHA_BAND_COLORS.items()}
+    wrong = [(v, c) for v, c in bubbles if c != rgb[interpret(float(v))]]
+    assert not wrong, wrong        # each α as shown (0.512) in its band's colour, the Overview's

@@ -77,7 +77,8 @@ def test_status_colours_are_added_for_the_run_fields_only_and_removed_with_the_r
     alphas = {a for a in ds.values("kalos_alpha") if a is not None and not np.isnan(a)}
     colours = {v["value"]: v["color"] for v in by_path.pop("kalos_alpha")["valueColors"]}
     band = {name: "#%02x%02x%02x" % tuple(map(int, rgb.split(","))) for name, rgb in BAND_COLORS.items()}
-    assert colours == {(str(int(a)) if a.is_integer() else repr(a)): band[interpret(a)] for a in alphas}
+    shown = {f"{a:.3f}".rstrip("0").rstrip(".") for a in alphas}   # as a tile shows α: 0.512, 1
+    assert colours == {k: band[interpret(float(k))] for k in shown}
     assert len(set(colours.values())) <= 5 < len(alphas)
     # every other label field (polygons too): one colour, as when colours went by field, never by class
     others = [f for f in ds.get_field_schema(embedded_doc_type=fo.Label) if f not in fields]
