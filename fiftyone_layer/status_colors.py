@@ -146,7 +146,7 @@ def forget_run(dataset, run_key: str, remaining: dict) -> None:
 def forget_fields(dataset, paths) -> None:
     """After a run's sample fields are deleted (a consensus field): their pinned entries and their
     records of the user's entries go with them (nothing of the user's was there: the run made them)."""
-    gone = {p for p in paths if "." not in p}
+    gone = {p for p in paths if "." not in p and not p.endswith("_alpha")}   # α colours: forget_run's
     scheme = dataset.app_config.color_scheme
     before = dict(dataset.info.get(_ENTRIES_KEY) or {})
     entries = list((scheme.fields if scheme is not None else None) or [])

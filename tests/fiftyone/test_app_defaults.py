@@ -116,7 +116,7 @@ def test_a_scheme_that_already_coloured_by_value_is_left_so(fo_isolated):
     ds.app_config.color_scheme = fo.ColorScheme(color_by="value")
     ds.save()
     compute_agreement_run(ds, rater_fields=["raters_a", "raters_b"], run_key="k", bootstrap=0)
-    assert {e["path"] for e in ds.app_config.color_scheme.fields} == {"raters_a", "raters_b"}
+    assert {e["path"] for e in ds.app_config.color_scheme.fields} == {"raters_a", "raters_b", "k_alpha"}
     delete_agreement_run(ds, "k")
     assert ds.app_config.color_scheme.fields == [] and ds.app_config.color_scheme.color_by == "value"
 
