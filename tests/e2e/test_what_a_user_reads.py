@@ -79,6 +79,7 @@ def test_compare_with_says_delta_one_way_once(page, demo_app):
     open_app(page, demo_app)
     content = open_panel(page, "kalos_agreement_overview")
     wait_for_chart(content, timeout=120)
+    _shot(page, "overview")
     pick_after_label(page, "Compare with", "kalos_model")
     text = _words(wait_for_text(content, "Δ = "))
     assert "kalos_model → kalos" in text and text.count("Δ = ") == 1 and "Δ = kalos − kalos_model" in text
