@@ -48,14 +48,14 @@ def summary_md(res: dict) -> str:
 
 class NoiseAwarePanel(RunPanel):
     HELP_URL = "docs/convergence.md#noise-aware-evaluation"
-    INTRO = ("A model's AP with the raters' box noise taken into account: AP^l and AP^u recompute AP with "
-             "IoU − ε̄ and IoU + ε̄. Click a bar for the predictions whose bounds disagree.")
+    INTRO = ("A model's AP with the raters' box noise taken into account: its lower and upper bounds "
+             "recompute AP with IoU − ε̄ and IoU + ε̄. Click a bar for the predictions whose bounds disagree.")
     EMPTY = ("No KaLOS noise-aware evaluation on this dataset yet. Run one: it needs a predictions field "
              "with confidence and two rater fields.")
     ACTION_LABEL = "Noise-aware evaluation"
 
     NAME, LABEL, ICON = "kalos_noise_aware", "KaLOS: Noise-aware AP", "blur_on"
-    HELP = "AP^l / AP / AP^u per size and threshold, and the ε̄(W, H) heatmap."
+    HELP = "AP with its lower and upper bounds per size and threshold, and the ε̄(W, H) heatmap."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
