@@ -10,7 +10,6 @@ title. KALOS_SHOTS_DIR=<folder> also saves each panel's screenshot there.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import pytest
