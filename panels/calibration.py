@@ -176,7 +176,8 @@ def bin_selection(res: dict, distance: str, key: str, b: int) -> tuple[list, str
     if left > 0:   # a bin beyond what a run keeps (kalos_core.calibration.drill.DRILL_CAP)
         shown = (f"Showing **{n_pairs:,} of the bar's {counts[b]:,}** {what} at {where}, an even spread over the "
                  f"samples: **{len(labels):,} labels on {n_samples:,} samples** (only those labels). "
-                 f"**{left:,} pairs are left out**: a run keeps at most {drill.get('cap', n_pairs):,} per bar; "
+                 f"**{left:,} pairs are left out**: a run keeps at most "
+                 f"{(drill.get('caps') or {}).get(distance, drill.get('cap', n_pairs)):,} per bar; "
                  "calibrate a smaller view (fewer samples) to see every pair of the bar")
     return labels, shown
 
