@@ -40,7 +40,9 @@ def test_each_stored_pair_lies_in_its_bin(demo_path, task, distance):
     for key in ("do", "de"):
         for b, flat in enumerate(drill["distances"][distance][key]):
             assert len(flat) // 2 == min(hist[key][b], cap)
-            assert len(every["distances"][distance][key][b]) // 2 == hist[key][b]   # nothing left out
+            # the default keeps every pair up to the distance's cap: 5,000 (boxes), 300 (exact polygon IoU)
+            assert every["caps"][distance] == (5000 if task == "bbox" else 300)
+            assert len(every["distances"][distance][key][b]) // 2 == min(hist[key][b], every["caps"][distance])
             kept, full = queries["capped"][key][b], queries["all"][key][b]
             if hist[key][b] > cap:   # a fuller bin keeps an even spread from first to last, not its first pairs
                 assert kept[0] == full[0] and kept[-1] == full[-1] and kept != full[:cap]
