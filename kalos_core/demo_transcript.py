@@ -3,13 +3,12 @@
 ``make demo-transcript`` (``python fiftyone_layer/demo.py run --write-readme``) runs the demo as
 ``make demo`` does and writes its output between ``<!-- demo-transcript:start -->`` and ``<!-- demo-transcript:end -->`` in README.md.
 The calibration and agreement part of that output comes from :func:`agreement_lines`, which the
-demo and :func:`core_transcript` share: the latter recomputes that part from the seeded demo files
-with the engine alone (a few seconds), so a test can tell whether the README is still current.
+demo prints and tests/test_docs.py recomputes from the seeded demo files with the engine alone (a
+few seconds), so the test tells whether the README is still current.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 
 MARKER = "demo-transcript"
 
@@ -28,23 +27,6 @@ def agreement_lines(rec: dict, threshold: float, res) -> str:
         f"-> similarity threshold {threshold_text(threshold)}",
         "agreement on boxes at that threshold (run 'kalos'; polygons at 0.5 in run 'kalos_polygons'):\n",
         format_summary(res) + conventions_text(conventions_of(AGREEMENT.method))])
-
-
-def core_transcript(folder: Path, n_images: int = 40, seed: int = 0) -> str:
-    """:func:`agreement_lines` of the seeded demo, computed by the engine alone (no FiftyOne)."""
-    from .agreement.config import SENSITIVITY_THRESHOLDS
-    from .agreement.pipeline import AgreementConfig, compute_agreement
-    from .calibration import CalibrationConfig, calibrate
-    from .demo_data import build_demo
-    from .io import load_coco
-    from .thresholds import proposed
-
-    data = load_coco(build_demo(Path(folder), n_images=n_images, seed=seed, with_images=False), "bbox")
-    rec = calibrate(data, CalibrationConfig(seed=seed)).recommended.to_dict()
-    threshold = proposed(rec["similarity_threshold"])
-    res = compute_agreement(data, AgreementConfig(threshold=threshold, distance=rec["distance"],
-                                                  lsa_thresholds=SENSITIVITY_THRESHOLDS, seed=seed))
-    return agreement_lines(rec, threshold, res)
 
 
 def readme_block(stdout: str, checkout: str) -> str:
