@@ -1,14 +1,14 @@
 """What ``make demo`` prints, and the README block made from it.
 
 ``make demo-transcript`` (``python fiftyone_layer/demo.py run --write-readme``) runs the demo as
-``make demo`` does and writes its output between ``<!-- demo-transcript:start -->`` and ``<!-- demo-transcript:end -->`` in README.md.
+``make demo`` does and writes its output between ``<!-- demo-transcript:start -->`` and
+``<!-- demo-transcript:end -->`` in README.md.
 The calibration and agreement part of that output comes from :func:`agreement_lines`, which the
 demo prints and tests/test_docs.py recomputes from the seeded demo files with the engine alone (a
 few seconds), so the test tells whether the README is still current.
 """
 
 from __future__ import annotations
-
 
 MARKER = "demo-transcript"
 
