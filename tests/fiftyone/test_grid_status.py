@@ -269,3 +269,11 @@ def test_agreement_form_explains_its_settings(fo_isolated, imported):
     props = resolve(AGREE, imported, {"rater_fields": box_fields(imported)})
     for name in ("solver", "cost", "distance", "threshold", "lsa_thresholds", "diagnostics", "seed"):
         assert len(props[name].view.description or "") > 30, name
+
+
+def test_a_float_is_keyed_as_a_tile_shows_it():
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.status_colors import app_number
+
+    # FiftyOne 1.22's bubble text: toFixed(3) (toFixed(6) below 0.001), then toLocaleString (<= 3 decimals)
+    assert [app_number(v) for v in (1.0, 0.5, 0.51234, 0.5125, -0.25, -0.123456, 0.0, -0.0)] == \
+        ["1", "0.5", "0.512", "0.512", "-0.25", "-0.123", "0", "0"]
