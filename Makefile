@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 export FIFTYONE_DO_NOT_TRACK := true
 export FIFTYONE_DATABASE_VALIDATION := false
 
-.PHONY: setup demo test test-unit bench app clean e2e-setup test-e2e screenshots validate ls-setup test-ls
+.PHONY: setup demo demo-transcript test test-unit bench app clean e2e-setup test-e2e screenshots validate ls-setup test-ls
 
 setup: $(STAMP)
 
@@ -25,6 +25,10 @@ $(STAMP): requirements-lock.txt requirements.txt requirements-dev.txt requiremen
 
 demo: setup
 	$(VPY) fiftyone_layer/demo.py run
+
+# make demo, then what it printed written into README.md (the block a test checks is current)
+demo-transcript: setup
+	$(VPY) fiftyone_layer/demo.py run --write-readme
 
 # Fresh, throw-away MongoDB data dir per run; tests/conftest.py runs a private mongod on it
 # (FIFTYONE_DATABASE_URI) and stops it before pytest exits.

@@ -41,10 +41,9 @@ def run(args) -> None:
     import fiftyone as fo
 
     from kalos_core.agreement.config import SENSITIVITY_THRESHOLDS
-    from kalos_core.agreement.measure import MEASURE as AGREEMENT
-    from kalos_core.agreement.measure import summary as format_summary
-    from kalos_core.conventions import conventions_of, conventions_text
     from kalos_core.demo_data import build_demo
+    from kalos_core.demo_transcript import agreement_lines
+    from kalos_core.thresholds import proposed
 
     from .measures.attributes import attribute_run
     from .measures.bae import bae_run
@@ -71,12 +70,8 @@ def run(args) -> None:
     compute_agreement_run(ds, rater_fields=polys, run_key="kalos_polygons", lsa_thresholds=lsa, seed=args.seed)
     # calibrate the box distance and threshold first, then run agreement at the recommendation
     cal = calibrate_run(ds, rater_fields=boxes, run_key="kalos_calibration", seed=args.seed).to_dict()
-    rec = cal["recommended"]
-    if rec.get("scale_dependent") and rec.get("alternative"):
-        print(f"calibration: {rec['distance']} separates best but is scale-dependent; "
-              f"using the scale-invariant {rec['alternative']['distance']}")
-        rec = rec["alternative"]
-    threshold = round(rec["similarity_threshold"], 3)
+    rec = cal["recommended"]                    # what the card shows and compute_agreement's form proposes
+    threshold = proposed(rec["similarity_threshold"])   # the threshold as shown, which is the one used
     # a simulated model, first as one more rater of the boxes (run 'kalos_model', made before 'kalos' so
     # that the panels open on 'kalos'), then placed against the label convergence between the raters
     add_demo_model(ds, boxes[0], seed=args.seed)
@@ -96,10 +91,7 @@ def run(args) -> None:
     bae = bae_run(ds, rater_fields=boxes, run_key="bae", embedding_attribute="embedding")
     cards = scorecard_run(ds, rater_fields=boxes, run_key="scorecard")
     print(f"FiftyOne dataset {args.name!r}: {len(ds)} samples, raters {', '.join(res.vitality) or '-'}")
-    print(f"calibration (run 'kalos_calibration'): distance {rec['distance']}, tau* {rec['tau_star']:.3f} "
-          f"-> similarity threshold {rec['similarity_threshold']:.3f}")
-    print("agreement on boxes at that threshold (run 'kalos'; polygons at 0.5 in run 'kalos_polygons'):\n")
-    print(format_summary(res) + conventions_text(conventions_of(AGREEMENT.method)))
+    print(agreement_lines(rec, threshold, res))
     cf, ap = conv.to_dict(), na.to_dict()["ap"]["50:95"]
     print("\nthe model as one more rater (run 'kalos_model'): "
           + with_model.model_comparison["per_image"]["model"]["verdict"])
@@ -267,6 +259,36 @@ def app(args) -> None:
                 worker.kill()
 
 
+class _Tee:
+    """A stdout that also keeps what it wrote."""
+
+    def __init__(self, out):
+        self.out, self.parts = out, []
+
+    def write(self, text):
+        self.parts.append(text)
+        return self.out.write(text)
+
+    def flush(self):
+        self.out.flush()
+
+
+def run_and_write_readme(args) -> None:
+    """:func:`run`, then its output written as the README's ``make demo`` transcript
+    (:func:`kalos_core.demo_transcript.readme_block`; ``make demo-transcript``)."""
+    import contextlib
+
+    from kalos_core.demo_transcript import MARKER, readme_block
+    from kalos_core.measure_docs import with_block
+
+    tee = _Tee(sys.stdout)
+    with contextlib.redirect_stdout(tee):
+        run(args)
+    readme = REPO / "README.md"
+    readme.write_text(with_block(readme.read_text(), MARKER, readme_block("".join(tee.parts), f"{REPO}/")))
+    print(f"wrote the make demo transcript into {readme}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python fiftyone_layer/demo.py")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -275,6 +297,8 @@ def main(argv=None) -> None:
     r.add_argument("--images", type=int, default=40)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--name", default=DATASET)
+    r.add_argument("--write-readme", action="store_true",
+                   help="also write what it prints into README.md as the make demo transcript")
     a = sub.add_parser("app")
     a.add_argument("--name", default=DATASET)
     a.add_argument("--port", type=int, default=5151)
@@ -282,7 +306,10 @@ def main(argv=None) -> None:
                    help="also start `fiftyone delegated launch` and let the App schedule runs for it (for every "
                         "operator that allows delegation, FiftyOne's own included; they then default to Schedule)")
     args = ap.parse_args(argv)
-    run(args) if args.command == "run" else app(args)
+    if args.command == "app":
+        app(args)
+    else:
+        run_and_write_readme(args) if args.write_readme else run(args)
 
 
 def as_plugin_module(module: str = "demo") -> None:

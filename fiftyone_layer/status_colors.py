@@ -23,10 +23,11 @@ points a field's entry at another agreement run on that field, or removes it.
 from __future__ import annotations
 
 import colorsys
+import math
 
 import fiftyone as fo
 
-from kalos_core.reliability import STATUS
+from kalos_core.reliability import STATUS, interpret
 
 #: a label's statuses (:data:`kalos_core.reliability.STATUS`) agreed first, as the App lists them
 STATUSES = STATUS[::-1]
@@ -38,6 +39,41 @@ STATUS_COLORS = dict(zip(STATUSES, ("#2ecc40", "#ffa500", "#ff3b30")))
 _INFO_KEY = "kalos_color_by_before"   # dataset.info: the scheme's color_by before KaLOS set "value"
 _ENTRIES_KEY = "kalos_color_fields_before"  # dataset.info: path -> the user's entry before KaLOS (or None)
 _PIN_ATTR = "kalos_one_colour"   # an attribute no label has: pins a field to one colour (see _settle)
+#: α band -> the colour of a grid tile's α bubble: the bands' colours of the panels
+#: (panels.common.BAND_COLORS), so a tile's α reads on the same scale as the Overview's bars
+ALPHA_BAND_COLORS = {"systematic disagreement": "#d62728", "weak": "#ff7f0e", "moderate": "#e6be1e",
+                     "substantial": "#8cc850", "near-perfect": "#2ca02c"}
+#: the most distinct shown α values given a colour (three decimals: at most 2,001 in [-1, 1])
+MAX_ALPHA_VALUES = 5_000
+
+
+def app_number(v: float) -> str:
+    """A float as a grid tile's bubble shows it, which is what the App matches ``valueColors`` against
+    (FiftyOne 1.22: ``toFixed(3)``, ``toFixed(6)`` below 0.001, then ``toLocaleString``: at most three
+    decimals, trailing zeros dropped; 1.0 -> "1", 0.51234 -> "0.512")."""
+    v = float(v)
+    if v.is_integer():
+        return str(int(v))
+    x = float(f"{v:.3f}" if v >= 0.001 else f"{v:.6f}")
+    text = f"{x:.3f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def show_alpha_colors(dataset, run_key: str) -> None:
+    """Colour the grid's ``<run_key>_alpha`` bubbles by α band, one scale for every tile (the App
+    colours a number by value, each value a colour of its own otherwise): one ``valueColors`` entry
+    per α as a bubble shows it (:func:`app_number`, in the band of that shown value), up to
+    :data:`MAX_ALPHA_VALUES` (beyond that the App's own colours stay)."""
+    path = f"{run_key}_alpha"
+    values = {float(v) for v in dataset.values(path) if v is not None and math.isfinite(v)}
+    scheme = _scheme(dataset)
+    entries = [e for e in scheme.fields or [] if e.get("path") != path]
+    shown = {app_number(v): ALPHA_BAND_COLORS[interpret(float(app_number(v)))] for v in sorted(values)}
+    if shown and len(shown) <= MAX_ALPHA_VALUES:
+        entries.append({"path": path, "valueColors": [{"value": k, "color": c} for k, c in shown.items()]})
+    scheme.fields = entries
+    dataset.app_config.color_scheme = scheme
+    dataset.save()
 
 
 def status_attribute(run_key: str) -> str:
@@ -87,6 +123,8 @@ def forget_run(dataset, run_key: str, remaining: dict) -> None:
     before = dict(dataset.info.get(_ENTRIES_KEY) or {})
     entries = []
     for e in scheme.fields:
+        if e.get("path") == f"{run_key}_alpha":   # the run's α bubbles' colours go with its field
+            continue
         if e.get("colorByAttribute") != attr or not _is_status_entry(e):
             entries.append(e)
         elif remaining.get(e.get("path")):
@@ -108,7 +146,7 @@ def forget_run(dataset, run_key: str, remaining: dict) -> None:
 def forget_fields(dataset, paths) -> None:
     """After a run's sample fields are deleted (a consensus field): their pinned entries and their
     records of the user's entries go with them (nothing of the user's was there: the run made them)."""
-    gone = {p for p in paths if "." not in p}
+    gone = {p for p in paths if "." not in p and not p.endswith("_alpha")}   # α colours: forget_run's
     scheme = dataset.app_config.color_scheme
     before = dict(dataset.info.get(_ENTRIES_KEY) or {})
     entries = list((scheme.fields if scheme is not None else None) or [])

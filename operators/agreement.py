@@ -11,6 +11,7 @@ import fiftyone.operators.types as types
 from kalos_core.geometry import DEFAULT_DISTANCE, default_threshold, distances_for
 from kalos_core.matching import COSTS, SOLVERS
 from kalos_core.params import groups_of
+from kalos_core.thresholds import proposed, threshold_text
 
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.adapter import SetupError, check_label_attributes
@@ -102,12 +103,13 @@ def _threshold_default(ctx, source, cal, distance: str | None) -> tuple[float, s
     where it comes from: the newest calibration run that calibrated that distance, else the
     distance's standard value (switching the distance switches the threshold with it)."""
     if source is None:
-        return (cal.similarity_threshold, f"default from calibration run {cal.key!r}") if cal else (
+        return (proposed(cal.similarity_threshold), f"default from calibration run {cal.key!r}") if cal else (
             0.5, "'KaLOS: calibrate threshold' recommends one")
     distance = distance or DEFAULT_DISTANCE.get(source.kind)
     ref, t = threshold_for(ctx.dataset, distance, source.label_cls.__name__)
-    if ref is not None:
-        return t, f"default: the threshold calibration run {ref.key!r} found for {distance}"
+    if ref is not None:   # the calibrated threshold as every text shows it (the run uses what the form holds)
+        return proposed(t), (f"default: the threshold calibration run {ref.key!r} found for {distance}, "
+                             f"{threshold_text(t)}")
     return default_threshold(source.kind, distance), (
         f"default: the standard value for {distance} (no calibration run calibrated it; "
         "'KaLOS: calibrate threshold' finds one)")

@@ -8,6 +8,8 @@ labels' by Procrustes, each rater linked to itself), as the paper's Fig. 4 draws
 
 from __future__ import annotations
 
+from kalos_core.thresholds import threshold_text
+
 
 from .collaboration import ALPHA_SCALE, matrix_trace
 from .common import LEGEND, RunPanel, chart, clean, fmt, load_results, plot_layout
@@ -40,7 +42,7 @@ def summary_md(res: dict) -> str:
     lines = [f"**BAE = 1 − ‖S_model − S_true‖ / ‖S_true‖ = {fmt(res.get('bae'), 4)}** over "
              f"{len(res.get('raters') or [])} raters (1 = the model's rater similarities reproduce their agreement; "
              "higher is better)",
-             f"S_true: pairwise α ({scope}, matching threshold {cfg.get('threshold', 0.5):g}); S_model: cosine "
+             f"S_true: pairwise α ({scope}, matching threshold {threshold_text(cfg.get('threshold', 0.5))}); S_model: cosine "
              "of each rater's mean vector",
              f"Left out (labels or vectors only): {', '.join(left) or 'none'} · pairs without a shared sample: "
              f"{', '.join(' × '.join(p) for p in res.get('masked_pairs') or []) or 'none'} · Procrustes disparity "

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fiftyone.operators.types as types
 
 from kalos_core.data import TASK_KINDS
+from kalos_core.thresholds import proposed, threshold_text
 
 from ..fiftyone_layer import registry
 from ..fiftyone_layer.measure_runs import label_source_values
@@ -53,18 +54,50 @@ def calibration_figure(entry: dict) -> tuple[list[dict], dict]:
         notes.append(a)
     layout = plot_layout("Distance distributions of matched pairs", "distance", "fraction of pairs", height=380,
                          barmode="overlay", shapes=shapes, annotations=notes, showlegend=True,
-                         legend=LEGEND)
+                         legend=LEGEND, xaxis={"title": {"text": "distance"}, "range": mass_range(hist, entry)})
     return clean(traces), clean(layout)
 
 
+#: the x axis shows where this share of each sample's pairs lies (a far tail of a few pairs does not
+#: squeeze the mass into a corner, e.g. the image-diagonal centroid's 0 – 0.3 on an axis to 1)
+MASS_SHARE = 0.995
+
+
+def mass_range(hist: dict, entry: dict) -> list[float] | None:
+    """The x range of the bins holding :data:`MASS_SHARE` of the Do and of the De pairs (from the
+    first non-empty bin), widened to τ* and its interval, padded by 3 %."""
+    edges = [float(e) for e in hist.get("edges") or []]
+    if len(edges) < 2:
+        return None
+    first, last = len(edges) - 1, 0
+    for key in ("do", "de"):
+        counts = [float(c) for c in hist.get(key) or []]
+        total = sum(counts)
+        if not total:
+            continue
+        first = min(first, next(i for i, c in enumerate(counts) if c))
+        seen = 0.0
+        for i, c in enumerate(counts):
+            seen += c
+            if seen >= MASS_SHARE * total:
+                last = max(last, i)
+                break
+    if first > last:
+        return None
+    marks = [v for v in [entry.get("tau_star"), *(entry.get("tau_ci") or [])] if v is not None]
+    lo, hi = min([edges[first], *marks]), max([edges[last + 1], *marks])
+    pad = 0.03 * (hi - lo)
+    return [lo - pad, hi + pad]
+
+
 def _target(r: dict) -> str:
-    return f"**{r.get('distance')}** (t = {fmt(r.get('similarity_threshold'))})"
+    return f"**{r.get('distance')}** (t = {threshold_text(r.get('similarity_threshold'))})"
 
 
 def recommendation_md(rec: dict) -> list[str]:
     """The recommendation in one line: the recommended distance and its t, the scale-invariant
     alternative (with the one caution why) where the winner is scale-dependent."""
-    line = f"Recommended: {_target(rec)}, highest KS"
+    line = f"Recommended: {_target(rec)}, best KS separation (ties within noise go to a scale-invariant distance)"
     alt = rec.get("alternative")
     if rec.get("scale_dependent") and alt:
         line += (f" · scale-invariant alternative: {_target(alt)} — ⚠ {rec.get('distance')} is scale-dependent "
@@ -85,7 +118,7 @@ def alpha_md(rec: dict) -> list[str]:
     for title, r in (("recommended", rec), ("alternative", rec.get("alternative") or {})):
         if r.get("mean_alpha") is not None:
             out.append(f"At the {title} {r.get('distance')}: mean α {fmt(r.get('mean_alpha'))}, global α "
-                       f"{fmt(r.get('global_alpha'))} (standard threshold {fmt(r.get('standard_threshold'), 2)})")
+                       f"{fmt(r.get('global_alpha'))} (standard threshold {threshold_text(r.get('standard_threshold'))})")
     return out
 
 
@@ -135,11 +168,18 @@ def bin_selection(res: dict, distance: str, key: str, b: int) -> tuple[list, str
     labels = [drill["labels"][c] for c in codes]
     n_samples = len({drill["label_sample"][c] for c in codes})
     n_pairs = len(pairs) // 2
-    listed = f"the first {n_pairs} of {counts[b]}" if counts[b] > n_pairs else f"{n_pairs}"
     what = ("same-sample label pairs (Do)" if key == "do" else
             "cross-sample pairs (De): each joins labels of two samples, both samples are shown")
-    return labels, (f"Showing {listed} {what} at {where}: **{len(labels)} labels on {n_samples} "
-                               "samples** (only those labels)")
+    shown = (f"Showing all {n_pairs:,} {what} at {where}: **{len(labels):,} labels on {n_samples:,} "
+             "samples** (only those labels)")
+    left = counts[b] - n_pairs
+    if left > 0:   # a bin beyond what a run keeps (kalos_core.calibration.drill.DRILL_CAP)
+        shown = (f"Showing **{n_pairs:,} of the bar's {counts[b]:,}** {what} at {where}, an even spread over the "
+                 f"samples: **{len(labels):,} labels on {n_samples:,} samples** (only those labels). "
+                 f"**{left:,} pairs are left out**: a run keeps at most "
+                 f"{(drill.get('caps') or {}).get(distance, drill.get('cap', n_pairs)):,} per bar; "
+                 "calibrate a smaller view (fewer samples) to see every pair of the bar")
+    return labels, shown
 
 
 class CalibrationPanel(RunPanel):
@@ -175,7 +215,7 @@ class CalibrationPanel(RunPanel):
         ctx.panel.state.similarity = entry.get("similarity_threshold")
         do, de = entry.get("do") or {}, entry.get("de") or {}
         summary = [f"**{name}**: τ\\* {fmt(entry.get('tau_star'))}{_ci(entry.get('tau_ci'))} ⇒ "
-                   f"**t = {fmt(entry.get('similarity_threshold'))}**{_ci(entry.get('similarity_ci'))} · "
+                   f"**t = {threshold_text(entry.get('similarity_threshold'))}**{_ci(entry.get('similarity_ci'))} · "
                    f"**KS** {fmt(entry.get('ks'))}{_ci(entry.get('ks_ci'))}"]
         if rec:
             summary += recommendation_md(rec)
@@ -200,7 +240,7 @@ class CalibrationPanel(RunPanel):
                        ("shown", {"distance": name, "similarity_threshold": entry.get("similarity_threshold")})):
             if r.get("distance") and r.get("similarity_threshold") is not None and \
                     r["distance"] not in [t["distance"] for t in out]:
-                out.append({"distance": r["distance"], "t": r["similarity_threshold"], "why": why})
+                out.append({"distance": r["distance"], "t": proposed(r["similarity_threshold"]), "why": why})
         return out
 
     def on_click_bin(self, ctx):
@@ -228,7 +268,9 @@ class CalibrationPanel(RunPanel):
         the distance shown, at its calibrated t)."""
         key = ctx.panel.state.run_key
         name = target["distance"] if target else ctx.panel.state.distance
-        params = {"threshold": target["t"] if target else ctx.panel.state.similarity, "calibration_key": key}
+        similarity = ctx.panel.state.similarity
+        params = {"threshold": target["t"] if target else None if similarity is None else proposed(similarity),
+                  "calibration_key": key}
         kind = TASK_KINDS.get(ctx.panel.state.task, ctx.panel.state.task)   # older runs stored the kind
         if name and kind:
             from kalos_core.geometry import distances_for
@@ -263,7 +305,7 @@ class CalibrationPanel(RunPanel):
         panel.md(ctx.panel.state.summary or "", name="summary")
         buttons = panel.h_stack("run_buttons", gap=1)
         for i, t in enumerate((ctx.panel.state.targets or [])[:3]):
-            buttons.btn(f"run_target_{i}", label=f"Run {t['distance']} at t = {fmt(t['t'])}",
+            buttons.btn(f"run_target_{i}", label=f"Run {t['distance']} at t = {threshold_text(t['t'])}",
                         icon="play_arrow", variant="contained" if i == 0 else "outlined",
                         on_click=getattr(self, f"run_target_{i}"))
         buttons.btn("open_operator", label="Recompute", icon="refresh", on_click=self.open_operator)

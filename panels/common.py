@@ -39,7 +39,10 @@ POSITIVE, NEGATIVE, NEUTRAL = "#2ca02c", "#d62728", "#1f77b4"
 #: widens to the longest name, so the plot takes the rest of the panel's width
 NAMES_MARGIN = {"t": 40, "b": 50, "l": 10, "r": 20}
 #: the legend of every chart with one: a row under the plot, so the plot keeps the panel's width
-LEGEND = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.25, "yanchor": "top"}
+LEGEND = {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yanchor": "bottom", "yref": "container",
+          "font": {"size": 11}}
+#: pixels below the plot area: tick labels and the x-axis title, then each row of a :data:`LEGEND`
+AXIS_MARGIN, LEGEND_ROW = 58, 20
 #: widest run selector (CSS): beside it the header keeps room for Refresh in a split
 SELECT_WIDTH = "440px"
 
@@ -88,11 +91,14 @@ def vline(x: float, label: str, color: str = "#444", dash: str = "dash") -> tupl
     return shape, note
 
 
-def plot_layout(title: str, xtitle: str, ytitle: str, height: int = 320, **extra) -> dict:
-    """Plotly layout (plotly.js 3: titles are objects)."""
+def plot_layout(title: str, xtitle: str, ytitle: str, height: int = 320, legend_rows: int = 1, **extra) -> dict:
+    """Plotly layout (plotly.js 3: titles are objects). A :data:`LEGEND` sits at the bottom of the
+    figure, below the x-axis title: the bottom margin makes room for ``legend_rows`` rows of it."""
+    legend = extra.get("showlegend") and extra.get("legend") == LEGEND
     layout = {"title": {"text": title}, "height": height, "showlegend": False,
               "xaxis": {"title": {"text": xtitle}}, "yaxis": {"title": {"text": ytitle}},
-              "margin": {"t": 40, "b": 50, "l": 60, "r": 20}, "hovermode": "closest"}
+              "margin": {"t": 40, "b": AXIS_MARGIN + LEGEND_ROW * legend_rows if legend else 50, "l": 60, "r": 20},
+              "hovermode": "closest"}
     layout.update(extra)
     return layout
 
@@ -110,8 +116,11 @@ def chart(panel, name: str, layout: dict | None, on_click=None):
     layout = dict(layout or {})
     layout["height"] = min(int(layout.get("height") or chrome.MAX_CHART_HEIGHT), chrome.MAX_CHART_HEIGHT)
     kw = {"on_click": on_click} if on_click is not None else {}
+    # the App's plot box is 100 % of what holds it, and its grid cell stretches to the panel's
+    # height: the cell's own height keeps the next view right under the chart
+    cell = {"item": {"sx": {"height": f"{layout['height']}px", "width": "100%"}}}
     return panel.plot(name, layout=layout, config={"displayModeBar": False, "scrollZoom": False, "responsive": True},
-                      height=layout["height"], **kw)
+                      height=layout["height"], componentsProps=cell, **kw)
 
 
 def lap(ctx, step: str, since: float) -> float:

@@ -44,9 +44,9 @@ def distribution_figure(res: dict) -> tuple[list[dict], dict]:
             traces.append({"type": "box", "name": x, "x": [x] * len(values), "y": values, "boxpoints": False, "showlegend": False,
                            "marker": {"color": NEUTRAL}, "line": {"width": 1}, "fillcolor": "rgba(31,119,180,0.25)",
                            "hoverinfo": "y"})
-    traces.append(_interval_trace(xs, [stats[x].get("ci_normal") for x in xs], "normal interval (mean ± 1.96 SD)",
+    traces.append(_interval_trace(xs, [stats[x].get("ci_normal") for x in xs], "normal CI (± 1.96 SD)",
                                   NORMAL_COLOR, "n"))
-    traces.append(_interval_trace(xs, [stats[x].get("ci_percentile") for x in xs], "percentile interval",
+    traces.append(_interval_trace(xs, [stats[x].get("ci_percentile") for x in xs], "percentile CI",
                                   PCT_COLOR, "p"))
     traces.append({"type": "scatter", "mode": "markers", "name": "full set", "x": xs, "y": [fulls[x] for x in xs],
                    "marker": {"color": FULL_COLOR, "symbol": "diamond", "size": 11},
@@ -54,7 +54,7 @@ def distribution_figure(res: dict) -> tuple[list[dict], dict]:
     model = res.get("model")
     if model and model.get("map") is not None:
         per = (model.get("rater_averaged") or {}).get("per_threshold") or {}
-        traces.append({"type": "scatter", "mode": "lines+markers", "name": "model (rater-averaged)", "x": xs,
+        traces.append({"type": "scatter", "mode": "lines+markers", "name": "model, rater-averaged", "x": xs,
                        "y": [model["map"], *[per.get(t) for t in CONVERGENCE_THRESHOLDS]],
                        "line": {"color": MODEL_COLOR, "dash": "dot"}, "marker": {"color": MODEL_COLOR},
                        "hovertemplate": "%{x}: model %{y:.2f}<extra></extra>"})
@@ -63,9 +63,9 @@ def distribution_figure(res: dict) -> tuple[list[dict], dict]:
                        "y": [model["map"]] * len(xs), "line": {"color": MODEL_COLOR, "width": 2},
                        "hoverinfo": "skip"})
     layout = plot_layout("AP between raters on image subsets, per IoU threshold", "IoU threshold", "AP (%)",
-                         height=420, showlegend=True, legend=LEGEND,
+                         height=420, showlegend=True, legend=LEGEND, legend_rows=2,
                          xaxis={"type": "category", "categoryorder": "array", "categoryarray": xs,
-                                "title": {"text": "IoU threshold (click: unmatched labels)"}})
+                                "title": {"text": "IoU threshold (click one: its unmatched labels; mAP pools them)"}})
     return clean(traces), clean(layout)
 
 

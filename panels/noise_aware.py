@@ -13,7 +13,8 @@ from .common import LEGEND, RunPanel, chart, clean, clicked, fmt, load_results, 
 from ..fiftyone_layer.views import NOISE_THRESHOLDS, uncertain_view
 
 SIZES = {"all": "all sizes", "small": "small (< 32²)", "medium": "medium", "large": "large (≥ 96²)"}
-BOUNDS = (("lower", "AP^l (IoU − ε̄)", "#ff7f0e"), ("ap", "AP", "#1f77b4"), ("upper", "AP^u (IoU + ε̄)", "#2ca02c"))
+BOUNDS = (("lower", "lower bound (IoU − ε̄)", "#ff7f0e"), ("ap", "AP", "#1f77b4"),
+          ("upper", "upper bound (IoU + ε̄)", "#2ca02c"))
 
 
 def bounds_figure(block: dict) -> list[dict]:
@@ -38,7 +39,7 @@ def summary_md(res: dict) -> str:
     sigma = noise.get("sigma") or {}
     return "\n\n".join([
         f"**AP@[.5:.95]: {fmt(ap.get('lower'), 2)} ≤ {fmt(ap.get('ap'), 2)} ≤ {fmt(ap.get('upper'), 2)}** "
-        f"(AP^l ≤ AP ≤ AP^u) · {res.get('n_predictions', '?')} predictions against {res.get('n_reference', '?')} "
+        f"(lower bound ≤ AP ≤ upper bound) · {res.get('n_predictions', '?')} predictions against {res.get('n_reference', '?')} "
         f"labels of {res.get('reference', '?')} · {res.get('n_uncertain', '?')} predictions whose bounds disagree",
         f"Corner noise: {noise.get('n_pairs', '?')} pairs, {noise.get('n_inliers', '?')} inliers, share "
         f"{noise.get('share', '?')}; σ (px) " + ", ".join(f"{c} {fmt(v, 2)}" for c, v in sigma.items()),
@@ -47,14 +48,14 @@ def summary_md(res: dict) -> str:
 
 class NoiseAwarePanel(RunPanel):
     HELP_URL = "docs/convergence.md#noise-aware-evaluation"
-    INTRO = ("A model's AP with the raters' box noise taken into account: AP^l and AP^u recompute AP with "
-             "IoU − ε̄ and IoU + ε̄. Click a bar for the predictions whose bounds disagree.")
+    INTRO = ("A model's AP with the raters' box noise taken into account: its lower and upper bounds "
+             "recompute AP with IoU − ε̄ and IoU + ε̄. Click a bar for the predictions whose bounds disagree.")
     EMPTY = ("No KaLOS noise-aware evaluation on this dataset yet. Run one: it needs a predictions field "
              "with confidence and two rater fields.")
     ACTION_LABEL = "Noise-aware evaluation"
 
     NAME, LABEL, ICON = "kalos_noise_aware", "KaLOS: Noise-aware AP", "blur_on"
-    HELP = "AP^l / AP / AP^u per size and threshold, and the ε̄(W, H) heatmap."
+    HELP = "AP with its lower and upper bounds per size and threshold, and the ε̄(W, H) heatmap."
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
@@ -63,7 +64,7 @@ class NoiseAwarePanel(RunPanel):
         block = res.get("ap") if size == "all" else (res.get("by_size") or {}).get(size)
         ctx.panel.data.bounds = bounds_figure(block or {})
         ctx.panel.state.bounds_layout = clean(plot_layout(
-            f"AP^l / AP / AP^u ({SIZES[size]})", "IoU threshold (click: uncertain predictions)", "AP (%)",
+            f"AP with its lower and upper bounds ({SIZES[size]})", "IoU threshold (click: uncertain predictions)", "AP (%)",
             height=360, barmode="group", showlegend=True, legend=LEGEND,
             xaxis={"type": "category", "title": {"text": "IoU threshold (click: uncertain predictions)"}}))
         ctx.panel.data.eps = eps_figure(res.get("eps_grid") or {})

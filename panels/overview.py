@@ -14,6 +14,8 @@ import math
 import numpy as np
 from fiftyone import ViewField as F
 
+from kalos_core.thresholds import threshold_text
+
 from .common import (AGREEMENT_METHOD, BANDS, LEGEND, RunPanel, band_color, band_of, bands_text, chart, clean,
                      dropdown, fmt, load_results, plot_layout, runs_of, vline)
 from .sensitivity import threshold_md
@@ -97,10 +99,32 @@ def histogram_traces(edges: list[float], runs: list[tuple[str, list[int]]]) -> l
     return traces
 
 
+#: the mean-α line of a single run and the global-α line: strong colours apart from the bands' own
+MEAN_COLOR, GLOBAL_COLOR = "#17becf", "#9467bd"
+#: a bar this many times taller than the next is cut at 1.5x the next (its count written on it)
+TALL_BAR = 2.5
+
+
+def tall_bar_cut(edges: list[float], counts: list[list[int]]) -> tuple[dict | None, dict | None]:
+    """``(yaxis, annotation)`` cutting one bar that would flatten the rest (e.g. α = 1 on 97 of 200
+    samples): the y range ends at 1.5x the next tallest, and the cut bar says its count; ``(None,
+    None)`` when no bar stands out so."""
+    heights = [max(col) for col in zip(*counts)] if counts else []
+    order = sorted(range(len(heights)), key=heights.__getitem__, reverse=True)
+    if len(order) < 2 or heights[order[1]] <= 0 or heights[order[0]] <= TALL_BAR * heights[order[1]]:
+        return None, None
+    k, top = order[0], 1.5 * heights[order[1]]
+    note = {"x": (edges[k] + edges[k + 1]) / 2, "y": top, "xref": "x", "yref": "y", "yanchor": "top",
+            "text": f"<b>{heights[k]}</b> ↑ (cut)", "showarrow": False, "font": {"size": 11},
+            "bgcolor": "rgba(255,255,255,0.85)", "bordercolor": "#444", "borderwidth": 1}
+    return {"title": {"text": "samples"}, "range": [0, top]}, note
+
+
 def histogram_layout(title: str, edges: list[float], means: list[tuple[str, float | None, str]],
-                     glob: float | None = None) -> dict:
-    """Band backgrounds, a dashed line per ``(label, mean, colour)``, and the global α line
-    (single run only)."""
+                     glob: float | None = None, counts: list[list[int]] = ()) -> dict:
+    """Band backgrounds, a solid line per ``(label, mean, colour)`` and a dashed global α line (single
+    run only), each labelled with its value on alternating sides (close lines do not print over each
+    other); a bar far taller than the rest (``counts``: each run's) is cut (:func:`tall_bar_cut`)."""
     shapes, notes = [], []
     for lo, hi, _, color in BANDS:
         x0, x1 = max(lo, edges[0]), min(hi, edges[-1])
@@ -108,38 +132,57 @@ def histogram_layout(title: str, edges: list[float], means: list[tuple[str, floa
             shapes.append({"type": "rect", "x0": x0, "x1": x1, "xref": "x", "y0": 0, "y1": 1,
                            "yref": "paper", "fillcolor": f"rgba({color},0.10)", "line": {"width": 0},
                            "layer": "below"})
-    lines = list(means) + ([("global α", glob, "#7f7f7f")] if glob is not None else [])
-    for label, value, color in lines:
-        if value is not None:
-            s, a = vline(value, label, color)
-            shapes.append(s)
-            notes.append(a)
+    lines = [(label, value, color, "solid") for label, value, color in means]
+    lines += [("global α", glob, GLOBAL_COLOR, "dash")] if glob is not None else []
+    for j, (label, value, color, dash) in enumerate(v for v in lines if v[1] is not None):
+        s, a = vline(value, f"{label} {fmt(value)}", color, dash=dash)
+        s["line"]["width"] = 3
+        a.update(xanchor="right" if j % 2 == 0 else "left", font={"color": color, "size": 12})
+        shapes.append(s)
+        notes.append(a)
+    yaxis, cut = tall_bar_cut(edges, list(counts))
+    notes += [cut] if cut else []
     extra = {"barmode": "overlay", "showlegend": True, "legend": LEGEND} if len(means) > 1 else {}
+    extra.update({"yaxis": yaxis} if yaxis else {})
     return plot_layout(title, "α", "samples", shapes=shapes, annotations=notes, bargap=0.02,
                        xaxis={"title": {"text": "α"}, "range": [edges[0], edges[-1]]}, **extra)
 
 
-def comparison_md(key_a: str, res_a: dict, key_b: str, res_b: dict, own: bool = False) -> str:
-    """The second run against the first: its mean and global α and the differences (b − a);
-    ``own``: say that each run's figures cover its own samples (they differ)."""
-    def diff(name: str) -> str:
-        a, b = res_a.get(name), res_b.get(name)
-        d = b - a if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) else None
-        return f"{fmt(b)} (Δ {'+' if d is not None and d >= 0 else ''}{fmt(d)})"
+#: |Δ| below this reads "unchanged" (it rounds to 0.000 in the text)
+SAME_DELTA = 0.0005
 
-    return (f"**Compared with {key_b}**{' (each run over its own samples)' if own else ''}: mean α {diff('mean_alpha')} · global α {diff('global_alpha')} · "
-            f"Δ = {key_b} − {key_a}")
+
+def delta_text(old: float | None, new: float | None) -> str:
+    """``Δ +0.088, better``: new − old, signed, with what it means for agreement in words."""
+    if old is None or new is None or not (math.isfinite(old) and math.isfinite(new)):
+        return "Δ —"
+    d = new - old
+    word = "unchanged" if abs(d) < SAME_DELTA else "better" if d > 0 else "worse"
+    return f"Δ {'+' if d >= 0 else ''}{fmt(d)}, {word}"
+
+
+def comparison_md(older: str, res_older: dict, newer: str, res_newer: dict, own: bool = False) -> str:
+    """The older run against the newer one: each mean and global α, old → new, and Δ = newer − older
+    (said here once; the shared-samples line follows the same convention); ``own``: say that each
+    run's figures cover its own samples (they differ)."""
+    def change(name: str) -> str:
+        a, b = res_older.get(name), res_newer.get(name)
+        return f"{fmt(a)} → {fmt(b)} ({delta_text(a, b)})"
+
+    return (f"**{older} → {newer}**{' (each run over its own samples)' if own else ''}: "
+            f"mean α {change('mean_alpha')} · global α {change('global_alpha')} · "
+            f"Δ = {newer} − {older} (newer minus older): + is better agreement, − worse")
 
 
 def shared_md(pair: dict) -> str:
-    """The two runs on the samples both scored (``pair``: :meth:`AgreementOverviewPanel.shared_samples`)."""
+    """The two runs on the samples both scored (``pair``: :meth:`AgreementOverviewPanel.shared_samples`),
+    older → newer as in :func:`comparison_md`."""
     older, newer, n = pair["older"], pair["newer"], pair["samples"]
-    d = pair["mean_second"] - pair["mean_first"]
     same = n - pair["changed"]
     return (f"**On the {n} samples both runs scored** ({older}: {pair['scored_first']} samples, {newer}: "
-            f"{pair['scored_second']}): mean α {older} {fmt(pair['mean_first'])} → {newer} "
-            f"{fmt(pair['mean_second'])} (Δ {'+' if d >= 0 else ''}{fmt(d)}) · from {older} to {newer}: "
-            f"**{pair['improved']} improved**, **{pair['worsened']} worsened**, {same} unchanged")
+            f"{pair['scored_second']}): mean α {fmt(pair['mean_first'])} → {fmt(pair['mean_second'])} "
+            f"({delta_text(pair['mean_first'], pair['mean_second'])}) · "
+            f"**{pair['improved']} better**, **{pair['worsened']} worse**, {same} unchanged")
 
 
 class AgreementOverviewPanel(RunPanel):
@@ -180,7 +223,7 @@ class AgreementOverviewPanel(RunPanel):
         low = (lowest_alpha(res, *([res_b] if res_b else [])) if shared is None
                else min(min(p) for p in pair["per_sample"].values()))
         edges, counts, undefined = alpha_histogram(scope, RunLayout.from_run(ctx.dataset, run_key).alpha_field, low)
-        runs, means = [(run_key, counts)], [("mean α", res.get("mean_alpha"), "#222")]
+        runs, means = [(run_key, counts)], [("mean α", res.get("mean_alpha"), MEAN_COLOR)]
         if other:
             edges_b, counts_b, _ = alpha_histogram(scope, RunLayout.from_run(ctx.dataset, other).alpha_field, low)
             if edges_b != edges:  # same lowest α, same bins: a bug if ever
@@ -192,7 +235,8 @@ class AgreementOverviewPanel(RunPanel):
             means = [(f"mean α {k}", mean_of[k], RUN_COLORS[i]) for i, k in enumerate((run_key, other))]
         on = f" on {pair['samples']} shared samples" if shared is not None else ""
         title = f"Per-sample α ({run_key}{f' vs {other}' if other else ''}{on})"
-        layout = histogram_layout(title, edges, means, None if other else res.get("global_alpha"))
+        layout = histogram_layout(title, edges, means, None if other else res.get("global_alpha"),
+                                  [c for _, c in runs])
         ctx.panel.data.histogram = clean(histogram_traces(edges, runs))
         # the dropdown's own value ("none" too): a state that differs from what it shows makes the
         # App send on_change_compare at once, a second load of the run on every open
@@ -205,7 +249,9 @@ class AgreementOverviewPanel(RunPanel):
         ctx.panel.state.histogram_layout = clean(layout)
         summary = self._summary(res, int(undefined) if shared is None else None, threshold_md(ctx.dataset, run_key))
         if other:
-            summary += "\n\n" + comparison_md(run_key, res, other, res_b, own=shared is not None)
+            older, newer = [k for k in runs_of(ctx.dataset, AGREEMENT_METHOD) if k in (run_key, other)]
+            by_key = {run_key: res, other: res_b}
+            summary += "\n\n" + comparison_md(older, by_key[older], newer, by_key[newer], own=shared is not None)
         if shared is not None:
             summary += "\n\n" + shared_md(pair)
         ctx.panel.state.summary = summary
@@ -222,7 +268,7 @@ class AgreementOverviewPanel(RunPanel):
             f"interpretation: **{res.get('interpretation') or band_of(mean)}**",
             f"{res.get('n_images', 0)} samples{'' if undefined is None else f' ({undefined} with undefined α)'}, "
             f"{res.get('n_annotations', 0)} labels in {res.get('n_units', 0)} units · "
-            f"{threshold or 'similarity threshold t = ' + fmt(cfg.get('threshold'), 2)}, "
+            f"{threshold or 'similarity threshold t = ' + threshold_text(cfg.get('threshold'))}, "
             f"distance {cfg.get('distance', '—')}, solver {cfg.get('solver', '—')}",
             "Bands: " + bands_text(),
         ]

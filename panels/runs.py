@@ -3,6 +3,8 @@ listing and loading runs), and the run selector's labels (:func:`run_label`)."""
 
 from __future__ import annotations
 
+from kalos_core.thresholds import threshold_text
+
 from ..fiftyone_layer import run_store as store
 
 runs_of = store.runs_of
@@ -50,7 +52,7 @@ def run_label(dataset, run_key: str) -> str:
         parts.append(raters)
     threshold = getattr(cfg, "threshold", None)
     if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
-        parts.append(f"threshold {threshold:g}")
+        parts.append(f"threshold {threshold_text(threshold)}")
     if getattr(info, "timestamp", None):
         parts.append(info.timestamp.strftime("%Y-%m-%d"))
     return " · ".join(parts)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from kalos_core.agreement.config import SENSITIVITY_THRESHOLDS
 from kalos_core.params import fraction_key
+from kalos_core.thresholds import threshold_text
 
 from .common import (LEGEND, NEUTRAL, RunPanel, band_color, chart, clean, clicked, fmt, load_results,
                      plot_layout, vline)
@@ -37,11 +38,12 @@ def calibrated_tau(dataset, run_key: str) -> tuple[float, str] | None:
     return (float(tau), key) if tau is not None else None
 
 
-def threshold_md(dataset, run_key: str, digits: int = 2) -> str:
-    """How every panel names a run's threshold: "similarity threshold t = 0.57", preceded by
-    "τ* = 0.430 (distance) ⇒" when the run came from a calibration."""
+def threshold_md(dataset, run_key: str) -> str:
+    """How every panel names a run's threshold: "similarity threshold t = 0.597" (as every text shows a
+    threshold, :func:`kalos_core.thresholds.threshold_text`), preceded by "τ* = 0.403 (distance) ⇒"
+    when the run came from a calibration."""
     t = getattr(dataset.get_run_info(run_key).config, "threshold", None)
-    text = f"similarity threshold t = {fmt(t, digits)}"
+    text = f"similarity threshold t = {threshold_text(t)}"
     cal = calibrated_tau(dataset, run_key)
     return f"τ\\* = {fmt(cal[0])} (distance, calibration *{cal[1]}*) ⇒ {text}" if cal else text
 
@@ -59,18 +61,23 @@ def falls_apart_selection(res: dict, x: float) -> tuple[list, str] | str:
     (``res["lsa_falls_apart"]``, :mod:`kalos_core.agreement.falls_apart`) and the panel's line; or why there is nothing to select."""
     t = (res.get("agreement_config") or {}).get("threshold")
     if t is not None and fraction_key(x) == fraction_key(t):
-        return f"t = {fmt(t, 2)} is the run's own threshold: no unit falls apart there. Click another threshold."
+        return f"t = {threshold_text(t)} is the run's own threshold: no unit falls apart there. Click another threshold."
     drill = res.get("lsa_falls_apart")
     if drill is None:
         return "This run was stored without the units that fall apart at each threshold: recompute it to click the curve."
     entry = drill.get(fraction_key(x))
     if entry is None:
-        return f"No threshold {fmt(x, 2)} in this run."
+        return f"No threshold {threshold_text(x)} in this run."
     n, labels = len(entry["samples"]), entry["labels"]
+    # a stricter threshold drops a link of a unit; a more lenient one lets a label pair elsewhere
+    stricter = t is None or float(x) > float(t)
+    at = f"{'the stricter' if stricter else 'the more lenient'} {threshold_text(x)}"
+    why = ("a link of theirs falls below it" if stricter else
+           "a label of theirs pairs with another rater's label instead")
     if not n:
-        return f"No unit matched at t = {fmt(t, 2)} falls apart at {fmt(x, 2)}."
-    return labels, (f"Showing the **{n} samples** whose units matched at t = {fmt(t, 2)} fall apart at "
-                       f"{fmt(x, 2)}: their {len(labels)} labels only")
+        return f"No unit matched at t = {threshold_text(t)} falls apart at {at}."
+    return labels, (f"Showing the **{n} samples** whose units matched at t = {threshold_text(t)} fall apart at "
+                    f"{at} ({why}): their {len(labels)} labels only")
 
 
 class LocalisationSensitivityPanel(RunPanel):
@@ -93,14 +100,14 @@ class LocalisationSensitivityPanel(RunPanel):
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         traces = [{"type": "scatter", "mode": "lines+markers", "name": "mean α", "x": xs, "y": ys,
                    "marker": {"size": 10, "color": [band_color(y) for y in ys]}, "line": {"color": NEUTRAL},
-                   "hovertemplate": "threshold %{x:.2f}: α = %{y:.4f}<extra></extra>"}]
+                   "hovertemplate": "threshold %{x:.3~f}: α = %{y:.4f}<extra></extra>"}]
         if tau is not None and mean is not None:
             traces.append({"type": "scatter", "mode": "markers", "name": "t (the run's threshold)", "x": [tau],
                            "y": [mean], "marker": {"size": 16, "symbol": "star", "color": "#d62728"},
-                           "hovertemplate": "t = %{x:.2f}: α = %{y:.4f}<extra></extra>"})
+                           "hovertemplate": "t = %{x:.3~f}: α = %{y:.4f}<extra></extra>"})
         shapes, notes = [], []
         if tau is not None:
-            s, a = vline(tau, f"t = {fmt(tau, 2)}", "#d62728")
+            s, a = vline(tau, f"t = {threshold_text(tau)}", "#d62728")
             shapes, notes = [s], [a]
         ctx.panel.data.sensitivity = clean(traces)
         ctx.panel.state.plot_layout = clean(plot_layout(
@@ -108,10 +115,10 @@ class LocalisationSensitivityPanel(RunPanel):
             shapes=shapes, annotations=notes, showlegend=True, legend=LEGEND))
         delta = res.get("lsa_delta")
         strict = max(float(t) for t in lsa)
-        ctx.panel.state.summary = (f"**Δ** = α(t = {fmt(tau, 2)}) − α(t = {fmt(strict, 2)}) = "
+        ctx.panel.state.summary = (f"**Δ** = α(t = {threshold_text(tau)}) − α(t = {threshold_text(strict)}) = "
                                    f"**{fmt(delta)}** · "
                                    f"α ranges {fmt(min(ys))} – {fmt(max(ys))} over thresholds "
-                                   f"{', '.join(fmt(x, 2) for x in xs)}\n\n"
+                                   f"{', '.join(threshold_text(x) for x in xs)}\n\n"
                                    f"The run's {threshold_md(ctx.dataset, run_key)}")
 
     def on_click_threshold(self, ctx):

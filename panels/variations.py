@@ -20,13 +20,15 @@ from .common import LEGEND, RunPanel, chart, clean, clicked, fmt, load_results, 
 COLORS = {"agreed": "#2ca02c", "merged": "#17becf", "wrong_class": "#d62728", "merged_wrong_class": "#9467bd",
           "missed": "#ff7f0e", "additional": "#8c564b"}
 TYPES = tuple(COLORS)
+#: what a legend and a hover say for each type (the stored keys stay as they are)
+TYPE_NAMES = {t: t.replace("merged_wrong_class", "merged, wrong class").replace("_", " ") for t in TYPES}
 
 
 def stacked(categories: list, counts: dict, types=TYPES) -> list[dict]:
     """One bar trace per type (named by the type) over ``categories``; ``counts[category][type]``."""
-    return [{"type": "bar", "name": t, "x": [str(c) for c in categories],
+    return [{"type": "bar", "name": TYPE_NAMES.get(t, t), "x": [str(c) for c in categories],
              "y": [(counts.get(c) or {}).get(t, 0) for c in categories], "marker": {"color": COLORS.get(t, "#777")},
-             "hovertemplate": "%{x}: " + t + " %{y}<extra></extra>"} for t in types]
+             "hovertemplate": "%{x}: " + TYPE_NAMES.get(t, t) + " %{y}<extra></extra>"} for t in types]
 
 
 def iou_histogram(res: dict, threshold: str) -> tuple[dict, list]:
@@ -109,6 +111,7 @@ class VariationTypesPanel(RunPanel):
 
     def _type_of(self, ctx) -> str | None:
         vtype = ctx.params.get("trace")
+        vtype = next((t for t, name in TYPE_NAMES.items() if name == vtype), vtype)   # a legend name: its type
         if vtype not in TYPES and isinstance(ctx.params.get("trace_idx"), int) and ctx.params["trace_idx"] < len(TYPES):
             vtype = TYPES[ctx.params["trace_idx"]]
         return vtype if vtype in TYPES else None

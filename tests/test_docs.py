@@ -100,3 +100,27 @@ def test_the_checks_catch_what_they_look_for(tmp_path):
                     "```\n[in code](ignored.md)\n```\n")
     assert list(_links(page)) == ["#a-heading-code-x", "#nope", "missing.md"]
     assert _anchors(page) == {"a-heading-code-x"}
+
+
+def test_the_readme_demo_transcript_is_a_current_run(tmp_path):
+    """The README's ``make demo`` transcript is written from a run (``make demo-transcript``); its
+    calibration and agreement part, recomputed from the seeded demo files by the engine alone (the
+    demo prints it with the same function), must still stand in it word for word."""
+    from kalos_core.agreement.config import SENSITIVITY_THRESHOLDS
+    from kalos_core.agreement.pipeline import AgreementConfig, compute_agreement
+    from kalos_core.calibration import CalibrationConfig, calibrate
+    from kalos_core.demo_data import build_demo
+    from kalos_core.demo_transcript import MARKER, agreement_lines
+    from kalos_core.io import load_coco
+    from kalos_core.measure_docs import block_of
+    from kalos_core.thresholds import proposed
+
+    block = block_of((REPO / "README.md").read_text(encoding="utf-8"), MARKER)
+    assert block and block.startswith("```text\n$ make demo\n"), "README.md lacks the make demo transcript"
+    # what make demo runs (fiftyone_layer/demo.py, defaults: 40 images, seed 0) on the boxes
+    data = load_coco(build_demo(tmp_path, n_images=40, seed=0, with_images=False), "bbox")
+    rec = calibrate(data, CalibrationConfig(seed=0)).recommended.to_dict()
+    t = proposed(rec["similarity_threshold"])
+    res = compute_agreement(data, AgreementConfig(threshold=t, distance=rec["distance"],
+                                                  lsa_thresholds=SENSITIVITY_THRESHOLDS, seed=0))
+    assert agreement_lines(rec, t, res) in block, "the make demo transcript is stale: run make demo-transcript"

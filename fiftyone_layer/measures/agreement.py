@@ -226,6 +226,7 @@ def _read(collection, source: RaterSource, config, extras: dict) -> MeasureData:
 def _write(collection, written: RaterSource, run_key: str, result: AgreementResult, data: MeasureData) -> None:
     write_results(collection, written, run_key, result)
     status_colors.show_statuses(collection._dataset, run_key, written.fields)
+    status_colors.show_alpha_colors(collection._dataset, run_key)
 
 
 def _falls_apart(result, data: MeasureData, config: AgreementConfig) -> dict:

@@ -30,6 +30,7 @@ from kalos_core.calibration.drill import bin_pairs
 from kalos_core.data import MultiRaterDataset
 from kalos_core.geometry import distances_for
 from kalos_core.measure import MeasureData
+from kalos_core.thresholds import proposed, threshold_text
 
 from .. import run_store
 from ..adapter import SetupError
@@ -89,12 +90,14 @@ def latest_calibration(dataset, label_type: str | None = None) -> CalibrationRef
 
 def matching_calibration(dataset, threshold: float, label_type: str | None = None,
                          distance: str | None = None) -> CalibrationRef | None:
-    """The newest calibration whose threshold is ``threshold`` (the one an agreement run used):
-    the one it found for ``distance`` when it calibrated that distance, else its recommended one."""
+    """The newest calibration whose threshold is ``threshold`` (the one an agreement run used), at full
+    precision or as shown and proposed (:func:`kalos_core.thresholds.proposed`): the one it found for
+    ``distance`` when it calibrated that distance, else its recommended one."""
     for key in reversed(calibration_runs(dataset)):
         ref = _ref(dataset, key)
         found = ref.thresholds.get(distance, ref.similarity_threshold)
-        if abs(found - float(threshold)) <= SAME_THRESHOLD and (label_type is None or ref.label_type == label_type):
+        near = min(abs(found - float(threshold)), abs(proposed(found) - float(threshold)))   # as stored or as shown
+        if near <= SAME_THRESHOLD and (label_type is None or ref.label_type == label_type):
             return ref
     return None
 
@@ -141,7 +144,7 @@ def _card(result: CalibrationResult, key: str) -> tuple:
     best = result.distances[rec.distance]
     return "KaLOS: threshold calibrated", [
         ("Recommended distance", rec.distance), ("τ* (distance)", rec.tau_star),
-        ("Similarity threshold t = 1 - τ*", rec.similarity_threshold), ("KS separation", best.ks),
+        ("Similarity threshold t = 1 - τ*", threshold_text(rec.similarity_threshold)), ("KS separation", best.ks),
         ("Why", rec.reason)], \
         "Open the panel 'KaLOS: Calibration'; its buttons run 'KaLOS: compute agreement' at this threshold."
 
@@ -150,7 +153,7 @@ def _notice(result: CalibrationResult, key: str) -> str:
     rec = result.recommended
     std = f" (standard {rec.standard_threshold:g})" if rec.standard_threshold is not None else ""
     return (f"KaLOS calibration: {rec.distance}, τ* {rec.tau_star:.3f}, similarity threshold "
-            f"{rec.similarity_threshold:.3f}{std}")
+            f"{threshold_text(rec.similarity_threshold)}{std}")
 
 
 RUN = MeasureRun(

@@ -3,9 +3,12 @@
 A Do / De observation (:mod:`.sampling`) is a query annotation and a target (image, row) group;
 its pair is the query and the group's *nearest* annotation (the one its distance was measured
 to), or no partner when the group is empty (distance 1). :func:`bin_pairs` lists, per bin of
-each distance's stored histogram, the first ``cap`` pairs in the plan's order, by ids:
+each distance's stored histogram, every pair of the bin, by ids; a bin holding more than ``cap``
+pairs (:data:`DRILL_CAP`, far above a bar of a few thousand labels; :data:`SLOW_CAP` for a distance
+without a vectorised pair path) keeps an even spread of that many over the plan's order, so its
+samples are not only the first few (``caps``: the cap of each distance):
 
-``{"cap": cap, "samples": [image ids], "labels": [annotation ids], "label_sample": [index in
+``{"cap": cap, "caps": {name: cap}, "samples": [image ids], "labels": [annotation ids], "label_sample": [index in
 "samples" of each label's image], "distances": {name: {"do": [[q, p, q, p, ...] per bin], "de": [...]}}}``
 
 where ``q`` / ``p`` index ``labels`` (``p = -1``: no partner). A Do pair lies on one image; a De
@@ -23,8 +26,12 @@ from ..columns import ids_and_raters
 from ..geometry import DistanceSpec
 from .sampling import PreparedCache, SamplePlan, pair_similarity
 
-#: pairs listed per histogram bin (a bin holds thousands on a large data set)
-DRILL_CAP = 100
+#: the most pairs kept per histogram bin (the demo's fullest bin holds 2,760; a bin holds tens of
+#: thousands on a large data set, which the drill-down then says it left out)
+DRILL_CAP = 5_000
+#: the most pairs kept per bin of a distance without a vectorised pair path (exact polygon IoU: each
+#: pair's partner is found one query at a time, ~0.5 ms; 1,000 demo images: 5,000 per bin took 58 s)
+SLOW_CAP = 300
 
 
 @dataclass
@@ -71,6 +78,13 @@ def nearest_partner(plan: SamplePlan, spec: DistanceSpec, cache: PreparedCache, 
     return out
 
 
+def spread(items: np.ndarray, cap: int) -> np.ndarray:
+    """``items`` when there are at most ``cap``, else ``cap`` of them evenly spaced (first and last kept)."""
+    if len(items) <= cap:
+        return items
+    return items[np.linspace(0, len(items) - 1, cap).round().astype(np.int64)]
+
+
 def bin_pairs(obs: Observations, histograms: dict, cap: int = DRILL_CAP) -> dict:
     """The pairs of each bin of ``histograms`` (distance name -> ``{"edges": ...}``), see the module doc."""
     plan = obs.plan
@@ -82,15 +96,17 @@ def bin_pairs(obs: Observations, histograms: dict, cap: int = DRILL_CAP) -> dict
         return labels.setdefault(k, len(labels)) if k >= 0 else -1
 
     out = {}
+    caps = {}
     for name, (do, de) in obs.values.items():
         edges = histograms[name]["edges"]
+        caps[name] = keep = cap if obs.specs[name].pairs is not None else min(cap, SLOW_CAP)
         per = {}
         for key, values, target in (("do", do, plan.do_group), ("de", de, plan.de_group)):
             b = bin_of(values, edges)
             order = np.argsort(b, kind="stable")
             order = order[b[order] >= 0]
             cuts = np.searchsorted(b[order], np.arange(len(edges)))
-            chosen = [order[cuts[i]: cuts[i + 1]][:cap] for i in range(len(edges) - 1)]
+            chosen = [spread(order[cuts[i]: cuts[i + 1]], keep) for i in range(len(edges) - 1)]
             flat = np.concatenate(chosen) if chosen else np.zeros(0, np.int64)
             partner = nearest_partner(plan, obs.specs[name], obs.cache, flat, target).tolist()
             query = plan.obs_query[flat].tolist()
@@ -103,6 +119,6 @@ def bin_pairs(obs: Observations, histograms: dict, cap: int = DRILL_CAP) -> dict
         out[name] = per
     used = np.array(sorted(labels, key=labels.get), np.int64)
     images, at_image = np.unique(image_of[used], return_inverse=True)
-    return {"cap": cap, "samples": [str(plan.dataset.images[i].id) for i in images.tolist()],
+    return {"cap": cap, "caps": caps, "samples": [str(plan.dataset.images[i].id) for i in images.tolist()],
             "labels": [str(ids[k]) for k in used.tolist()], "label_sample": at_image.ravel().tolist(),
             "distances": out}

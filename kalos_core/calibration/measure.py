@@ -12,6 +12,7 @@ from ..executor_options import EXECUTOR_OPTIONS, executor_args
 from ..io.coco import TASK_GEOMETRY_KINDS
 from ..measure import Measure, MeasureData
 from .engine import calibrate_steps
+from ..thresholds import threshold_text
 from .types import STRATA, CalibrationConfig, CalibrationResult, Recommendation
 
 
@@ -51,7 +52,7 @@ def summary(result: CalibrationResult, seconds: float | None = None) -> str:
 
 def _recommendation_line(title: str, rec: Recommendation) -> str:
     return (f"{title}: {rec.distance}{' (scale-dependent)' if rec.scale_dependent else ''}, tau* {rec.tau_star:.3f}, "
-            f"similarity threshold {rec.similarity_threshold:.3f}"
+            f"similarity threshold {threshold_text(rec.similarity_threshold)}"
             + (f" (standard {rec.standard_threshold:g})" if rec.standard_threshold is not None else "")
             + (f"; would give mean alpha {rec.mean_alpha:.4f}, global {rec.global_alpha:.4f}"
                if rec.mean_alpha is not None else ""))

@@ -236,18 +236,15 @@ def test_point_masses_give_ks_one_and_the_midpoint():
     assert iou.histogram["de"][-1] == 200 and len(iou.histogram["edges"]) == 51
 
 
-def test_a_scale_dependent_winner_names_the_best_scale_invariant_alternative():
-    # both separate perfectly (KS 1): the first named wins the tie, here the image-diagonal centroid
+def test_a_tie_in_ks_goes_to_the_first_scale_invariant_distance():
+    # all three separate perfectly (KS 1): a tie, so the scale-dependent centroid named first does not win
     res = calibrate(grid_of_pairs(), CalibrationConfig(distances=("centroid", "giou", "iou"), bootstrap=20))
     rec = res.recommended
-    assert rec.distance == "centroid" and rec.scale_dependent and "scale-invariant alternative is giou" in rec.reason
-    alt = rec.alternative
-    assert (alt.distance, alt.scale_dependent, alt.alternative) == ("giou", False, None)
-    assert alt.tau_star == res.distances["giou"].tau_star and alt.ks == res.distances["giou"].ks
-    # every pair overlaps with IoU 0.8 in one class: both thresholds match them all, alpha is 1
-    assert (rec.mean_alpha, rec.global_alpha, alt.mean_alpha, alt.global_alpha) == (1.0, 1.0, 1.0, 1.0)
-    d = res.to_dict()["recommended"]
-    assert d["alternative"]["distance"] == "giou" and d["scale_dependent"] is True
+    assert (rec.distance, rec.scale_dependent, rec.alternative) == ("giou", False, None)
+    assert "first scale-invariant" in rec.reason and "tied: centroid 1.000, iou 1.000" in rec.reason
+    assert rec.tau_star == res.distances["giou"].tau_star and rec.ks == res.distances["giou"].ks
+    # every pair overlaps with IoU 0.8 in one class: the threshold matches them all, alpha is 1
+    assert (rec.mean_alpha, rec.global_alpha) == (1.0, 1.0)
     plain = calibrate(grid_of_pairs(), CalibrationConfig(distances=("iou", "centroid"), bootstrap=0,
                                                          alpha_preview=False)).recommended
     assert (plain.distance, plain.scale_dependent, plain.alternative, plain.mean_alpha) == ("iou", False, None, None)
@@ -304,7 +301,6 @@ def test_demo_polygons_exact_and_rasterised_iou_agree(demo_path):
     assert raster.ks == pytest.approx(iou.ks, abs=0.01)
     assert raster.tau_star == pytest.approx(iou.tau_star, abs=0.01)
     rec = res.recommended
-    assert rec.distance == max(res.distances, key=lambda n: res.distances[n].ks)
     invariant = rec.alternative if rec.scale_dependent else rec        # the image-diagonal centroid may win
     assert invariant.distance in ("iou", "mask_iou") and iou.ks > res.distances["giou"].ks
     assert iou.tau_ci is None and res.recommended.standard_threshold is None   # no bootstrap, no interval

@@ -45,8 +45,11 @@ def test_calibrate_writes_the_contract(demo_path, tmp_path, capsys):
     rec = res["recommended"]
     assert set(rec) == {"distance", "tau_star", "similarity_threshold", "standard_threshold", "reason", "ks",
                         "scale_dependent", "mean_alpha", "global_alpha", "alternative"}
-    best = max(res["distances"], key=lambda n: res["distances"][n]["ks"])
-    assert rec["distance"] == best
+    # centroid's KS is ahead of iou's, but within its interval: a tie, and iou (scale-invariant) is recommended
+    ks = {n: d["ks"] for n, d in res["distances"].items()}
+    assert ks["centroid"] > ks["iou"] >= res["distances"]["centroid"]["ks_ci"][0]
+    best = "iou"
+    assert rec["distance"] == best and not rec["scale_dependent"]
     assert res["similarity_threshold"] == rec["similarity_threshold"] == res["distances"][best]["similarity_threshold"]
     text = capsys.readouterr().out
     assert f"recommended: {best}" in text and "iou by size" in text and f"wrote {out}" in text

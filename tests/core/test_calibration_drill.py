@@ -1,6 +1,6 @@
 """The pairs behind each Do / De histogram bin (kalos_core.calibration.drill): every stored pair
 is the query and its nearest partner, at a distance inside its bin, and each bin lists
-min(its count, cap) pairs; boxes take the element-wise path, polygons the per-query one."""
+min(its count, cap) pairs, an even spread of a fuller bin; boxes take the element-wise path, polygons the per-query one."""
 
 import numpy as np
 import pytest
@@ -31,12 +31,21 @@ def test_each_stored_pair_lies_in_its_bin(demo_path, task, distance):
     res = calibrate(data, CalibrationConfig(distances=(distance,), bootstrap=0, histogram_bins=10, alpha_preview=False))
     cap = 7
     drill = bin_pairs(res.observations, {distance: res.distances[distance].histogram}, cap=cap)
+    every = bin_pairs(res.observations, {distance: res.distances[distance].histogram})   # the default cap: all
+    queries = {name: {k: [[d["labels"][q] for q in f[::2]] for f in v] for k, v in d["distances"][distance].items()}
+               for name, d in (("capped", drill), ("all", every))}
     hist = res.distances[distance].histogram
     spec = get_distance(data.kind, distance)
     by_id = {str(a.id): (im, a) for im in data.images for a in im.annotations}
     for key in ("do", "de"):
         for b, flat in enumerate(drill["distances"][distance][key]):
             assert len(flat) // 2 == min(hist[key][b], cap)
+            # the default keeps every pair up to the distance's cap: 5,000 (boxes), 300 (exact polygon IoU)
+            assert every["caps"][distance] == (5000 if task == "bbox" else 300)
+            assert len(every["distances"][distance][key][b]) // 2 == min(hist[key][b], every["caps"][distance])
+            kept, full = queries["capped"][key][b], queries["all"][key][b]
+            if hist[key][b] > cap:   # a fuller bin keeps an even spread from first to last, not its first pairs
+                assert kept[0] == full[0] and kept[-1] == full[-1] and kept != full[:cap]
             for q, p in zip(flat[::2], flat[1::2]):
                 im, a = by_id[drill["labels"][q]]
                 assert drill["samples"][drill["label_sample"][q]] == str(im.id)

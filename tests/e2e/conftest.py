@@ -69,7 +69,7 @@ def demo_app(chromium, tmp_path_factory, artifacts_dir):
     """The demo data set (``python fiftyone_layer/demo.py run``) served by ``fiftyone_layer/demo.py app``."""
     work = tmp_path_factory.mktemp("demo")
     t0 = time.monotonic()
-    harness.build_demo(work / "demo", artifacts_dir / "demo-build.log")
+    stdout = harness.build_demo(work / "demo", artifacts_dir / "demo-build.log")
     t1 = time.monotonic()
     server = harness.AppServer(artifacts_dir / "app-server.log").start()
     t2 = time.monotonic()
@@ -77,6 +77,7 @@ def demo_app(chromium, tmp_path_factory, artifacts_dir):
     import fiftyone as fo  # this run's private database (tests/conftest.py)
 
     server.n_samples = len(fo.load_dataset(harness.DATASET))
+    server.demo_stdout, server.demo_folder = stdout, work / "demo"   # what make demo printed, and where to
     server.dataset_url = f"{server.url}/datasets/{harness.DATASET}"
     try:
         yield server

@@ -124,7 +124,7 @@ def test_noise_aware_size_then_bar_shows_that_size_only(page, demo_app):
 
     _open(page, demo_app, "kalos_noise_aware")
     page.get_by_text(re.compile(rf"^{size}\b")).first.click()
-    wait_for_text(page.locator("body"), f"AP^l / AP / AP^u ({size}")
+    wait_for_text(page.locator("body"), f"AP with its lower and upper bounds ({size}")
     page.wait_for_timeout(500)
     click_mark(page, point(chart_points(page, 0), "AP", xv="75"))
     wait_for_count(page, lambda n: n == want_samples, what=f"== {want_samples} ({size} uncertain at 75)")

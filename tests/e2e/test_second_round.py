@@ -89,10 +89,11 @@ def test_round2_on_the_review_queue_is_compared_on_the_same_samples(page, demo_a
         pick_after_label(page, "Compare with", "kalos")
         text = wait_for_text(content, "samples both runs scored", timeout=60)
         d = pair["mean_second"] - pair["mean_first"]
+        word = "better" if d >= 0.0005 else "worse" if d <= -0.0005 else "unchanged"
         expected = (f"On the {pair['samples']} samples both runs scored (kalos: {demo_app.n_samples} samples, "
-                    f"round2: {QUEUE}): mean α kalos {pair['mean_first']:.3f} → round2 {pair['mean_second']:.3f} "
-                    f"(Δ {'+' if d >= 0 else ''}{d:.3f}) · from kalos to round2: {pair['improved']} improved, "
-                    f"{pair['worsened']} worsened, {pair['samples'] - pair['changed']} unchanged")
+                    f"round2: {QUEUE}): mean α {pair['mean_first']:.3f} → {pair['mean_second']:.3f} "
+                    f"(Δ {'+' if d >= 0 else ''}{d:.3f}, {word}) · {pair['improved']} better, "
+                    f"{pair['worsened']} worse, {pair['samples'] - pair['changed']} unchanged")
         assert expected in " ".join(text.split()), text[:3000]
         doc_screenshot(page, "round2_overview")
 

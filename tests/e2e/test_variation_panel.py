@@ -52,6 +52,13 @@ def _threshold(ds) -> str:
     return f"{ds.get_run_info(RUN).config.threshold:g}"
 
 
+def _type(legend_name: str) -> str:
+    """The stored variation type of a legend name ("wrong class" -> "wrong_class")."""
+    from fiftyone.plugins.orgs.kalos.agreement.panels.variations import TYPE_NAMES
+
+    return next((t for t, name in TYPE_NAMES.items() if name == legend_name), legend_name)
+
+
 def _biggest(points, x, exclude=("agreed",)) -> dict:
     """The tallest segment at category ``x`` whose type is not in ``exclude``."""
     segs = [p for p in points if p["xv"] == x and p["name"] not in exclude and float(p["yv"]) > 0]
@@ -64,7 +71,7 @@ def test_threshold_segment_shows_that_type_and_other_thresholds_change_nothing(p
     t = _threshold(ds)
     _open(page, demo_app)
     seg = _biggest(chart_points(page, 0), t)
-    vtype = seg["name"]
+    vtype = _type(seg["name"])
     want, want_samples, total = labels(ds, lambda lab: _get(lab, TYPE) == vtype)
     assert 0 < want < total, (vtype, want, total)
     assert want == int(float(seg["yv"]))  # the bar is the stored count
@@ -76,7 +83,7 @@ def test_threshold_segment_shows_that_type_and_other_thresholds_change_nothing(p
     assert (n, n_samples) == (want, want_samples)
 
     # another threshold: types exist only at the run's; the click says so and keeps the view
-    other = next(p for p in chart_points(page, 0) if p["xv"] != t and p["name"] == vtype)
+    other = next(p for p in chart_points(page, 0) if p["xv"] != t and p["name"] == seg["name"])
     click_mark(page, other)
     wait_for_text(page.locator("body"), f"Labels carry their type only at the run's IoU {t}")
     page.wait_for_timeout(1000)
@@ -91,7 +98,7 @@ def test_rater_segment_shows_that_raters_labels_of_the_type(page, demo_app):
     points = chart_points(page, 1)
     rater = sorted({p["xv"] for p in points})[-1]
     seg = _biggest(points, rater)
-    vtype, field = seg["name"], next(f for f, r in raters.items() if str(r) == rater)
+    vtype, field = _type(seg["name"]), next(f for f, r in raters.items() if str(r) == rater)
     want, want_samples, _ = labels(ds, lambda lab: _get(lab, TYPE) == vtype, fields=[field])
     total = labels(ds, lambda lab: True)[0]
     assert 0 < want < total and want < labels(ds, lambda lab: _get(lab, TYPE) == vtype)[0], (rater, vtype, want)

@@ -54,13 +54,14 @@ def test_switching_the_distance_switches_the_threshold_to_its_calibrated_or_stan
     assert set(found) == {"centroid", "giou", "iou"} and len({round(t, 3) for t in found.values()}) == 3
     for distance in ("centroid", "giou", "iou"):
         f = form(AGREE, ds, rater_fields=fields, distance=distance)
-        assert f["threshold"].default == found[distance], distance
+        assert f["threshold"].default == round(found[distance], 3), distance    # as shown, which is as used
         assert f"calibration run 'kalos_calibration' found for {distance}" in _unescape(f["threshold"].view.description)
     f = form(AGREE, ds, rater_fields=fields, distance="centroid_box")      # not calibrated: its standard value
     assert f["threshold"].default == 0.5 and "standard value for centroid_box" in _unescape(f["threshold"].view.description)
     # a run at GIoU's calibrated threshold records the calibration it came from
-    execute(AGREE, ds, rater_fields=fields, run_key="g", distance="giou", threshold=found["giou"], bootstrap=0)
-    assert ds.get_run_info("g").config.calibration_key == "kalos_calibration"
+    for key, t in (("g", found["giou"]), ("shown", round(found["giou"], 3))):   # stored or shown precision
+        execute(AGREE, ds, rater_fields=fields, run_key=key, distance="giou", threshold=t, bootstrap=0)
+        assert ds.get_run_info(key).config.calibration_key == "kalos_calibration"
 
 
 def test_a_calibration_stored_without_per_distance_thresholds_is_read_from_its_results(fo_isolated, demo):  # noqa: F811
@@ -115,7 +116,7 @@ def test_a_scheme_that_already_coloured_by_value_is_left_so(fo_isolated):
     ds.app_config.color_scheme = fo.ColorScheme(color_by="value")
     ds.save()
     compute_agreement_run(ds, rater_fields=["raters_a", "raters_b"], run_key="k", bootstrap=0)
-    assert {e["path"] for e in ds.app_config.color_scheme.fields} == {"raters_a", "raters_b"}
+    assert {e["path"] for e in ds.app_config.color_scheme.fields} == {"raters_a", "raters_b", "k_alpha"}
     delete_agreement_run(ds, "k")
     assert ds.app_config.color_scheme.fields == [] and ds.app_config.color_scheme.color_by == "value"
 

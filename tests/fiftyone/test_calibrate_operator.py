@@ -75,7 +75,7 @@ def test_compute_agreement_defaults_to_the_calibration_and_records_it(fo_isolate
     cfg = ds.get_run_info("kalos_calibration").config
     assert cfg.distance in ("centroid", "giou")
     after = form(f"{PLUGIN}/compute_agreement", ds, rater_fields=fields)
-    assert after["threshold"].default == cfg.similarity_threshold
+    assert after["threshold"].default == round(cfg.similarity_threshold, 3)   # the shown value is the used one
     assert after["distance"].default == cfg.distance
     # a run at the calibrated threshold records the calibration; another threshold does not
     execute(f"{PLUGIN}/compute_agreement", ds, rater_fields=fields, run_key="at_tau",
@@ -91,7 +91,7 @@ def test_the_newest_calibration_wins(fo_isolated, demo):
     execute(URI, ds, rater_fields=fields, bootstrap=0, run_key="second", distances=["iou"])
     f = form(f"{PLUGIN}/compute_agreement", ds, rater_fields=fields)
     assert f["distance"].default == "iou"
-    assert f["threshold"].default == ds.get_run_info("second").config.similarity_threshold
+    assert f["threshold"].default == round(ds.get_run_info("second").config.similarity_threshold, 3)
 
 
 @pytest.mark.parametrize("params, message", [

@@ -103,7 +103,7 @@ def test_noise_aware_panel_draws_bounds_and_the_eps_heatmap(runs_ds):
     res = load_noise_aware(ds, "na")
     p = Panel(ds, "kalos_noise_aware").call("on_load")
     bars = p.data["bounds"]
-    assert [b["name"][:4] for b in bars] == ["AP^l", "AP", "AP^u"]
+    assert [b["name"] for b in bars] == ["lower bound (IoU − ε̄)", "AP", "upper bound (IoU + ε̄)"]   # no caret text
     assert bars[0]["x"] == ["50:95", "50", "75", "95"]
     assert [b["y"][0] for b in bars] == [res["ap"]["50:95"][k] for k in ("lower", "ap", "upper")]
     (heat,) = p.data["eps"]

@@ -65,12 +65,25 @@ def test_a_calibration_bar_selects_its_label_pairs(two):
     assert view.values("id") == [sample["s1"]]
     assert set(view.values("raters_a.detections.id", unwind=True) + view.values("raters_b.detections.id", unwind=True)) \
         == {label["a1"], label["b1"]}
-    assert "2 same-sample label pairs (Do)" in p.state["selection"] and "**2 labels on 1 samples**" in p.state["selection"]
+    assert "Showing all 2 same-sample label pairs (Do)" in p.state["selection"] and "**2 labels on 1 samples**" in p.state["selection"]
     view = p.call("on_click_bin", trace_idx=1, idx=3, path="calibration").view()
     assert sorted(view.values("id")) == sorted(sample.values())      # both samples of each De pair
     assert "both samples are shown" in p.state["selection"] and "**4 labels on 2 samples**" in p.state["selection"]
     p.call("on_click_bin", trace_idx=0, idx=2, path="calibration")
     assert p.state["selection"] == "No Do pair has a iou distance 0.500 – 0.750." and not p.ops("set_view")
+
+
+def test_a_bar_fuller_than_a_run_keeps_says_how_many_pairs_it_left_out():
+    from fiftyone.plugins.orgs.kalos.agreement.panels.calibration import bin_selection
+
+    # a De bar of 10 pairs of which the run kept 3 (cap 3): the line names 3 of 10, and the 7 left out
+    res = {"distances": {"iou": {"histogram": {"edges": [0.0, 1.0], "de": [10]}}},
+           "drill": {"cap": 3, "labels": ["x", "y", "z", "w"], "label_sample": [0, 0, 1, 1],
+                     "distances": {"iou": {"de": [[0, 2, 1, 3, 2, 0]]}}}}
+    labels, line = bin_selection(res, "iou", "de", 0)
+    assert labels == ["x", "y", "z", "w"]
+    assert "**3 of the bar's 10** cross-sample pairs" in line and "**7 pairs are left out**" in line
+    assert "at most 3 per bar" in line and "calibrate a smaller view" in line and "**4 labels on 2 samples**" in line
 
 
 def test_sensitivity_stores_the_units_that_fall_apart(two):
@@ -88,8 +101,8 @@ def test_a_sensitivity_threshold_selects_the_samples_whose_units_fall_apart(two)
     assert view.values("id") == [sample["s1"]]
     assert set(view.values("raters_a.detections.id", unwind=True) + view.values("raters_b.detections.id", unwind=True)) \
         == {label["a1"], label["b1"]}
-    assert "**1 samples** whose units matched at t = 0.50 fall apart at 0.70: their 2 labels" in p.state["selection"]
+    assert "**1 samples** whose units matched at t = 0.5 fall apart at the stricter 0.7 (a link of theirs falls below it): their 2 labels" in p.state["selection"]
     p.call("on_click_threshold", x=0.3, idx=0, trace_idx=0, path="sensitivity")
-    assert p.state["selection"] == "No unit matched at t = 0.50 falls apart at 0.30." and not p.ops("set_view")
+    assert p.state["selection"] == "No unit matched at t = 0.5 falls apart at the more lenient 0.3." and not p.ops("set_view")
     p.call("on_click_threshold", x=0.5, idx=1, trace_idx=0, path="sensitivity")
-    assert p.state["selection"].startswith("t = 0.50 is the run's own threshold") and not p.ops("set_view")
+    assert p.state["selection"].startswith("t = 0.5 is the run's own threshold") and not p.ops("set_view")

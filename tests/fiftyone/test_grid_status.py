@@ -70,9 +70,19 @@ def test_status_colours_are_added_for_the_run_fields_only_and_removed_with_the_r
         assert by_path[f]["colorByAttribute"] == "kalos_status"
         assert {v["value"]: v["color"] for v in by_path[f]["valueColors"]} == STATUS
     assert by_path[fields[0]]["fieldColor"] == "#abcdef"              # the user's sidebar colour stays
+    # the tiles' α bubbles: one colour scale, the α bands' colours of the panels, for every α of the run
+    from fiftyone.plugins.orgs.kalos.agreement.panels.common import BAND_COLORS
+    from kalos_core.reliability import interpret
+
+    alphas = {a for a in ds.values("kalos_alpha") if a is not None and not np.isnan(a)}
+    colours = {v["value"]: v["color"] for v in by_path.pop("kalos_alpha")["valueColors"]}
+    band = {name: "#%02x%02x%02x" % tuple(map(int, rgb.split(","))) for name, rgb in BAND_COLORS.items()}
+    shown = {f"{a:.3f}".rstrip("0").rstrip(".") for a in alphas}   # as a tile shows α: 0.512, 1
+    assert colours == {k: band[interpret(float(k))] for k in shown}
+    assert len(set(colours.values())) <= 5 < len(alphas)
     # every other label field (polygons too): one colour, as when colours went by field, never by class
     others = [f for f in ds.get_field_schema(embedded_doc_type=fo.Label) if f not in fields]
-    assert others and len(scheme.fields) == len(fields) + len(others)
+    assert others and len(scheme.fields) == len(fields) + len(others) + 1    # + the α bubbles' entry
     for f in others:
         (colour,) = {v["color"] for v in by_path[f]["valueColors"]}
         assert by_path[f]["colorByAttribute"] == "kalos_one_colour" and by_path[f]["fieldColor"] == colour
@@ -105,7 +115,8 @@ def test_the_app_is_told_the_new_colours(fo_isolated, imported):
     res = run(imported, rater_fields=box_fields(imported))
     reqs = [r for r in res.executor.to_json()["requests"] if r["operator_uri"] == "set_color_scheme"]
     assert reqs and reqs[0]["params"]["color_by"] == "value"
-    by_path = {e["path"]: e["colorByAttribute"] for e in reqs[0]["params"]["fields"]}
+    by_path = {e["path"]: e.get("colorByAttribute") for e in reqs[0]["params"]["fields"]}
+    assert by_path.pop("kalos_alpha") is None          # the α bubbles' colours: by value, one scale
     assert by_path == {f: "kalos_status" if f in box_fields(imported) else "kalos_one_colour"
                        for f in imported.get_field_schema(embedded_doc_type=fo_isolated.Label)}
 
@@ -258,3 +269,11 @@ def test_agreement_form_explains_its_settings(fo_isolated, imported):
     props = resolve(AGREE, imported, {"rater_fields": box_fields(imported)})
     for name in ("solver", "cost", "distance", "threshold", "lsa_thresholds", "diagnostics", "seed"):
         assert len(props[name].view.description or "") > 30, name
+
+
+def test_a_float_is_keyed_as_a_tile_shows_it():
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.status_colors import app_number
+
+    # FiftyOne 1.22's bubble text: toFixed(3) (toFixed(6) below 0.001), then toLocaleString (<= 3 decimals)
+    assert [app_number(v) for v in (1.0, 0.5, 0.51234, 0.5125, -0.25, -0.123456, 0.0, -0.0)] == \
+        ["1", "0.5", "0.512", "0.512", "-0.25", "-0.123", "0", "0"]

@@ -46,7 +46,10 @@ def test_overview_overlays_a_second_run_on_the_same_bins(two_runs):
     lines = sorted(s["x0"] for s in layout["shapes"] if s["type"] == "line")
     assert lines == pytest.approx(sorted([a.mean_alpha, b.mean_alpha]))  # both means, no global line
     d = b.mean_alpha - a.mean_alpha
-    assert d < 0 and f"Δ {d:.3f}" in p.state["summary"] and "Compared with strict" in p.state["summary"]
+    # one convention, said once: newer − older (strict ran after kalos), in words too
+    summary = p.state["summary"]
+    assert d < 0 and f"{a.mean_alpha:.3f} → {b.mean_alpha:.3f} (Δ {d:.3f}, worse)" in summary
+    assert "**kalos → strict**" in summary and summary.count("Δ = ") == 1 and "Δ = strict − kalos" in summary
     assert f"{b.mean_alpha:.3f}" in p.state["summary"]
     assert p.state["shared_only"] is False and "both runs scored" not in p.state["summary"]  # same samples
 
@@ -60,7 +63,7 @@ def test_overview_overlays_a_second_run_on_the_same_bins(two_runs):
 
     p.call("on_change_compare", value="none")
     assert len(p.data["histogram"]) == 1 and p.state["compare_key"] == "none"
-    assert "Compared with" not in p.state["summary"]
+    assert "Δ" not in p.state["summary"]
 
 
 @pytest.fixture(scope="module")
@@ -99,9 +102,11 @@ def test_round2_on_a_subset_is_compared_on_the_samples_both_scored(round2):
     means = sorted(s["x0"] for s in p.state["histogram_layout"]["shapes"] if s["type"] == "line")
     assert means == pytest.approx([0.345, 0.57])   # (0.62+0.52+0.72+0.42)/4, (0.22+0.52+0.92-0.28)/4
     summary = p.state["summary"]
-    assert ("**On the 4 samples both runs scored** (kalos: 16 samples, round2: 5): mean α kalos 0.345 → round2 "
-            "0.570 (Δ +0.225) · from kalos to round2: **2 improved**, **1 worsened**, 1 unchanged") in summary
-    assert "**Compared with kalos** (each run over its own samples): mean α" in summary
+    assert ("**On the 4 samples both runs scored** (kalos: 16 samples, round2: 5): mean α 0.345 → "
+            "0.570 (Δ +0.225, better) · **2 better**, **1 worse**, 1 unchanged") in summary
+    # shown from round2 (the newer), compared with kalos: still older → newer, one Δ convention
+    assert "**kalos → round2** (each run over its own samples): mean α" in summary
+    assert summary.count("Δ = ") == 1 and "Δ = round2 − kalos (newer minus older)" in summary
     assert "on 4 shared samples" in p.state["histogram_layout"]["title"]["text"]
 
     # kalos's bin [0.2, 0.25) holds 12 samples of the dataset, 1 of the shared ones: the click shows that one
@@ -132,7 +137,7 @@ def test_a_runs_threshold_is_t_and_only_a_calibration_says_tau(two_runs):
                           lsa_thresholds=(0.3, 0.7), bootstrap=0)
     for p in (sens, over):
         p.call("on_load").call("on_change_run", value="plain")
-        assert "similarity threshold t = 0.50" in p.state["summary"] and "τ" not in p.state["summary"]
+        assert "similarity threshold t = 0.5" in p.state["summary"] and "τ" not in p.state["summary"]
     curve, star = sens.data["sensitivity"]
     assert star["name"].startswith("t ") and "τ" not in sens.state["plot_layout"]["annotations"][0]["text"]
 
@@ -146,3 +151,18 @@ def test_a_runs_threshold_is_t_and_only_a_calibration_says_tau(two_runs):
     ds.delete_run("calibration")   # the calibration is gone: back to t alone
     sens.call("refresh")
     assert "similarity threshold t = 0.58" in sens.state["summary"] and "τ" not in sens.state["summary"]
+
+
+def test_one_tall_bar_is_cut_and_the_mean_and_global_labels_sit_apart():
+    from fiftyone.plugins.orgs.kalos.agreement.panels.overview import histogram_layout
+
+    edges = [0.0, 0.25, 0.5, 0.75, 1.0]
+    # α = 1 on 97 of 120 samples: the axis ends at 1.5x the next bar (10), the cut bar says 97
+    layout = histogram_layout("t", edges, [("mean α", 0.512, "#17becf")], 0.515, [[3, 10, 10, 97]])
+    assert layout["yaxis"]["range"] == [0, 15.0]
+    notes = {n["text"]: n for n in layout["annotations"]}
+    assert notes["<b>97</b> ↑ (cut)"]["x"] == 0.875
+    # two lines 0.003 apart: their labels name their values and lie on either side of their lines
+    assert notes["mean α 0.512"]["xanchor"] == "right" and notes["global α 0.515"]["xanchor"] == "left"
+    # no bar stands out: nothing is cut
+    assert "range" not in histogram_layout("t", edges, [("mean α", 0.5, "#17becf")], None, [[3, 10, 10, 20]])["yaxis"]

@@ -240,7 +240,7 @@ def test_calibration_shows_do_de_tau_and_runs_agreement_at_tau(fields_ds):
     band = next(s for s in layout["shapes"] if s["type"] == "rect")
     assert line["x0"] == 0.42 and (band["x0"], band["x1"]) == pytest.approx((0.38, 0.45))
     # the summary first: distance, τ* ⇒ t with their CIs, KS; σ and the rest folded in the details
-    assert p.state["summary"].startswith("**iou**: τ\\* 0.420 (CI 0.380 – 0.450) ⇒ **t = 0.580** (CI 0.550 – 0.620)")
+    assert p.state["summary"].startswith("**iou**: τ\\* 0.420 (CI 0.380 – 0.450) ⇒ **t = 0.58** (CI 0.550 – 0.620)")
     assert "**KS** 0.810 (CI 0.760 – 0.860)" in p.state["summary"] and "σ" not in p.state["summary"]
     assert "**σ** 0.080" in p.state["details"] and "details" not in p.rendered()      # folded until asked
     assert "details" in p.call("on_toggle_details", value=True).rendered()
@@ -271,7 +271,8 @@ def test_calibration_warns_about_a_scale_dependent_recommendation_and_shows_the_
                                overwrite=True)
     p = Panel(fields_ds, "kalos_calibration").call("on_load")
     summary, details = p.state["summary"], p.state["details"]
-    assert "Recommended: **iou** (t = 0.580), highest KS · scale-invariant alternative: **giou** (t = 0.450)" in summary
+    assert ("Recommended: **iou** (t = 0.58), best KS separation (ties within noise go to a scale-invariant "
+            "distance) · scale-invariant alternative: **giou** (t = 0.45)") in summary
     assert (summary + details).count("scale-dependent") == 1 and "Caution" not in details   # the caution once
     assert "Why iou: iou separates best (KS 0.810)" in details
     assert "mean α 0.720" in details and "mean α 0.610, global α 0.580" in details
@@ -335,5 +336,18 @@ def test_calibration_panel_reads_a_run_of_the_real_calibrate_operator(fo_isolate
     line = next(s for s in p.state["plot_layout"]["shapes"] if s["type"] == "line")
     assert line["x0"] == pytest.approx(stored.distances[name]["tau_star"])
     (prompt,) = p.call("run_at_tau").ops("prompt_user_for_operation")
-    assert prompt["params"]["threshold"] == pytest.approx(stored.distances[name]["similarity_threshold"])
+    # the threshold as the panel shows it (three decimals), which is the one the run then uses
+    assert prompt["params"]["threshold"] == round(stored.distances[name]["similarity_threshold"], 3)
     assert prompt["params"]["distance"] == name and prompt["params"]["calibration_key"] == "calib"
+
+
+def test_the_calibration_axis_spans_where_the_pairs_are():
+    from fiftyone.plugins.orgs.kalos.agreement.panels.calibration import mass_range
+
+    # every pair within 0 – 0.3 of an axis to 1 (the image-diagonal centroid): the axis shows 0 – 0.3
+    edges = [i / 10 for i in range(11)]
+    hist = {"edges": edges, "do": [50, 30, 0, 0, 0, 0, 0, 0, 0, 0], "de": [0, 10, 40, 0, 0, 0, 0, 0, 0, 0]}
+    assert mass_range(hist, {"tau_star": 0.12, "tau_ci": [0.1, 0.15]}) == pytest.approx([-0.009, 0.309])
+    # τ* beyond the mass widens it; a far tail of 1 in 1,000 pairs does not
+    hist["de"] = [0, 10, 989, 0, 0, 0, 0, 0, 0, 1]
+    assert mass_range(hist, {"tau_star": 0.45})[1] == pytest.approx(0.45 + 0.03 * 0.45)

@@ -72,12 +72,12 @@ def test_panel_draws_the_stored_counts_and_clicks_set_the_views(fo_isolated):
     bars = {t["name"]: t for t in p.data["thresholds"]}
     assert bars["agreed"]["x"] == ["0.5", "0.9"]
     assert bars["agreed"]["y"] == [res.counts["0.5"]["agreed"], res.counts["0.9"]["agreed"]]
-    assert bars["wrong_class"]["y"][0] == 1
+    assert bars["wrong class"]["y"][0] == 1 and "merged, wrong class" in bars   # words, not raw keys
     raters = {t["name"]: t for t in p.data["raters"]}
-    assert raters["wrong_class"]["x"] == ["r1", "r2", "r3"] and raters["wrong_class"]["y"] == [0, 0, 1]
+    assert raters["wrong class"]["x"] == ["r1", "r2", "r3"] and raters["wrong class"]["y"] == [0, 0, 1]
     (hist,) = p.data["iou"]
     assert sum(hist["y"]) == res.counts["0.5"]["agreed"] and hist["x"][0] == "0.50"
-    view = p.call("on_click_threshold", x="0.5", trace="wrong_class").view()
+    view = p.call("on_click_threshold", x="0.5", trace="wrong class").view()
     assert view.count("raters_r3.detections") == 1 and view.count("raters_r1.detections") == 0
     assert "wrong class" in p.state["selection"]
     view = p.call("on_click_rater", x="r1", trace="agreed").view()
