@@ -107,7 +107,7 @@ class VideoAgreementPanel(RunPanel):
         ctx.panel.data.frames = clean([frame_trace(entry)])
         name = (ctx.panel.state.video_names or {}).get(sid, sid)
         ctx.panel.state.frames_layout = clean(plot_layout(
-            f"α per frame: {name} (dotted: identity switches)", "frame", "α", height=280,
+            f"α per frame (dotted: identity switches)", "frame", "α", height=280,
             shapes=switch_lines(entry)))
         worst = entry.get("worst_tracks") or []
         ctx.panel.state.worst = ("**Shakiest tracks** (rater #track, jitter): " + ", ".join(
