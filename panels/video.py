@@ -12,8 +12,7 @@ import os
 
 from ..fiftyone_layer.measures.video import SWITCH_MARGIN, frame_view, switch_view, switches_of
 from .collaboration import ALPHA_SCALE
-from .common import NEUTRAL, RunPanel, band_color, chart, clean, clicked, dropdown, fmt, \
-    load_results, plot_layout
+from .common import NEUTRAL, RunPanel, band_color, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
 
 #: the identity scores the pair matrix offers
 METRICS = ("HOTA", "IDF1", "AssA", "DetA")
@@ -105,9 +104,8 @@ class VideoAgreementPanel(RunPanel):
         res = res or load_results(ctx.dataset, ctx.panel.state.run_key)
         entry = (res.get("per_video") or {}).get(sid) or {}
         ctx.panel.data.frames = clean([frame_trace(entry)])
-        name = (ctx.panel.state.video_names or {}).get(sid, sid)
         ctx.panel.state.frames_layout = clean(plot_layout(
-            f"α per frame (dotted: identity switches)", "frame", "α", height=280,
+            "α per frame (dotted: identity switches)", "frame", "α", height=280,
             shapes=switch_lines(entry)))
         worst = entry.get("worst_tracks") or []
         ctx.panel.state.worst = ("**Shakiest tracks** (rater #track, jitter): " + ", ".join(

@@ -12,10 +12,20 @@ from __future__ import annotations
 
 import re
 
-import pytest
 import e2e_harness as harness
-from e2e_pages import PLOT, chart_marks, chart_points, click_mark, doc_screenshot, open_app, open_panel, \
-    selection_numbers, wait_for_chart, wait_for_count
+import pytest
+from e2e_pages import (
+    PLOT,
+    chart_marks,
+    chart_points,
+    click_mark,
+    doc_screenshot,
+    open_app,
+    open_panel,
+    selection_numbers,
+    wait_for_chart,
+    wait_for_count,
+)
 
 pytestmark = pytest.mark.e2e
 

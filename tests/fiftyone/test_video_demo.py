@@ -16,7 +16,6 @@ def built(fo_isolated, tmp_path_factory):
 
 def test_the_videos_are_real_mp4s_with_their_metadata(built):
     import cv2
-
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.demo_video import SIZE
 
     ds, _, _, folder = built
@@ -29,9 +28,10 @@ def test_the_videos_are_real_mp4s_with_their_metadata(built):
 
 
 def test_the_run_compares_the_three_raters_and_finds_the_planted_switches(built):
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.demo_video import SIZE
+
     from kalos_core.measure import get_measure
     from kalos_core.video.data import synthetic_videos, video_data
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.demo_video import SIZE
 
     ds, res, planted, _ = built
     assert ds.get_run_info("video").config.method == "kalos_video" and res.n_videos == 2 and res.n_frames == 40

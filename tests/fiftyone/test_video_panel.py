@@ -28,9 +28,12 @@ def test_videos_lowest_alpha_first_and_the_frame_line_is_the_stored_alpha(ds):
     (line,) = p.state["frames"]
     first = per[p.state["videos"][0]]
     assert line["x"] == first["frames"] and line["y"] == pytest.approx(first["frame_alpha"])
+    worst = first["worst_tracks"][0]
+    assert f"{worst['rater']} #{worst['track']}" in p.state["worst"]
     (heat,) = p.state["pairs"]
     assert heat["x"] == ["rater0", "rater1", "rater2"]
-    assert heat["z"][0][1] == heat["z"][1][0] == pytest.approx(ds.load_run_results("vid").pairs["rater0 / rater1"]["HOTA"])
+    hota = ds.load_run_results("vid").pairs["rater0 / rater1"]["HOTA"]
+    assert heat["z"][0][1] == heat["z"][1][0] == pytest.approx(hota)
     p.state["video"] = p.state["videos"][-1]
     p.call("on_change_video", value=p.state["videos"][-1])
     assert p.state["frames"][0]["y"] == pytest.approx(per[p.state["videos"][-1]]["frame_alpha"])
