@@ -67,8 +67,9 @@ class VideoAgreementPanel(RunPanel):
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
         per = res.get("per_video") or {}
-        ids = [s for s in per if s in set(ctx.dataset.select(list(per)).values("id"))]
-        names = dict(zip(ctx.dataset.select(ids).values("id"), ctx.dataset.select(ids).values("filepath")))
+        present = ctx.dataset.select(list(per))   # videos deleted since the run are left out
+        names = dict(zip(*present.values(["id", "filepath"])))
+        ids = [s for s in per if s in names]
         videos = sorted(ids, key=lambda s: (per[s].get("mean_alpha") is None, per[s].get("mean_alpha") or 0, s))
         ctx.panel.state.videos = videos
         ctx.panel.state.video_names = {s: f"{os.path.basename(names[s])} · α {fmt(per[s].get('mean_alpha'))}"
@@ -122,7 +123,7 @@ class VideoAgreementPanel(RunPanel):
             "colorbar": {"title": {"text": metric}}, "hoverongaps": False,
             "hovertemplate": f"%{{y}} × %{{x}}: {metric} %{{z:.3f}}<extra></extra>"}])
         ctx.panel.state.pairs_layout = clean(plot_layout(
-            f"{metric} per pair of raters, over all videos (click: their identity switches)", "rater", "rater",
+            f"{metric} per rater pair, all videos (click: its switches)", "rater", "rater",
             height=max(280, 40 * len(raters) + 120), xaxis={"type": "category"}, yaxis={"type": "category"}))
 
     def on_change_video(self, ctx):

@@ -5,7 +5,7 @@ A click on a frame of the α line shows that video as one clip from that frame (
 clip, the selection line names the frame); a click on a rater pair of the identity matrix shows one
 clip per frame where the stored run says that pair switches identity (the grid's count, and the
 panel's stated count, equal the stored switch frames). KALOS_SCREENSHOTS=1 saves
-docs/img/panels/kalos_video.png.
+docs/img/panels/kalos_video.png and kalos_video_pairs.png.
 """
 
 from __future__ import annotations
@@ -89,4 +89,6 @@ def test_a_pair_click_shows_one_clip_per_stored_switch(page, video_app):
     n, videos = selection_numbers(page, rf"Showing the (\d+) identity switches of {re.escape(pair)} in (\d+) videos")
     assert n == switches[pair]
     assert videos == sum(1 for v in res.per_video.values() if v["pairs"][pair]["switch_frames"])
+    page.locator(PLOT).nth(1).scroll_into_view_if_needed()
+    doc_screenshot(page, "kalos_video_pairs")
 
