@@ -4,8 +4,9 @@
 imports them with the import operator's Python entry (one Detections and one
 Polylines field per rater), runs agreement on the polygons, calibrates the box
 threshold and runs agreement on the boxes at it (with a simulated model as one more
-rater in run ``kalos_model``, and without it in run ``kalos``), prints the summary and how to
-open the App. ``python fiftyone_layer/demo.py app`` serves the App on
+rater in run ``kalos_model``, and without it in run ``kalos``), builds the video demo data set
+(``demo_video``: three short mp4s, three raters' tracks, planted identity switches, run ``video``),
+prints the summary and how to open the App. ``python fiftyone_layer/demo.py app`` serves the App on
 127.0.0.1 with this plugin loaded, FiftyOne's settings left as they are (operators run
 immediately, as in any FiftyOne); ``--worker`` adds a delegated-operation worker (and
 the switch that lets the App schedule runs for it).
@@ -55,6 +56,7 @@ def run(args) -> None:
     from .measures.agreement import compute_agreement_run
     from .measures.scorecard import scorecard_run
     from .measures.variations import variations_run
+    from .demo_video import build_video_demo
 
     path = build_demo(Path(args.folder), n_images=args.images, seed=args.seed, with_images=True)
     if fo.dataset_exists(args.name):
@@ -115,6 +117,11 @@ def run(args) -> None:
     masks = add_demo_masks(f"{args.name}-masks", Path(args.folder) / "masks", seed=args.seed)
     print(f"semantic masks (dataset {masks.name!r}, run 'masks'): pixel alpha "
           f"{masks.load_run_results('masks').alpha:.3f} over {len(masks)} street scenes, 3 raters")
+    video, vres, planted = build_video_demo(Path(args.folder), name=args.video_name, seed=args.seed)
+    p = vres.pooled
+    print(f"video agreement (dataset {args.video_name!r}, run 'video'): {vres.n_videos} videos, {vres.n_frames} "
+          f"frames, mean α {vres.mean_alpha:.3f}; HOTA {p['HOTA']:.3f}, IDF1 {p['IDF1']:.3f}, "
+          f"{p['id_switches']} identity switches ({len(planted)} planted)")
     low = ds.sort_by("kalos_alpha").first()
     print(f"\nlowest-agreement sample: {low.filepath} (its own per-image alpha {low['kalos_alpha']:.3f})")
     print("\nOpen it in the App:  make app   (then http://127.0.0.1:5151, sort by kalos_alpha,"
@@ -290,6 +297,8 @@ def run_and_write_readme(args) -> None:
 
 
 def main(argv=None) -> None:
+    from .demo_video import VIDEO_DATASET
+
     ap = argparse.ArgumentParser(prog="python fiftyone_layer/demo.py")
     sub = ap.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run")
@@ -299,6 +308,7 @@ def main(argv=None) -> None:
     r.add_argument("--name", default=DATASET)
     r.add_argument("--write-readme", action="store_true",
                    help="also write what it prints into README.md as the make demo transcript")
+    r.add_argument("--video-name", default=VIDEO_DATASET, help="the video demo dataset's name")
     a = sub.add_parser("app")
     a.add_argument("--name", default=DATASET)
     a.add_argument("--port", type=int, default=5151)

@@ -135,6 +135,7 @@ RUN = MeasureRun(
         "α frame by frame and identity agreement track by track (HOTA, IDF1, identity switches) between the "
         "raters of a video dataset",
         key_help="writes frames.<key>_alpha on the frames, <key>_alpha and <key>_alpha_global on the videos",
+        panels=("video:VideoAgreementPanel",),
         card=_card, notice=lambda res, key: f"KaLOS video agreement {key!r}: mean α {human(res.mean_alpha)} over "
                                             f"{res.n_frames} frames of {res.n_videos} videos"))
 
@@ -149,3 +150,38 @@ def video_run(collection, progress=None, **params) -> VideoResult:
     ``frames.<field>``, or ``label_field`` + ``rater_attribute``), ``run_key``, ``overwrite`` and the
     parameters of :class:`kalos_core.video.VideoConfig`."""
     return measure_run(RUN, collection, progress, **params)
+
+
+# -- the views the video panel's clicks show -------------------------------------------------------
+
+#: the frames a switch's clip shows on either side of the switch
+SWITCH_MARGIN = 12
+
+
+def _last_frames(dataset, ids: list) -> dict:
+    """``{sample id: its last frame number}`` of the videos ``ids``."""
+    view = dataset.select(ids)
+    return {sid: max(numbers or [1]) for sid, numbers in zip(view.values("id"), view.values("frames.frame_number"))}
+
+
+def frame_view(dataset, sample_id: str, frame: int):
+    """Video ``sample_id`` as one clip from ``frame`` to its end: opened, it plays from that frame (FiftyOne's
+    panels cannot seek the App's player)."""
+    last = _last_frames(dataset, [sample_id])[sample_id]
+    return dataset.select(sample_id).to_clips([[(int(frame), max(int(frame), last))]])
+
+
+def switches_of(dataset, run_key: str, pair: str) -> dict:
+    """``{sample id: frames where the raters of ``pair`` ("A / B") switch identity}`` of a stored video run,
+    the videos with the most switches first (videos without one left out)."""
+    per = dataset.load_run_results(run_key, load_view=False).per_video
+    found = {sid: list(v["pairs"].get(pair, {}).get("switch_frames") or []) for sid, v in per.items()}
+    return dict(sorted(((s, f) for s, f in found.items() if f), key=lambda x: (-len(x[1]), x[0])))
+
+
+def switch_view(dataset, switches: dict, margin: int = SWITCH_MARGIN):
+    """One clip per switch (``switches`` from :func:`switches_of`): the frames ``margin`` either side of it."""
+    ids = list(switches)
+    last = _last_frames(dataset, ids)
+    return dataset.select(ids, ordered=True).to_clips(
+        [[(max(1, f - margin), min(last[s], f + margin)) for f in switches[s]] for s in ids])

@@ -11,23 +11,31 @@ App drives them (helpers.Panel):
 import pytest
 
 from tests.fiftyone.helpers import Panel, common_dataset, common_run_params, registered, run_operator, \
-    validation_errors
+    validation_errors, video_dataset
 
 PANELS = {p.name: p for p in registered("panel")}
 
 @pytest.fixture(scope="module")
 def runs_ds(fo_isolated, small_demo):
-    """The common dataset with one run of every kind a panel shows, written by the operator the
-    panel opens, in the order of the kinds' names (so the agreement run comes before the
-    calibration): ``({kind: run key}, dataset, fields)``."""
+    """The common dataset (a small video dataset for the kinds that read video) with one run of every
+    kind a panel shows, written by the operator the panel opens, in the order of the kinds' names (so
+    the agreement run comes before the calibration): ``({kind: run key}, {kind: dataset}, fields)``."""
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import registry
+    from kalos_core.video.data import synthetic_videos
+
     ds, fields = common_dataset(fo_isolated, small_demo)
-    keys = {}
+    video = video_dataset(fo_isolated, synthetic_videos(n_videos=2, n_frames=8, n_raters=3, n_tracks=3, seed=3)[0])
+    video_fields = ["frames.boxes_rater0", "frames.boxes_rater1", "frames.boxes_rater2"]
+    keys, on = {}, {}
     for kind, uri in sorted({p.METHOD: p.ACTION_URI for p in PANELS.values()}.items()):
         name = uri.rsplit("/", 1)[1]
-        before = set(ds.list_runs())
-        run_operator(name, ds, **common_run_params(name, ds, fields, f"panel_{kind}"))
-        (keys[kind],) = set(ds.list_runs()) - before
-    return keys, ds, fields
+        reads_video = registry.run_of(kind).video
+        on[kind] = video if reads_video else ds
+        before = set(on[kind].list_runs())
+        run_operator(name, on[kind], **common_run_params(name, on[kind], video_fields if reads_video else fields,
+                                                          f"panel_{kind}"))
+        (keys[kind],) = set(on[kind].list_runs()) - before
+    return keys, on, fields
 
 
 def test_the_plugin_registers_panels_each_showing_a_run_kind_an_operator_writes():
@@ -56,8 +64,8 @@ def test_without_a_run_the_panel_shows_its_empty_state(empty_ds, name):
 
 @pytest.mark.parametrize("name", list(PANELS))
 def test_a_stored_run_is_shown_without_error(runs_ds, name):
-    keys, ds, _ = runs_ds
-    p = Panel(ds, name).call("on_load")
+    keys, on, _ = runs_ds
+    p = Panel(on[PANELS[name].METHOD], name).call("on_load")
     assert p.state["run_key"] == keys[PANELS[name].METHOD]
     assert not p.state.get("error"), p.state["error"]
     assert "empty_state" not in p.rendered() and len(p.rendered()) > 2, p.rendered()
@@ -82,8 +90,8 @@ def _not_restored(runs_ds, name) -> list:
     opens shows otherwise (what the panel declares it adds, ``RERUN_ADDS``, aside)."""
     from kalos_core.measure import measures
 
-    keys, ds, _ = runs_ds
-    panel, key = PANELS[name], keys[PANELS[name].METHOD]
+    keys, on, _ = runs_ds
+    panel, key, ds = PANELS[name], keys[PANELS[name].METHOD], on[PANELS[name].METHOD]
     (prompt,) = Panel(ds, name).call("on_load").call("open_operator").ops("prompt_user_for_operation")
     assert prompt["operator_uri"] == panel.ACTION_URI
     params = prompt["params"]
