@@ -192,7 +192,7 @@ def add_demo_masks(name: str, folder: Path, seed: int = 0, n: int = 8):
     if fo.dataset_exists(name):
         fo.delete_dataset(name)
     ds = fo.Dataset(name, persistent=True)
-    ds.add_samples(samples)
+    ds.add_samples(samples, progress=False)
     ds.default_mask_targets = {1: "road", 2: "car"}
     ds.save()
     mask_run(ds, mask_fields=["mask_careful", "mask_sloppy", "mask_misses"], run_key="masks",
@@ -278,6 +278,9 @@ class _Tee:
 
     def flush(self):
         self.out.flush()
+
+    def __getattr__(self, name):   # encoding, isatty, ...: the real stdout's (progress bars ask)
+        return getattr(self.out, name)
 
 
 def run_and_write_readme(args) -> None:

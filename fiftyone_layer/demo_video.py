@@ -75,7 +75,7 @@ def build_video_demo(folder: Path, name: str = VIDEO_DATASET, n_videos: int = 3,
                     for _, t, x, y, w, h in rows[rows[:, 0] == f].tolist()])
             sample.frames[f] = frame
         samples.append(sample)
-    ds.add_samples(samples)
+    ds.add_samples(samples, progress=False)
     result = video_run(ds, rater_fields=[f"frames.boxes_{r}" for r in sorted(next(iter(videos.values())))],
                        run_key="video")
     return ds, result, planted
