@@ -122,7 +122,8 @@ def mask_import_steps(dataset_or_name, paths, label_field="masks", mask_dir=None
                       images_dir=None, placeholders=True, rater_names=None):
     """Generator of ``(fraction, message)`` steps of :func:`import_masks`; returns (dataset, n images, n masks)."""
     if not isinstance(label_field, str) or not FIELD_NAME_RE.match(label_field):
-        raise ImportRefused(f"label_field must start with a letter and hold only letters, digits and _: {label_field!r}")
+        raise ImportRefused(f"label_field must start with a letter and hold only letters, digits and _: "
+                            f"{label_field!r}")
     classes = [c.strip() for c in classes.split(",")] if isinstance(classes, str) else classes
     classes = tuple(classes) if classes else None
     if classes and ignore is not None and int(ignore) < len(classes):
@@ -131,12 +132,17 @@ def mask_import_steps(dataset_or_name, paths, label_field="masks", mask_dir=None
     paths = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
     yield 0.0, f"reading {len(paths)} export(s)"
     categories, masks = _read(paths, classes)
-    if rater_names:
-        unknown = sorted(set(rater_names) - set(masks))
+    if rater_names:   # a Label Studio user's bare id "3" also names "user 3"
+        names = {(k if k in masks or f"user {k}" not in masks else f"user {k}"): v for k, v in rater_names.items()}
+        unknown = sorted(set(names) - set(masks))
         if unknown:
             raise ImportRefused(f"rater_names names {unknown[0]!r}, which no export holds (raters read: "
                                 f"{', '.join(sorted(masks))})", fix="give the folder name or Label Studio annotator")
-        masks = {rater_names.get(r, r): m for r, m in masks.items()}
+        renamed = [names.get(r, r) for r in masks]
+        twice = sorted({n for n in renamed if renamed.count(n) > 1})
+        if twice:
+            raise ImportRefused(f"rater_names gives two raters the name {twice[0]!r}", fix="give each rater its own name")
+        masks = dict(zip(renamed, masks.values()))
     names = dict(enumerate(classes)) if classes else categories
     yield 0.1, "checking the masks"
     shapes, seen = _check_masks(masks, names, len(names) or None, ignore)

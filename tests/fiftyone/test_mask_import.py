@@ -12,7 +12,7 @@ import pytest
 from kalos_core.cli import main as kalos_main
 from tests.core.helpers import cvat_export, ls_export, write_png
 from tests.core.helpers import truth_mask as truth
-from tests.fiftyone.helpers import new_name, run_operator, snapshot
+from tests.fiftyone.helpers import form_errors, new_name, refused, resolved_form, run_operator, snapshot
 
 RATERS = ("ann", "bob", "cy")
 
@@ -57,7 +57,8 @@ def test_png_folders_give_a_new_dataset_whose_mask_alpha_is_the_command_lines(im
     assert img2["masks_cy"].mask_path.startswith(str(tmp_path / "masks"))
     from PIL import Image
     assert Image.open(img2.filepath).size == (48, 40)                 # the placeholder has the mask's size
-    stored, cli = plugin_alpha(ds, fields, "bg", "road", "car"), cli_alpha(folders, tmp_path, "--classes", "bg,road,car")
+    stored = plugin_alpha(ds, fields, "bg", "road", "car")
+    cli = cli_alpha(folders, tmp_path, "--classes", "bg,road,car")
     assert stored.alpha == pytest.approx(cli["alpha"], abs=1e-12)
     assert {str(k): v for k, v in stored.alpha_per_class.items()} == pytest.approx(cli["alpha_per_class"])
 
@@ -73,7 +74,8 @@ def test_cvat_exports_are_matched_to_existing_samples_by_stem(imports, fo_isolat
     one = ds.match({"filepath": "/images/img2.jpg"}).first()
     assert one["keep"] == "img2" and np.array_equal(one["seg_bob"].get_mask(), truth(shift=2))   # colours -> indices
     assert ds.match({"filepath": "/images/img3.jpg"}).first()["seg_ann"] is None
-    assert plugin_alpha(ds, ["seg_ann", "seg_bob"]).alpha == pytest.approx(cli_alpha(dirs, tmp_path)["alpha"], abs=1e-12)
+    cli = cli_alpha(dirs, tmp_path)
+    assert plugin_alpha(ds, ["seg_ann", "seg_bob"]).alpha == pytest.approx(cli["alpha"], abs=1e-12)
 
 
 def test_a_label_studio_brush_export_gives_one_field_per_annotator(imports, tmp_path):
@@ -116,8 +118,29 @@ def test_the_command_line_imports_masks_and_refuses_in_one_line(imports, folders
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports.cli import main
 
     name = new_name()
-    assert main([name, "--masks", *map(str, folders), "--mask-dir", str(tmp_path / "m"), "--classes", "bg,road,car"]) == 0
+    argv = [name, "--masks", *map(str, folders), "--classes", "bg,road,car"]
+    assert main([*argv, "--mask-dir", str(tmp_path / "m")]) == 0
     assert "Segmentation fields ['masks_ann', 'masks_bob', 'masks_cy']" in capsys.readouterr().out
-    assert main([name, "--masks", *map(str, folders), "--mask-dir", str(tmp_path / "m2")]) == 2
+    assert main([*argv, "--mask-dir", str(tmp_path / "m2")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'masks_ann' exists" in err[0], err
+
+
+def test_the_app_import_form_offers_the_mask_formats_into_the_open_dataset(fo_isolated, folders, tmp_path):
+    fo = fo_isolated
+    ds = fo.Dataset(new_name())
+    ds.add_samples([fo.Sample(filepath=f"/images/{n}.jpg") for n in ("img1", "img2")])
+    rows = [{"rater": r.upper(), "path": str(f), "format": "KalosMaskFolders"} for r, f in zip(RATERS, folders)]
+    mixed = [rows[0], {"rater": "x", "path": str(folders[1]), "format": "COCODetectionDataset"}]
+    assert "mask format" in form_errors(resolved_form("import_rater_exports", ds, exports=mixed))["exports"]
+    write_png(folders[0] / "img9.png", truth())
+    refused("import_rater_exports", ds, "match no sample", exports=rows, target="current", mask_dir=str(tmp_path / "m"))
+    assert not (tmp_path / "m").exists()
+    (folders[0] / "img9.png").unlink()
+    run_operator("import_rater_exports", ds, exports=rows, target="current", mask_dir=str(tmp_path / "m"),
+                 classes="bg,road,car", label_field="seg")
+    ds.reload()
+    assert sorted(ds.info["kalos_import"]["mask_fields"].values()) == ["ANN", "BOB", "CY"]
+    assert ds.mask_targets["seg_ANN"] == {0: "bg", 1: "road", 2: "car"}
+    one = ds.match({"filepath": "/images/img1.jpg"}).first()
+    assert np.array_equal(one["seg_CY"].get_mask(), truth(shift=2))
