@@ -12,7 +12,14 @@ import pytest
 from kalos_core.cli import main as kalos_main
 from tests.core.helpers import cvat_export, ls_export, write_png
 from tests.core.helpers import truth_mask as truth
-from tests.fiftyone.helpers import form_errors, new_name, refused, resolved_form, run_operator, snapshot
+from tests.fiftyone.helpers import (
+    form_errors,
+    new_name,
+    refused,
+    resolved_form,
+    run_operator,
+    snapshot,
+)
 
 RATERS = ("ann", "bob", "cy")
 
@@ -81,7 +88,7 @@ def test_cvat_exports_are_matched_to_existing_samples_by_stem(imports, fo_isolat
 def test_a_label_studio_brush_export_gives_one_field_per_annotator(imports, tmp_path):
     maps = {"img1": {k + 1: truth(shift=k) for k in range(3)}, "img2": {1: truth(), 3: truth(shift=4)}}
     path = ls_export(tmp_path, maps)
-    ds = imports.import_masks(new_name(), [path], mask_dir=tmp_path / "masks", rater_names={"user 1": "ann"})
+    ds = imports.import_masks(new_name(), [path], mask_dir=tmp_path / "masks", rater_names={"1": "ann"})   # user 1
     fields = ["masks_ann", "masks_user_2", "masks_user_3"]
     assert sorted(ds.info["kalos_import"]["mask_fields"]) == fields
     assert ds.mask_targets["masks_ann"] == {0: "background", 1: "car", 2: "road"}
@@ -114,13 +121,19 @@ def test_refusals_name_the_problem_and_leave_the_dataset_and_disk_untouched(impo
     assert snapshot(ds) == before and files(tmp_path) == on_disk
 
 
-def test_the_command_line_imports_masks_and_refuses_in_one_line(imports, folders, tmp_path, capsys):
+def test_the_command_line_imports_masks_and_refuses_in_one_line(imports, fo_isolated, folders, tmp_path,
+                                                                capsys):
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports.cli import main
 
     name = new_name()
+    from PIL import Image
+
+    Image.new("RGB", (48, 40)).save(tmp_path / "img1.jpg")     # img2 has no image: a placeholder
     argv = [name, "--masks", *map(str, folders), "--classes", "bg,road,car"]
-    assert main([*argv, "--mask-dir", str(tmp_path / "m")]) == 0
+    assert main([*argv, "--mask-dir", str(tmp_path / "m"), "--images", str(tmp_path)]) == 0
     assert "Segmentation fields ['masks_ann', 'masks_bob', 'masks_cy']" in capsys.readouterr().out
+    img1, img2 = sorted(fo_isolated.load_dataset(name).values("filepath"), key=lambda f: "img2" in f)
+    assert img1 == str(tmp_path / "img1.jpg") and img2.endswith("img2.png") and "kalos_placeholders" in img2
     assert main([*argv, "--mask-dir", str(tmp_path / "m2")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'masks_ann' exists" in err[0], err
