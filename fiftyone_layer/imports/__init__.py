@@ -6,6 +6,8 @@ The public interface (everything else in this package is private to it):
 - :func:`import_rater_exports`: one export per rater in any format FiftyOne reads, a CVAT
   project export (one rater per replica task) or a Label Studio project export (every annotator);
   :func:`import_cvat_replicas` and :func:`import_label_studio` are its shortcuts;
+- :func:`import_masks`: semantic masks, one ``fo.Segmentation`` field per rater (per-rater mask
+  folders, CVAT "Segmentation mask" exports, a Label Studio brush export; :mod:`.masks`);
 - :class:`ImportRefused`: every refusal, raised before anything is written, naming the file,
   the place in it and the fix;
 - ``python -m fiftyone_layer.imports`` from a clone: the command line (:mod:`.cli`).
@@ -24,6 +26,7 @@ from .coco import (
 from .cvat_project import cvat_rater
 from .errors import ImportRefused
 from .exports import MATCH_BY, image_types
+from .masks import MASK_FORMATS, import_masks, mask_import_steps
 from .rater_exports import (
     ID_FIELD,
     LABEL_STUDIO,
@@ -43,8 +46,29 @@ from .schema import (
 )
 
 __all__ = [
-    "ID_FIELD", "LABEL_STUDIO", "LABEL_TYPES", "LAYOUTS", "MATCH_BY", "MAX_RATER_FIELDS", "VALIDATE_MAX_BYTES",
-    "ImportRefused", "check_coco_file", "coco_steps", "cvat_rater", "declare_label_fields", "exports_steps",
-    "field_names", "image_types", "import_cvat_replicas", "import_label_studio", "import_multirater_coco",
-    "import_multirater_yolo", "import_rater_exports", "one_label_type", "parse_rater_names",
+    "ID_FIELD",
+    "LABEL_STUDIO",
+    "LABEL_TYPES",
+    "LAYOUTS",
+    "MASK_FORMATS",
+    "MATCH_BY",
+    "MAX_RATER_FIELDS",
+    "VALIDATE_MAX_BYTES",
+    "ImportRefused",
+    "check_coco_file",
+    "coco_steps",
+    "cvat_rater",
+    "declare_label_fields",
+    "exports_steps",
+    "field_names",
+    "image_types",
+    "import_cvat_replicas",
+    "import_label_studio",
+    "import_masks",
+    "import_multirater_coco",
+    "import_multirater_yolo",
+    "import_rater_exports",
+    "mask_import_steps",
+    "one_label_type",
+    "parse_rater_names",
 ]
