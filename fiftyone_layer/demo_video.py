@@ -65,7 +65,8 @@ def build_video_demo(folder: Path, name: str = VIDEO_DATASET, n_videos: int = 3,
         codec = write_video(path, raters["rater0"], n_frames, seed=seed + k)
         sample = fo.Sample(filepath=str(path), metadata=fo.VideoMetadata(   # as written (ffprobe may be absent)
             size_bytes=path.stat().st_size, mime_type="video/mp4", frame_width=width, frame_height=height,
-            frame_rate=float(FPS), total_frame_count=n_frames, duration=n_frames / FPS, encoding_str=codec))
+            frame_rate=float(FPS), total_frame_count=n_frames, duration=n_frames / FPS, encoding_str=codec),
+            rater_list=sorted(raters))   # who labelled the video: the forms preselect their fields
         for f in range(1, n_frames + 1):
             frame = fo.Frame()
             for rater, rows in raters.items():

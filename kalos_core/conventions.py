@@ -38,6 +38,9 @@ PHRASES: dict[str, str] = {
     "track_identity": "identity per pair of raters: the first in name order is the reference (the role of the "
                       "ground truth); HOTA, DetA, AssA, LocA are means over IoU thresholds 0.05-0.95 and symmetric up "
                       "to ties; identity switches and fragmentations (CLEAR-MOT) sum both raters as the reference",
+    "scorecard_reference": "scorecards: each rater against the reference (a named expert, not scored; or "
+                           "leave-one-out, the other raters' majority, so no rater is scored against themselves), "
+                           "matched as COCO / FiftyOne's evaluate_detections (classwise, labels in their own order)",
     "percent": "percent (0-100)",
     "fraction": "fraction (0-1)",
     "mask_pixels": "pixels as units: α over every pixel (no sampling), a missing mask or the void value a "

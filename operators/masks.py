@@ -8,7 +8,7 @@ import fiftyone.operators.types as types
 
 from ..fiftyone_layer import run_store
 from ..fiftyone_layer.measure_runs import check_run, measure_steps, run_params
-from ..fiftyone_layer.measures.masks import DEFAULT_KEY, RUN, segmentation_fields
+from ..fiftyone_layer.measures.masks import DEFAULT_KEY, RUN, rater_mask_fields, segmentation_fields
 from .common import check_form, form, form_error
 from .forms import param_inputs
 from .measure_operator import MeasureOperator
@@ -25,7 +25,8 @@ class ComputeMaskAgreement(MeasureOperator):
         choices = types.Dropdown(multiple=True)
         for name in found:
             choices.add_choice(name, label=name)
-        props = {"mask_fields": inputs.list("mask_fields", types.String(), label="Rater mask fields",
+        props = {"mask_fields": inputs.list("mask_fields", types.String(), label="Rater mask fields", required=True,
+                                            default=rater_mask_fields(ds) or None,
                                             description="one Segmentation field per rater (values = class indices)",
                                             view=choices)}
         if len(found) < 2:

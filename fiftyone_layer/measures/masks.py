@@ -38,6 +38,14 @@ def segmentation_fields(collection) -> list[str]:
     return list(collection.get_field_schema(embedded_doc_type=fo.Segmentation))
 
 
+def rater_mask_fields(dataset) -> list[str]:
+    """The Segmentation fields a form proposes as the raters': all but those a KaLOS run wrote
+    (a consensus, a probability map)."""
+    written = {f for key in dataset.list_runs() if run_store.run_method(dataset, key)
+               for f in run_store.owned(dataset, key)[0]}
+    return [f for f in segmentation_fields(dataset) if f not in written]
+
+
 def mask_raters(collection, extras: dict) -> RaterSource:
     """The raters' Segmentation fields (``extras["mask_fields"]``); SetupError on ``mask_fields``."""
     fields = list(extras.get("mask_fields") or [])

@@ -36,4 +36,5 @@ MEASURE = Measure(
     name="scorecard", help="rater scorecards: each rater's precision, recall, F1, localisation error, class "
     "confusion and misses / extras by size against a reference (an expert, or the other raters' majority)",
     config=ScorecardConfig, steps=steps, result=ScorecardResult, method="kalos_scorecard", tasks=("bbox",),
+    conventions=("scorecard_reference",),
     summary=summary, output=output)

@@ -19,7 +19,7 @@ from e2e_harness import DATASET, REPO
 from e2e_pages import (
     leave_app,
     OUTPUT, fill_field, form_field, open_app, open_operator, output_dialog_history, settled_execute_button,
-    wait_for_text, watch_output_dialog,
+    wait_for_text, wait_for_tiles, watch_output_dialog,
 )
 
 from tests.fiftyone.helpers import REAL_SERVER
@@ -53,6 +53,14 @@ def _consensus_run():
     ds = _ds()
     if f"{KEY}_consensus" not in ds.list_runs():
         consensus_run(ds, agreement_key=KEY)
+
+
+def _scorecard_run():
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import scorecard_run
+
+    _agreement_run()
+    if f"{KEY}_sc" not in _ds().list_runs():
+        scorecard_run(_ds(), rater_fields=BOXES, run_key=f"{KEY}_sc")
 
 
 def _pick_one(form, label: str, value: str) -> None:
@@ -143,6 +151,9 @@ def _enabled_execute(form, timeout: float = 30.0):
     return execute
 
 
+#: the demo's other data sets: operator -> the data set its case opens (the run on it is the case's own key)
+ELSEWHERE = {"compute_mask_agreement": "kalos-demo-masks", "compute_video_agreement": "kalos-demo-video"}
+
 #: operator -> (search text, form title, python set-up (or None), form actions)
 CASES = {
     "import_multirater_coco": ("import multi", "KaLOS: import multi-rater COCO", None, lambda f, tmp: (
@@ -178,6 +189,15 @@ CASES = {
     "compute_attribute_agreement": ("attribute agreement", "KaLOS: attribute agreement", _occluded,
                                     lambda f, tmp: (_pick_one(f, "Agreement run (its units)", KEY),
                                                     fill_field(f, "Run key", f"{KEY}_attr"))),
+    "compute_scorecards": ("rater scorecards", "KaLOS: rater scorecards", None,
+                           lambda f, tmp: fill_field(f, "Run key", f"{KEY}_sc")),
+    "kalos_gate": ("gate", "KaLOS: gate (pass/fail rules)", _scorecard_run, lambda f, tmp: (
+        fill_field(f, "Rules file (TOML or JSON)", str(tmp["rules"])), _pick_one(f, "Agreement run", KEY),
+        _pick_one(f, "Scorecard run", f"{KEY}_sc"))),
+    "compute_mask_agreement": ("semantic masks", "KaLOS: semantic masks", None,
+                               lambda f, tmp: fill_field(f, "Run key", KEY)),
+    "compute_video_agreement": ("video agreement", "KaLOS: video agreement", None,
+                                lambda f, tmp: fill_field(f, "Run key", KEY)),
     "simulate_raters": ("simulate raters", "KaLOS: simulate raters", None, lambda f, tmp: (
         _pick_one(f, "Reference field", BOXES[0]), fill_field(f, "Field prefix", f"{KEY}_syn"))),
     "delete_agreement_run": ("delete agreement run", "KaLOS: delete agreement run", _agreement_run,
@@ -201,6 +221,10 @@ def _clean_up(new_dataset: str) -> None:
 
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer import run_store
 
+    for other in ELSEWHERE.values():
+        ds = fo.load_dataset(other)
+        for key in [k for k in ds.list_runs() if k.startswith(KEY)]:
+            run_store.delete_run(ds, key)
     ds = _ds()
     for key in [k for k in ds.list_runs() if k.startswith(KEY)]:
         if run_store.run_method(ds, key) is not None:
@@ -239,10 +263,15 @@ def test_the_operator_ends_with_its_result_card(page, demo_app, tmp_path, name):
     if name == "import_rater_exports":
         tmp["exports"] = _per_rater_exports(Path(tmp_path))
     tmp["coco_out"] = Path(tmp_path) / "consensus.json"
+    tmp["rules"] = Path(tmp_path) / "rules.toml"
+    tmp["rules"].write_text("[overall]\nmin_alpha = 0.2\n")
     try:
         if setup:
             setup()
         open_app(page, demo_app)
+        if name in ELSEWHERE:   # the demo's masks or video data set, in the same App
+            page.goto(f"{demo_app.url}/datasets/{ELSEWHERE[name]}")
+            wait_for_tiles(page)
         form = open_operator(page, query, title)
         actions(form, tmp)
         execute = _enabled_execute(form)
