@@ -20,17 +20,15 @@ from ..fiftyone_layer.imports import (
     ID_FIELD,
     LABEL_STUDIO,
     MATCH_BY,
-    cvat_rater,
+    VIDEO_FORMATS,
     exports_steps,
     image_types,
-    import_cvat_replicas,
-    import_label_studio,
-    import_rater_exports,
     parse_rater_names,
+    video_steps,
 )
 from .common import FIELD_NAME_RE, form_error
-from .measure_operator import drive, report_errors
 from .importing import import_card, import_target, imported, target_inputs
+from .measure_operator import drive, report_errors
 
 
 class ImportRaterExports(foo.Operator):
@@ -40,8 +38,8 @@ class ImportRaterExports(foo.Operator):
     def config(self):
         return foo.OperatorConfig(
             name="import_rater_exports", label="KaLOS: import one export per rater", icon="/assets/icon.svg",
-            description="One label export per rater (COCO, CVAT, VOC, YOLO, ...) into one field per rater, matched "
-                        "by file name", dynamic=True, execute_as_generator=True, allow_delegated_execution=True)
+            description="One label export per rater (COCO, CVAT, VOC, YOLO, ...; video: MOT, CVAT for video) into "
+                        "one field per rater, matched by file name", dynamic=True, execute_as_generator=True, allow_delegated_execution=True)
 
     def resolve_input(self, ctx):
         inputs, p = types.Object(), ctx.params
@@ -53,9 +51,11 @@ class ImportRaterExports(foo.Operator):
         formats.add_choice(LABEL_STUDIO, label="Label Studio project export (JSON): every annotator")
         for name in image_types():
             formats.add_choice(name, label=name)
+        for name, (_, label) in VIDEO_FORMATS.items():
+            formats.add_choice(name, label=label)
         row.enum("format", formats.values(), required=True, default="COCODetectionDataset", label="Format",
                  view=formats)
-        row.str("data_path", label="Images folder (optional)")
+        row.str("data_path", label="Images (videos) folder (optional)")
         rows_prop = inputs.list("exports", row, required=True, label="Exports, one per rater",
                                 description="Images missing on this machine get a blank image of their size")
         rows = [r for r in p.get("exports") or [] if isinstance(r, dict)]
@@ -67,6 +67,16 @@ class ImportRaterExports(foo.Operator):
         names = [str(r.get("rater") or "").strip() for r in rows if r.get("rater")]
         if len(set(names)) < len(names):
             form_error(rows_prop, "give each export its own rater name")
+        video = [r for r in rows if r.get("format") in VIDEO_FORMATS]
+        if video and len(video) < len(rows):
+            form_error(rows_prop, "video exports (MOT, CVAT for video) and image exports in one import: import the "
+                                  "video exports alone")
+        elif any(not str(r.get("rater") or "").strip() for r in video):
+            form_error(rows_prop, "video exports name no rater: give each its rater")
+        if video:
+            inputs.str("frame_size", label="Frame size (videos, optional)",
+                       description="WIDTHxHEIGHT of videos whose size FiftyOne's metadata does not give (CVAT "
+                                   "exports give theirs); boxes become relative to it")
         target_inputs(ctx, inputs, ID_FIELD)
         inputs.enum("match_by", [*MATCH_BY, "task"], default="file_name", label="Match images by",
                     view=types.RadioGroup(), description="task: Label Studio's task id")
@@ -89,6 +99,14 @@ class ImportRaterExports(foo.Operator):
     def execute(self, ctx):
         p = ctx.params
         new, target = import_target(ctx)
+        if any(isinstance(r, dict) and r.get("format") in VIDEO_FORMATS for r in p.get("exports") or []):
+            steps = video_steps(target, p.get("exports") or [], label_field=p.get("label_field", "raters"),
+                                frame_size=p.get("frame_size") or None)
+            dataset, n, n_labels = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: import failed")
+            yield from imported(ctx, dataset, new, n, n_labels, what="videos")
+            yield import_card(ctx, dataset, n, n_labels, what="Videos",
+                              next_step="Run 'KaLOS: video agreement' on the frames.* rater fields.")
+            return
         options = {"label_types": p["label_key"]} if p.get("label_key") in ("segmentations", "keypoints") else {}
         steps = exports_steps(target, p.get("exports") or [], p.get("match_by", "file_name"),
                               p.get("label_field", "raters"), p.get("label_key") or None,

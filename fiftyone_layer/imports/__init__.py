@@ -6,6 +6,8 @@ The public interface (everything else in this package is private to it):
 - :func:`import_rater_exports`: one export per rater in any format FiftyOne reads, a CVAT
   project export (one rater per replica task) or a Label Studio project export (every annotator);
   :func:`import_cvat_replicas` and :func:`import_label_studio` are its shortcuts;
+- :func:`import_video_exports`: one video export per rater (MOT text, CVAT for video 1.1 XML)
+  into one frame field per rater of a video dataset;
 - :class:`ImportRefused`: every refusal, raised before anything is written, naming the file,
   the place in it and the fix;
 - ``python -m fiftyone_layer.imports`` from a clone: the command line (:mod:`.cli`).
@@ -41,10 +43,32 @@ from .schema import (
     declare_label_fields,
     field_names,
 )
+from .video import VIDEO_FORMATS, import_video_exports, video_steps
 
 __all__ = [
-    "ID_FIELD", "LABEL_STUDIO", "LABEL_TYPES", "LAYOUTS", "MATCH_BY", "MAX_RATER_FIELDS", "VALIDATE_MAX_BYTES",
-    "ImportRefused", "check_coco_file", "coco_steps", "cvat_rater", "declare_label_fields", "exports_steps",
-    "field_names", "image_types", "import_cvat_replicas", "import_label_studio", "import_multirater_coco",
-    "import_multirater_yolo", "import_rater_exports", "one_label_type", "parse_rater_names",
+    "ID_FIELD",
+    "LABEL_STUDIO",
+    "LABEL_TYPES",
+    "LAYOUTS",
+    "MATCH_BY",
+    "MAX_RATER_FIELDS",
+    "VALIDATE_MAX_BYTES",
+    "VIDEO_FORMATS",
+    "ImportRefused",
+    "check_coco_file",
+    "coco_steps",
+    "cvat_rater",
+    "declare_label_fields",
+    "exports_steps",
+    "field_names",
+    "image_types",
+    "import_cvat_replicas",
+    "import_label_studio",
+    "import_multirater_coco",
+    "import_multirater_yolo",
+    "import_rater_exports",
+    "import_video_exports",
+    "one_label_type",
+    "parse_rater_names",
+    "video_steps",
 ]

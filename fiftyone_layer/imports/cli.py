@@ -2,7 +2,8 @@
 project exports, a Label Studio project export, or a multi-rater COCO json, into a FiftyOne dataset.
 
 From a clone: ``python -m fiftyone_layer.imports NEW_DATASET --rater alice alice.json
-COCODetectionDataset --rater bob bob.json COCODetectionDataset`` (``--cvat``, ``--label-studio``,
+COCODetectionDataset --rater bob bob.json COCODetectionDataset`` (video: ``--rater alice alice/ MOT
+VIDEOS`` or ``CVATVideoDataset``, ``--frame-size``; ``--cvat``, ``--label-studio``,
 ``--coco``, ``--yolo``; ``--rater-names "1=alice,2=bob"`` names Label Studio's users or CVAT's tasks). A refusal
 is one line on stderr and exit status 2, never a traceback.
 """
@@ -24,7 +25,10 @@ def parser() -> argparse.ArgumentParser:
                                              "label field per rater.")
     ap.add_argument("dataset", help="dataset name (loaded if it exists, else created)")
     ap.add_argument("--rater", nargs="+", action="append", default=[], metavar="NAME PATH FORMAT [IMAGES]",
-                    help="one export: rater name, labels file or folder, fiftyone.types name, images folder")
+                    help="one export: rater name, labels file or folder, fiftyone.types name (video: MOT or "
+                         "CVATVideoDataset), images (videos) folder")
+    ap.add_argument("--frame-size", metavar="WxH", help="video exports: the frame size of videos whose size "
+                                                        "FiftyOne's metadata does not give (e.g. 1920x1080)")
     ap.add_argument("--cvat", nargs="+", default=[], metavar="XML",
                     help="CVAT image XML exports, one per replica job (rater: the job's assignee, else its id), "
                          "or one project export whose tasks annotate the same frames (one rater per task)")
@@ -52,8 +56,18 @@ def run(args) -> str:
     """Import as ``args`` say; the summary line."""
     from . import import_multirater_coco, import_multirater_yolo, import_rater_exports
     from .rater_exports import LABEL_STUDIO
+    from .video import VIDEO_FORMATS, import_video_exports
 
-    if args.yolo:
+    video = [r for r in args.rater if r[2] in VIDEO_FORMATS]
+    if video and (len(video) < len(args.rater) or args.cvat or args.label_studio):
+        from .errors import ImportRefused
+
+        raise ImportRefused("video exports (MOT, CVATVideoDataset) and image exports in one import",
+                            fix="import the video exports alone")
+    if video:
+        ds = import_video_exports(args.dataset, [tuple(r) for r in video], label_field=args.label_field,
+                                  frame_size=args.frame_size)
+    elif args.yolo:
         ds = import_multirater_yolo(args.dataset, args.yolo, label_field=args.label_field, skip_invalid=args.skip_invalid)
     elif args.coco:
         ds = import_multirater_coco(args.dataset, args.coco, label_field=args.label_field,
@@ -67,6 +81,8 @@ def run(args) -> str:
     info = ds.info["kalos_import"]
     left = ", ".join(f"{v} {k}" for k, v in info.get("left_out", {}).items() if v)
     fields = sorted(info.get("rater_fields") or info.get("attribute_fields") or {})
+    if video:
+        return f"{ds.name}: {len(ds)} videos; rater fields {fields}"
     line = f"{ds.name}: {len(ds)} samples; rater fields {fields}" + (f"; left out {left}" if left else "")
     if args.agreement:
         line += "\n" + agreement(ds, sorted(info.get("rater_fields") or {}), args.agreement)
