@@ -43,7 +43,8 @@ def parser() -> argparse.ArgumentParser:
                     help='rename the raters an export names itself: "1=alice,2=bob" (Label Studio user ids or '
                          "emails, CVAT raters)")
     ap.add_argument("--agreement", metavar="RUN_KEY", nargs="?", const="kalos",
-                    help="then compute agreement on the imported rater fields (the plugin's compute_agreement "
+                    help="then compute agreement on the imported rater fields (the plugin's compute_agreement; video: "
+                         "compute_video_agreement "
                          "with its defaults, stored as run RUN_KEY, default kalos; the plugin installed in FiftyOne)")
     ap.add_argument("--match-by", choices=MATCH_BY + ("task",), default="file_name")
     ap.add_argument("--label-field", default="raters")
@@ -82,7 +83,8 @@ def run(args) -> str:
     left = ", ".join(f"{v} {k}" for k, v in info.get("left_out", {}).items() if v)
     fields = sorted(info.get("rater_fields") or info.get("attribute_fields") or {})
     if video:
-        return f"{ds.name}: {len(ds)} videos; rater fields {fields}"
+        line = f"{ds.name}: {len(ds)} videos; rater fields {fields}"
+        return line + ("\n" + agreement(ds, fields, args.agreement, VIDEO_AGREEMENT_URI) if args.agreement else "")
     line = f"{ds.name}: {len(ds)} samples; rater fields {fields}" + (f"; left out {left}" if left else "")
     if args.agreement:
         line += "\n" + agreement(ds, sorted(info.get("rater_fields") or {}), args.agreement)
@@ -91,25 +93,27 @@ def run(args) -> str:
 
 #: the plugin's agreement operator, as FiftyOne lists it once the plugin is installed
 AGREEMENT_URI = "@kalos/agreement/compute_agreement"
+VIDEO_AGREEMENT_URI = "@kalos/agreement/compute_video_agreement"
 
 
-def agreement(ds, fields: list, run_key: str) -> str:
+def agreement(ds, fields: list, run_key: str, uri: str = AGREEMENT_URI) -> str:
     """The agreement run on the imported fields through the installed plugin's operator; its summary."""
     import fiftyone.operators as foo
 
     from .errors import ImportRefused
 
     try:
-        op = foo.get_operator(AGREEMENT_URI)
+        op = foo.get_operator(uri)
     except ValueError:
-        raise ImportRefused(f"imported, but FiftyOne finds no {AGREEMENT_URI} operator for --agreement",
+        raise ImportRefused(f"imported, but FiftyOne finds no {uri} operator for --agreement",
                             fix="install the plugin (FIFTYONE_PLUGINS_DIR: a folder holding this clone) and run "
                                 "the agreement in the App or again with --agreement") from None
     if not fields:
         raise ImportRefused("imported into one field (rater_attribute layout): --agreement reads one field per "
                             "rater", fix="run the agreement in the App on that field")
     result = op(ds, rater_fields=fields, run_key=run_key)
-    return (f"agreement run {run_key!r} on {len(fields)} rater fields: mean alpha {result.mean_alpha:.4f}, "
+    kind = "video agreement" if uri == VIDEO_AGREEMENT_URI else "agreement"
+    return (f"{kind} run {run_key!r} on {len(fields)} rater fields: mean alpha {result.mean_alpha:.4f}, "
             f"global alpha {result.global_alpha:.4f} (open the App on {ds.name!r} to review)")
 
 

@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from datetime import datetime
 from pathlib import Path
 
 import fiftyone as fo
+import fiftyone.core.odm as foo_odm
 
 from kalos_core.progress import run_steps
 from kalos_core.video.cvat import read_cvat_video
 from kalos_core.video.mot import read_mot_file
 
+from .. import rawdocs
 from ..names import FIELD_NAME_RE
 from .errors import ImportRefused
 from .schema import MAX_RATER_FIELDS, field_names
@@ -178,6 +181,38 @@ def _check_fields(dataset, paths: dict, ids: list) -> None:
                                     "writes over labels")
 
 
+def _write_frames(dataset, values: dict, raters: dict) -> None:
+    """``{field: {sample id: ((rows, labels, ...), (w, h))}}`` as frame documents, upserted in bulk (frames
+    that exist get the field, the others are created), as FiftyOne writes them (:mod:`..rawdocs`)."""
+    from bson import ObjectId
+    from pymongo import UpdateOne
+
+    coll = foo_odm.get_db_conn()[dataset._frame_collection_name]
+    now = datetime.utcnow()
+    ops = []
+    for field, per_video in values.items():
+        for sid, ((boxes, labels, *_), (w, h)) in per_video.items():
+            frames: dict = {}
+            for (f, t, x, y, bw, bh), label in zip(boxes.tolist(), labels):
+                frames.setdefault(int(f), []).append(rawdocs.detection(
+                    label, (x / w, y / h, bw / w, bh / h), {"index": int(t), "rater_id": raters[field]}))
+            for f, dets in frames.items():
+                ops.append(UpdateOne({"_sample_id": ObjectId(sid), "frame_number": f},
+                                     {"$set": {field: rawdocs.label_list(fo.Detections, dets), "last_modified_at": now},
+                                      "$setOnInsert": {"_dataset_id": dataset._doc.id, "created_at": now}},
+                                     upsert=True))
+                if len(ops) >= rawdocs.BATCH:
+                    coll.bulk_write(ops, ordered=False)
+                    ops = []
+    if ops:
+        coll.bulk_write(ops, ordered=False)
+    for field in values:
+        if not dataset.has_frame_field(field):
+            dataset.add_frame_field(field, fo.EmbeddedDocumentField, embedded_doc_type=fo.Detections)
+    dataset.add_dynamic_frame_fields(fields=list(values))
+    dataset.reload()
+
+
 def video_steps(dataset_or_name, exports, videos=None, label_field="raters", frame_size=None):
     """Generator of ``(fraction, message)``; returns ``(dataset, n videos, n boxes)``. See the module docstring."""
     if not isinstance(label_field, str) or not FIELD_NAME_RE.match(label_field):
@@ -218,18 +253,10 @@ def video_steps(dataset_or_name, exports, videos=None, label_field="raters", fra
             frame_width=sizes[s][0], frame_height=sizes[s][1])) for s, p in new.items()]
         ids = dataset.add_samples(samples, progress=False)
         have.update((s, (sid, None, None)) for s, sid in zip(new, ids))
-    n_boxes = 0
-    for rater, got in per_rater.items():
-        values = {}
-        for stem, (boxes, labels, _, _) in got.items():
-            w, h = sizes[stem]
-            frames: dict = {}
-            for (f, t, x, y, bw, bh), label in zip(boxes.tolist(), labels):
-                frames.setdefault(int(f), []).append(fo.Detection(
-                    label=label, bounding_box=[x / w, y / h, bw / w, bh / h], index=int(t), rater_id=rater))
-            values[have[stem][0]] = {f: fo.Detections(detections=d) for f, d in frames.items()}
-            n_boxes += len(boxes)
-        dataset.set_values(f"frames.{plan[rater]}", values, key_field="id")
+    n_boxes = sum(len(got[s][0]) for got in per_rater.values() for s in got)
+    yield 0.75, f"writing {n_boxes} boxes"
+    _write_frames(dataset, {plan[r]: {have[s][0]: (got[s], sizes[s]) for s in got} for r, got in per_rater.items()},
+                  dict(zip(plan.values(), plan)))
     record = dataset.info.setdefault("kalos_import", {})
     record.setdefault("rater_fields", {}).update({f"frames.{f}": r for r, f in plan.items()})
     record["video_exports"] = [{k: str(r.get(k) or "") for k in ("rater", "path", "format")} for r in rows]

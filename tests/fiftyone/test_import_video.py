@@ -101,6 +101,17 @@ def test_boxes_are_relative_with_their_track_in_index(imported):
         n = sum(len(fr[field].detections) for fr in sample.frames.values() if fr[field] is not None)
         assert n == len(VIDEOS["video000"][rater])
     assert imported.info["kalos_import"]["rater_fields"] == {f: f[-1] for f in FIELDS}
+    # the frame documents are the ones FiftyOne writes for the same Detections
+    import fiftyone as fo
+    import fiftyone.core.odm as odm
+    from bson import ObjectId
+
+    raw = odm.get_db_conn()[imported._frame_collection_name].find_one(
+        {"_sample_id": ObjectId(sample.id), "frame_number": int(f)})
+    raw_box = next(d for d in raw["raters_c"]["detections"] if d["index"] == int(t))
+    own = fo.Detection(label="object", bounding_box=raw_box["bounding_box"], index=int(t), rater_id="c").to_mongo()
+    assert {k: v for k, v in raw_box.items() if k != "_id"} == {k: v for k, v in dict(own).items() if k != "_id"}
+    assert raw["_dataset_id"] == imported._doc.id and set(raw) >= {"created_at", "last_modified_at"}
 
 
 def test_video_agreement_on_the_imported_fields_is_the_command_lines(imported, exports, tmp_path):
@@ -160,7 +171,8 @@ def test_refusals_name_the_place_and_touch_nothing(fo_isolated, imported, export
 
 
 def test_onto_an_existing_dataset_from_the_command_line(fo_isolated, exports):
-    """Matched by file name stem; the frame size given; the user's fields kept; a refusal one line, exit 2."""
+    """Matched by file name stem; the frame size given; the user's fields kept; a refusal one line, exit 2;
+    --agreement runs video agreement next."""
     ds = fo_isolated.Dataset(_name())
     ds.add_samples([fo_isolated.Sample(filepath=f"/elsewhere/{v}.avi", note=v) for v in VIDEOS])
     ds.persistent = True
@@ -170,10 +182,13 @@ def test_onto_an_existing_dataset_from_the_command_line(fo_isolated, exports):
     done = run(*args)
     assert done.returncode == 2 and "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert "has no frame size" in done.stderr and len(fo_isolated.load_dataset(ds.name).get_frame_field_schema()) == 4
-    done = run(*args, "--frame-size", "640x480")
+    done = run(*args, "--frame-size", "640x480", "--agreement", "vid")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == f"{ds.name}: 2 videos; rater fields ['frames.raters_a', 'frames.raters_b']"
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == f"{ds.name}: 2 videos; rater fields ['frames.raters_a', 'frames.raters_b']"
+    assert lines[1].startswith("video agreement run 'vid' on 2 rater fields: mean alpha "), lines
     ds.reload()
+    assert ds.load_run_results("vid").pairs["a / b"]["HOTA"] > 0.5 and ds.has_frame_field("vid_alpha")
     assert sorted(ds.values("note")) == sorted(VIDEOS) and ds.count("frames.raters_b.detections") == sum(
         len(v["rater1"]) for v in VIDEOS.values())
 
