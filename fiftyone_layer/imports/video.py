@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import fiftyone as fo
@@ -188,7 +188,7 @@ def _write_frames(dataset, values: dict, raters: dict) -> None:
     from pymongo import UpdateOne
 
     coll = foo_odm.get_db_conn()[dataset._frame_collection_name]
-    now = datetime.utcnow()
+    now = datetime.now(timezone.utc)
     ops = []
     for field, per_video in values.items():
         for sid, ((boxes, labels, *_), (w, h)) in per_video.items():

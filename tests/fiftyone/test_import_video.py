@@ -103,8 +103,8 @@ def test_boxes_are_relative_with_their_track_in_index(imported):
     assert imported.info["kalos_import"]["rater_fields"] == {f: f[-1] for f in FIELDS}
     # the frame documents are the ones FiftyOne writes for the same Detections
     import fiftyone as fo
-    import fiftyone.core.odm as odm
     from bson import ObjectId
+    from fiftyone.core import odm
 
     raw = odm.get_db_conn()[imported._frame_collection_name].find_one(
         {"_sample_id": ObjectId(sample.id), "frame_number": int(f)})
