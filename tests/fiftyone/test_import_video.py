@@ -15,7 +15,7 @@ import pytest
 
 from kalos_core.cli import main as kalos_main
 from kalos_core.video.data import synthetic_videos
-from tests.fiftyone.helpers import run_operator, snapshot
+from tests.fiftyone.helpers import form_errors, resolved_form, run_operator, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = (640.0, 480.0)
@@ -200,3 +200,8 @@ def test_the_app_operator_imports_video_formats(fo_isolated, exports):
     run_operator("import_rater_exports", host, exports=rows, target="new", new_dataset=name)
     ds = fo_isolated.load_dataset(name)
     assert len(ds) == 2 and ds.count("frames.raters_c.detections") == sum(len(v["rater2"]) for v in VIDEOS.values())
+    mixed = [*rows[:1], {"rater": "d", "path": str(exports / "root" / "a"), "format": "COCODetectionDataset"}]
+    errors = form_errors(resolved_form("import_rater_exports", host, exports=mixed, target="new", new_dataset=_name()))
+    assert "video exports (MOT, CVAT for video) and image exports in one import" in errors["exports"]
+    assert "frame_size" in resolved_form("import_rater_exports", host, exports=rows[:1], target="new")
+    assert "frame_size" not in resolved_form("import_rater_exports", host, exports=mixed[1:], target="new")
