@@ -142,13 +142,13 @@ def _samples(dataset, stems: set, folder, source: dict) -> tuple[dict, dict]:
         if dataset.media_type != "video":
             raise ImportRefused(f"dataset {dataset.name!r} holds {dataset.media_type} samples; video exports go "
                                 "into a video dataset", fix="import into a new dataset (give the videos folder)")
-        for sid, path, w, h in zip(*dataset.values(["id", "filepath", "metadata.frame_width",
-                                                    "metadata.frame_height"])):
+        for sid, path, w, h, n in zip(*dataset.values(["id", "filepath", "metadata.frame_width",
+                                                       "metadata.frame_height", "metadata.total_frame_count"])):
             stem = os.path.splitext(os.path.basename(path))[0]
             if stem in stems and stem in have:
                 raise ImportRefused(f"samples {have[stem][0]} and {sid} are both video {stem!r}: its labels cannot "
                                     f"be told apart", fix="give every video its own file name")
-            have[stem] = (sid, w, h)
+            have[stem] = (sid, w, h, n)
     files = _video_files(folder)
     new = {s: files[s] for s in sorted(stems - set(have)) if s in files}
     lacking = sorted(stems - set(have) - set(new))
@@ -233,7 +233,7 @@ def video_steps(dataset_or_name, exports, videos=None, label_field="raters", fra
     sizes = {}
     for stem in sorted(stems):
         cvat = {got[stem][3] for got in per_rater.values() if stem in got and got[stem][3]}
-        meta = have.get(stem, (None, None, None))[1:]
+        meta = have.get(stem, (None, None, None, None))[1:3]
         sizes[stem] = size or (meta if all(meta) else None) or (cvat.pop() if len(cvat) == 1 else None)
         if not sizes[stem]:
             what = f"sample {have[stem][0]} (video {stem!r})" if stem in have else f"video {new[stem]}"
@@ -241,6 +241,14 @@ def video_steps(dataset_or_name, exports, videos=None, label_field="raters", fra
                                 + (f" and the CVAT files disagree ({sorted(cvat)})" if len(cvat) > 1 else ""),
                                 fix="give the frame size (frame_size / --frame-size WIDTHxHEIGHT), or compute the "
                                     "videos' metadata first (dataset.compute_metadata())")
+    for rater, got in per_rater.items():   # a file of another video: boxes after the video's last frame
+        for stem, (boxes, _, path, _) in got.items():
+            count = have.get(stem, (None,) * 4)[3]
+            if count and len(boxes) and boxes[:, 0].max() > count:
+                raise ImportRefused(f"a box on frame {int(boxes[:, 0].max())} of video {stem!r}, which has "
+                                    f"{count} frames (sample {have[stem][0]})", path,
+                                    fix=f"check that this is rater {rater!r}'s file of that video (frames "
+                                        "numbered from 1)")
     known = ((dataset.info if dataset is not None else {}).get("kalos_import") or {}).get("rater_fields") or {}
     info = {"kalos_import": {"rater_fields": {k[7:]: v for k, v in known.items() if k.startswith("frames.")}}}
     plan = field_names(info, label_field, ["labels"], "rater_fields", list(per_rater))["labels"]
@@ -252,7 +260,7 @@ def video_steps(dataset_or_name, exports, videos=None, label_field="raters", fra
         samples = [fo.Sample(filepath=os.path.abspath(p), metadata=fo.VideoMetadata(
             frame_width=sizes[s][0], frame_height=sizes[s][1])) for s, p in new.items()]
         ids = dataset.add_samples(samples, progress=False)
-        have.update((s, (sid, None, None)) for s, sid in zip(new, ids))
+        have.update((s, (sid, None, None, None)) for s, sid in zip(new, ids))
     n_boxes = sum(len(got[s][0]) for got in per_rater.values() for s in got)
     yield 0.75, f"writing {n_boxes} boxes"
     _write_frames(dataset, {plan[r]: {have[s][0]: (got[s], sizes[s]) for s in got} for r, got in per_rater.items()},

@@ -159,6 +159,11 @@ def test_refusals_name_the_place_and_touch_nothing(fo_isolated, imported, export
     message = _refused(imported, "video 'other' is neither in dataset", [("d", str(bad), "MOT")])
     assert str(bad / "other.txt") in message and "videos folder" in message
     os.remove(bad / "other.txt")
+    counted = fo_isolated.Dataset(_name())
+    counted.add_sample(fo_isolated.Sample(filepath="/nonexistent/video000.mp4", metadata=fo_isolated.VideoMetadata(
+        frame_width=640, frame_height=480, total_frame_count=5)))
+    message = _refused(counted, "which has 5 frames", [("d", str(bad), "MOT")])
+    assert str(bad / "video000.txt") in message and "a box on frame 12 of video 'video000'" in message
     bare = fo_isolated.Dataset(_name())
     bare.add_sample(fo_isolated.Sample(filepath="/nonexistent/video000.mp4"))
     bare.first().frames[1] = fo_isolated.Frame(raters_e=fo_isolated.Classification(label="x"))
