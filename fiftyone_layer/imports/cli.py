@@ -83,7 +83,7 @@ def run(args) -> str:
     left = ", ".join(f"{v} {k}" for k, v in info.get("left_out", {}).items() if v)
     fields = sorted(info.get("rater_fields") or info.get("attribute_fields") or {})
     if video:
-        line = f"{ds.name}: {len(ds)} videos; rater fields {fields}"
+        line = f"{ds.name}: {len(ds)} samples (videos); rater fields {fields}"
         return line + ("\n" + agreement(ds, fields, args.agreement, VIDEO_AGREEMENT_URI) if args.agreement else "")
     line = f"{ds.name}: {len(ds)} samples; rater fields {fields}" + (f"; left out {left}" if left else "")
     if args.agreement:

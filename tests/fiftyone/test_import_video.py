@@ -190,7 +190,7 @@ def test_onto_an_existing_dataset_from_the_command_line(fo_isolated, exports):
     done = run(*args, "--frame-size", "640x480", "--agreement", "vid")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
-    assert lines[0] == f"{ds.name}: 2 videos; rater fields ['frames.raters_a', 'frames.raters_b']"
+    assert lines[0] == f"{ds.name}: 2 samples (videos); rater fields ['frames.raters_a', 'frames.raters_b']"
     assert lines[1].startswith("video agreement run 'vid' on 2 rater fields: mean alpha "), lines
     ds.reload()
     assert ds.load_run_results("vid").pairs["a / b"]["HOTA"] > 0.5 and ds.has_frame_field("vid_alpha")
