@@ -19,13 +19,20 @@ from fiftyone.operators import types
 from ..fiftyone_layer.imports import (
     ID_FIELD,
     LABEL_STUDIO,
+    MASK_FORMATS,
     MATCH_BY,
     VIDEO_FORMATS,
+    cvat_rater,
     exports_steps,
     image_types,
+    import_cvat_replicas,
+    import_label_studio,
+    import_rater_exports,
+    mask_import_steps,
     parse_rater_names,
     video_steps,
 )
+from ..fiftyone_layer.imports.masks import LABEL_STUDIO_BRUSH, MASK_FOLDERS
 from .common import FIELD_NAME_RE, form_error
 from .importing import import_card, import_target, imported, target_inputs
 from .measure_operator import drive, report_errors
@@ -49,6 +56,10 @@ class ImportRaterExports(foo.Operator):
         row.str("path", required=True, label="Export (labels file or folder)")
         formats = types.Dropdown()
         formats.add_choice(LABEL_STUDIO, label="Label Studio project export (JSON): every annotator")
+        formats.add_choice(MASK_FOLDERS, label="Semantic masks: this rater's folder of class-map PNG / .npy, or a "
+                                               "CVAT 'Segmentation mask' export")
+        formats.add_choice(LABEL_STUDIO_BRUSH,
+                           label="Semantic masks: Label Studio brush export (JSON), every annotator")
         for name in image_types():
             formats.add_choice(name, label=name)
         for name, (_, label) in VIDEO_FORMATS.items():
@@ -77,6 +88,11 @@ class ImportRaterExports(foo.Operator):
             inputs.str("frame_size", label="Frame size (videos, optional)",
                        description="WIDTHxHEIGHT of videos whose size FiftyOne's metadata does not give (CVAT "
                                    "exports give theirs); boxes become relative to it")
+        masks = [r.get("format") in MASK_FORMATS for r in rows]
+        if any(masks) and not all(masks):
+            form_error(rows_prop, "import semantic masks on their own: every export a mask format, or none")
+        if any(masks):
+            return self._mask_inputs(ctx, inputs)
         target_inputs(ctx, inputs, ID_FIELD)
         inputs.enum("match_by", [*MATCH_BY, "task"], default="file_name", label="Match images by",
                     view=types.RadioGroup(), description="task: Label Studio's task id")
@@ -96,6 +112,42 @@ class ImportRaterExports(foo.Operator):
                                "polylines, keypoints, ...")
         return types.Property(inputs, view=types.View(label="KaLOS: import one export per rater"))
 
+    def _mask_inputs(self, ctx, inputs):
+        """The rest of the form for semantic masks: one Segmentation field per rater."""
+        p = ctx.params
+        target_inputs(ctx, inputs, ID_FIELD)
+        inputs.str("mask_dir", label="Folder for the class-map PNGs (optional)",
+                   description="Default: under FiftyOne's dataset directory; never inside the exports")
+        inputs.str("classes", label="Class names (optional)",
+                   description="In index order, comma-separated (value 0 = the first); default: the export's "
+                               "labels (CVAT labelmap, Label Studio brush labels), else each value found")
+        inputs.int("ignore", label="Void value (optional)", description="e.g. 255: allowed beyond the classes")
+        names_prop = inputs.str("rater_names", label="Rater names (optional)",
+                                description="Rename Label Studio annotators: 1=alice,2=bob (user ids or emails)")
+        try:
+            parse_rater_names(p.get("rater_names"))
+        except ValueError as e:
+            form_error(names_prop, str(e))
+        field_prop = inputs.str("label_field", default="masks", label="Mask field (prefix)")
+        if not FIELD_NAME_RE.match(p.get("label_field", "masks") or ""):
+            form_error(field_prop, "start with a letter; letters, digits and _ only")
+        return types.Property(inputs, view=types.View(label="KaLOS: import one export per rater"))
+
+    def _execute_masks(self, ctx, new, target, rows):
+        p = ctx.params
+        names = {os.path.basename(os.path.normpath(r["path"])): str(r["rater"]).strip() for r in rows
+                 if r.get("format") == MASK_FOLDERS and str(r.get("rater") or "").strip()}
+        names.update(parse_rater_names(p.get("rater_names")))
+        steps = mask_import_steps(target, [r["path"] for r in rows], p.get("label_field") or "masks",
+                                  p.get("mask_dir") or None, p.get("classes") or None, p.get("ignore"),
+                                  next((r["data_path"] for r in rows if r.get("data_path")), None),
+                                  rater_names={k: v for k, v in names.items() if k != v} or None)
+        dataset, n, n_masks = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: import failed")
+        yield from imported(ctx, dataset, new, n, n_masks)
+        fields = sorted(dataset.info["kalos_import"]["mask_fields"])
+        yield import_card(ctx, dataset, n, n_masks, [("Segmentation fields", ", ".join(fields))],
+                          next_step="Run 'KaLOS: semantic masks' (compute_mask_agreement) on the Segmentation fields.")
+
     def execute(self, ctx):
         p = ctx.params
         new, target = import_target(ctx)
@@ -106,6 +158,10 @@ class ImportRaterExports(foo.Operator):
             yield from imported(ctx, dataset, new, n, n_labels, what="videos")
             yield import_card(ctx, dataset, n, n_labels, what="Videos",
                               next_step="Run 'KaLOS: video agreement' on the frames.* rater fields.")
+            return
+        rows = [r for r in p.get("exports") or [] if isinstance(r, dict)]
+        if rows and all(r.get("format") in MASK_FORMATS for r in rows):
+            yield from self._execute_masks(ctx, new, target, rows)
             return
         options = {"label_types": p["label_key"]} if p.get("label_key") in ("segmentations", "keypoints") else {}
         steps = exports_steps(target, p.get("exports") or [], p.get("match_by", "file_name"),

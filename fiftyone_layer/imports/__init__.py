@@ -8,6 +8,8 @@ The public interface (everything else in this package is private to it):
   :func:`import_cvat_replicas` and :func:`import_label_studio` are its shortcuts;
 - :func:`import_video_exports`: one video export per rater (MOT text, CVAT for video 1.1 XML)
   into one frame field per rater of a video dataset;
+- :func:`import_masks`: semantic masks, one ``fo.Segmentation`` field per rater (per-rater mask
+  folders, CVAT "Segmentation mask" exports, a Label Studio brush export; :mod:`.masks`);
 - :class:`ImportRefused`: every refusal, raised before anything is written, naming the file,
   the place in it and the fix;
 - ``python -m fiftyone_layer.imports`` from a clone: the command line (:mod:`.cli`).
@@ -26,6 +28,7 @@ from .coco import (
 from .cvat_project import cvat_rater
 from .errors import ImportRefused
 from .exports import MATCH_BY, image_types
+from .masks import MASK_FORMATS, import_masks, mask_import_steps
 from .rater_exports import (
     ID_FIELD,
     LABEL_STUDIO,
@@ -50,6 +53,7 @@ __all__ = [
     "LABEL_STUDIO",
     "LABEL_TYPES",
     "LAYOUTS",
+    "MASK_FORMATS",
     "MATCH_BY",
     "MAX_RATER_FIELDS",
     "VALIDATE_MAX_BYTES",
@@ -64,10 +68,12 @@ __all__ = [
     "image_types",
     "import_cvat_replicas",
     "import_label_studio",
+    "import_masks",
     "import_multirater_coco",
     "import_multirater_yolo",
     "import_rater_exports",
     "import_video_exports",
+    "mask_import_steps",
     "one_label_type",
     "parse_rater_names",
     "video_steps",

@@ -4,7 +4,10 @@ project exports, a Label Studio project export, or a multi-rater COCO json, into
 From a clone: ``python -m fiftyone_layer.imports NEW_DATASET --rater alice alice.json
 COCODetectionDataset --rater bob bob.json COCODetectionDataset`` (video: ``--rater alice alice/ MOT
 VIDEOS`` or ``CVATVideoDataset``, ``--frame-size``; ``--cvat``, ``--label-studio``,
-``--coco``, ``--yolo``; ``--rater-names "1=alice,2=bob"`` names Label Studio's users or CVAT's tasks). A refusal
+``--coco``, ``--yolo``; ``--rater-names "1=alice,2=bob"`` names Label Studio's users or CVAT's tasks).
+Semantic masks: ``--masks RATER_DIR RATER_DIR ...`` (or ``--masks brush.json``, a Label Studio export),
+one ``fo.Segmentation`` field per rater (:mod:`.masks`; ``--mask-dir``, ``--classes``, ``--ignore``,
+``--images``). A refusal
 is one line on stderr and exit status 2, never a traceback.
 """
 
@@ -37,6 +40,15 @@ def parser() -> argparse.ArgumentParser:
                                                    "annotations[].rater_id)")
     ap.add_argument("--yolo", metavar="FOLDER", help="per-rater YOLO folders FOLDER/<rater>/<stem>.txt (class names "
                                                      "in FOLDER/classes.txt)")
+    ap.add_argument("--masks", nargs="+", metavar="PATH",
+                    help="semantic masks: one folder per rater (PNG / .npy class maps, or CVAT 'Segmentation mask' "
+                         "exports), or one Label Studio JSON export of brush masks; one Segmentation field per rater")
+    ap.add_argument("--mask-dir", help="--masks: where the class-map PNGs are written (default: under FiftyOne's "
+                                       "dataset directory; never inside the exports)")
+    ap.add_argument("--classes", help="--masks: class names in index order, comma-separated (value 0 = the first)")
+    ap.add_argument("--ignore", type=int, help="--masks: the void value (e.g. 255), allowed beyond the classes")
+    ap.add_argument("--images", help="--masks into a new dataset: the images folder (matched by file name stem; "
+                                     "without it, blank placeholders of the masks' size)")
     ap.add_argument("--skip-invalid", action="store_true",
                     help="--coco, --yolo: leave out invalid annotations (counted) instead of refusing the file")
     ap.add_argument("--rater-names", metavar="KEY=NAME,...",
@@ -47,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
                          "compute_video_agreement "
                          "with its defaults, stored as run RUN_KEY, default kalos; the plugin installed in FiftyOne)")
     ap.add_argument("--match-by", choices=MATCH_BY + ("task",), default="file_name")
-    ap.add_argument("--label-field", default="raters")
+    ap.add_argument("--label-field", help="the rater fields' prefix (default: raters; masks with --masks)")
     ap.add_argument("--label-key")
     ap.add_argument("--traceback", action="store_true", help="show the Python traceback of a failure")
     return ap
@@ -56,9 +68,18 @@ def parser() -> argparse.ArgumentParser:
 def run(args) -> str:
     """Import as ``args`` say; the summary line."""
     from . import import_multirater_coco, import_multirater_yolo, import_rater_exports
+    from .masks import import_masks
     from .rater_exports import LABEL_STUDIO
     from .video import VIDEO_FORMATS, import_video_exports
 
+    if args.masks:
+        ds = import_masks(args.dataset, args.masks, args.label_field or "masks", args.mask_dir, args.classes,
+                          args.ignore, args.images, rater_names=parse_rater_names(args.rater_names))
+        ds.persistent = True
+        fields = sorted(ds.info["kalos_import"]["mask_fields"])
+        return (f"{ds.name}: {len(ds)} samples; Segmentation fields {fields} (run the plugin's "
+                "compute_mask_agreement on them)")
+    args.label_field = args.label_field or "raters"
     video = [r for r in args.rater if r[2] in VIDEO_FORMATS]
     if video and (len(video) < len(args.rater) or args.cvat or args.label_studio):
         from .errors import ImportRefused
@@ -121,11 +142,13 @@ def main(argv=None) -> int:
     ap = parser()
     args = ap.parse_args(argv)
     if any(len(r) not in (3, 4) for r in args.rater) or not (args.rater or args.cvat or args.label_studio
-                                                                 or args.coco or args.yolo):
+                                                                 or args.coco or args.yolo or args.masks):
         ap.error("give --rater NAME PATH FORMAT [IMAGES] (once per rater), --cvat XML ..., --label-studio JSON, "
-                 "--coco JSON or --yolo FOLDER")
-    if sum(map(bool, (args.coco, args.yolo, args.rater or args.cvat or args.label_studio))) > 1:
-        ap.error("--coco and --yolo are one multi-rater input each: import each alone")
+                 "--coco JSON, --yolo FOLDER or --masks PATH ...")
+    if sum(map(bool, (args.coco, args.yolo, args.masks, args.rater or args.cvat or args.label_studio))) > 1:
+        ap.error("--coco, --yolo and --masks are one input each: import each alone")
+    if args.masks and args.agreement:
+        ap.error("--agreement runs compute_agreement on label lists; run compute_mask_agreement on the mask fields")
     try:
         print(run(args))
     except Exception as e:   # one line, never a traceback (--traceback shows it)

@@ -2,6 +2,7 @@
 paths' results, a small hand-made multi-rater COCO dict, columnar copies of data sets and their
 hypothesis strategy."""
 
+import json
 import math
 from dataclasses import replace
 
@@ -12,7 +13,6 @@ from PIL import Image
 from kalos_core import Annotation, MultiRaterDataset, make_image
 from kalos_core.cli import main as kalos_main
 from kalos_core.columns import AnnotationColumns
-
 
 # -- comparing results -----------------------------------------------------------------------------
 
@@ -100,7 +100,7 @@ def assert_same_dataset(col, ref):
 
 def small():
     """Two images, raters a/b, boxes + polygons, ids chosen to be easy to find in messages."""
-    sq = lambda x: [[x, 0, x + 10, 0, x + 10, 10, x, 10]]  # noqa: E731
+    sq = lambda x: [[x, 0, x + 10, 0, x + 10, 10, x, 10]]
     return {
         "images": [{"id": 1, "width": 100, "height": 50, "rater_list": ["a", "b"]},
                    {"id": 2, "width": 100, "height": 50, "rater_list": ["a", "b"]}],
@@ -178,3 +178,39 @@ def ls_rle(painted: np.ndarray, value: int = 255) -> list[int]:
 def painted(seed, shape=(40, 48)):
     rng = np.random.default_rng(seed)
     return rng.random(shape) < 0.3
+
+
+LABELMAP = "# label:color_rgb:parts:actions\nbackground:0,0,0::\nroad:128,0,0::\ncar:0,128,0::\n"
+COLOURS = np.array([[0, 0, 0], [128, 0, 0], [0, 128, 0]], np.uint8)
+
+
+def cvat_export(root, rater, maps, labelmap=LABELMAP):
+    """A rater's CVAT "Segmentation mask" export, unzipped: labelmap.txt, colour-coded class PNGs."""
+    (root / rater / "SegmentationClass").mkdir(parents=True)
+    (root / rater / "ImageSets" / "Segmentation").mkdir(parents=True)
+    (root / rater / "labelmap.txt").write_text(labelmap)
+    (root / rater / "ImageSets" / "Segmentation" / "default.txt").write_text("\n".join(maps))
+    for name, m in maps.items():
+        Image.fromarray(COLOURS[m]).save(root / rater / "SegmentationClass" / f"{name}.png")
+    return root / rater
+
+
+def brush(mask, label, w=48, h=40, rid="r"):
+    return {"id": rid, "type": "brushlabels", "from_name": "tag", "to_name": "image", "origin": "manual",
+            "original_width": w, "original_height": h, "image_rotation": 0,
+            "value": {"format": "rle", "rle": ls_rle(mask), "brushlabels": [label]}}
+
+
+def ls_export(tmp_path, maps, names=("background", "car", "road")):
+    """Label Studio's JSON export of ``{image: {annotator id: class map}}``: one brush region per class,
+    each painting its class and every later one (so each region overlaps the ones after it)."""
+    tasks = []
+    for t, (image, by_user) in enumerate(maps.items(), 1):
+        anns = [{"id": 10 * t + u, "completed_by": u, "was_cancelled": False, "ground_truth": False,
+                 "result": [brush(m >= k, names[k], rid=f"{t}{u}{k}") for k in range(1, len(names)) if (m == k).any()]}
+                for u, m in by_user.items()]
+        tasks.append({"id": t, "data": {"image": f"/data/upload/1/{image}.jpg"}, "annotations": anns,
+                      "drafts": [], "predictions": []})
+    path = tmp_path / "project.json"
+    path.write_text(json.dumps(tasks))
+    return path

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.core.helpers import run_masks as run, truth_mask as truth, write_png
+from tests.core.helpers import LABELMAP, cvat_export, write_png
+from tests.core.helpers import run_masks as run
+from tests.core.helpers import truth_mask as truth
 
 
 @pytest.fixture
@@ -63,21 +65,6 @@ def test_bad_masks_are_refused_by_name_in_one_line(folders, capsys, break_it, wo
 def test_a_single_folder_is_refused(folders, capsys):
     rc, out = run([folders[0]], capsys)
     assert rc == 2 and "at least two rater folders" in out.err
-
-
-LABELMAP = "# label:color_rgb:parts:actions\nbackground:0,0,0::\nroad:128,0,0::\ncar:0,128,0::\n"
-COLOURS = np.array([[0, 0, 0], [128, 0, 0], [0, 128, 0]], np.uint8)
-
-
-def cvat_export(root, rater, maps, labelmap=LABELMAP):
-    """A rater's CVAT "Segmentation mask" export, unzipped: labelmap.txt, colour-coded class PNGs."""
-    (root / rater / "SegmentationClass").mkdir(parents=True)
-    (root / rater / "ImageSets" / "Segmentation").mkdir(parents=True)
-    (root / rater / "labelmap.txt").write_text(labelmap)
-    (root / rater / "ImageSets" / "Segmentation" / "default.txt").write_text("\n".join(maps))
-    for name, m in maps.items():
-        Image.fromarray(COLOURS[m]).save(root / rater / "SegmentationClass" / f"{name}.png")
-    return root / rater
 
 
 def test_cvat_segmentation_mask_exports_read_as_the_class_maps_they_colour(tmp_path, capsys):

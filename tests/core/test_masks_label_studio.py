@@ -12,27 +12,10 @@ import numpy as np
 import pytest
 
 from kalos_core.masks.label_studio import decode_brush_rle
-from tests.core.helpers import ls_rle, painted, run_masks as run, truth_mask as truth, write_png
-
-def brush(mask, label, w=48, h=40, rid="r"):
-    return {"id": rid, "type": "brushlabels", "from_name": "tag", "to_name": "image", "origin": "manual",
-            "original_width": w, "original_height": h, "image_rotation": 0,
-            "value": {"format": "rle", "rle": ls_rle(mask), "brushlabels": [label]}}
-
-
-def export(tmp_path, maps, names=("background", "car", "road")):
-    """Label Studio's JSON export of ``{image: {annotator id: class map}}``: one brush region per class,
-    each painting its class and every later one (so each region overlaps the ones after it)."""
-    tasks = []
-    for t, (image, by_user) in enumerate(maps.items(), 1):
-        anns = [{"id": 10 * t + u, "completed_by": u, "was_cancelled": False, "ground_truth": False,
-                 "result": [brush(m >= k, names[k], rid=f"{t}{u}{k}") for k in range(1, len(names)) if (m == k).any()]}
-                for u, m in by_user.items()]
-        tasks.append({"id": t, "data": {"image": f"/data/upload/1/{image}.jpg"}, "annotations": anns,
-                      "drafts": [], "predictions": []})
-    path = tmp_path / "project.json"
-    path.write_text(json.dumps(tasks))
-    return path
+from tests.core.helpers import ls_export as export
+from tests.core.helpers import ls_rle, painted, write_png
+from tests.core.helpers import run_masks as run
+from tests.core.helpers import truth_mask as truth
 
 
 @pytest.mark.parametrize("seed", [0, 1])
