@@ -15,7 +15,6 @@ from ..fiftyone_layer.imports import (
     check_coco_file,
     coco_steps,
     import_multirater_coco,
-    import_multirater_yolo,
 )
 from .cards import show_card
 from .common import FIELD_NAME_RE, form, form_error
@@ -56,24 +55,25 @@ def import_target(ctx):
 
 
 def import_card(ctx, dataset, n: int, n_labels: int, more=(),
-                next_step: str = "Run 'KaLOS: compute agreement' (or 'KaLOS: calibrate threshold') on the rater fields."):
+                next_step: str = "Run 'KaLOS: compute agreement' (or 'KaLOS: calibrate threshold') on the rater fields.",
+                what: str = "Images"):
     """An import's result card: the counts (and ``more`` rows), the data set and its rater fields."""
     fields = sorted((dataset.info.get("kalos_import") or {}).get("rater_fields") or {})
-    return show_card(ctx, "KaLOS: imported", [("Images imported", n), ("Labels", n_labels), *more],
+    return show_card(ctx, "KaLOS: imported", [(f"{what} imported", n), ("Labels", n_labels), *more],
                      f"data set {dataset.name!r}" + (": fields " + ", ".join(fields) if fields else ""), None,
                      next_step, dataset=dataset.name)
 
 
-def imported(ctx, dataset, new: bool, n: int, n_labels: int, note: str = ""):
+def imported(ctx, dataset, new: bool, n: int, n_labels: int, note: str = "", what: str = "images"):
     """Generator of the operations after an import: progress, open or reload, a notice."""
     if new:
         dataset.persistent = True
-    done = progress_op(ctx, 1.0, f"imported {n} images")
+    done = progress_op(ctx, 1.0, f"imported {n} {what}")
     if done is not None:
         yield done
     if not ctx.delegated:
         yield ctx.ops.open_dataset(dataset.name) if new else ctx.ops.reload_dataset()
-        yield ctx.ops.notify(f"Imported {n} images with {n_labels} labels into {dataset.name!r}{note}",
+        yield ctx.ops.notify(f"Imported {n} {what} with {n_labels} labels into {dataset.name!r}{note}",
                              variant="success")
 
 

@@ -21,6 +21,7 @@ from ..fiftyone_layer.imports import (
     LABEL_STUDIO,
     MASK_FORMATS,
     MATCH_BY,
+    VIDEO_FORMATS,
     cvat_rater,
     exports_steps,
     image_types,
@@ -29,11 +30,12 @@ from ..fiftyone_layer.imports import (
     import_rater_exports,
     mask_import_steps,
     parse_rater_names,
+    video_steps,
 )
 from ..fiftyone_layer.imports.masks import LABEL_STUDIO_BRUSH, MASK_FOLDERS
 from .common import FIELD_NAME_RE, form_error
-from .measure_operator import drive, report_errors
 from .importing import import_card, import_target, imported, target_inputs
+from .measure_operator import drive, report_errors
 
 
 class ImportRaterExports(foo.Operator):
@@ -43,8 +45,8 @@ class ImportRaterExports(foo.Operator):
     def config(self):
         return foo.OperatorConfig(
             name="import_rater_exports", label="KaLOS: import one export per rater", icon="/assets/icon.svg",
-            description="One label export per rater (COCO, CVAT, VOC, YOLO, ...) into one field per rater, matched "
-                        "by file name", dynamic=True, execute_as_generator=True, allow_delegated_execution=True)
+            description="One label export per rater (COCO, CVAT, VOC, YOLO, ...; video: MOT, CVAT for video) into "
+                        "one field per rater, matched by file name", dynamic=True, execute_as_generator=True, allow_delegated_execution=True)
 
     def resolve_input(self, ctx):
         inputs, p = types.Object(), ctx.params
@@ -60,9 +62,11 @@ class ImportRaterExports(foo.Operator):
                            label="Semantic masks: Label Studio brush export (JSON), every annotator")
         for name in image_types():
             formats.add_choice(name, label=name)
+        for name, (_, label) in VIDEO_FORMATS.items():
+            formats.add_choice(name, label=label)
         row.enum("format", formats.values(), required=True, default="COCODetectionDataset", label="Format",
                  view=formats)
-        row.str("data_path", label="Images folder (optional)")
+        row.str("data_path", label="Images (videos) folder (optional)")
         rows_prop = inputs.list("exports", row, required=True, label="Exports, one per rater",
                                 description="Images missing on this machine get a blank image of their size")
         rows = [r for r in p.get("exports") or [] if isinstance(r, dict)]
@@ -74,6 +78,16 @@ class ImportRaterExports(foo.Operator):
         names = [str(r.get("rater") or "").strip() for r in rows if r.get("rater")]
         if len(set(names)) < len(names):
             form_error(rows_prop, "give each export its own rater name")
+        video = [r for r in rows if r.get("format") in VIDEO_FORMATS]
+        if video and len(video) < len(rows):
+            form_error(rows_prop, "video exports (MOT, CVAT for video) and image exports in one import: import the "
+                                  "video exports alone")
+        elif any(not str(r.get("rater") or "").strip() for r in video):
+            form_error(rows_prop, "video exports name no rater: give each its rater")
+        if video:
+            inputs.str("frame_size", label="Frame size (videos, optional)",
+                       description="WIDTHxHEIGHT of videos whose size FiftyOne's metadata does not give (CVAT "
+                                   "exports give theirs); boxes become relative to it")
         masks = [r.get("format") in MASK_FORMATS for r in rows]
         if any(masks) and not all(masks):
             form_error(rows_prop, "import semantic masks on their own: every export a mask format, or none")
@@ -137,6 +151,14 @@ class ImportRaterExports(foo.Operator):
     def execute(self, ctx):
         p = ctx.params
         new, target = import_target(ctx)
+        if any(isinstance(r, dict) and r.get("format") in VIDEO_FORMATS for r in p.get("exports") or []):
+            steps = video_steps(target, p.get("exports") or [], label_field=p.get("label_field", "raters"),
+                                frame_size=p.get("frame_size") or None)
+            dataset, n, n_labels = yield from report_errors(ctx, drive(ctx, steps), "KaLOS: import failed")
+            yield from imported(ctx, dataset, new, n, n_labels, what="videos")
+            yield import_card(ctx, dataset, n, n_labels, what="Videos",
+                              next_step="Run 'KaLOS: video agreement' on the frames.* rater fields.")
+            return
         rows = [r for r in p.get("exports") or [] if isinstance(r, dict)]
         if rows and all(r.get("format") in MASK_FORMATS for r in rows):
             yield from self._execute_masks(ctx, new, target, rows)

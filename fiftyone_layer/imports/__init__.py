@@ -6,6 +6,8 @@ The public interface (everything else in this package is private to it):
 - :func:`import_rater_exports`: one export per rater in any format FiftyOne reads, a CVAT
   project export (one rater per replica task) or a Label Studio project export (every annotator);
   :func:`import_cvat_replicas` and :func:`import_label_studio` are its shortcuts;
+- :func:`import_video_exports`: one video export per rater (MOT text, CVAT for video 1.1 XML)
+  into one frame field per rater of a video dataset;
 - :func:`import_masks`: semantic masks, one ``fo.Segmentation`` field per rater (per-rater mask
   folders, CVAT "Segmentation mask" exports, a Label Studio brush export; :mod:`.masks`);
 - :class:`ImportRefused`: every refusal, raised before anything is written, naming the file,
@@ -44,6 +46,7 @@ from .schema import (
     declare_label_fields,
     field_names,
 )
+from .video import VIDEO_FORMATS, import_video_exports, video_steps
 
 __all__ = [
     "ID_FIELD",
@@ -54,6 +57,7 @@ __all__ = [
     "MATCH_BY",
     "MAX_RATER_FIELDS",
     "VALIDATE_MAX_BYTES",
+    "VIDEO_FORMATS",
     "ImportRefused",
     "check_coco_file",
     "coco_steps",
@@ -68,7 +72,9 @@ __all__ = [
     "import_multirater_coco",
     "import_multirater_yolo",
     "import_rater_exports",
+    "import_video_exports",
     "mask_import_steps",
     "one_label_type",
     "parse_rater_names",
+    "video_steps",
 ]

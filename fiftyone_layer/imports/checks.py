@@ -66,9 +66,9 @@ def check_cvat_xml(path: str) -> dict:
     tracks = root.findall("track")
     if tracks:
         raise ImportRefused(f"is a CVAT video export ({len(tracks)} <track> elements, e.g. track "
-                            f"{tracks[0].get('id')!r} labelled {tracks[0].get('label')!r}); video tracks are not read",
-                            path, fix="export the task as 'CVAT for images 1.1', whose <image> elements hold the "
-                                      "shapes of every frame")
+                            f"{tracks[0].get('id')!r} labelled {tracks[0].get('label')!r}); an image import reads no tracks",
+                            path, fix="import it as CVATVideoDataset into a video dataset (one frame field per rater), "
+                                      "or export the task as 'CVAT for images 1.1'")
     occluded, names = False, {}
     for image in root.iter("image"):
         where = f"image {image.get('name')!r}"

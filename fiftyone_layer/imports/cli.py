@@ -2,7 +2,8 @@
 project exports, a Label Studio project export, or a multi-rater COCO json, into a FiftyOne dataset.
 
 From a clone: ``python -m fiftyone_layer.imports NEW_DATASET --rater alice alice.json
-COCODetectionDataset --rater bob bob.json COCODetectionDataset`` (``--cvat``, ``--label-studio``,
+COCODetectionDataset --rater bob bob.json COCODetectionDataset`` (video: ``--rater alice alice/ MOT
+VIDEOS`` or ``CVATVideoDataset``, ``--frame-size``; ``--cvat``, ``--label-studio``,
 ``--coco``, ``--yolo``; ``--rater-names "1=alice,2=bob"`` names Label Studio's users or CVAT's tasks).
 Semantic masks: ``--masks RATER_DIR RATER_DIR ...`` (or ``--masks brush.json``, a Label Studio export),
 one ``fo.Segmentation`` field per rater (:mod:`.masks`; ``--mask-dir``, ``--classes``, ``--ignore``,
@@ -27,7 +28,10 @@ def parser() -> argparse.ArgumentParser:
                                              "label field per rater.")
     ap.add_argument("dataset", help="dataset name (loaded if it exists, else created)")
     ap.add_argument("--rater", nargs="+", action="append", default=[], metavar="NAME PATH FORMAT [IMAGES]",
-                    help="one export: rater name, labels file or folder, fiftyone.types name, images folder")
+                    help="one export: rater name, labels file or folder, fiftyone.types name (video: MOT or "
+                         "CVATVideoDataset), images (videos) folder")
+    ap.add_argument("--frame-size", metavar="WxH", help="video exports: the frame size of videos whose size "
+                                                        "FiftyOne's metadata does not give (e.g. 1920x1080)")
     ap.add_argument("--cvat", nargs="+", default=[], metavar="XML",
                     help="CVAT image XML exports, one per replica job (rater: the job's assignee, else its id), "
                          "or one project export whose tasks annotate the same frames (one rater per task)")
@@ -51,7 +55,8 @@ def parser() -> argparse.ArgumentParser:
                     help='rename the raters an export names itself: "1=alice,2=bob" (Label Studio user ids or '
                          "emails, CVAT raters)")
     ap.add_argument("--agreement", metavar="RUN_KEY", nargs="?", const="kalos",
-                    help="then compute agreement on the imported rater fields (the plugin's compute_agreement "
+                    help="then compute agreement on the imported rater fields (the plugin's compute_agreement; video: "
+                         "compute_video_agreement "
                          "with its defaults, stored as run RUN_KEY, default kalos; the plugin installed in FiftyOne)")
     ap.add_argument("--match-by", choices=MATCH_BY + ("task",), default="file_name")
     ap.add_argument("--label-field", help="the rater fields' prefix (default: raters; masks with --masks)")
@@ -65,6 +70,7 @@ def run(args) -> str:
     from . import import_multirater_coco, import_multirater_yolo, import_rater_exports
     from .masks import import_masks
     from .rater_exports import LABEL_STUDIO
+    from .video import VIDEO_FORMATS, import_video_exports
 
     if args.masks:
         ds = import_masks(args.dataset, args.masks, args.label_field or "masks", args.mask_dir, args.classes,
@@ -74,7 +80,16 @@ def run(args) -> str:
         return (f"{ds.name}: {len(ds)} samples; Segmentation fields {fields} (run the plugin's "
                 "compute_mask_agreement on them)")
     args.label_field = args.label_field or "raters"
-    if args.yolo:
+    video = [r for r in args.rater if r[2] in VIDEO_FORMATS]
+    if video and (len(video) < len(args.rater) or args.cvat or args.label_studio):
+        from .errors import ImportRefused
+
+        raise ImportRefused("video exports (MOT, CVATVideoDataset) and image exports in one import",
+                            fix="import the video exports alone")
+    if video:
+        ds = import_video_exports(args.dataset, [tuple(r) for r in video], label_field=args.label_field,
+                                  frame_size=args.frame_size)
+    elif args.yolo:
         ds = import_multirater_yolo(args.dataset, args.yolo, label_field=args.label_field, skip_invalid=args.skip_invalid)
     elif args.coco:
         ds = import_multirater_coco(args.dataset, args.coco, label_field=args.label_field,
@@ -88,6 +103,9 @@ def run(args) -> str:
     info = ds.info["kalos_import"]
     left = ", ".join(f"{v} {k}" for k, v in info.get("left_out", {}).items() if v)
     fields = sorted(info.get("rater_fields") or info.get("attribute_fields") or {})
+    if video:
+        line = f"{ds.name}: {len(ds)} samples (videos); rater fields {fields}"
+        return line + ("\n" + agreement(ds, fields, args.agreement, VIDEO_AGREEMENT_URI) if args.agreement else "")
     line = f"{ds.name}: {len(ds)} samples; rater fields {fields}" + (f"; left out {left}" if left else "")
     if args.agreement:
         line += "\n" + agreement(ds, sorted(info.get("rater_fields") or {}), args.agreement)
@@ -96,25 +114,27 @@ def run(args) -> str:
 
 #: the plugin's agreement operator, as FiftyOne lists it once the plugin is installed
 AGREEMENT_URI = "@kalos/agreement/compute_agreement"
+VIDEO_AGREEMENT_URI = "@kalos/agreement/compute_video_agreement"
 
 
-def agreement(ds, fields: list, run_key: str) -> str:
+def agreement(ds, fields: list, run_key: str, uri: str = AGREEMENT_URI) -> str:
     """The agreement run on the imported fields through the installed plugin's operator; its summary."""
     import fiftyone.operators as foo
 
     from .errors import ImportRefused
 
     try:
-        op = foo.get_operator(AGREEMENT_URI)
+        op = foo.get_operator(uri)
     except ValueError:
-        raise ImportRefused(f"imported, but FiftyOne finds no {AGREEMENT_URI} operator for --agreement",
+        raise ImportRefused(f"imported, but FiftyOne finds no {uri} operator for --agreement",
                             fix="install the plugin (FIFTYONE_PLUGINS_DIR: a folder holding this clone) and run "
                                 "the agreement in the App or again with --agreement") from None
     if not fields:
         raise ImportRefused("imported into one field (rater_attribute layout): --agreement reads one field per "
                             "rater", fix="run the agreement in the App on that field")
     result = op(ds, rater_fields=fields, run_key=run_key)
-    return (f"agreement run {run_key!r} on {len(fields)} rater fields: mean alpha {result.mean_alpha:.4f}, "
+    kind = "video agreement" if uri == VIDEO_AGREEMENT_URI else "agreement"
+    return (f"{kind} run {run_key!r} on {len(fields)} rater fields: mean alpha {result.mean_alpha:.4f}, "
             f"global alpha {result.global_alpha:.4f} (open the App on {ds.name!r} to review)")
 
 
