@@ -108,7 +108,7 @@ def image_need(matrix: np.ndarray, confidence: float, resamples: int, rng: np.ra
     mean = float(w @ values)
     spread = math.sqrt(max(float(w @ (values - mean) ** 2), 0.0))
     z = norm.ppf((1 + confidence) / 2)
-    return {"n_raters": n, "alpha": a, "spread": spread, "gain": 2 * z * spread * (1 - math.sqrt(n / (n + 1)))}
+    return {"n_raters": n, "alpha": a, "spread": spread, "gain": float(2 * z * spread * (1 - math.sqrt(n / (n + 1))))}
 
 
 def next_rater_steps(dataset, config: NextRaterConfig = NextRaterConfig(), unit_of=None):
