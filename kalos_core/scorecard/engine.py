@@ -217,11 +217,20 @@ def score_rater(dataset: MultiRaterDataset, rater: str, reference: list, images:
               "misses": _by_class(ids(reference, ~gt_found), gt.cat[~gt_found], names)}
     confusion, blind = _confusion(gt, dt, iou, names)
     ref_ids = [list(getattr(a, "members", None) or (a.id,)) for _, a in reference]
-    outcomes = {"rater": {"id": [a.id for _, a in dt_anns], "image": [i for i, _ in dt_anns],
-                          "class": [names[k] for k in dt.cat.tolist()], "area": dt.area.tolist(),
-                          "match": np.where(at, dt_gt[0], -1).tolist(), "blind": blind.tolist()},
-                "reference": {"ids": ref_ids, "image": [i for i, _ in reference],
-                              "class": [names[k] for k in gt.cat.tolist()], "area": gt.area.tolist()}}
+    # canonical order (by image, then label id): the table does not depend on the input's order
+    d_order = sorted(range(len(dt_anns)), key=lambda k: (str(dt_anns[k][0]), str(dt_anns[k][1].id)))
+    g_order = sorted(range(len(reference)), key=lambda k: (str(reference[k][0]), str(ref_ids[k][0])))
+    g_at = np.full(len(reference) + 1, -1, np.int64)          # old reference index -> new; -1 stays -1
+    g_at[g_order] = np.arange(len(g_order))
+    pick = lambda seq, order: [seq[k] for k in order]
+    outcomes = {"rater": {"id": [dt_anns[k][1].id for k in d_order], "image": [dt_anns[k][0] for k in d_order],
+                          "class": pick([names[k] for k in dt.cat.tolist()], d_order),
+                          "area": pick(dt.area.tolist(), d_order),
+                          "match": g_at[np.where(at, dt_gt[0], -1)[d_order]].tolist() if d_order else [],
+                          "blind": g_at[blind[d_order]].tolist() if d_order else []},
+                "reference": {"ids": pick(ref_ids, g_order), "image": [reference[k][0] for k in g_order],
+                              "class": pick([names[k] for k in gt.cat.tolist()], g_order),
+                              "area": pick(gt.area.tolist(), g_order)}}
     return rows, confusion, labels, outcomes
 
 
