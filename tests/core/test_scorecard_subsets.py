@@ -79,3 +79,13 @@ def test_image_subsets_by_a_sample_field_and_overlapping_saved_views():
     views = subset_rows(card, "image", {1: ["first", "all"], 2: ["all"]})   # views overlap: no partition
     assert {s: counts(r) for s, r in views.items()} == {"all": (4, 4, 4), "first": (2, 2, 2)}
     assert sorted(subset_ids(card, "s", "image", "night", {1: "day", 2: "night"})) == [102, 105, 111, 112, 113, 114]   # TP + FP of s, FN of e
+
+
+def test_a_reference_made_of_several_labels_takes_the_value_most_of_them_hold():
+    from kalos_core.scorecard.subsets import subset_keys
+
+    table = {"rater": {"id": [9], "image": [1], "class": ["cat"], "area": [100.0], "match": [-1], "blind": [-1]},
+             "reference": {"ids": [[1, 2, 3], [4, 5], [6]], "image": [1, 1, 1], "class": ["cat"] * 3,
+                           "area": [100.0] * 3}}
+    values = {1: "a", 2: "b", 3: "b", 4: "z", 5: "y", 9: "a"}      # 2 b over 1 a; a tie of z and y: y; 6: none
+    assert subset_keys(table, "label", values) == {"rater": [["a"]], "reference": [["b"], ["y"], ["(none)"]]}
