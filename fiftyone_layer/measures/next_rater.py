@@ -6,19 +6,59 @@
     next_rater_run(dataset, rater_fields=["raters_a", "raters_b"], run_key="next_rater")
     dataset.sort_by("next_rater_gain", reverse=True)       # the samples where one more rater pays most
 
-Writes ``<run_key>_gain`` on every sample with two or more raters: the expected narrowing of the
-interval of its α from one more rater (the formula in docs/scorecards.md); the run
+With ``agreement_key`` the units are those of that agreement run (its ``<key>_unit`` on the labels,
+so each sample's α is that run's ``<key>_alpha``); without, the labels are matched with the
+agreement's defaults. Writes ``<run_key>_gain`` on every sample with two or more raters: the
+expected narrowing of the interval of its α from one more rater (the formula in
+docs/scorecards.md); the run
 (``config.method == "kalos_next_rater"``) stores every sample's row (α, spread, gain), largest first.
 """
 
 from __future__ import annotations
 
-from kalos_core.next_rater import NextRaterResult
+from dataclasses import dataclass, replace
 
+from kalos_core.measure import MeasureData
+from kalos_core.next_rater import NextRaterResult
+from kalos_core.params import Config, param
+
+from .. import run_store
+from ..adapter import read_dataset
+from ..errors import SetupError
 from ..measure_runs import MeasureRun, measure_run
 from ..registry import Offered
 
 DEFAULT_KEY = "next_rater"
+
+
+@dataclass(frozen=True)
+class Inputs(Config):
+    """The plugin-only input of a next-rater run."""
+
+    agreement_key: str | None = param(
+        None, "str", "an agreement run whose units (and so per-sample α) to use; default: match the labels with the "
+        "agreement's defaults", optional=True, label="Agreement run", flag="")
+
+
+def _read(collection, source, config, extras) -> MeasureData:
+    """The raters' labels; with ``agreement_key``, only those in a unit of that run, and the units."""
+    from .consensus import read_units
+
+    data = read_dataset(collection, source)
+    key = extras.get("agreement_key")
+    if not key:
+        return MeasureData(data)
+    try:
+        run_store.get_run(collection._dataset, key, run_store.AGREEMENT)
+    except SetupError as e:
+        raise SetupError(str(e), "agreement_key") from None
+    unit_of = read_units(collection, source, key)
+    if not unit_of:
+        raise SetupError(f"no label of the view carries {key}_unit: run the agreement {key!r} again on these "
+                         "rater fields, or leave the agreement run empty", "agreement_key")
+    data = replace(data, images=[replace(im, annotations=[a for a in im.annotations if str(a.id) in unit_of])
+                                 for im in data.images])
+    return MeasureData(data, options={"units": unit_of})
 
 
 def _write(collection, source, run_key: str, result: NextRaterResult, data) -> None:
@@ -43,6 +83,7 @@ def _card(res: NextRaterResult, key: str) -> tuple:
 RUN = MeasureRun(
     "next-rater", "next-rater ranking", DEFAULT_KEY, ("box", "polygon", "keypoints", "cuboids"),
     owned_paths=lambda source, run_key: [f"{run_key}_gain"], write=_write, config_key="next_rater_config",
+    read=_read, inputs=Inputs,
     app=Offered(
         "KaLOS next rater", "rank_next_rater", "KaLOS: which samples need another rater",
         "Ranks the samples by how much one more rater is expected to narrow their α's interval (a rater "

@@ -24,3 +24,18 @@ def test_the_gain_field_sorts_the_sample_that_needs_another_rater_first(fo_isola
     assert ranked.values("nr_gain") == [pytest.approx(2 * 1.959963984540054 * 5 / 9 * (1 - math.sqrt(2 / 3))), 0.0]
     assert [r["image"] for r in res.rows] == ranked.values("id")
     assert ds.get_run_info("nr").config.fields == ["nr_gain"]
+
+
+def test_an_agreement_runs_units_give_its_per_sample_alpha(fo_isolated, fields_ds):
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.agreement import compute_agreement_run
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.next_rater import next_rater_run
+
+    ds = fields_ds
+    fields = ds.get_run_info("kalos").config.rater_fields
+    compute_agreement_run(ds, rater_fields=fields, run_key="agr_nr", bootstrap=0, threshold=0.7)
+    res = next_rater_run(ds, rater_fields=fields, run_key="nr_agr", agreement_key="agr_nr")
+    alpha = dict(zip(*ds.values(["id", "agr_nr_alpha"])))
+    assert len(res.rows) > 5 and all(r["alpha"] == pytest.approx(alpha[r["image"]], abs=1e-12) for r in res.rows)
+    assert ds.get_run_info("nr_agr").config.agreement_key == "agr_nr"
+    matched_here = next_rater_run(ds, rater_fields=fields, run_key="nr_own")    # IoU 0.5: other units
+    assert any(r["alpha"] != pytest.approx(alpha[r["image"]], abs=1e-9) for r in matched_here.rows)
