@@ -35,6 +35,7 @@ MEASURE_MODULES: dict[str, str] = {
     "attributes": "attributes.measure",
     "masks": "masks.measure",
     "scorecard": "scorecard.measure",
+    "next-rater": "next_rater.measure",
     "convergence": "convergence.measure",
     "noise-aware": "noise_aware.measure",
     "simulate": "noise.simulate_measure",

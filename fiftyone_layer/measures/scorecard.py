@@ -107,3 +107,72 @@ def scorecard_run(collection, progress=None, **params) -> ScorecardResult:
     ``label_field`` + ``rater_attribute``), ``run_key``, ``overwrite`` and the parameters of
     :class:`kalos_core.scorecard.ScorecardConfig` (``reference``: a rater's name or field)."""
     return measure_run(RUN, collection, progress, **params)
+
+
+# -- subsets: what a scorecard can be split by, read from the dataset ---------------------------------
+
+SIZE, VIEWS = "size", "views"
+_SKIPPED_ATTRS = {"id", "label", "tags", "index", "confidence", "attributes", "mask", "mask_path", "bounding_box",
+                  "rater_id", "coco_annotation_id"}
+
+
+def label_fields(collection, cfg) -> list[str]:
+    """The label fields of a stored scorecard run: its rater fields (or label field), and its
+    reference field if it has one."""
+    from ..measure_runs import label_source_values
+
+    src = label_source_values(cfg)
+    ref = getattr(cfg, "reference_field", None)
+    return (src.get("rater_fields") or [src["label_field"]]) + ([ref] if ref else [])
+
+
+def subset_choices(collection, cfg) -> dict[str, str]:
+    """``{choice: label}`` of the subset definitions ``collection`` offers a scorecard run: object
+    size, each scalar sample field and ``tags``, each scalar attribute of the run's labels (declared
+    or not), and the saved views (if any)."""
+    import fiftyone.core.fields as fof
+
+    scalar = (fof.StringField, fof.BooleanField, fof.IntField)
+    owned = set(label_fields(collection, cfg))
+    out = {SIZE: "object size (COCO small / medium / large)"}
+    for name, f in collection.get_field_schema().items():
+        if name not in owned and (isinstance(f, scalar) and name not in ("id", "filepath") or name == "tags"):
+            out[f"field:{name}"] = f"sample field: {name}"
+    attrs, flat = set(), collection.get_field_schema(flat=True)
+    flat.update(collection.get_dynamic_field_schema(fields=sorted(owned)))   # attributes never declared
+    for field in owned:
+        base = collection._get_label_field_path(field, "id")[1].rsplit(".", 1)[0] + "."
+        for name, f in flat.items():
+            attr = name[len(base):]
+            if name.startswith(base) and "." not in attr and isinstance(f, scalar) and attr not in _SKIPPED_ATTRS:
+                attrs.add(attr)
+    out.update({f"attr:{a}": f"label attribute: {a}" for a in sorted(attrs)})
+    if collection._dataset.list_saved_views():
+        out[VIEWS] = "saved views"
+    return out
+
+
+def subset_definition(collection, cfg, choice: str) -> tuple[str, dict | None]:
+    """``(by, values)`` of :func:`kalos_core.scorecard.subsets.subset_rows` for a choice of
+    :func:`subset_choices`: image values of a sample field or the saved views holding each sample,
+    label values of an attribute over the run's label fields, or object size."""
+    if choice == SIZE:
+        return "size", None
+    if choice.startswith("field:"):
+        return "image", dict(zip(*collection.values(["id", choice.split(":", 1)[1]])))
+    if choice.startswith("attr:"):
+        attr, values = choice.split(":", 1)[1], {}
+        for field in label_fields(collection, cfg):
+            _, path = collection._get_label_field_path(field, "id")
+            base = path.rsplit(".", 1)[0]
+            for ids, vals in zip(*collection.values([f"{base}.id", f"{base}.{attr}"])):
+                values.update(zip(ids or [], vals or []))
+        return "label", values
+    if choice == VIEWS:
+        ds, values = collection._dataset, {}
+        for name in ds.list_saved_views():
+            view = ds.load_saved_view(name)
+            for sid in view.values("sample_id" if view._is_patches else "id"):
+                values.setdefault(sid, []).append(name)
+        return "image", values
+    raise SetupError(f"no subset definition {choice!r}; choose one of {', '.join(subset_choices(collection, cfg))}")

@@ -77,11 +77,15 @@ class ScorecardResult:
     n_images: int = 0
     config: dict = field(default_factory=dict)
     labels: dict = field(default_factory=dict)
+    #: per rater, every label's outcome (:func:`kalos_core.scorecard.subsets.outcome_table`): what the
+    #: confusion cells and the subsets are computed from, with no new matching
+    outcomes: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return json_safe({"config": self.config, "reference": self.reference, "iou": self.iou,
                           "raters": self.raters, "n_images": self.n_images, "columns": list(COLUMNS),
-                          "rows": self.rows, "confusion": self.confusion, "labels": self.labels})
+                          "rows": self.rows, "confusion": self.confusion, "labels": self.labels,
+                          "outcomes": self.outcomes})
 
     def csv_text(self) -> str:
         """The rows as CSV (header :data:`COLUMNS`; an undefined ratio is an empty cell)."""
@@ -170,8 +174,9 @@ def _reference_of(dataset: MultiRaterDataset, rater: str, expert: str | None) ->
 
 
 def score_rater(dataset: MultiRaterDataset, rater: str, reference: list, images: set, iou: float,
-                names: list[str], cat_at: dict, img_at: dict) -> tuple[list[dict], dict, dict]:
-    """One rater's rows (its classes and ``(all)``), confusion matrix and extras / misses ids against ``reference``."""
+                names: list[str], cat_at: dict, img_at: dict) -> tuple[list[dict], dict, dict, dict]:
+    """One rater's rows (its classes and ``(all)``), confusion matrix, extras / misses ids and label
+    outcomes (:func:`kalos_core.scorecard.subsets.outcome_table`) against ``reference``."""
     dt_anns = [(im.id, a) for im in dataset.images if im.id in images for a in im.annotations if a.rater == rater]
     gt, dt = _boxes(reference, img_at, cat_at), _boxes(dt_anns, img_at, cat_at)
     K = len(names)
@@ -210,7 +215,23 @@ def score_rater(dataset: MultiRaterDataset, rater: str, reference: list, images:
     ids = lambda anns, which: [getattr(a, "members", None) or (a.id,) for (_, a), w in zip(anns, which) if w]
     labels = {"extras": _by_class(ids(dt_anns, ~at), dt.cat[~at], names),
               "misses": _by_class(ids(reference, ~gt_found), gt.cat[~gt_found], names)}
-    return rows, _confusion(gt, dt, iou, names), labels
+    confusion, blind = _confusion(gt, dt, iou, names)
+    ref_ids = [list(getattr(a, "members", None) or (a.id,)) for _, a in reference]
+    # canonical order (by image, then label id): the table does not depend on the input's order
+    d_order = sorted(range(len(dt_anns)), key=lambda k: (str(dt_anns[k][0]), str(dt_anns[k][1].id)))
+    g_order = sorted(range(len(reference)), key=lambda k: (str(reference[k][0]), str(ref_ids[k][0])))
+    g_at = np.full(len(reference) + 1, -1, np.int64)          # old reference index -> new; -1 stays -1
+    g_at[g_order] = np.arange(len(g_order))
+    pick = lambda seq, order: [seq[k] for k in order]
+    outcomes = {"rater": {"id": [dt_anns[k][1].id for k in d_order], "image": [dt_anns[k][0] for k in d_order],
+                          "class": pick([names[k] for k in dt.cat.tolist()], d_order),
+                          "area": pick(dt.area.tolist(), d_order),
+                          "match": g_at[np.where(at, dt_gt[0], -1)[d_order]].tolist() if d_order else [],
+                          "blind": g_at[blind[d_order]].tolist() if d_order else []},
+                "reference": {"ids": pick(ref_ids, g_order), "image": [reference[k][0] for k in g_order],
+                              "class": pick([names[k] for k in gt.cat.tolist()], g_order),
+                              "area": pick(gt.area.tolist(), g_order)}}
+    return rows, confusion, labels, outcomes
 
 
 def _by_class(ids: list[tuple], cats: np.ndarray, names: list[str]) -> dict:
@@ -221,8 +242,9 @@ def _by_class(ids: list[tuple], cats: np.ndarray, names: list[str]) -> dict:
     return {c: sorted(v, key=str) for c, v in sorted(out.items())}
 
 
-def _confusion(gt: Boxes, dt: Boxes, iou: float, names: list[str]) -> dict:
-    """Class-blind matching at ``iou``: counts of (reference class, rater class), ``(none)`` last."""
+def _confusion(gt: Boxes, dt: Boxes, iou: float, names: list[str]) -> tuple[dict, np.ndarray]:
+    """Class-blind matching at ``iou``: counts of (reference class, rater class), ``(none)`` last;
+    and the reference label each rater label matched (-1: none)."""
     K = len(names)
     blind = lambda b: Boxes(b.xywh, b.img, np.zeros_like(b.cat))
     matched, _, _, dt_gt = BoxEval(blind(gt), blind(dt), np.zeros(len(dt.cat)), 1, floor=iou).match(
@@ -236,7 +258,8 @@ def _confusion(gt: Boxes, dt: Boxes, iou: float, names: list[str]) -> dict:
     np.add.at(m, (K, dt.cat[~at]), 1)
     used = np.flatnonzero(m[:K].sum(1) + m[:, :K].sum(0))
     keep = np.r_[used, K]
-    return {"classes": [names[k] for k in used.tolist()] + [NONE], "matrix": m[np.ix_(keep, keep)].tolist()}
+    return ({"classes": [names[k] for k in used.tolist()] + [NONE], "matrix": m[np.ix_(keep, keep)].tolist()},
+            np.where(at, dt_gt[0], -1))
 
 
 def scorecard_steps(dataset: MultiRaterDataset, config: ScorecardConfig = ScorecardConfig()):
@@ -256,19 +279,20 @@ def scorecard_steps(dataset: MultiRaterDataset, config: ScorecardConfig = Scorec
     names = [str(dataset.categories[c]) for c in ids]
     cat_at = {c: k for k, c in enumerate(ids)}
     img_at = {im.id: k for k, im in enumerate(dataset.images)}
-    rows, confusion, labels, scored = [], {}, {}, set()
+    rows, confusion, labels, outcomes, scored = [], {}, {}, {}, set()
     for n, rater in enumerate(raters):
         yield n / max(len(raters), 1), f"scoring {rater}"
         reference, images = _reference_of(dataset, rater, expert)
         scored |= images
-        mine, confusion[rater], labels[rater] = score_rater(dataset, rater, reference, images, config.iou, names,
+        mine, confusion[rater], labels[rater], outcomes[rater] = score_rater(dataset, rater, reference, images, config.iou, names,
                                                             cat_at, img_at)
         rows += mine
     label = expert if expert is not None else LEAVE_ONE_OUT
     for r in rows:
         r["reference"] = label
     yield 1.0, "scorecards done"
-    return ScorecardResult(rows, confusion, label, config.iou, raters, len(scored), config.to_dict(), labels)
+    return ScorecardResult(rows, confusion, label, config.iou, raters, len(scored), config.to_dict(), labels,
+                           outcomes)
 
 
 def compute_scorecards(dataset: MultiRaterDataset, config: ScorecardConfig = ScorecardConfig()) -> ScorecardResult:

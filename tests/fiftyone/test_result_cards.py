@@ -98,6 +98,7 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
         ("compute_bae", {"rater_fields": fields, "run_key": "bae", "embedding_attribute": "emb"}),
         ("compute_scorecards", {"rater_fields": fields, "run_key": "sc", "reference": fields[0]}),
         ("kalos_gate", {"rules_path": str(rules), "agreement_key": "agr", "scorecard_key": "sc"}),
+        ("rank_next_rater", {"rater_fields": fields, "run_key": "nr"}),
         ("compute_attribute_agreement", {"agreement_key": "agr", "run_key": "attr", "names": ["occluded"]}),
         ("compute_mask_agreement", {"mask_fields": [f"seg_{f}" for f in fields], "run_key": "masks"}),
         ("simulate_raters", {"reference_field": fields[0], "n_raters": 2, "seed": 0, "prefix": "syn"}),

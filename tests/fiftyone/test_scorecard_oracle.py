@@ -132,3 +132,25 @@ def test_a_consensus_runs_field_can_be_the_reference(lvis):
     for rater in ("r1", "r2"):       # the consensus keeps the units both drew: each rater finds them all
         row = res.row(rater)
         assert row["n_reference"] == cons and row["fn"] == 0 and row["recall"] == 1.0
+
+
+def test_on_lvis_the_outcomes_give_the_confusion_and_size_subsets_sum_to_the_whole(lvis, cards):
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import scorecard_run
+    from kalos_core.scorecard.subsets import confusion_matrix, subset_rows
+    from tests.fiftyone.helpers import Panel
+
+    res = cards.to_dict()
+    split = subset_rows(res, "size")
+    for rater in ("r1", "r2"):
+        assert confusion_matrix(res["outcomes"][rater]) == cards.confusion[rater]
+        parts = [next(r for r in rows if r["rater"] == rater and r["class"] == "(all)") for rows in split.values()]
+        whole = cards.row(rater)
+        assert [sum(p[k] for p in parts) for k in ("tp", "fp", "fn")] == [whole["tp"], whole["fp"], whole["fn"]]
+    # the panel: the largest confusion between two classes, clicked, shows exactly that many r1 labels
+    conf = cards.confusion["r1"]
+    k = len(conf["classes"]) - 1
+    n, i, j = max((conf["matrix"][i][j], i, j) for i in range(k) for j in range(k) if i != j)
+    scorecard_run(lvis, rater_fields=list(FIELDS.values()), run_key="sc_cells")
+    p = Panel(lvis, "kalos_scorecards").call("on_change_run", value="sc_cells")
+    view = p.call("on_click_cell", x=conf["classes"][j], y=conf["classes"][i], z=n).view()
+    assert view.count("raters_r1.detections") == n > 0 and not view.count("raters_r2.detections")
