@@ -194,6 +194,8 @@ CASES = {
     "kalos_gate": ("gate", "KaLOS: gate (pass/fail rules)", _scorecard_run, lambda f, tmp: (
         fill_field(f, "Rules file (TOML or JSON)", str(tmp["rules"])), _pick_one(f, "Agreement run", KEY),
         _pick_one(f, "Scorecard run", f"{KEY}_sc"))),
+    "rank_next_rater": ("need another rater", "KaLOS: which samples need another rater", None,
+                        lambda f, tmp: fill_field(f, "Run key", f"{KEY}_next")),
     "compute_mask_agreement": ("semantic masks", "KaLOS: semantic masks", None,
                                lambda f, tmp: fill_field(f, "Run key", KEY)),
     "compute_video_agreement": ("video agreement", "KaLOS: video agreement", None,
