@@ -110,6 +110,25 @@ def scorecard_run(collection, progress=None, **params) -> ScorecardResult:
     return measure_run(RUN, collection, progress, **params)
 
 
+def scorecard_trend(dataset) -> dict:
+    """Each rater's scorecard across the dataset's scorecard runs, oldest first: ``{"runs": [(run
+    key, round)], "rows": {rater: [its (all) row in each run, or None]}}``; a run's round is the
+    loaded round its rater fields belong to (:func:`..round_fields.round_of`), else ``round 1``."""
+    from ..measure_runs import label_source_values
+    from ..round_fields import round_of
+    from ..run_store import load_results, runs_of
+
+    runs, rows = [], {}
+    keys = runs_of(dataset, "kalos_scorecard")
+    for n, key in enumerate(keys):
+        src = label_source_values(dataset.get_run_info(key).config)
+        runs.append((key, round_of(dataset, src.get("rater_fields") or [src.get("label_field")])))
+        for r in load_results(dataset, key).get("rows") or []:
+            if r["class"] == "(all)":
+                rows.setdefault(r["rater"], [None] * len(keys))[n] = r
+    return {"runs": runs, "rows": rows}
+
+
 # -- subsets: what a scorecard can be split by, read from the dataset ---------------------------------
 
 SIZE = "size"
