@@ -11,15 +11,17 @@ from tests.fiftyone.helpers.datasets import rater_dataset
 
 @pytest.fixture(scope="module")
 def ds(fo_isolated):
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import scorecard_run
+    import fiftyone as fo
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import (
+        scorecard_run,
+    )
+
     from kalos_core import MultiRaterDataset, make_image
 
     data = MultiRaterDataset([make_image(1, 500, 500, ["e", "s"], anns()),
                               make_image(2, 500, 500, ["e", "s"], anns(shift=100))], {1: "cat", 2: "dog"}, "box")
     ds, fields = rater_dataset(fo_isolated, data, with_metadata=True)
     scorecard_run(ds, rater_fields=fields, run_key="sc", reference="e")
-    import fiftyone as fo
-
     ds.set_values("round2_s", [fo.Detections(detections=[fo.Detection(label=d.label, bounding_box=d.bounding_box)
                                                          for d in dets.detections])
                                for dets in ds.values("raters_e")])   # round 2: s draws e's boxes
@@ -31,7 +33,9 @@ def ds(fo_isolated):
 
 
 def test_a_raters_scorecard_across_rounds(ds):
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import scorecard_trend
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import (
+        scorecard_trend,
+    )
 
     trend = scorecard_trend(ds)
     assert trend["runs"] == [("sc", "round 1"), ("sc2", "round2")]
@@ -45,7 +49,9 @@ def test_a_raters_scorecard_across_rounds(ds):
 
 
 def test_one_run_has_no_trend(ds):
-    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import scorecard_trend
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import (
+        scorecard_trend,
+    )
 
     ds2 = ds.clone()
     ds2.delete_run("sc2")
