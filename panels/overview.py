@@ -5,6 +5,11 @@ An optional second run ("Compare with") overlays its histogram on the same bins,
 means, and the summary gives the difference (second − first). When one run covers samples the
 other does not (a second round on the review queue), both histograms and means are taken on the
 samples both scored, and the summary says how many improved and worsened from the older run.
+
+"Split by" splits the run's per-sample α by a subset definition over samples (a scalar sample
+field's values, ``tags``, or the user's saved views: :mod:`fiftyone_layer.subsets`): mean α and n
+per subset side by side, a click on a bar shows exactly the samples it counts, lowest α first.
+Object size and label attributes split labels, not samples: they cannot split a per-sample α.
 """
 
 from __future__ import annotations
@@ -17,15 +22,20 @@ from fiftyone import ViewField as F
 from kalos_core.thresholds import threshold_text
 
 from .common import (AGREEMENT_METHOD, BANDS, LEGEND, RunPanel, band_color, band_of, bands_text, chart, clean,
-                     dropdown, fmt, load_results, plot_layout, runs_of, vline)
+                     clicked, dropdown, fmt, load_results, plot_layout, runs_of, vline)
 from .sensitivity import threshold_md
 from ..fiftyone_layer.paired_alpha import paired_alpha
+from ..fiftyone_layer.subsets import sample_choices, sample_values, split_samples
 from ..fiftyone_layer.views import RunLayout, alpha_range_view
 
 BIN_WIDTH = 0.05
 #: the two runs' colours when compared (the single histogram is coloured by band)
 RUN_COLORS = ("#1f77b4", "#ff7f0e")
 NO_COMPARE = "none"
+NO_SPLIT = "none"
+#: why the overview offers fewer subset definitions than the scorecard
+SAMPLE_ONLY = ("Split by sample fields and saved views only: α is one number per sample, so object size "
+               "and label attributes (which split labels) cannot split it; the scorecard panel splits by them.")
 
 
 def alpha_bin_edges(low: float | None, width: float = BIN_WIDTH) -> list[float]:
@@ -185,6 +195,28 @@ def shared_md(pair: dict) -> str:
             f"**{pair['improved']} better**, **{pair['worsened']} worse**, {same} unchanged")
 
 
+def split_alpha(dataset, alpha_field: str, choice: str) -> dict:
+    """The per-sample α of ``alpha_field`` split by ``choice`` (:func:`sample_choices`):
+    ``{subset: {"ids", "mean"}}`` (:func:`split_samples`, samples with a defined α only)."""
+    scores = dict(zip(*dataset.values(["id", alpha_field])))
+    return split_samples(scores, sample_values(dataset, choice) or {})
+
+
+def split_trace(split: dict) -> dict:
+    """One bar per subset: its mean α (coloured by band), n on hover; point ids the subsets."""
+    names = list(split)
+    means = [split[s]["mean"] for s in names]
+    return {"type": "bar", "name": "mean α", "x": names, "y": means, "ids": names,
+            "customdata": [len(split[s]["ids"]) for s in names], "marker": {"color": [band_color(m) for m in means]},
+            "hovertemplate": "%{x}: mean α %{y:.3f} over %{customdata} samples<extra></extra>"}
+
+
+def split_md(split: dict) -> str:
+    lines = ["| subset | mean α | samples |", "|---|---|---|"]
+    lines += [f"| {s} | {fmt(v['mean'])} | {len(v['ids'])} |" for s, v in split.items()]
+    return "\n".join(lines)
+
+
 class AgreementOverviewPanel(RunPanel):
     INTRO = "Per-sample α of the run; click a bar to show those samples in the grid, lowest α first."
 
@@ -256,6 +288,42 @@ class AgreementOverviewPanel(RunPanel):
             summary += "\n\n" + shared_md(pair)
         ctx.panel.state.summary = summary
         ctx.panel.state.selection = None
+        skip = set(RunLayout.from_run(ctx.dataset, run_key).fields)
+        ctx.panel.state.split_choices = {NO_SPLIT: "(no split)", **sample_choices(ctx.dataset, skip=skip)}
+        split = ctx.panel.state.split
+        self.draw_split(ctx, split if split in ctx.panel.state.split_choices else NO_SPLIT)
+
+    def draw_split(self, ctx, choice: str) -> None:
+        """The run's per-sample α split by ``choice``: mean α and n per subset."""
+        ctx.panel.state.split = choice
+        if choice == NO_SPLIT:
+            ctx.panel.data.subsets, ctx.panel.state.subsets_layout, ctx.panel.state.subsets_md = [], None, None
+            return
+        key = ctx.panel.state.run_key
+        split = split_alpha(ctx.dataset, RunLayout.from_run(ctx.dataset, key).alpha_field, choice)
+        label = (ctx.panel.state.split_choices or {}).get(choice, choice)
+        ctx.panel.data.subsets = clean([split_trace(split)])
+        ctx.panel.state.subsets_layout = clean(plot_layout(
+            f"Mean α of {key} by {label} (click a bar: its samples)", "subset", "mean α", height=300,
+            xaxis={"type": "category"}, yaxis={"title": {"text": "mean α"}, "range": [min(0.0, *(
+                v["mean"] for v in split.values())) if split else 0.0, 1.05]}))
+        ctx.panel.state.subsets_md = split_md(split)
+
+    def on_change_split(self, ctx):
+        self.draw_split(ctx, ctx.params.get("value") or NO_SPLIT)
+
+    def on_click_subset(self, ctx):
+        subset, choice = clicked(ctx, "id", "x"), ctx.panel.state.split
+        if subset is None or choice in (None, NO_SPLIT):
+            return
+        key = ctx.panel.state.run_key
+        ids = split_alpha(ctx.dataset, RunLayout.from_run(ctx.dataset, key).alpha_field, choice).get(str(subset))
+        if ids is None:
+            return
+        ids = ids["ids"]
+        self.show(ctx, ctx.dataset.select(ids, ordered=True),
+                  f"Showing the {len(ids)} sample{'' if len(ids) == 1 else 's'} of **{subset}** with a defined α "
+                  f"of {key}, lowest first")
 
     @staticmethod
     def _summary(res: dict, undefined: int | None, threshold: str | None = None) -> str:
@@ -312,3 +380,11 @@ class AgreementOverviewPanel(RunPanel):
                        on_change=self.on_change_compare)
         self.render_summary(panel, ctx)
         chart(panel, "histogram", ctx.panel.state.histogram_layout, on_click=self.on_click_bin)
+        choices = ctx.panel.state.split_choices or {}
+        if len(choices) > 1:
+            panel.enum("split", list(choices), default=ctx.panel.state.split or NO_SPLIT, label="Split by",
+                       view=dropdown(list(choices), choices), on_change=self.on_change_split)
+            panel.md(SAMPLE_ONLY, name="split_note")
+            if ctx.panel.state.subsets_layout:
+                chart(panel, "subsets", ctx.panel.state.subsets_layout, on_click=self.on_click_subset)
+                panel.md(ctx.panel.state.subsets_md or "", name="subsets_table")

@@ -86,6 +86,26 @@ def class_traces(rows: list, rater: str) -> list[dict]:
             for name, col, colour in (("extras", "fp", OUTCOMES["extras"]), ("misses", "fn", OUTCOMES["misses"]))]
 
 
+def trend_traces(trend: dict, metric: str = "f1") -> list[dict]:
+    """One line per rater over the scorecard runs (x: ``run key (round)``), ``metric`` high; a run
+    that does not score the rater leaves a gap."""
+    x = [f"{key} ({rnd})" for key, rnd in trend["runs"]]
+    return [{"type": "scatter", "mode": "lines+markers", "name": rater, "x": x,
+             "y": [None if r is None else r[metric] for r in rows], "marker": {"color": RATER_COLOURS[n % 8]},
+             "hovertemplate": f"{rater} · %{{x}}: {metric} %{{y:.3f}}<extra></extra>"}
+            for n, (rater, rows) in enumerate(trend["rows"].items())]
+
+
+def trend_md(trend: dict) -> str:
+    """The trend as a table: a row per rater, per run its P / R / F1."""
+    head = [f"{key} ({rnd})" for key, rnd in trend["runs"]]
+    lines = ["| rater | " + " | ".join(head) + " |", "|---|" + "---|" * len(head)]
+    for rater, rows in trend["rows"].items():
+        cells = ["—" if r is None else f"{fmt(r['precision'])} / {fmt(r['recall'])} / {fmt(r['f1'])}" for r in rows]
+        lines.append(f"| {rater} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def summary_md(res: dict) -> str:
     totals = [r for r in res.get("rows") or [] if r["class"] == "(all)"]
     lines = [f"**Reference: {res.get('reference')}** · IoU {res.get('iou')} · {res.get('n_images', 0)} samples",
@@ -127,6 +147,22 @@ class ScorecardPanel(RunPanel):
         ctx.panel.state.split_choices = {NO_SPLIT: "(no split)", **subset_choices(ctx.dataset, cfg)}
         split = ctx.panel.state.split
         self.draw_split(ctx, split if split in ctx.panel.state.split_choices else NO_SPLIT, res)
+        self.draw_trend(ctx)
+
+    def draw_trend(self, ctx) -> None:
+        """Each rater's F1 across the scorecard runs (rounds) when there are several."""
+        from ..fiftyone_layer.measures.scorecard import scorecard_trend
+
+        trend = scorecard_trend(ctx.dataset)
+        if len(trend["runs"]) < 2:
+            ctx.panel.data.trend, ctx.panel.state.trend_layout, ctx.panel.state.trend_md = [], None, None
+            return
+        ctx.panel.data.trend = clean(trend_traces(trend))
+        ctx.panel.state.trend_layout = clean(plot_layout(
+            "F1 of each rater across the scorecard runs (oldest first; the round its rater fields belong to)",
+            "run", "F1", height=300, showlegend=True, legend=LEGEND, xaxis={"type": "category"},
+            yaxis={"title": {"text": "F1"}, "range": [0, 1.05]}))
+        ctx.panel.state.trend_md = "P / R / F1 per run:\n\n" + trend_md(trend)
 
     def draw_classes(self, ctx, rater: str | None, rows: list | None = None, res: dict | None = None) -> None:
         ctx.panel.state.rater = rater
@@ -249,3 +285,6 @@ class ScorecardPanel(RunPanel):
         elif ctx.panel.state.raters:
             panel.md("This run predates label outcomes: recompute it for the confusion cells and subsets.",
                      name="no_outcomes")
+        if ctx.panel.state.trend_layout:
+            chart(panel, "trend", ctx.panel.state.trend_layout)
+            panel.md(ctx.panel.state.trend_md or "", name="trend_table")

@@ -24,6 +24,7 @@ from kalos_core.scorecard import ScorecardResult
 from ..adapter import SetupError, read_dataset
 from ..measure_runs import MeasureRun, measure_run, measure_steps
 from ..registry import Offered
+from ..subsets import VIEWS, sample_choices, sample_values
 
 DEFAULT_KEY = "scorecard"
 
@@ -109,9 +110,28 @@ def scorecard_run(collection, progress=None, **params) -> ScorecardResult:
     return measure_run(RUN, collection, progress, **params)
 
 
+def scorecard_trend(dataset) -> dict:
+    """Each rater's scorecard across the dataset's scorecard runs, oldest first: ``{"runs": [(run
+    key, round)], "rows": {rater: [its (all) row in each run, or None]}}``; a run's round is the
+    loaded round its rater fields belong to (:func:`..round_fields.round_of`), else ``round 1``."""
+    from ..measure_runs import label_source_values
+    from ..round_fields import round_of
+    from ..run_store import load_results, runs_of
+
+    runs, rows = [], {}
+    keys = runs_of(dataset, "kalos_scorecard")
+    for n, key in enumerate(keys):
+        src = label_source_values(dataset.get_run_info(key).config)
+        runs.append((key, round_of(dataset, src.get("rater_fields") or [src.get("label_field")])))
+        for r in load_results(dataset, key).get("rows") or []:
+            if r["class"] == "(all)":
+                rows.setdefault(r["rater"], [None] * len(keys))[n] = r
+    return {"runs": runs, "rows": rows}
+
+
 # -- subsets: what a scorecard can be split by, read from the dataset ---------------------------------
 
-SIZE, VIEWS = "size", "views"
+SIZE = "size"
 _SKIPPED_ATTRS = {"id", "label", "tags", "index", "confidence", "attributes", "mask", "mask_path", "bounding_box",
                   "rater_id", "coco_annotation_id"}
 
@@ -129,15 +149,14 @@ def label_fields(collection, cfg) -> list[str]:
 def subset_choices(collection, cfg) -> dict[str, str]:
     """``{choice: label}`` of the subset definitions ``collection`` offers a scorecard run: object
     size, each scalar sample field and ``tags``, each scalar attribute of the run's labels (declared
-    or not), and the saved views (if any)."""
+    or not), and the saved views (if any; :mod:`fiftyone_layer.subsets`)."""
     import fiftyone.core.fields as fof
 
     scalar = (fof.StringField, fof.BooleanField, fof.IntField)
     owned = set(label_fields(collection, cfg))
     out = {SIZE: "object size (COCO small / medium / large)"}
-    for name, f in collection.get_field_schema().items():
-        if name not in owned and (isinstance(f, scalar) and name not in ("id", "filepath") or name == "tags"):
-            out[f"field:{name}"] = f"sample field: {name}"
+    samples = sample_choices(collection, skip=owned)
+    out.update({k: v for k, v in samples.items() if k != VIEWS})
     attrs, flat = set(), collection.get_field_schema(flat=True)
     flat.update(collection.get_dynamic_field_schema(fields=sorted(owned)))   # attributes never declared
     for field in owned:
@@ -147,8 +166,7 @@ def subset_choices(collection, cfg) -> dict[str, str]:
             if name.startswith(base) and "." not in attr and isinstance(f, scalar) and attr not in _SKIPPED_ATTRS:
                 attrs.add(attr)
     out.update({f"attr:{a}": f"label attribute: {a}" for a in sorted(attrs)})
-    if collection._dataset.list_saved_views():
-        out[VIEWS] = "saved views"
+    out.update({k: v for k, v in samples.items() if k == VIEWS})
     return out
 
 
@@ -158,8 +176,8 @@ def subset_definition(collection, cfg, choice: str) -> tuple[str, dict | None]:
     label values of an attribute over the run's label fields, or object size."""
     if choice == SIZE:
         return "size", None
-    if choice.startswith("field:"):
-        return "image", dict(zip(*collection.values(["id", choice.split(":", 1)[1]])))
+    if choice.startswith("field:") or choice == VIEWS:
+        return "image", sample_values(collection, choice)
     if choice.startswith("attr:"):
         attr, values = choice.split(":", 1)[1], {}
         for field in label_fields(collection, cfg):
@@ -168,11 +186,4 @@ def subset_definition(collection, cfg, choice: str) -> tuple[str, dict | None]:
             for ids, vals in zip(*collection.values([f"{base}.id", f"{base}.{attr}"])):
                 values.update(zip(ids or [], vals or []))
         return "label", values
-    if choice == VIEWS:
-        ds, values = collection._dataset, {}
-        for name in ds.list_saved_views():
-            view = ds.load_saved_view(name)
-            for sid in view.values("sample_id" if view._is_patches else "id"):
-                values.setdefault(sid, []).append(name)
-        return "image", values
     raise SetupError(f"no subset definition {choice!r}; choose one of {', '.join(subset_choices(collection, cfg))}")
