@@ -41,6 +41,8 @@ PHRASES: dict[str, str] = {
     "scorecard_reference": "scorecards: each rater against the reference (a named expert, not scored; or "
                            "leave-one-out, the other raters' majority, so no rater is scored against themselves), "
                            "matched as COCO / FiftyOne's evaluate_detections (classwise, labels in their own order)",
+    "next_rater_gain": "next rater: an image's gain is 2·z·s·(1 − √(n/(n+1))), s the spread of its α over "
+                       "bootstrap draws of its n raters (the agreement's units, not re-matched)",
     "percent": "percent (0-100)",
     "fraction": "fraction (0-1)",
     "mask_pixels": "pixels as units: α over every pixel (no sampling), a missing mask or the void value a "

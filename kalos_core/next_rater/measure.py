@@ -30,6 +30,6 @@ def summary(result: NextRaterResult, seconds: float | None = None) -> str:
 MEASURE = Measure(
     name="next-rater", help="which images need another rater: images ranked by how much one more rater is "
     "expected to narrow their α's interval (rater bootstrap)", config=NextRaterConfig, steps=steps,
-    result=NextRaterResult, method="kalos_next_rater", summary=summary,
+    result=NextRaterResult, method="kalos_next_rater", summary=summary, conventions=("next_rater_gain",),
     output=lambda result, data, args: result.csv_text() if str(args.output).lower().endswith(".csv")
     else result.to_dict())
