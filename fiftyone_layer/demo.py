@@ -250,6 +250,7 @@ def stop_app_servers(grace: float = 3.0) -> None:
     stdin is closed at once and, if the server is still up after ``grace`` seconds, the
     watcher's process group (it calls ``setpgrp``, and the server is its child) is killed, so
     the port is free within seconds of Ctrl-C or a plain ``kill``."""
+    import psutil
     from fiftyone.core.session import session as fos_session
 
     services = getattr(fos_session, "_server_services", {})
@@ -260,7 +261,7 @@ def stop_app_servers(grace: float = 3.0) -> None:
         try:
             child.stdin.close()
             child.wait(timeout=grace)
-        except Exception:   # psutil.TimeoutExpired, or the pipe already gone
+        except (psutil.TimeoutExpired, OSError):   # still shutting down, or the pipe already gone
             try:
                 if hasattr(os, "killpg"):
                     os.killpg(child.pid, signal.SIGKILL)
