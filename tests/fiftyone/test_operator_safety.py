@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from tests.fiftyone.helpers import (BOX, COMPUTE, PLUGIN, refused, resolved_form as form, same_boxes_dataset as boxes_dataset,
+from tests.fiftyone.helpers import (BOX, COMPUTE, PLUGIN, form_errors, refused, resolved_form as form, same_boxes_dataset as boxes_dataset,
                                    snapshot, try_operator as execute)
 def run_generator(uri, ds, **params):
     """Drive a generator ``execute`` as the App does: ``(operations, exception or None)``."""
@@ -227,7 +227,6 @@ def test_a_form_opened_without_params_shows_no_error_while_its_defaults_exist(fo
     """The App draws a dynamic form before it passes the preselected rater fields back: that
     first draw has no error under a field that shows two raters, and running with no params uses
     them; without a preselection (no rater_list) the form asks for the fields."""
-    from tests.fiftyone.helpers.operators import form_errors
     ds = boxes_dataset(fo_isolated)
     props = form(uri, ds)
     assert props["rater_fields"].default == ["raters_a", "raters_b", "raters_c"]
