@@ -178,7 +178,7 @@ def check_label_attributes(collection, source: RaterSource, run_key: str) -> Non
         raise SetupError(f"the dataset has a field {statuses!r} that no KaLOS run wrote; run key {run_key!r} "
                          "would overwrite it: choose another run key", "run_key")
     for f in source.fields:
-        for attr in (f"{run_key}_unit", f"{run_key}_status"):
+        for attr in (f"{run_key}_unit", f"{run_key}_unit_no", f"{run_key}_status"):
             path = f"{f}.{source.list_name}.{attr}"
             if path not in owned and (dataset.get_field(path) is not None or dataset.count(path) > 0):
                 raise SetupError(f"the labels of field {f!r} already have an attribute {attr!r} that no KaLOS run "
@@ -413,8 +413,9 @@ def _box_columns(sample_ids, sizes, pixel, rater_lists, per_field, source, selec
 
 
 def owned_fields(source: RaterSource, run_key: str) -> list[str]:
-    """Every field path a run writes: the per-sample α and statuses, the per-label unit and status."""
+    """Every field path a run writes: the per-sample α and statuses, the per-label unit (its id and
+    its number within the image) and status."""
     paths = [f"{run_key}_alpha", f"{run_key}_statuses"]
     for f in source.fields:
-        paths += [f"{f}.{source.list_name}.{run_key}_unit", f"{f}.{source.list_name}.{run_key}_status"]
+        paths += [f"{f}.{source.list_name}.{run_key}_{a}" for a in ("unit", "unit_no", "status")]
     return paths

@@ -241,6 +241,37 @@ def app_environment(worker: bool) -> dict:
     return env
 
 
+def stop_app_servers(grace: float = 3.0) -> None:
+    """Stop the App servers this process started, now and within ``grace`` seconds each.
+
+    FiftyOne runs its server behind a watcher process (``fiftyone/service/main.py``) that stops
+    it when this process closes the watcher's stdin, i.e. at interpreter exit, and then waits
+    for the server's own graceful shutdown without a bound (open App tabs keep it going). Here
+    stdin is closed at once and, if the server is still up after ``grace`` seconds, the
+    watcher's process group (it calls ``setpgrp``, and the server is its child) is killed, so
+    the port is free within seconds of Ctrl-C or a plain ``kill``."""
+    import psutil
+    from fiftyone.core.session import session as fos_session
+
+    services = getattr(fos_session, "_server_services", {})
+    for port in list(services):
+        child = getattr(services.pop(port), "child", None)
+        if child is None:
+            continue
+        try:
+            child.stdin.close()
+            child.wait(timeout=grace)
+        except (psutil.TimeoutExpired, OSError):   # still shutting down, or the pipe already gone
+            try:
+                if hasattr(os, "killpg"):
+                    os.killpg(child.pid, signal.SIGKILL)
+                else:
+                    child.kill()
+            except (ProcessLookupError, PermissionError):
+                pass
+            child.wait()
+
+
 def app(args) -> None:
     """Serve the App as FiftyOne does (operators run immediately); with ``--worker``, also
     a worker for scheduled runs, stopped with the App."""
@@ -251,13 +282,14 @@ def app(args) -> None:
     if not fo.dataset_exists(args.name):
         sys.exit(f"no dataset {args.name!r}: run `make demo` first")
     worker = start_worker() if args.worker else None
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # a plain `kill` also stops the worker
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # a plain `kill` also stops the worker and server
     try:
         session = fo.launch_app(fo.load_dataset(args.name), address="127.0.0.1", port=args.port, remote=True)
         print(f"App on http://127.0.0.1:{args.port}  (Ctrl-C to stop)"
               + ("; scheduled operations run in the worker started with it" if worker else ""))
         session.wait(-1)
     finally:
+        stop_app_servers()
         if worker is not None:
             worker.terminate()
             try:

@@ -2,7 +2,9 @@
 
 Per sample: ``<run_key>_alpha`` and ``<run_key>_statuses`` (the sorted statuses its rater
 labels got: one sidebar filter over every rater field); per rater label: ``<run_key>_unit``
-and ``<run_key>_status`` (``agreed`` / ``class_disagreement`` / ``unmatched``).
+(``"<sample id>:<n>"``, unique over the dataset: what filters and later runs read),
+``<run_key>_unit_no`` (that ``n``: the unit's number within its image, the readable one in the
+App's label tooltips) and ``<run_key>_status`` (``agreed`` / ``class_disagreement`` / ``unmatched``).
 
 FiftyOne's ``set_values`` on a label attribute sends one update per *label*
 (291k labels x 2 attributes took 29 s on 5,000 samples). Here every processed
@@ -48,13 +50,14 @@ def declare_fields(dataset, run_key: str, fields: list[str], list_name: str) -> 
     for f in fields:
         for attr in (f"{run_key}_unit", f"{run_key}_status"):
             schema[f"{f}.{list_name}.{attr}"] = fo.StringField()
+        schema[f"{f}.{list_name}.{run_key}_unit_no"] = fo.IntField()
     declare_schema(dataset, schema)
 
 
 def sample_updates(docs, run_key: str, fields: list[str], list_name: str,
                    alpha: dict, unit_of: dict, status_of: dict, now) -> list[UpdateOne]:
     """One ``UpdateOne`` per stored sample document (``_id`` + the rater fields' label ids)."""
-    unit_attr, status_attr = f"{run_key}_unit", f"{run_key}_status"
+    unit_attr, status_attr, no_attr = f"{run_key}_unit", f"{run_key}_status", f"{run_key}_unit_no"
     ops = []
     for doc in docs:
         sets = {"last_modified_at": now}
@@ -69,11 +72,18 @@ def sample_updates(docs, run_key: str, fields: list[str], list_name: str,
                 unit = unit_of.get(lid)
                 if unit is not None:
                     sets[f"{f}.{list_name}.{j}.{unit_attr}"] = unit
+                    sets[f"{f}.{list_name}.{j}.{no_attr}"] = unit_number(unit)
                     sets[f"{f}.{list_name}.{j}.{status_attr}"] = status_of.get(lid)
                     present.add(status_of.get(lid))
         sets[f"{run_key}_statuses"] = sorted(s for s in present if s is not None)
         ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": sets}))
     return ops
+
+
+def unit_number(unit: str) -> int | None:
+    """The image-local number of a unit id ``"<image id>:<n>"`` (None when it has no such tail)."""
+    tail = str(unit).rpartition(":")[2]
+    return int(tail) if tail.isdigit() else None
 
 
 def _samples(dataset):

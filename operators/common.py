@@ -132,8 +132,16 @@ def named_rater_fields(dataset, fields: dict, view_name=None) -> list[str]:
 
 
 def check_setup(ctx, inputs, props) -> RaterSource | None:
-    """The form's rater source, or None (with a form error on the input at fault when it is bad)."""
+    """The form's rater source, or None (with a form error on the input at fault when it is bad).
+
+    Rater fields the form preselects but the params lack (the App draws a dynamic form before it
+    passes the defaults back) are taken as chosen, into ``ctx.params`` as the App would send them:
+    no "choose at least two rater fields" flashes under a field that shows two, and the Python
+    entry runs on the same fields. An emptied choice (``[]``) is still an error."""
     params = ctx.params
+    preselected = getattr(props.get("rater_fields"), "default", None)
+    if params.get("rater_fields") is None and preselected:
+        params["rater_fields"] = list(preselected)
     if not (params.get("rater_fields") or params.get("label_field")):
         if "rater_fields" in props:  # nothing chosen yet: say what is needed (Execute stays blocked)
             form_error(props["rater_fields"], "choose at least two rater fields: agreement needs two raters")

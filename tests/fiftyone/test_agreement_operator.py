@@ -92,6 +92,7 @@ def test_delete_removes_exactly_the_run(fo_isolated, demo):
     assert ds.list_runs() == ["two"]
     assert set(ds.get_field_schema()) == before - {"one_alpha", "one_statuses"}
     assert ds.get_field(f"{fields[0]}.detections.one_unit") is None
+    assert ds.get_field(f"{fields[0]}.detections.one_unit_no") is None
     assert ds.get_field(f"{fields[0]}.detections.two_unit") is not None
 
 

@@ -68,3 +68,15 @@ def test_the_docs_name_and_count_every_registered_operator_and_panel():
     assert f"adds {ops} operators" in app and f"and {panels} panels" in app
     assert [o for o in rec.operators if f"`@kalos/agreement/{o}`" not in app] == []
     assert [p for p in rec.panels if f"| `{p}` |" not in flat("docs/panels.md")] == []
+
+
+def test_docs_app_places_every_operator_in_the_workflow_order():
+    """The operator browser sorts a search's matches by label, so docs/app.md says the order to
+    use them in: every registered operator's label once in that list, none that does not exist."""
+    import re
+
+    plugin = importlib.import_module("fiftyone.plugins.orgs.kalos.agreement")
+    labels = [cls().config.label for cls in plugin.operator_classes()]
+    text = (REPO / "docs" / "app.md").read_text().split("## The operators")[1].split("| operator |")[0]
+    named = re.findall(r"\*(KaLOS: [^*]+)\*", text.replace("\n   ", " "))
+    assert sorted(named) == sorted(labels), (set(labels) - set(named), set(named) - set(labels))

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from tests.fiftyone.helpers import (BOX, COMPUTE, PLUGIN, refused, resolved_form as form, same_boxes_dataset as boxes_dataset,
+from tests.fiftyone.helpers import (BOX, COMPUTE, PLUGIN, form_errors, refused, resolved_form as form, same_boxes_dataset as boxes_dataset,
                                    snapshot, try_operator as execute)
 def run_generator(uri, ds, **params):
     """Drive a generator ``execute`` as the App does: ``(operations, exception or None)``."""
@@ -207,7 +207,7 @@ def test_calibration_panel_prefill_gets_an_unused_key(fo_isolated):
 # -- 4. failures the App must show ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("params, param, text", [
-    (dict(), "rater_fields", "at least two rater fields"),
+    (dict(rater_fields=[]), "rater_fields", "at least two rater fields"),   # the preselection emptied
     (dict(layout="rater_attribute"), "label_field", "choose the label field"),
     (dict(rater_fields=["raters_a", "raters_b"], lsa_thresholds="0.1, abc, 2", run_key="k"), "lsa_thresholds",
      "'abc'"),
@@ -220,6 +220,26 @@ def test_bad_agreement_inputs_are_form_errors(fo_isolated, params, param, text):
     props = form(COMPUTE, ds, **params)
     assert props[param].invalid and text in props[param].error_message
     refused(COMPUTE, ds, text, **params)
+
+
+@pytest.mark.parametrize("uri", [COMPUTE, f"{PLUGIN}/calibrate"])
+def test_a_form_opened_without_params_shows_no_error_while_its_defaults_exist(fo_isolated, uri):
+    """The App draws a dynamic form before it passes the preselected rater fields back: that
+    first draw has no error under a field that shows two raters, and running with no params uses
+    them; without a preselection (no rater_list) the form asks for the fields."""
+    ds = boxes_dataset(fo_isolated)
+    props = form(uri, ds)
+    assert props["rater_fields"].default == ["raters_a", "raters_b", "raters_c"]
+    assert form_errors(props) == {}
+    bare = boxes_dataset(fo_isolated, rater_list=False)
+    assert "at least two rater fields" in form_errors(form(uri, bare))["rater_fields"]
+
+
+def test_running_without_params_uses_the_preselected_raters(fo_isolated):
+    ds = boxes_dataset(fo_isolated)
+    res = execute(COMPUTE, ds, run_key="k")
+    assert res.error is None, res.error
+    assert all(ds.count(f"raters_{r}.detections.k_unit") == 2 * len(ds) for r in "abc")
 
 
 def test_an_execution_error_reaches_the_user_and_never_says_done(fo_isolated):

@@ -137,8 +137,8 @@ def test_the_cards_say_what_was_written_where(cards):
     res = cards["agr_results"]
     assert agr["Mean α (per image)"] == f"{res.mean_alpha:.3f}" and agr["Global α"] == f"{res.global_alpha:.3f}"
     assert agr["Run key"] == "agr"
-    assert agr["Written"].startswith("fields agr_alpha, agr_statuses; label attributes agr_unit, agr_status on "
-                                     "the labels of raters_")
+    assert agr["Written"].startswith("fields agr_alpha, agr_statuses; label attributes agr_unit, agr_unit_no, "
+                                     "agr_status on the labels of raters_")
     assert dict(cards["calibrate"][1])["Written"].startswith("the run 'cal' only")
     assert dict(cards["browse_disagreements"][1])["Written"] == "saved view agr_disagreements (selected now)"
     assert "syn_rater_1" in dict(cards["simulate_raters"][1])["Written"]

@@ -33,9 +33,14 @@ def test_every_label_gets_the_engines_unit_and_status(fo_isolated, demo):
     units, status = _labels(ds, fields, "wb_unit"), _labels(ds, fields, "wb_status")
     assert units == {k: res.unit_of[k] for k in units} and len(units) == len(res.unit_of)
     assert status == {k: res.status_of[k] for k in status}
+    # the readable companion: the unit's number within its image, the tail of the unit id
+    numbers = _labels(ds, fields, "wb_unit_no")
+    assert numbers == {k: int(u.rpartition(":")[2]) for k, u in units.items()}
+    assert all(isinstance(n, int) and 0 <= n < 1000 for n in numbers.values())
     assert dict(zip(ds.values("id"), ds.values("wb_alpha"))) == pytest.approx(res.per_image_alpha)
     # declared in the schema (the App's sidebar filters need it), and samples marked as modified
     assert ds.get_field(f"{fields[0]}.detections.wb_unit") is not None
+    assert ds.get_field(f"{fields[0]}.detections.wb_unit_no") is not None
     assert ds.get_field("wb_alpha") is not None
     after = dict(zip(ds.values("id"), ds.values("last_modified_at")))
     assert all(after[k] > before[k] for k in before)
