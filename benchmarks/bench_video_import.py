@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,14 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-
-
-def timed(cmd: list[str]) -> tuple[float, float]:
-    """Wall and CPU seconds (user + system of the child) of one whole process."""
-    before, start = os.times(), time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=REPO)
-    wall, after = time.perf_counter() - start, os.times()
-    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+from benchmarks.bench_video import timed  # noqa: E402  (one whole process: wall, CPU, stdout)
 
 
 def main() -> int:
@@ -62,9 +54,9 @@ def main() -> int:
         raters = sorted(next(iter(videos.values())))
         n_boxes = sum(len(r) for v in videos.values() for r in v.values())
         rater_args = [x for r in raters for x in ("--rater", r, str(root / "mot" / r), "MOT", str(root / "videos"))]
-        startup = min(timed([sys.executable, "-c", "import fiftyone_layer.imports"]) for _ in range(args.repeat))
+        startup = min(timed([sys.executable, "-c", "import fiftyone_layer.imports"])[:2] for _ in range(args.repeat))
         runs = [timed([sys.executable, "-m", "fiftyone_layer.imports", f"bench-video-import-{i}", *rater_args,
-                       "--frame-size", "1920x1080"]) for i in range(args.repeat)]
+                       "--frame-size", "1920x1080"])[:2] for i in range(args.repeat)]
         import fiftyone as fo
 
         from fiftyone_layer.measures.video import video_run
