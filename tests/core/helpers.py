@@ -214,3 +214,16 @@ def ls_export(tmp_path, maps, names=("background", "car", "road")):
     path = tmp_path / "project.json"
     path.write_text(json.dumps(tasks))
     return path
+
+
+# --- scorecards: an expert ``e`` and a rater ``s``, objects A-E (id, class, x, y, side) ---
+
+E = {"A": (1, 1, 0, 0, 10), "B": (2, 1, 100, 0, 40), "C": (3, 2, 200, 200, 100), "E": (5, 2, 0, 100, 10)}
+S = {"A": (11, 1, 0, 0, 10), "B": (12, 2, 100, 0, 40), "C": (13, 2, 200, 200, 100), "D": (14, 1, 400, 400, 10)}
+
+
+def scorecard_anns(image=1, shift=0):
+    """An expert ``e`` and a rater ``s`` on a 500×500 image: objects A-E as tests/core/test_scorecard_subsets.py
+    tabulates them (a TP, a class swap, a large TP, an extra, a miss); ids shifted by ``shift``."""
+    return [Annotation(aid + shift, r, c, (x, y, w, w)) for r, objs in (("e", E), ("s", S))
+            for aid, c, x, y, w in objs.values()]

@@ -1,5 +1,5 @@
 """Confusion cells and subsets of a scorecard, from its stored label outcomes, by hand: an expert
-``e`` and a rater ``s`` on one 500×500 image.
+``e`` and a rater ``s`` on one 500×500 image (``scorecard_anns`` in tests/core/helpers.py).
 
 =====  ============  ==============  =================================
 object  e draws       s draws         outcome (classwise / class-blind)
@@ -16,18 +16,10 @@ import json
 
 import pytest
 
-from kalos_core import Annotation, MultiRaterDataset, make_image
+from kalos_core import MultiRaterDataset, make_image
 from kalos_core.scorecard import ScorecardConfig, compute_scorecards
 from kalos_core.scorecard.subsets import confusion_cell_ids, confusion_matrix, subset_ids, subset_rows
-
-E = {"A": (1, 1, 0, 0, 10), "B": (2, 1, 100, 0, 40), "C": (3, 2, 200, 200, 100), "E": (5, 2, 0, 100, 10)}
-S = {"A": (11, 1, 0, 0, 10), "B": (12, 2, 100, 0, 40), "C": (13, 2, 200, 200, 100), "D": (14, 1, 400, 400, 10)}
-
-
-def anns(image=1, shift=0):
-    return [Annotation(aid + shift, r, c, (x, y, w, w)) for r, objs in (("e", E), ("s", S))
-            for aid, c, x, y, w in objs.values()]
-
+from tests.core.helpers import scorecard_anns as anns
 
 @pytest.fixture(scope="module")
 def card():

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from tests.fiftyone.helpers.datasets import rater_dataset
+from tests.fiftyone.helpers import rater_dataset
 
 
 def test_the_gain_field_sorts_the_sample_that_needs_another_rater_first(fo_isolated):

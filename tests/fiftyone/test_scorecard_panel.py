@@ -6,9 +6,9 @@ labels it counts."""
 
 import pytest
 
-from tests.core.test_scorecard_subsets import anns
+from tests.core.helpers import scorecard_anns as anns
 from tests.fiftyone.helpers import Panel
-from tests.fiftyone.helpers.datasets import rater_dataset
+from tests.fiftyone.helpers import rater_dataset
 
 OCCLUDED = {1: True, 11: False, 2: False, 12: False, 14: True, 5: True}   # by annotation id, image 1's
 

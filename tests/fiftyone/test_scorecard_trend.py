@@ -4,9 +4,9 @@ second round loaded as field ``round2_s`` in which s draws exactly e's 8 boxes (
 
 import pytest
 
-from tests.core.test_scorecard_subsets import anns
+from tests.core.helpers import scorecard_anns as anns
 from tests.fiftyone.helpers import Panel
-from tests.fiftyone.helpers.datasets import rater_dataset
+from tests.fiftyone.helpers import rater_dataset
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT
 from tests.fiftyone.helpers import label_studio_tasks
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 #: throw-away accounts of a server that listens on 127.0.0.1 only, for the length of the test session
 USERS = {"r1": ("rater1@kalos.test", "kalos-rater1-token"), "r2": ("rater2@kalos.test", "kalos-rater2-token")}

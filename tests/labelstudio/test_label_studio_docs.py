@@ -9,9 +9,8 @@ import re
 
 import pytest
 
-from tests.conftest import REPO_ROOT
 from tests.fiftyone.helpers import agreement_of, lvis_subset, new_name
-from tests.labelstudio.server import USERS, post_round1_boxes
+from tests.labelstudio.server import REPO_ROOT, USERS, post_round1_boxes
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.realdata]
 ANNOTATORS_LABEL = "# ... the annotators label the project"   # the line where they do
