@@ -160,6 +160,11 @@ def owned(dataset, run_key: str) -> tuple[list[str], list[str]]:
     return list(getattr(cfg, "fields", None) or []), [v for v in dict.fromkeys(views) if dataset.has_saved_view(v)]
 
 
+def written_paths(dataset) -> set[str]:
+    """Every field path the dataset's KaLOS runs wrote (what :func:`owned` records, over all runs)."""
+    return {p for key in dataset.list_runs() if run_method(dataset, key) for p in owned(dataset, key)[0]}
+
+
 def check_view_free(dataset, run_key: str, name: str, param: str = "view_name") -> None:
     """Refuse (:class:`SetupError` on ``param``) a saved view ``name`` that exists and that the
     stored run ``run_key`` did not record having created: saving would replace the user's view."""

@@ -65,8 +65,7 @@ def found_attributes(collection, source) -> list[str]:
     prefixes = tuple(f"{f}.{source.list_name}." for f in source.fields)
     schema = {**collection.get_field_schema(flat=True), **collection.get_dynamic_field_schema(fields=source.fields)}
     paths = {p for p, field in schema.items() if not isinstance(field, _NOT_COMPARED)}   # vectors, lists, dicts
-    owned = {p.rsplit(".", 1)[-1] for m in run_store.kinds() for k in run_store.runs_of(collection._dataset, m)
-             for p in run_store.owned(collection._dataset, k)[0]}
+    owned = {p.rsplit(".", 1)[-1] for p in run_store.written_paths(collection._dataset)}
     names = sorted({p[len(pre):] for p in paths for pre in prefixes if p.startswith(pre) and "." not in p[len(pre):]}
                    - _BUILTIN - owned - {source.rater_attribute, "rater_id"})
     names = [n for n in names if not n.endswith("annotation_id")]

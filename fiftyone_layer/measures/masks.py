@@ -41,8 +41,7 @@ def segmentation_fields(collection) -> list[str]:
 def rater_mask_fields(dataset) -> list[str]:
     """The Segmentation fields a form proposes as the raters': all but those a KaLOS run wrote
     (a consensus, a probability map)."""
-    written = {f for key in dataset.list_runs() if run_store.run_method(dataset, key)
-               for f in run_store.owned(dataset, key)[0]}
+    written = run_store.written_paths(dataset)
     return [f for f in segmentation_fields(dataset) if f not in written]
 
 
