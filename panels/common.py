@@ -193,15 +193,17 @@ class RunPanel(foo.Panel):
         ctx.kalos_steps = {}   # the handler's parts, in ms (:func:`lap`)
         method = ctx.params.get("__method__")
         try:
-            if method in (None, "on_startup") or ctx.dataset is None:   # registration, or no dataset
+            if method in (None, "on_startup"):   # registration
                 return super().execute(ctx)
-            if method == "on_unload":   # the panel was closed: nothing to draw
-                kept.forget(ctx, self.panel_name)
-                return None
-            app = dict(ctx.panel.state._data or {})   # the App's copy, before the kept state goes over it
-            t = lap(ctx, "dataset", t0)   # FiftyOne loads the dataset, reloaded, on a request's first use
             with kept.one_at_a_time(ctx, self.panel_name):   # an earlier event of this panel still running
-                t = lap(ctx, "queued", t)
+                t = lap(ctx, "queued", t0)
+                if ctx.dataset is None:   # no dataset
+                    return super().execute(ctx)
+                t = lap(ctx, "dataset", t)   # FiftyOne loads the dataset, reloaded, on a request's first use
+                if method == "on_unload":   # the panel was closed: nothing to draw
+                    kept.forget(ctx, self.panel_name)
+                    return None
+                app = dict(ctx.panel.state._data or {})   # the App's copy, before the kept state goes over it
                 saved = kept.restore(ctx, self.panel_name)
                 lap(ctx, "kept", t)
                 owned = set(saved["owned"]) if saved else set()

@@ -19,7 +19,9 @@ the App (:func:`stale`), in the one state patch of that event.
 previous one (Top N typed just after the search was cleared), and FiftyOne runs them in threads
 at once: both would read the kept state before either wrote it, and the later write would bring
 the older values back (the cleared search). So one panel instance's events run one after the
-other in a server process (:func:`one_at_a_time`).
+other in a server process, in the order they came (:func:`one_at_a_time`): typed text sends an
+event per keystroke ("c", "ci", "cir", "circ"), and a plain lock lets waiting events in in any
+order, so the panel could end on "cir" while the box shows "circ".
 """
 
 from __future__ import annotations
@@ -35,9 +37,32 @@ TTL = timedelta(days=1)
 #: state): the user's own grid before the first click
 APP_STATE = ("before",)
 _indexed = False
-#: locks of the panel instances' events (a fixed set: two instances may share one, which only
+
+
+class Turns:
+    """A lock that lets its waiting threads in in the order they asked (``threading.Lock`` lets
+    any one in): each takes a ticket and waits until the tickets before it are served."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self.taken = 0      #: tickets given out
+        self._served = 0    #: tickets done
+
+    def __enter__(self):
+        with self._cond:
+            ticket, self.taken = self.taken, self.taken + 1
+            self._cond.wait_for(lambda: self._served == ticket)
+        return self
+
+    def __exit__(self, *exc):
+        with self._cond:
+            self._served += 1
+            self._cond.notify_all()
+
+
+#: turns of the panel instances' events (a fixed set: two instances may share one, which only
 #: makes one wait for the other's event)
-_LOCKS = tuple(threading.Lock() for _ in range(64))
+_TURNS = tuple(Turns() for _ in range(64))
 
 
 def _collection():
@@ -56,9 +81,10 @@ def _query(ctx, panel: str) -> dict:
     return {"store_name": STORE, "key": f"{panel}:{ctx.params.get('panel_id')}", "dataset_id": ctx.dataset._doc.id}
 
 
-def one_at_a_time(ctx, panel: str) -> threading.Lock:
-    """The lock that runs this panel instance's events one after the other (``with``)."""
-    return _LOCKS[hash(_query(ctx, panel)["key"]) % len(_LOCKS)]
+def one_at_a_time(ctx, panel: str) -> Turns:
+    """The lock that runs this panel instance's events one after the other, in the order they
+    came (``with``; taken before the event loads the dataset, whose time varies)."""
+    return _TURNS[hash(f"{panel}:{ctx.params.get('panel_id')}") % len(_TURNS)]
 
 
 def load(ctx, panel: str) -> dict | None:
