@@ -91,7 +91,21 @@ def _read(collection, source, config, extras) -> MeasureData:
                 here.append(source.raters[f])
         images.append(make_image(sid, 0, 0, here, file_name=files[k]))
     data = MultiRaterDataset(images, {}, "classmap")
-    return MeasureData(data, options={"masks": masks, "disagreement_maps": True})
+    return MeasureData(data, options={"masks": masks, "disagreement_maps": True,
+                                      "class_names": shared_targets(collection, source.fields)})
+
+
+def shared_targets(collection, fields) -> dict[int, str]:
+    """``{class value: name}`` the rater fields' ``mask_targets`` agree on (a field without its own
+    takes the dataset's default ones); a value named differently by two fields stays unnamed."""
+    ds = collection._dataset
+    named = [ds.mask_targets.get(f) or ds.default_mask_targets or {} for f in fields]
+    out: dict[int, str] = {}
+    for k in {k for targets in named for k in targets}:
+        given = {str(t[k]) for t in named if k in t}
+        if len(given) == 1 and str(k).isdigit():   # integer targets (RGB-hex targets are not class values)
+            out[int(k)] = given.pop()
+    return dict(sorted(out.items()))
 
 
 def _write(collection, source, run_key: str, result: MaskResult, data) -> None:

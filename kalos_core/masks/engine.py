@@ -116,9 +116,12 @@ class _Pair:
         self.counts = dict.fromkeys(surface.KEYS, 0)
 
 
-def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disagreement_maps: bool = False):
+def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disagreement_maps: bool = False,
+               value_names: dict | None = None):
     """Generator of ``(fraction, message)`` steps; returns a :class:`MaskResult` (with each image's
-    pixel-disagreement map when ``disagreement_maps``)."""
+    pixel-disagreement map when ``disagreement_maps``). ``value_names`` (``{class value: name}``, e.g. a
+    FiftyOne field's ``mask_targets``) names the classes found without declaring them; declared
+    classes (``config.classes``, a labelmap) come first."""
     images = sorted(dataset.images, key=lambda im: order_key(im.id))
     class_names = config.classes or (tuple(dataset.categories[k] for k in sorted(dataset.categories))
                                      if dataset.categories else None)   # a CVAT labelmap's labels
@@ -201,7 +204,7 @@ def mask_steps(dataset: MultiRaterDataset, masks: dict, config: MaskConfig, disa
         per_image.append(row)
     yield 1.0, "summarising"
     o = pixels.coincidences(counts)
-    classes = {str(k): (class_names[k] if class_names else str(k)) for k in range(n_classes)
+    classes = {str(k): (class_names[k] if class_names else str((value_names or {}).get(k, k))) for k in range(n_classes)
                if declared or seen[k]}
     pairs = {f"{a}|{b}": {str(k): _pair_row(s) for k, s in sorted(by_class.items()) if str(k) in classes}
              for (a, b), by_class in sorted(pair_sums.items())}

@@ -24,9 +24,10 @@ from .reader import read_mask_folders
 def steps(data: MeasureData, config: MaskConfig):
     """The measure on ``data.dataset`` (a ``classmap`` data set) and ``data.options["masks"]``; the
     consensus maps written into ``data.options["consensus_dir"]`` where given (the CLI's option);
-    the pixel-disagreement maps kept where ``data.options["disagreement_maps"]`` (the plugin's)."""
+    the pixel-disagreement maps kept where ``data.options["disagreement_maps"]`` and the classes
+    named by ``data.options["class_names"]`` (the plugin's: the fields' ``mask_targets``)."""
     result = yield from mask_steps(data.dataset, data.options.get("masks") or {}, config,
-                                   bool(data.options.get("disagreement_maps")))
+                                   bool(data.options.get("disagreement_maps")), data.options.get("class_names"))
     folder = data.options.get("consensus_dir")
     if folder is not None:
         write_consensus(result, Path(folder))

@@ -128,3 +128,16 @@ def test_the_panel_draws_class_alpha_and_rater_bars_and_a_click_shows_the_disput
     assert view.values("id") == [i for _, i in car] and len(car) == 1       # only s2: cy left the car out
     (prompt,) = p.call("open_operator").ops("prompt_user_for_operation")
     assert prompt["params"]["mask_fields"] == fields and prompt["params"]["classes"] == ["bg", "road", "car"]
+
+
+def test_without_declared_classes_the_fields_mask_targets_name_them(masks_ds):
+    """seg_ann names 0, 1, 2; seg_cy takes the dataset's default targets (1, 2); seg_bob names 2
+    otherwise ("truck"): 0 and 1 are named, 2 (named two ways) stays a number."""
+    ds, _, _ = masks_ds
+    ds.default_mask_targets = {1: "road", 2: "car"}
+    ds.mask_targets = {"seg_ann": {0: "bg", 1: "road", 2: "car"}, "seg_bob": {1: "road", 2: "truck"}}
+    run_operator("compute_mask_agreement", ds, mask_fields=[f"seg_{r}" for r in RATERS], run_key="m6")
+    assert ds.load_run_results("m6").classes == {"0": "bg", "1": "road", "2": "2"}
+    ds.mask_targets = {}
+    run_operator("compute_mask_agreement", ds, mask_fields=[f"seg_{r}" for r in RATERS], run_key="m7")
+    assert ds.load_run_results("m7").classes == {"0": "0", "1": "road", "2": "car"}
