@@ -2,7 +2,8 @@
 
 Python: :func:`import_video_exports` (a list of (rater, path, format)); command line: :mod:`.cli`
 (``--rater alice alice/ MOT VIDEOS``). ``path`` is one file (one video) or a folder of them, one
-file per video named after it (``<video>.txt`` for MOT, ``<video>.xml`` for CVAT); the files are
+file per video named after it (``<video>.txt`` for MOT, ``<video>.xml`` for CVAT; for MOT also
+MOTChallenge's ground-truth sequence folders ``<video>/gt/gt.txt`` with ``seqinfo.ini``); the files are
 read by the engine's readers (:mod:`kalos_core.video.mot`, :mod:`kalos_core.video.cvat`: CVAT's
 tracks expanded per frame as CVAT does, frames numbered from 1 as FiftyOne numbers them).
 
@@ -11,7 +12,7 @@ a new sample for the video file of that stem in the videos folder. Each rater's 
 ``frames.<label_field>_<rater>`` as Detections in FiftyOne's relative ``[x, y, w, h]``, the track
 id in ``Detection.index`` (as FiftyOne's CVAT video importer sets it), the rater in ``rater_id``.
 The frame size is ``frame_size`` if given, else the video's metadata, else the CVAT file's
-``original_size``; a video without one is refused. Everything is checked before the first write:
+``original_size`` or the sequence's ``seqinfo.ini``; a video without one is refused. Everything is checked before the first write:
 a bad line (file and line), a video the dataset and the videos folder lack, two samples of one
 stem, a frame field of another type or already holding labels on these videos (never written over).
 """
@@ -28,7 +29,7 @@ import fiftyone.core.odm as foo_odm
 
 from kalos_core.progress import run_steps
 from kalos_core.video.cvat import read_cvat_video
-from kalos_core.video.mot import read_mot_file
+from kalos_core.video.mot import is_sequence, mot_sources, read_mot_file, read_mot_sequence
 
 from .. import rawdocs
 from ..names import FIELD_NAME_RE
@@ -36,7 +37,8 @@ from .errors import ImportRefused
 from .schema import MAX_RATER_FIELDS, field_names
 
 #: the video formats: name -> (file suffix, what the form shows)
-VIDEO_FORMATS = {"MOT": (".txt", "MOT challenge text (video): <video>.txt, or a folder of them"),
+VIDEO_FORMATS = {"MOT": (".txt", "MOT challenge text (video): <video>.txt, a folder of them, or MOTChallenge "
+                                  "sequence folders (<video>/gt/gt.txt)"),
                  "CVATVideoDataset": (".xml", "CVAT for video 1.1 XML (video): <video>.xml, or a folder of them")}
 VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".wmv")
 
@@ -65,16 +67,21 @@ def _rows(exports) -> list[dict]:
 
 
 def _files(row) -> list[Path]:
-    """The export's files, one per video."""
+    """The export's files, one per video (for MOT also MOTChallenge sequence folders, ``<video>/gt/gt.txt``)."""
     path, suffix = Path(row["path"]), VIDEO_FORMATS[row["format"]][0]
+    mot = row["format"] == "MOT"
     if not path.exists():
         raise ImportRefused("no export at this path", path)
-    files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.suffix.lower() == suffix)
-    wrong = [f for f in files if f.suffix.lower() != suffix]
+    if path.is_file() or (mot and is_sequence(path)):
+        files = [path]
+    else:
+        files = [p for p in mot_sources(path) if p.suffix.lower() == suffix or (mot and p.is_dir())]
+    wrong = [f for f in files if f.is_file() and f.suffix.lower() != suffix]
     if wrong or not files:
         raise ImportRefused(f"holds no {suffix} file" if not files else f"is not a {suffix} file", path,
-                            fix=f"give the {row['format']} export: {suffix} files named after their videos "
-                                f"(rater {row['rater']!r})")
+                            fix=f"give the {row['format']} export: {suffix} files named after their videos"
+                                + (" or MOTChallenge sequence folders (<video>/gt/gt.txt)" if mot else "")
+                                + f" (rater {row['rater']!r})")
     return files
 
 
@@ -88,11 +95,16 @@ def _cvat_size(path: Path):
 
 
 def _read(row) -> dict:
-    """``{video stem: (rows (frame, track, x, y, w, h) in pixels, labels, file, CVAT size)}`` of one export."""
+    """``{video stem: (rows (frame, track, x, y, w, h) in pixels, labels, file, the export's frame size)}``
+    of one export (the size: CVAT's ``original_size``, MOTChallenge's ``seqinfo.ini``)."""
     out = {}
     for f in _files(row):
         try:
-            if row["format"] == "MOT":
+            if f.is_dir():   # a MOTChallenge sequence
+                rows, labels, info = read_mot_sequence(f)
+                size = (float(info["width"]), float(info["height"])) if info.get("width") and info.get("height") \
+                    else None
+            elif row["format"] == "MOT":
                 rows = read_mot_file(f)
                 labels, size = ["object"] * len(rows), None
             else:
@@ -100,9 +112,10 @@ def _read(row) -> dict:
         except ValueError as e:
             raise ImportRefused(str(e), fix=f"correct the file, or export it from the tool again "
                                             f"(rater {row['rater']!r})") from None
-        if f.stem in out:
-            raise ImportRefused(f"video {f.stem!r} has two files in this export", f)
-        out[f.stem] = (rows, labels, f, size)
+        stem = f.name if f.is_dir() else f.stem
+        if stem in out:
+            raise ImportRefused(f"video {stem!r} has two files in this export", f)
+        out[stem] = (rows, labels, f, size)
     return out
 
 
@@ -238,7 +251,7 @@ def video_steps(dataset_or_name, exports, videos=None, label_field="raters", fra
         if not sizes[stem]:
             what = f"sample {have[stem][0]} (video {stem!r})" if stem in have else f"video {new[stem]}"
             raise ImportRefused(f"{what} has no frame size: FiftyOne's metadata gives none"
-                                + (f" and the CVAT files disagree ({sorted(cvat)})" if len(cvat) > 1 else ""),
+                                + (f" and the exports' sizes disagree ({sorted(cvat)})" if len(cvat) > 1 else ""),
                                 fix="give the frame size (frame_size / --frame-size WIDTHxHEIGHT), or compute the "
                                     "videos' metadata first (dataset.compute_metadata())")
     for rater, got in per_rater.items():   # a file of another video: boxes after the video's last frame

@@ -1,7 +1,8 @@
 """The video measure, declared once (:mod:`kalos_core.measure`).
 
 ``python -m kalos_core video ROOT`` reads ``ROOT/<rater>/<video>.txt`` (the MOT challenge text
-format, :mod:`.mot`) or ``<video>.xml`` (CVAT for video 1.1, :mod:`.cvat`) and writes ``VideoResult.to_dict()``: each frame's α, each video's mean and
+format, :mod:`.mot`), ``<video>/gt/gt.txt`` (MOTChallenge ground truth) or ``<video>.xml`` (CVAT
+for video 1.1, :mod:`.cvat`) and writes ``VideoResult.to_dict()``: each frame's α, each video's mean and
 pooled α, each pair of raters' HOTA (DetA, AssA, LocA), IDF1, identity switches and
 fragmentations, each rater's jitter and gaps.
 """
@@ -79,7 +80,8 @@ MEASURE = Measure(
     cli_options=(
         CliOption(("root",), {"type": Path, "metavar": "ROOT",
                               "help": "folder with one sub-folder per rater, each holding one file per video: "
-                                      "<video>.txt (MOT: frame,id,x,y,w,h,conf,-1,-1,-1) or <video>.xml "
+                                      "<video>.txt (MOT: frame,id,x,y,w,h,conf,-1,-1,-1), <video>/gt/gt.txt "
+                                      "(MOTChallenge ground truth, with seqinfo.ini) or <video>.xml "
                                       "(CVAT for video 1.1)"}),
         *EXECUTOR_OPTIONS,
     ))

@@ -210,3 +210,31 @@ def test_the_app_operator_imports_video_formats(fo_isolated, exports):
     assert "video exports (MOT, CVAT for video) and image exports in one import" in errors["exports"]
     assert "frame_size" in resolved_form("import_rater_exports", host, exports=rows[:1], target="new")
     assert "frame_size" not in resolved_form("import_rater_exports", host, exports=mixed[1:], target="new")
+
+
+def test_motchallenge_sequence_folders_import_with_their_seqinfo_size_and_classes(fo_isolated, exports, tmp_path):
+    """Two raters in MOTChallenge's ground-truth layout (``<video>/gt/gt.txt``, integer boxes, nine
+    columns; ``seqinfo.ini`` 640x480): the frame size comes from seqinfo.ini, the class column
+    names the labels, a row whose considered flag is 0 is not imported."""
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.imports import import_video_exports
+
+    rows = []
+    for rater, source in (("d", "rater0"), ("e", "rater1")):
+        for video, raters in VIDEOS.items():
+            seq = tmp_path / rater / video
+            (seq / "gt").mkdir(parents=True)
+            (seq / "seqinfo.ini").write_text(f"[Sequence]\nname={video}\nimDir=img1\nframeRate=25\nseqLength=12\n"
+                                             "imWidth=640\nimHeight=480\nimExt=.jpg\n")
+            (seq / "gt" / "gt.txt").write_text("".join(
+                f"{int(f)},{int(t)},{round(x)},{round(y)},{round(w)},{round(h)},{int(k or rater == 'e')},"
+                f"{7 if k == 1 else 1},1\n" for k, (f, t, x, y, w, h) in enumerate(raters[source].tolist())))
+        rows.append((rater, str(tmp_path / rater), "MOT"))
+    ds = import_video_exports(_name(), rows, videos=str(exports / "videos"))
+    sample = next(s for s in ds if Path(s.filepath).stem == "video000")
+    assert (sample.metadata.frame_width, sample.metadata.frame_height) == SIZE
+    labels = [d.label for fr in sample.frames.values() if fr["raters_d"] for d in fr["raters_d"].detections]
+    assert len(labels) == len(VIDEOS["video000"]["rater0"]) - 1                      # row 0 not considered
+    assert labels.count("static_person") == 1 and set(labels) == {"pedestrian", "static_person"}
+    f, t, x, y, w, h = VIDEOS["video000"]["rater1"][0]
+    box = next(d for d in sample.frames[int(f)]["raters_e"].detections if d.index == int(t))
+    assert box.bounding_box == pytest.approx([round(x) / 640, round(y) / 480, round(w) / 640, round(h) / 480])
