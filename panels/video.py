@@ -27,6 +27,23 @@ def frame_trace(entry: dict) -> dict:
             "hovertemplate": "frame %{x}: α %{y:.3f}<extra></extra>"}
 
 
+def block_trace(entry: dict) -> dict | None:
+    """The pooled α of each block of frames as a step line over the frames it spans (None without
+    blocks): steadier than one frame's α, which jumps with a frame's few units."""
+    blocks = [b for b in entry.get("blocks") or [] if b.get("alpha") is not None]
+    if not blocks:
+        return None
+    size = max(b["last"] - b["first"] + 1 for b in blocks)
+    x = [b["first"] for b in blocks] + [blocks[-1]["last"]]
+    y = [b["alpha"] for b in blocks] + [blocks[-1]["alpha"]]
+    spans = [[b["first"], b["last"], b["n_units"]] for b in blocks] + [[blocks[-1]["first"], blocks[-1]["last"],
+                                                                        blocks[-1]["n_units"]]]
+    return {"type": "scatter", "mode": "lines", "name": f"pooled α per {size} frames", "x": x, "y": y,
+            "line": {"color": "#1f77b4", "width": 2.5, "shape": "hv"}, "customdata": spans,
+            "hovertemplate": "frames %{customdata[0]}-%{customdata[1]}: pooled α %{y:.3f} "
+                             "(%{customdata[2]} units)<extra></extra>"}
+
+
 def switch_lines(entry: dict) -> list:
     """A dotted vertical line at each frame where some pair of raters switches identity."""
     frames = sorted({f for p in (entry.get("pairs") or {}).values() for f in p.get("switch_frames") or []})
@@ -104,10 +121,11 @@ class VideoAgreementPanel(RunPanel):
         ctx.panel.state.video = sid
         res = res or load_results(ctx.dataset, ctx.panel.state.run_key)
         entry = (res.get("per_video") or {}).get(sid) or {}
-        ctx.panel.data.frames = clean([frame_trace(entry)])
+        blocks = block_trace(entry)
+        ctx.panel.data.frames = clean([frame_trace(entry)] + ([blocks] if blocks else []))
         ctx.panel.state.frames_layout = clean(plot_layout(
-            "α per frame (dotted: identity switches)", "frame", "α", height=280,
-            shapes=switch_lines(entry)))
+            "α per frame" + (" and pooled over blocks of frames" if blocks else "") + " (dotted: identity switches)",
+            "frame", "α", height=280, shapes=switch_lines(entry)))
         worst = entry.get("worst_tracks") or []
         ctx.panel.state.worst = ("**Shakiest tracks** (rater #track, jitter): " + ", ".join(
             f"{w['rater']} #{w['track']} ({fmt(w['jitter'])})" for w in worst[:5])) if worst else ""

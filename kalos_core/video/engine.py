@@ -49,6 +49,9 @@ class VideoConfig(Config):
     id_threshold: float = param(0.5, "fraction", "IoU at or above which two raters' boxes in a frame are the same "
                                 "object for IDF1, identity switches and fragmentations (CLEAR-MOT's 0.5)",
                                 lo_open=True, label="Identity IoU threshold")
+    window: int = param(10, "int", "frames per block of the pooled α curve drawn beside each frame's α: one "
+                        "reliability matrix over a block's units, steadier than one frame's (0: none)", lo=0,
+                        label="Frames per pooled block", advanced=True)
 
     def agreement(self) -> AgreementConfig:
         return AgreementConfig(**{n: getattr(self, n) for n in MATCHING_PARAMS}, bootstrap=0,
@@ -95,6 +98,22 @@ def _tracks_of(images: list, raters: tuple, track_of) -> dict[str, Tracks]:
     return {r: Tracks.of(frame[rater == k], tracks[rater == k], boxes[rater == k]) for k, r in enumerate(raters)}
 
 
+def _blocks(images: list, numbers: np.ndarray, categories, kind: str, agreement: AgreementConfig, window: int):
+    """The video's merged partial, matched block by block (each frame is matched on its own, so the
+    frames' values are those of one whole run), and each block of ``window`` frames' pooled α:
+    ``{"first", "last", "alpha", "n_units"}`` (none when ``window`` is 0)."""
+    size = window or max(len(images), 1)
+    part, blocks = None, []
+    for start in range(0, len(images), size):
+        block = map_partial(MultiRaterDataset(images[start:start + size], categories, kind), agreement)
+        if window:
+            sums = block.sums.get(ALPHA, AlphaSums())
+            blocks.append({"first": int(numbers[start]), "last": int(numbers[min(start + size, len(images)) - 1]),
+                           "alpha": sums.alpha() if sums.n else None, "n_units": block.n_units})
+        part = block if part is None else part.merge(block)
+    return part, blocks
+
+
 def analyse_videos(items: list, first: int, context) -> VideoPartial:
     """The map step over videos: ``items`` are ``(video, [(frame number, image)], track_of)``."""
     kind, categories, config = context
@@ -104,13 +123,13 @@ def analyse_videos(items: list, first: int, context) -> VideoPartial:
         images = [im for _, im in frames]
         numbers = np.array([n for n, _ in frames], np.int64)
         raters = tuple(sorted({r for im in images for r in im.raters}))
-        part = map_partial(MultiRaterDataset(images, categories, kind), agreement)
+        part, blocks = _blocks(images, numbers, categories, kind, agreement, config.window)
         alpha_of = dict(zip(map(str, part.image_ids), part.alphas))
         tracks = _tracks_of(frames, raters, track_of)
         pairs = {(a, b): pair_counts(tracks[a], tracks[b], numbers, config.id_threshold)
                  for a, b in combinations(raters, 2)}
         out.videos[video] = {"frames": numbers.tolist(), "alphas": [alpha_of[str(im.id)] for im in images],
-                             "sums": part.sums.get(ALPHA, AlphaSums()), "pairs": pairs,
+                             "sums": part.sums.get(ALPHA, AlphaSums()), "pairs": pairs, "blocks": blocks,
                              "tracks": {r: track_sums(t) for r, t in tracks.items()}, "n_annotations":
                              sum(len(im.annotations) for im in images)}
     return out
@@ -156,6 +175,7 @@ def _video_entry(v: dict) -> dict:
                     for tid, t in ts.items() if t["jitter_n"]), key=lambda x: (-x[0], x[1], str(x[2])))
     return {"n_frames": len(alphas), "mean_alpha": float(alphas.mean()) if len(alphas) else None,
             "global_alpha": v["sums"].alpha(), "frames": v["frames"], "frame_alpha": alphas.tolist(),
+            "blocks": v["blocks"],
             "pairs": {pair_name(*k): {**p.scores(), "switch_frames": p.switch_frames} for k, p in v["pairs"].items()},
             "raters": raters,
             "tracks": {r: {str(tid): {k: t[k] for k in ("frames", "first", "last", "gaps", "missing")}

@@ -76,6 +76,30 @@ def test_the_frames_alpha_is_the_image_measures_on_the_same_frames():
     assert r["mean_alpha"] == pytest.approx(ref.mean_alpha) and r["global_alpha"] == pytest.approx(ref.global_alpha)
 
 
+def test_each_blocks_pooled_alpha_is_the_image_measures_global_alpha_on_its_frames():
+    """Blocks of 4 frames (1-4, 5-8, 9-10): each block's α is compute_agreement's global α on those
+    frames given as images; the frames' α, the pairs and the video's α do not depend on the blocks."""
+    rng = np.random.default_rng(5)
+    b = [(f, t, x + rng.normal(0, 3), y, w, h) for f, t, x, y, w, h in A if f % 3]
+    r = _run({"v": {"a": A, "b": b}}, window=4)
+    blocks = r["per_video"]["v"]["blocks"]
+    assert [(x["first"], x["last"]) for x in blocks] == [(1, 4), (5, 8), (9, 10)]
+    for block in blocks:
+        frames = range(block["first"], block["last"] + 1)
+        images = [make_image(f, 300, 300, ("a", "b"),
+                             [Annotation(f"{rat}{k}", rat, 1, row[2:6], row[2:6])
+                              for rat, rows in (("a", A), ("b", b)) for k, row in enumerate(rows) if row[0] == f])
+                  for f in frames]
+        ref = compute_agreement(MultiRaterDataset(images, {1: "object"}, "box"), VideoConfig().agreement())
+        assert block["alpha"] == pytest.approx(ref.global_alpha) and block["n_units"] == ref.n_units
+    assert len({round(x["alpha"], 9) for x in blocks}) > 1   # the blocks differ: no trivial case
+    whole, none = _run({"v": {"a": A, "b": b}}), _run({"v": {"a": A, "b": b}}, window=0)
+    assert none["per_video"]["v"]["blocks"] == [] and len(whole["per_video"]["v"]["blocks"]) == 1
+    for other in (whole, none):
+        assert other["per_video"]["v"]["frame_alpha"] == r["per_video"]["v"]["frame_alpha"]
+        assert (other["pairs"], other["global_alpha"]) == (r["pairs"], r["global_alpha"])
+
+
 def test_jitter_by_hand():
     """A box 2 px off its straight path (10 x 10 box): 1/10, 2/10, 1/10 at frames 2, 3, 4; steady tracks 0."""
     wobble = [(f, 1, 2.0 if f == 3 else 0.0, 0.0, 10.0, 10.0) for f in range(1, 6)]

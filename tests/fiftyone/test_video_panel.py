@@ -25,9 +25,13 @@ def test_videos_lowest_alpha_first_and_the_frame_line_is_the_stored_alpha(ds):
     p = Panel(ds, "kalos_video").call("on_load")
     per = ds.load_run_results("vid").per_video
     assert p.state["videos"] == sorted(per, key=lambda s: per[s]["mean_alpha"])
-    (line,) = p.state["frames"]
+    line, blocks = p.state["frames"]
     first = per[p.state["videos"][0]]
     assert line["x"] == first["frames"] and line["y"] == pytest.approx(first["frame_alpha"])
+    stored = first["blocks"]   # the step line of the pooled blocks, from the first frame to the last
+    assert len(stored) > 1 and blocks["x"] == [b["first"] for b in stored] + [first["frames"][-1]]
+    assert blocks["y"] == pytest.approx([b["alpha"] for b in stored] + [stored[-1]["alpha"]])
+    assert blocks["line"]["shape"] == "hv" and blocks["name"] == "pooled α per 10 frames"
     worst = first["worst_tracks"][0]
     assert f"{worst['rater']} #{worst['track']}" in p.state["worst"]
     (heat,) = p.state["pairs"]
