@@ -75,6 +75,23 @@ def rater_traces(rows: list) -> list[dict]:
             for m, colour in METRICS.items()]
 
 
+def pct(v) -> str:
+    return "—" if v is None else f"{100 * v:+.1f} %"
+
+
+def rater_md(rows: list) -> str:
+    """The raters' ``(all)`` rows as a table: P, R, F1, COCO F1, localisation error, extras, misses and
+    the size tendency with its 95 % interval."""
+    lines = ["| rater | P | R | F1 | F1 .50:.95 | loc. error | extras | misses | size tendency (95 % CI) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in (r for r in rows if r["class"] == "(all)"):
+        ci = f" ({pct(r['size_bias_lo'])} … {pct(r['size_bias_hi'])})" if r.get("size_bias_lo") is not None else ""
+        lines.append(f"| {r['rater']} | {fmt(r['precision'])} | {fmt(r['recall'])} | {fmt(r['f1'])} | "
+                     f"{fmt(r['f1_coco'])} | {fmt(r['loc_error'])} | {r['fp']} | {r['fn']} | "
+                     f"{pct(r.get('size_bias'))}{ci} |")
+    return "\n".join(lines)
+
+
 def class_traces(rows: list, rater: str) -> list[dict]:
     """Extras and misses of ``rater`` per class, the classes with the most first (at most 30)."""
     per = sorted((r for r in rows if r["rater"] == rater and r["class"] != "(all)" and r["fp"] + r["fn"]),
@@ -137,6 +154,7 @@ class ScorecardPanel(RunPanel):
             showlegend=True, legend=LEGEND, barmode="group", xaxis={"type": "category"},
             yaxis={"title": {"text": "score"}, "range": [0, 1.05]}))
         ctx.panel.state.summary = summary_md(res)
+        ctx.panel.state.raters_md = rater_md(rows)
         ctx.panel.state.selection = None
         chosen = ctx.panel.state.rater
         self.draw_classes(ctx, chosen if chosen in raters else next(iter(raters), None), rows, res)
@@ -268,6 +286,8 @@ class ScorecardPanel(RunPanel):
         self.render_summary(panel, ctx)
         panel.btn("open_operator", label="Recompute", icon="play_arrow", on_click=self.open_operator)
         chart(panel, "raters", ctx.panel.state.raters_layout, on_click=self.on_click_rater)
+        if ctx.panel.state.raters_md:
+            panel.md(ctx.panel.state.raters_md, name="raters_table")
         raters = ctx.panel.state.raters or []
         if raters:
             panel.enum("rater", raters, default=ctx.panel.state.rater, label="Classes of",
