@@ -215,6 +215,7 @@ class Reduction:
     rows: list[str]                                   #: the data set's raters
     names: dict                                       #: category id -> name
     config: Any
+    image_ids: list = ()                              #: image index -> image id (as ``per_image_alpha``)
 
 
 @dataclass(frozen=True)
@@ -302,6 +303,18 @@ def mean_by_key(values: dict[Hashable, ImageValues], key=lambda k: k) -> dict:
         parts.setdefault(key(k), []).append(alphas_of(items))
     joined = {k: np.concatenate(v) for k, v in parts.items()}
     return {k: float(np.mean(v)) for k, v in sorted(joined.items()) if len(v)}
+
+
+def by_image(values: dict[Hashable, ImageValues], image_ids, key=lambda k: k) -> dict:
+    """``{key(k): {image id (str): α}}``: the per-image values :func:`mean_by_key` averages, kept so a
+    panel can average them over a subset of the images (an image under two keys that ``key`` joins:
+    their mean)."""
+    parts: dict = {}
+    for k, items in values.items():
+        own = parts.setdefault(key(k), {})
+        for i, a in zip(items.images.tolist(), alphas_of(items).tolist()):
+            own.setdefault(str(image_ids[i]), []).append(a)
+    return {k: {i: float(np.mean(v)) for i, v in own.items()} for k, own in sorted(parts.items())}
 
 
 def nested(pairs: dict[tuple[str, str], Any], rows: list[str], diagonal: Any = 1.0) -> dict[str, dict[str, Any]]:
