@@ -16,12 +16,11 @@ from __future__ import annotations
 from kalos_core.scorecard.subsets import confusion_cell_ids, confusion_matrix, subset_ids, subset_rows
 
 from .common import LEGEND, RunPanel, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
+from .splits import COLOURS as RATER_COLOURS, NO_SPLIT
 
 METRICS = {"precision": "#1f77b4", "recall": "#ff7f0e", "f1": "#2ca02c"}
 OUTCOMES = {"extras": "#d62728", "misses": "#9467bd"}
 SHOWN_CLASSES = 30
-NO_SPLIT = "none"
-RATER_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 
 
 def confusion_trace(table: dict, shown: int = SHOWN_CLASSES) -> tuple[dict, int]:

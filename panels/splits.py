@@ -48,6 +48,13 @@ def split_md(split: dict, key_name: str, value_name: str) -> str:
     return "\n".join(lines)
 
 
+def show_subset(panel, ctx, ids: list, subset: str, what: str) -> None:
+    """Show exactly the samples ``ids``, in their order, and say which subset they are (``what``
+    ends the sentence)."""
+    panel.show(ctx, ctx.dataset.select(ids, ordered=True),
+               f"Showing the {len(ids)} sample{'' if len(ids) == 1 else 's'} of **{subset}** {what}")
+
+
 class SampleSplit:
     """The "Split by" dropdown, its chart and table, and the click on a bar. ``SPLIT_KEY`` and
     ``SPLIT_VALUE`` name a key and what its bars average; ``SPLIT_HORIZONTAL`` lays the keys on the
@@ -105,10 +112,8 @@ class SampleSplit:
         cell = ((self._split(ctx, choice) or {}).get(key) or {}).get(subset)
         if cell is None:
             return
-        ids = cell["ids"]
-        self.show(ctx, ctx.dataset.select(ids, ordered=True),
-                  f"Showing the {len(ids)} sample{'' if len(ids) == 1 else 's'} of **{subset}** where **{key}** has "
-                  f"a {self.SPLIT_VALUE} ({fmt(cell['mean'])} on average), lowest first")
+        show_subset(self, ctx, cell["ids"], subset,
+                    f"where **{key}** has a {self.SPLIT_VALUE} ({fmt(cell['mean'])} on average), lowest first")
 
     def render_split(self, panel, ctx) -> None:
         choices = ctx.panel.state.split_choices or {}
