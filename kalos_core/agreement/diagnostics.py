@@ -309,12 +309,19 @@ def by_image(values: dict[Hashable, ImageValues], image_ids, key=lambda k: k) ->
     """``{key(k): {image id (str): α}}``: the per-image values :func:`mean_by_key` averages, kept so a
     panel can average them over a subset of the images (an image under two keys that ``key`` joins:
     their mean)."""
+    ids = np.array([str(i) for i in image_ids], dtype=object)
     parts: dict = {}
     for k, items in values.items():
-        own = parts.setdefault(key(k), {})
-        for i, a in zip(items.images.tolist(), alphas_of(items).tolist()):
-            own.setdefault(str(image_ids[i]), []).append(a)
-    return {k: {i: float(np.mean(v)) for i, v in own.items()} for k, own in sorted(parts.items())}
+        parts.setdefault(key(k), []).append(items)
+    out = {}
+    for name, group in sorted(parts.items()):
+        images = np.concatenate([g.images for g in group])
+        alphas = np.concatenate([alphas_of(g) for g in group]).astype(float)
+        if len(group) > 1:
+            images, at = np.unique(images, return_inverse=True)
+            alphas = np.bincount(at, alphas) / np.bincount(at)
+        out[name] = dict(zip(ids[images].tolist(), alphas.tolist()))
+    return out
 
 
 def nested(pairs: dict[tuple[str, str], Any], rows: list[str], diagonal: Any = 1.0) -> dict[str, dict[str, Any]]:
