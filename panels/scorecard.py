@@ -79,15 +79,13 @@ def pct(v) -> str:
 
 
 def rater_md(rows: list) -> str:
-    """The raters' ``(all)`` rows as a table: P, R, F1, COCO F1, localisation error, extras, misses and
-    the size tendency with its 95 % interval."""
-    lines = ["| rater | P | R | F1 | F1 .50:.95 | loc. error | extras | misses | size tendency (95 % CI) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    """The raters' ``(all)`` rows beside the chart's P / R / F1 (narrow, to fit a split beside the
+    grid): localisation error, extras, misses and the size tendency with its 95 % interval."""
+    lines = ["| rater | loc. error | extras | misses | size | 95 % CI |", "|---|---|---|---|---|---|"]
     for r in (r for r in rows if r["class"] == "(all)"):
-        ci = f" ({pct(r['size_bias_lo'])} … {pct(r['size_bias_hi'])})" if r.get("size_bias_lo") is not None else ""
-        lines.append(f"| {r['rater']} | {fmt(r['precision'])} | {fmt(r['recall'])} | {fmt(r['f1'])} | "
-                     f"{fmt(r['f1_coco'])} | {fmt(r['loc_error'])} | {r['fp']} | {r['fn']} | "
-                     f"{pct(r.get('size_bias'))}{ci} |")
+        lo, hi = r.get("size_bias_lo"), r.get("size_bias_hi")
+        ci = "—" if lo is None else f"{100 * lo:+.1f} … {100 * hi:+.1f}"
+        lines.append(f"| {r['rater']} | {fmt(r['loc_error'])} | {r['fp']} | {r['fn']} | {pct(r.get('size_bias'))} | {ci} |")
     return "\n".join(lines)
 
 

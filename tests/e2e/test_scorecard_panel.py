@@ -53,7 +53,7 @@ def test_scorecard_rater_table_size_split_click_and_trend(page, demo_app):
         open_app(page, demo_app)
         content = open_panel(page, "kalos_scorecards")       # the newest run: LATER
         wait_for_chart(content)
-        content.get_by_text("size tendency (95 % CI)").first.wait_for(timeout=15_000)
+        content.get_by_text("95 % CI", exact=True).first.wait_for(timeout=15_000)
         _shot(page, "confusion")
 
         pick_after_label(page, "Split by", "object size (COCO small / medium / large)")
