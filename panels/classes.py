@@ -5,6 +5,10 @@ its mean over the samples where the class occurs (or, for "whole dataset", the c
 all units at once). With hundreds of classes (LVIS: 274) the panel shows a slice: sorted
 (hardest, easiest, most units, name), filtered by a substring of the name and by a minimum
 number of units (a class seen in one unit is "hardest" by chance), the first N of them.
+
+"Split by" (:mod:`.splits`) splits the shown classes' α by a subset of samples (a sample field's
+values, ``tags``, the saved views): per class and subset the mean of the class's per-sample α over
+the subset's samples where it occurs (``class_difficulty_images``), a click shows those samples.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from .common import NAMES_MARGIN, ScopedRunPanel, band_color, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
 from ..fiftyone_layer.views import RunLayout, class_view
 from .chrome import MAX_CHART_HEIGHT
+from .splits import NO_SPLIT, SampleSplit
 
 SCOPES = {"per_image": "mean over samples", "global": "whole dataset at once"}
 SORTS = {"hardest": "hardest first (lowest α)", "easiest": "easiest first (highest α)",
@@ -134,7 +139,7 @@ def _int(v, default: int) -> int:
         return default
 
 
-class ClassDifficultyPanel(ScopedRunPanel):
+class ClassDifficultyPanel(SampleSplit, ScopedRunPanel):
     INTRO = ("α per class. Sort, search and hide classes seen in few units; click a class to show its "
              "labels that do not agree, on the samples where there are some.")
     SCOPES = SCOPES
@@ -143,6 +148,7 @@ class ClassDifficultyPanel(ScopedRunPanel):
 
     NAME, LABEL, ICON = "kalos_class_difficulty", "KaLOS: Class difficulty", "category"
     HELP = "Per-class α of a KaLOS agreement run."
+    SPLIT_KEY, SPLIT_VALUE, SPLIT_HORIZONTAL = "class", "class α", True
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
@@ -153,8 +159,16 @@ class ClassDifficultyPanel(ScopedRunPanel):
         if not alphas:
             return
         ctx.panel.state.class_alpha = clean(alphas)
-        ctx.panel.state.class_units = class_unit_counts(ctx.dataset, RunLayout.from_run(ctx.dataset, run_key))
+        layout = RunLayout.from_run(ctx.dataset, run_key)
+        ctx.panel.state.class_units = class_unit_counts(ctx.dataset, layout)
+        ctx.panel.state.split_choices = None
         self.draw(ctx)
+        self.init_split(ctx, skip=set(layout.fields))
+
+    def split_scores(self, ctx) -> dict | None:
+        """The shown classes' per-sample α (the run's ``class_difficulty_images``), in their order."""
+        images = load_results(ctx.dataset, ctx.panel.state.run_key).get("class_difficulty_images")
+        return None if not images else {c: images.get(c) or {} for c in ctx.panel.state.class_names or []}
 
     def class_filter(self, ctx) -> ClassFilter:
         s = ctx.panel.state
@@ -163,7 +177,8 @@ class ClassDifficultyPanel(ScopedRunPanel):
                            _int(s.min_units, MIN_UNITS) if s.min_units is not None else MIN_UNITS)
 
     def draw(self, ctx) -> None:
-        """Chart, table and summary of the current selection of classes (no database work)."""
+        """Chart, table and summary of the current selection of classes (no database work but the
+        split's, when one is chosen)."""
         flt = self.class_filter(ctx)
         sel = select_classes(ctx.panel.state.class_alpha or {}, ctx.panel.state.class_units or {}, flt)
         bars = class_bars(sel.items)
@@ -178,6 +193,8 @@ class ClassDifficultyPanel(ScopedRunPanel):
         ctx.panel.state.class_table = class_table(sel.items) if sel.items else None
         ctx.panel.state.summary = selection_summary(sel, flt) + (
             "" if sel.items else " · no class left: clear the search or lower the minimum")
+        if ctx.panel.state.split_choices:
+            self.draw_split(ctx, ctx.panel.state.split or NO_SPLIT)
 
     def on_change_sort(self, ctx):
         ctx.panel.state.class_sort = ctx.params.get("value") or "hardest"
@@ -223,3 +240,4 @@ class ClassDifficultyPanel(ScopedRunPanel):
         chart(panel, "classes", ctx.panel.state.plot_layout, on_click=self.on_click_class)
         if ctx.panel.state.class_table:
             panel.md(ctx.panel.state.class_table, name="class_table")
+        self.render_split(panel, ctx)

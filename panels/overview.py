@@ -26,13 +26,13 @@ from .common import (AGREEMENT_METHOD, BANDS, LEGEND, RunPanel, band_color, band
 from .sensitivity import threshold_md
 from ..fiftyone_layer.paired_alpha import paired_alpha
 from ..fiftyone_layer.subsets import sample_choices, sample_values, split_samples
+from .splits import NO_SPLIT, show_subset
 from ..fiftyone_layer.views import RunLayout, alpha_range_view
 
 BIN_WIDTH = 0.05
 #: the two runs' colours when compared (the single histogram is coloured by band)
 RUN_COLORS = ("#1f77b4", "#ff7f0e")
 NO_COMPARE = "none"
-NO_SPLIT = "none"
 #: why the overview offers fewer subset definitions than the scorecard
 SAMPLE_ONLY = ("Split by sample fields and saved views only: α is one number per sample, so object size "
                "and label attributes (which split labels) cannot split it; the scorecard panel splits by them.")
@@ -320,10 +320,7 @@ class AgreementOverviewPanel(RunPanel):
         ids = split_alpha(ctx.dataset, RunLayout.from_run(ctx.dataset, key).alpha_field, choice).get(str(subset))
         if ids is None:
             return
-        ids = ids["ids"]
-        self.show(ctx, ctx.dataset.select(ids, ordered=True),
-                  f"Showing the {len(ids)} sample{'' if len(ids) == 1 else 's'} of **{subset}** with a defined α "
-                  f"of {key}, lowest first")
+        show_subset(self, ctx, ids["ids"], subset, f"with a defined α of {key}, lowest first")
 
     @staticmethod
     def _summary(res: dict, undefined: int | None, threshold: str | None = None) -> str:

@@ -16,12 +16,11 @@ from __future__ import annotations
 from kalos_core.scorecard.subsets import confusion_cell_ids, confusion_matrix, subset_ids, subset_rows
 
 from .common import LEGEND, RunPanel, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
+from .splits import COLOURS as RATER_COLOURS, NO_SPLIT
 
 METRICS = {"precision": "#1f77b4", "recall": "#ff7f0e", "f1": "#2ca02c"}
 OUTCOMES = {"extras": "#d62728", "misses": "#9467bd"}
 SHOWN_CLASSES = 30
-NO_SPLIT = "none"
-RATER_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 
 
 def confusion_trace(table: dict, shown: int = SHOWN_CLASSES) -> tuple[dict, int]:
@@ -73,6 +72,21 @@ def rater_traces(rows: list) -> list[dict]:
     return [{"type": "bar", "name": m, "x": names, "y": [r[m] for r in totals], "ids": [f"{m}:{n}" for n in names],
              "marker": {"color": colour}, "hovertemplate": "%{x}: " + m + " %{y:.3f}<extra></extra>"}
             for m, colour in METRICS.items()]
+
+
+def pct(v) -> str:
+    return "—" if v is None else f"{100 * v:+.1f} %"
+
+
+def rater_md(rows: list) -> str:
+    """The raters' ``(all)`` rows beside the chart's P / R / F1 (narrow, to fit a split beside the
+    grid): localisation error, extras, misses and the size tendency with its 95 % interval."""
+    lines = ["| rater | loc. error | extras | misses | size | 95 % CI |", "|---|---|---|---|---|---|"]
+    for r in (r for r in rows if r["class"] == "(all)"):
+        lo, hi = r.get("size_bias_lo"), r.get("size_bias_hi")
+        ci = "—" if lo is None else f"{100 * lo:+.1f} … {100 * hi:+.1f}"
+        lines.append(f"| {r['rater']} | {fmt(r['loc_error'])} | {r['fp']} | {r['fn']} | {pct(r.get('size_bias'))} | {ci} |")
+    return "\n".join(lines)
 
 
 def class_traces(rows: list, rater: str) -> list[dict]:
@@ -137,6 +151,7 @@ class ScorecardPanel(RunPanel):
             showlegend=True, legend=LEGEND, barmode="group", xaxis={"type": "category"},
             yaxis={"title": {"text": "score"}, "range": [0, 1.05]}))
         ctx.panel.state.summary = summary_md(res)
+        ctx.panel.state.raters_md = rater_md(rows)
         ctx.panel.state.selection = None
         chosen = ctx.panel.state.rater
         self.draw_classes(ctx, chosen if chosen in raters else next(iter(raters), None), rows, res)
@@ -268,6 +283,8 @@ class ScorecardPanel(RunPanel):
         self.render_summary(panel, ctx)
         panel.btn("open_operator", label="Recompute", icon="play_arrow", on_click=self.open_operator)
         chart(panel, "raters", ctx.panel.state.raters_layout, on_click=self.on_click_rater)
+        if ctx.panel.state.raters_md:
+            panel.md(ctx.panel.state.raters_md, name="raters_table")
         raters = ctx.panel.state.raters or []
         if raters:
             panel.enum("rater", raters, default=ctx.panel.state.rater, label="Classes of",

@@ -5,6 +5,10 @@ the samples where that rater has labels that are unmatched or of a disagreeing c
 Models (``compute_agreement``'s model fields) have hatched, outlined bars, a "(model)" tick,
 and the run's verdict: does the model disagree with the humans more than they do among
 themselves (``model_comparison``, stored by the run)?
+
+"Split by" (:mod:`.splits`) splits each rater's vitality by a subset of samples (a sample field's
+values, ``tags``, the saved views): the mean of its per-sample V (``vitality_images``, samples with
+3 or more raters) over the subset; a click shows those samples.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..fiftyone_layer.views import RunLayout
 from .common import NEGATIVE, POSITIVE, RunPanel, ScopedRunPanel, chart, clean, fmt, load_results, plot_layout
+from .splits import SampleSplit
 
 SCOPES = {"per_image": "mean over samples (≥ 3 raters)", "global": "whole dataset at once"}
 
@@ -61,7 +67,7 @@ def vitality_bars(vitality: dict, summary: dict | None = None, models=()) -> dic
             "hovertemplate": "%{x} (%{customdata}): V = %{y:.4f}<br>%{text}<extra></extra>", "textposition": "none"}
 
 
-class AnnotatorVitalityPanel(ScopedRunPanel):
+class AnnotatorVitalityPanel(SampleSplit, ScopedRunPanel):
     INTRO = ("V = α with all raters − α without the rater. Positive: consensus builder; negative: "
              "source of noise. Click a bar to show the samples where that rater's labels do not agree.")
     SCOPES = SCOPES
@@ -70,6 +76,7 @@ class AnnotatorVitalityPanel(ScopedRunPanel):
 
     NAME, LABEL, ICON = "kalos_annotator_vitality", "KaLOS: Annotator vitality", "groups"
     HELP = "Per-rater vitality of a KaLOS agreement run."
+    SPLIT_KEY, SPLIT_VALUE = "rater", "vitality V"
 
     def load_run(self, ctx, run_key):
         res = load_results(ctx.dataset, run_key)
@@ -92,6 +99,13 @@ class AnnotatorVitalityPanel(ScopedRunPanel):
                    "ticktext": [tick_label(r, models) for r in bars["x"]]},
             shapes=[{"type": "line", "x0": 0, "x1": 1, "xref": "paper", "y0": 0, "y1": 0, "yref": "y",
                      "line": {"color": "#888", "width": 1}}]))
+        ctx.panel.state.rater_order = bars["x"]
+        self.init_split(ctx, skip=set(RunLayout.from_run(ctx.dataset, run_key).fields))
+
+    def split_scores(self, ctx) -> dict | None:
+        """Each rater's per-sample vitality (the run's ``vitality_images``), in the bars' order."""
+        images = load_results(ctx.dataset, ctx.panel.state.run_key).get("vitality_images")
+        return None if not images else {r: images.get(r) or {} for r in ctx.panel.state.rater_order or []}
 
     def on_click_rater(self, ctx):
         rater = ctx.params.get("x") or ctx.params.get("id")
@@ -108,3 +122,4 @@ class AnnotatorVitalityPanel(ScopedRunPanel):
             return
         self.render_scope(panel, ctx)
         chart(panel, "vitality", ctx.panel.state.plot_layout, on_click=self.on_click_rater)
+        self.render_split(panel, ctx)

@@ -12,7 +12,7 @@ from itertools import combinations
 import numpy as np
 
 from .image_values import ImageValues
-from .diagnostics import (ChunkCells, Diagnostic, Emitter, ImageContext, Reduction, RowRequest, mean_by_key, nested,
+from .diagnostics import (ChunkCells, Diagnostic, Emitter, ImageContext, Reduction, RowRequest, by_image, mean_by_key, nested,
                           register_diagnostic)
 from ..params import fraction_key
 from ..reliability import NO_OBJECT
@@ -64,7 +64,8 @@ def chunk_cells(ctxs: list[ImageContext], which: str) -> tuple:
 
 def _reduce_vitality(red: Reduction) -> dict:
     per_image = {r: ImageValues(v.images, red.image_alpha[v.images] - v.alphas) for r, v in red.values.items()}
-    out = {"vitality": mean_by_key(per_image), "vitality_global": {}}
+    out = {"vitality": mean_by_key(per_image), "vitality_global": {},
+           "vitality_images": by_image(per_image, red.image_ids)}
     if len(red.rows) >= 3:
         for r in red.rows:
             without = red.global_sums.copy()
@@ -114,6 +115,7 @@ def _emit_class_difficulty_chunk(chunk: ChunkCells, out: Emitter) -> None:
 def _reduce_class_difficulty(red: Reduction) -> dict:
     name = lambda c: red.names.get(c, str(c))
     return {"class_difficulty": mean_by_key(red.values, name),
+            "class_difficulty_images": by_image(red.values, red.image_ids, name),
             "class_difficulty_global": {name(c): s.alpha() for c, s in sorted(red.sums.items())}}
 
 
@@ -180,12 +182,12 @@ def _intra_rater_requests(rows: tuple, base: tuple, config) -> list[RowRequest]:
 
 register_diagnostic(Diagnostic(
     "vitality", "annotator vitality V_r = alpha - alpha without r (needs 3 raters on an image)",
-    _vitality_requests, _reduce_vitality, (("vitality", dict), ("vitality_global", dict)),
+    _vitality_requests, _reduce_vitality, (("vitality", dict), ("vitality_global", dict), ("vitality_images", dict)),
     rematches_per_rater=True, summary=_summary_vitality, emit_chunk=_emit_vitality_chunk))
 register_diagnostic(Diagnostic(
     "class_difficulty", "alpha of the units in which any rater used each class",
     None, _reduce_class_difficulty,
-    (("class_difficulty", dict), ("class_difficulty_global", dict)), summary=_summary_class_difficulty,
+    (("class_difficulty", dict), ("class_difficulty_global", dict), ("class_difficulty_images", dict)), summary=_summary_class_difficulty,
     emit_chunk=_emit_class_difficulty_chunk))
 register_diagnostic(Diagnostic(
     "collaboration", "pairwise alpha of every two raters, matched on the two alone",

@@ -215,6 +215,7 @@ class Reduction:
     rows: list[str]                                   #: the data set's raters
     names: dict                                       #: category id -> name
     config: Any
+    image_ids: list = ()                              #: image index -> image id (as ``per_image_alpha``)
 
 
 @dataclass(frozen=True)
@@ -302,6 +303,25 @@ def mean_by_key(values: dict[Hashable, ImageValues], key=lambda k: k) -> dict:
         parts.setdefault(key(k), []).append(alphas_of(items))
     joined = {k: np.concatenate(v) for k, v in parts.items()}
     return {k: float(np.mean(v)) for k, v in sorted(joined.items()) if len(v)}
+
+
+def by_image(values: dict[Hashable, ImageValues], image_ids, key=lambda k: k) -> dict:
+    """``{key(k): {image id (str): α}}``: the per-image values :func:`mean_by_key` averages, kept so a
+    panel can average them over a subset of the images (an image under two keys that ``key`` joins:
+    their mean)."""
+    ids = np.array([str(i) for i in image_ids], dtype=object)
+    parts: dict = {}
+    for k, items in values.items():
+        parts.setdefault(key(k), []).append(items)
+    out = {}
+    for name, group in sorted(parts.items()):
+        images = np.concatenate([g.images for g in group])
+        alphas = np.concatenate([alphas_of(g) for g in group]).astype(float)
+        if len(group) > 1:
+            images, at = np.unique(images, return_inverse=True)
+            alphas = np.bincount(at, alphas) / np.bincount(at)
+        out[name] = dict(zip(ids[images].tolist(), alphas.tolist()))
+    return out
 
 
 def nested(pairs: dict[tuple[str, str], Any], rows: list[str], diagonal: Any = 1.0) -> dict[str, dict[str, Any]]:

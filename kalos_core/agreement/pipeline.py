@@ -147,7 +147,7 @@ def finish(dataset: MultiRaterDataset, config, merged: Partial) -> AgreementResu
     for d in enabled_diagnostics(config):
         own = lambda table: {k[1]: v for k, v in table.items() if k[0] == d.name}
         red = Reduction(own(merged.values), own(merged.sums), alphas, global_sums, g, mean,
-                             rows, dataset.categories, config)
+                             rows, dataset.categories, config, merged.image_ids)
         for name, value in d.reduce(red).items():
             setattr(result, name, value)
     result.model_comparison = compare_models(result)

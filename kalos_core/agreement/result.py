@@ -37,8 +37,10 @@ class AgreementResult:
     status_of: Mapping = field(default_factory=dict)
     vitality: dict = field(default_factory=dict)                 #: per scope: rater -> V_r
     vitality_global: dict = field(default_factory=dict)
+    vitality_images: dict = field(default_factory=dict)          #: rater -> image id -> V_r on that image
     class_difficulty: dict = field(default_factory=dict)         #: class -> mean α of its units
     class_difficulty_global: dict = field(default_factory=dict)
+    class_difficulty_images: dict = field(default_factory=dict)  #: class -> image id -> its α there
     collaboration: dict = field(default_factory=dict)            #: rater -> rater -> pairwise α
     collaboration_global: dict = field(default_factory=dict)
     collaboration_n: dict = field(default_factory=dict)

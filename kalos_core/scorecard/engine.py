@@ -19,6 +19,12 @@ label a *miss* (false negative). The confusion matrix matches without classes
 (``classwise=False``): rows the reference class, columns the rater's, ``(none)`` for a label the
 other side lacks.
 
+Size tendency: over the matched pairs at the IoU (classwise), ``d = ln(rater box area / reference box
+area)``; ``size_bias = exp(mean d) - 1`` (the geometric-mean area ratio less one: +0.10 for a rater
+whose boxes are 10 % larger) with the normal 95 % interval of the mean of ``d`` mapped the same way
+(``size_bias_lo``, ``size_bias_hi``; none with fewer than two pairs). It is the rater's systematic
+tendency against the reference; a log ratio, so A against B is the reciprocal of B against A.
+
 Object size: a label's box area ``w·h`` in pycocotools' ranges (:data:`SIZE_BUCKETS`): small below
 32², medium below 96², large from 96² on (pycocotools' ranges are closed, so a box of exactly 32² or
 96² is in two of them there; here it is counted once, in the larger).
@@ -46,6 +52,7 @@ LEAVE_ONE_OUT = "leave-one-out majority of the other raters"
 #: the columns of the scorecard table (CSV header, ``rows``' keys), one row per rater x class
 COLUMNS = ("rater", "class", "reference", "iou", "n_images", "n_rater", "n_reference", "tp", "fp", "fn",
            "precision", "recall", "f1", "precision_coco", "recall_coco", "f1_coco", "loc_error",
+           "size_bias", "size_bias_lo", "size_bias_hi",
            *(f"misses_{b}" for b in SIZE_BUCKETS), *(f"extras_{b}" for b in SIZE_BUCKETS))
 
 
@@ -102,6 +109,23 @@ class ScorecardResult:
 
 def _ratio(a: float, b: float) -> float | None:
     return float(a / b) if b else None
+
+
+#: the normal quantile of the size tendency's 95 % interval
+Z95 = 1.959963984540054
+
+
+def size_tendency(n: int, s1: float, s2: float) -> tuple:
+    """``(size_bias, lo, hi)`` from ``n`` log area ratios with sum ``s1`` and sum of squares ``s2``:
+    ``exp(mean) - 1`` and the normal 95 % interval of the mean (sample s.d.) mapped the same way;
+    None where undefined (no pair; no interval with one)."""
+    if n < 1:
+        return None, None, None
+    mean = s1 / n
+    if n < 2:
+        return float(np.expm1(mean)), None, None
+    half = Z95 * np.sqrt(max(s2 - n * mean * mean, 0.0) / (n - 1) / n)
+    return float(np.expm1(mean)), float(np.expm1(mean - half)), float(np.expm1(mean + half))
 
 
 def _bucket(area: np.ndarray) -> np.ndarray:
@@ -188,6 +212,8 @@ def score_rater(dataset: MultiRaterDataset, rater: str, reference: list, images:
     at = matched[0]
     ious = coco_iou(dt.xywh[at], gt.xywh[dt_gt[0, at]])
     loss = np.bincount(dt.cat[at], 1.0 - ious, minlength=K)
+    log_ratio = np.log(dt.area[at] / gt.area[dt_gt[0, at]])     # IoU > 0: both areas are positive
+    lr1, lr2 = (np.bincount(dt.cat[at], w, minlength=K) for w in (log_ratio, log_ratio ** 2))
     gt_found = np.zeros(len(gt.cat), bool)
     gt_found[dt_gt[0, at]] = True
     misses = np.zeros((K, 3), np.int64)
@@ -206,6 +232,7 @@ def score_rater(dataset: MultiRaterDataset, rater: str, reference: list, images:
                "n_rater": int(nd), "n_reference": int(ng), "tp": n_tp, "fp": int(nd) - n_tp, "fn": int(ng) - n_tp,
                "precision": p[0], "recall": r[0], "f1": f[0], "precision_coco": mean(p), "recall_coco": mean(r),
                "f1_coco": mean(f), "loc_error": _ratio(loss[k].sum(), n_tp)}
+        out["size_bias"], out["size_bias_lo"], out["size_bias_hi"] = size_tendency(n_tp, lr1[k].sum(), lr2[k].sum())
         for j, b in enumerate(SIZE_BUCKETS):
             out[f"misses_{b}"] = int(misses[k, j].sum())
             out[f"extras_{b}"] = int(extras[k, j].sum())

@@ -186,6 +186,7 @@ def reference_agreement(dataset: MultiRaterDataset, config: AgreementConfig = Ag
     unit_of, status_of = {}, {}
     global_parts, global_maps = [], []
     vit, cls_mean = defaultdict(list), defaultdict(list)
+    vit_img, cls_img = defaultdict(dict), defaultdict(lambda: defaultdict(list))
     pair_mean, pair_cells = defaultdict(list), defaultdict(list)
     lsa_lists, intra = defaultdict(list), defaultdict(list)
     counts = defaultdict(lambda: defaultdict(int))
@@ -205,8 +206,10 @@ def reference_agreement(dataset: MultiRaterDataset, config: AgreementConfig = Ag
         global_maps.append(np.array([row_id[r] for r in out.rows], dtype=np.int64))
         for c, v in out.class_alphas.items():
             cls_mean[names.get(c, str(c))].append(v)
+            cls_img[names.get(c, str(c))][str(out.image_id)].append(v)
         for r, v in out.vitality.items():
             vit[r].append(v)
+            vit_img[r][str(out.image_id)] = v
         for pair, (v, pc) in out.pairwise.items():
             pair_mean[pair].append(v)
             pair_cells[pair].append(pc)
@@ -238,6 +241,7 @@ def reference_agreement(dataset: MultiRaterDataset, config: AgreementConfig = Ag
     result.rater_summary = {r: {**{k: float(v) for k, v in c.items()}} for r, c in sorted(counts.items())}
     if config.vitality:
         result.vitality = _mean_of(vit)
+        result.vitality_images = {r: dict(v) for r, v in sorted(vit_img.items())}
         for r, idx in row_id.items():
             keep = np.ones(len(all_rows), bool)
             keep[idx] = False
@@ -245,6 +249,8 @@ def reference_agreement(dataset: MultiRaterDataset, config: AgreementConfig = Ag
                 result.vitality_global[r] = g - alpha(global_cells.select_rows(keep))
     if config.class_difficulty:
         result.class_difficulty = _mean_of(cls_mean)
+        result.class_difficulty_images = {c: {i: float(np.mean(v)) for i, v in per.items()}
+                                          for c, per in sorted(cls_img.items())}
         result.class_difficulty_global = {
             names.get(c, str(c)): v for c, v in sorted(class_alphas(global_cells).items())
         }

@@ -22,7 +22,8 @@ def test_the_switches_and_the_json_contract_are_unchanged():
                           n_annotations=0, n_units=0, config={})
     assert set(res.to_dict()) == {
         "mean_alpha", "global_alpha", "mean_alpha_ci", "per_image_alpha", "n_images", "n_annotations", "n_units",
-        "config", "vitality", "vitality_global", "class_difficulty", "class_difficulty_global", "collaboration",
+        "config", "vitality", "vitality_global", "vitality_images", "class_difficulty", "class_difficulty_global",
+        "class_difficulty_images", "collaboration",
         "collaboration_global", "collaboration_n", "models", "model_comparison", "lsa", "lsa_delta", "intra_rater", "rater_summary",
         "n_skipped", "skipped", "n_single_rater_images", "warnings", "interpretation"}
     assert res.lsa_delta is None and res.vitality == {}

@@ -3,6 +3,7 @@ leave-one-out with three raters, COCO's threshold average, pycocotools' size buc
 command line's CSV. FiftyOne's evaluation as the oracle: tests/fiftyone/test_scorecard_oracle.py."""
 
 import csv
+import math
 
 import pytest
 
@@ -81,6 +82,27 @@ def test_an_iou_of_072_is_found_at_five_of_cocos_ten_thresholds():
     assert r["loc_error"] == pytest.approx(0.28)
     strict = compute_scorecards(ds, ScorecardConfig(reference="e", iou=0.75)).row("s")
     assert (strict["tp"], strict["fp"], strict["fn"]) == (0, 1, 1)
+
+
+def test_a_rater_whose_boxes_are_all_ten_percent_wider_has_a_size_tendency_of_plus_ten_percent():
+    objs = [(1, 0, 0), (1, 50, 0), (2, 0, 50)]
+    anns = [box(k, "e", c, x, y) for k, (c, x, y) in enumerate(objs)]
+    anns += [box(10 + k, "s", c, x, y, w=11) for k, (c, x, y) in enumerate(objs)]
+    res = compute_scorecards(dataset(anns, ["e", "s"]))          # two raters: each against the other
+    s, e = res.row("s"), res.row("e")
+    assert (s["size_bias"], s["size_bias_lo"], s["size_bias_hi"]) == pytest.approx((0.1, 0.1, 0.1))
+    assert e["size_bias"] == pytest.approx(1 / 1.1 - 1)          # the reciprocal: e draws 9.1 % smaller
+    assert res.row("s", "dog")["size_bias"] == pytest.approx(0.1) and res.row("s", "dog")["size_bias_lo"] is None
+    exported = {(r["rater"], r["class"]): r for r in csv.DictReader(res.csv_text().splitlines())}
+    assert float(exported["s", "(all)"]["size_bias"]) == pytest.approx(0.1) and exported["s", "dog"]["size_bias_lo"] == ""
+    assert res.to_dict()["rows"][0]["size_bias"] == pytest.approx(1 / 1.1 - 1)
+    # ratios 1.1 and 1.21: d = a, 2a (a = ln 1.1); mean 1.5a, standard error (a / √2) / √2 = a / 2
+    two = [box(1, "e", 1, 0, 0), box(2, "e", 1, 50, 0), box(3, "s", 1, 0, 0, w=11), box(4, "s", 1, 50, 0, w=12.1)]
+    r = compute_scorecards(dataset(two, ["e", "s"]), ScorecardConfig(reference="e")).row("s")
+    a = math.log(1.1)
+    assert (r["size_bias"], r["size_bias_lo"], r["size_bias_hi"]) == pytest.approx(
+        (math.exp(1.5 * a) - 1, math.exp(1.5 * a - 1.959964 * a / 2) - 1, math.exp(1.5 * a + 1.959964 * a / 2) - 1))
+    assert compute_scorecards(expert_and(lambda c: 3 - c), ScorecardConfig(reference="e")).row("s")["size_bias"] is None
 
 
 def test_size_buckets_are_pycocotools_area_ranges():

@@ -1,7 +1,8 @@
 """End-to-end: the class difficulty panel's controls in the App (demo data set, 5 classes).
 
 Typing a search term and changing top-N redraw the chart with the classes they leave; a click
-on a class changes the grid to the samples where that class's labels do not agree.
+on a class changes the grid to the samples where that class's labels do not agree; split by a
+sample field, a subset bar shows exactly the samples it averages.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from e2e_pages import chart_marks, click_until_count_changes, open_app, open_panel, wait_for_chart
+from e2e_pages import (chart_marks, chart_points, click_mark, click_until_count_changes, open_app, open_panel,
+                       pick_after_label, wait_for_chart, wait_for_count)
 
 pytestmark = pytest.mark.e2e
 
@@ -70,6 +72,21 @@ def test_search_and_top_n_redraw_the_chart_and_a_class_click_filters_the_grid(pa
                                     what="two hardest classes")
     assert 0 < got < n
     content.get_by_text("labels that do not agree").first.wait_for(timeout=15_000)
+
+    # split by tags (the demo has none: one subset, "(none)"): a bar per shown class, a click shows
+    # exactly the samples where that class has an α
+    pick_after_label(page, "Split by", "sample field: tags")
+    content.get_by_text("subset", exact=True).first.wait_for(timeout=15_000)     # the split's table
+    images = ds.load_run_results("kalos").class_difficulty_images
+    deadline = time.monotonic() + 30
+    while not (points := [p for p in chart_points(page, 1) if p["name"] == "(none)"]) and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+    assert len(points) == 2, points                                                # the two shown classes
+    bar = min(points, key=lambda p: (len(images[p["yv"]]), p["yv"]))
+    click_mark(page, bar)
+    want = len(images[bar["yv"]])
+    assert wait_for_count(page, lambda c: c == want, timeout=15, what=f"== {want}") == want
+    content.get_by_text(f"where {bar['yv']} has a class α", exact=False).first.wait_for(timeout=15_000)
 
 
 def _summary(content) -> str:

@@ -1,7 +1,7 @@
 """The scorecard against FiftyOne's own evaluation on LVIS r1/r2 (skipped without ../shared/data):
 each rater scored against the other equals ``evaluate_detections(rater field, gt_field=other field,
 method="coco", classwise=True, iou=0.5)`` class by class (TP, FP, FN, hence P and R), the matched
-labels' IoU (localisation error), the labels behind extras and misses (FiftyOne's fp and fn), and
+labels' IoU (localisation error) and area ratios (size tendency), the labels behind extras and misses (FiftyOne's fp and fn), and
 the class-blind confusion matrix (``classwise=False``); then the operator's stored run (a field as
 the reference, a consensus run's field as ``reference_field``) and the panel's clicks."""
 
@@ -61,6 +61,13 @@ def test_each_rater_against_the_other_equals_fiftyones_evaluate_detections(lvis,
     ious = [i for ls in lvis.values(f"{FIELDS[rater]}.detections.{key}_iou") for i in ls if i is not None]
     assert len(ious) == tp
     assert total["loc_error"] == pytest.approx(1 - np.mean(ious), abs=1e-9)
+    # the size tendency from the pairs FiftyOne matched (each tp rater label's `<key>_id` names its reference label)
+    area = {i: b[2] * b[3] for ids, bs in zip(*lvis.values([f"{FIELDS[other]}.detections.id",
+                                                            f"{FIELDS[other]}.detections.bounding_box"]))
+            for i, b in zip(ids or [], bs or [])}
+    pairs = lvis.values([f"{FIELDS[rater]}.detections.bounding_box", f"{FIELDS[rater]}.detections.{key}_id"])
+    logs = [np.log(b[2] * b[3] / area[g]) for bs, gs in zip(*pairs) for b, g in zip(bs or [], gs or []) if g]
+    assert len(logs) == tp and total["size_bias"] == pytest.approx(np.expm1(np.mean(logs)), abs=1e-9)
     # label by label: the plugin's run names as extras and misses exactly the labels FiftyOne marks fp and fn
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import scorecard_run
 

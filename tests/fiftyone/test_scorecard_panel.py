@@ -62,3 +62,14 @@ def test_subsets_by_size_field_attribute_and_saved_views_side_by_side(ds):
     assert count(p.call("on_click_subset", id="s|night_only").view()) == (4, 2)       # TP + FP of s, FN of e
     p.call("on_change_split", value="size")
     assert count(p.call("on_click_subset", id="s|medium").view()) == (2, 2)
+
+
+def test_the_rater_table_shows_each_raters_size_tendency(ds):
+    from fiftyone.plugins.orgs.kalos.agreement.panels.scorecard import rater_md
+
+    p = Panel(ds, "kalos_scorecards").call("on_change_run", value="sc")
+    # s's found boxes (A and C on both images) are the expert's own: no tendency, an interval of width 0
+    assert p.state["raters_md"].splitlines()[-1] == "| s | 0.000 | 4 | 4 | +0.0 % | +0.0 … +0.0 |"
+    row = {"rater": "w", "class": "(all)", "loc_error": 0.09, "fp": 0, "fn": 2, "size_bias": 0.1,
+           "size_bias_lo": 0.05, "size_bias_hi": 0.155}
+    assert rater_md([row]).splitlines()[-1] == "| w | 0.090 | 0 | 2 | +10.0 % | +5.0 … +15.5 |"
