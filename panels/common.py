@@ -215,8 +215,10 @@ class RunPanel(foo.Panel):
             return result
         finally:
             parts = ", ".join(f"{k} {v:.0f}" for k, v in ctx.kalos_steps.items())
+            value = ctx.params.get("value") if str(method).startswith("on_change") else None
             log_timing(f"kalos panel {self.panel_name} {method}: "
-                       f"{(time.perf_counter() - t0) * 1000:.0f} ms" + (f" ({parts})" if parts else ""))
+                       f"{(time.perf_counter() - t0) * 1000:.0f} ms" + (f" ({parts})" if parts else "")
+                       + (f" value {str(value)[:40]!r}" if value is not None else ""))
 
     def on_load(self, ctx):
         t0 = time.perf_counter()

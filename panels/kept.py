@@ -19,9 +19,9 @@ the App (:func:`stale`), in the one state patch of that event.
 previous one (Top N typed just after the search was cleared), and FiftyOne runs them in threads
 at once: both would read the kept state before either wrote it, and the later write would bring
 the older values back (the cleared search). So one panel instance's events run one after the
-other in a server process, in the order they came (:func:`one_at_a_time`): typed text sends an
-event per keystroke ("c", "ci", "cir", "circ"), and a plain lock lets waiting events in in any
-order, so the panel could end on "cir" while the box shows "circ".
+other in a server process, in the order they reached it (:func:`one_at_a_time`): typed text
+sends an event per keystroke ("c", "ci", "cir", "circ"), and a plain lock lets waiting events in
+in any order, so the panel could end on "cir" while the box shows "circ".
 """
 
 from __future__ import annotations
