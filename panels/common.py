@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import textwrap
 import time
 
 import fiftyone.operators as foo
@@ -91,15 +92,34 @@ def vline(x: float, label: str, color: str = "#444", dash: str = "dash") -> tupl
     return shape, note
 
 
+#: a chart title longer than this many characters is broken into lines (plotly clips a long title
+#: at the edges of a panel beside the grid, ~550 px wide, rather than wrapping it)
+TITLE_CHARS = 56
+#: pixels per title line
+TITLE_LINE = 20
+
+
+def title_lines(title: str) -> list[str]:
+    """``title`` in lines of at most :data:`TITLE_CHARS` characters, broken between words."""
+    return textwrap.wrap(title, TITLE_CHARS, break_long_words=False, break_on_hyphens=False) or [title]
+
+
 def plot_layout(title: str, xtitle: str, ytitle: str, height: int = 320, legend_rows: int = 1, **extra) -> dict:
-    """Plotly layout (plotly.js 3: titles are objects). A :data:`LEGEND` sits at the bottom of the
-    figure, below the x-axis title: the bottom margin makes room for ``legend_rows`` rows of it."""
+    """Plotly layout (plotly.js 3: titles are objects). A long title is broken into lines
+    (:func:`title_lines`) with the top margin and the height grown to hold them. A :data:`LEGEND`
+    sits at the bottom of the figure, below the x-axis title: the bottom margin makes room for
+    ``legend_rows`` rows of it."""
     legend = extra.get("showlegend") and extra.get("legend") == LEGEND
-    layout = {"title": {"text": title}, "height": height, "showlegend": False,
+    lines = title_lines(title)
+    more = TITLE_LINE * (len(lines) - 1)
+    layout = {"title": {"text": "<br>".join(lines)}, "height": height + more, "showlegend": False,
               "xaxis": {"title": {"text": xtitle}}, "yaxis": {"title": {"text": ytitle}},
-              "margin": {"t": 40, "b": AXIS_MARGIN + LEGEND_ROW * legend_rows if legend else 50, "l": 60, "r": 20},
+              "margin": {"t": 40 + more, "b": AXIS_MARGIN + LEGEND_ROW * legend_rows if legend else 50, "l": 60,
+                         "r": 20},
               "hovermode": "closest"}
     layout.update(extra)
+    if "margin" in extra and more:   # the caller's own margins, with room for the title's lines
+        layout["margin"] = {**extra["margin"], "t": extra["margin"].get("t", 40) + more}
     return layout
 
 

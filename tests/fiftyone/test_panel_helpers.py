@@ -84,3 +84,15 @@ def test_classical_mds_of_a_square():
     coords = classical_mds(d)
     got = np.linalg.norm(coords[:, None] - coords[None], axis=-1)
     assert got == pytest.approx(d, abs=1e-9)
+
+
+def test_a_long_chart_title_is_broken_between_words_with_room_made_for_its_lines():
+    from fiftyone.plugins.orgs.kalos.agreement.panels.common import TITLE_CHARS, plot_layout
+
+    short = plot_layout("α per class", "α", "class", height=300)
+    assert short["title"]["text"] == "α per class" and (short["height"], short["margin"]["t"]) == (300, 40)
+    title = "careful: confusion against the reference (click a cell: its labels); the 20 classes with the most labels"
+    layout = plot_layout(title, "x", "y", height=300, margin={"t": 50, "l": 120})
+    lines = layout["title"]["text"].split("<br>")
+    assert " ".join(lines) == title and all(len(line) <= TITLE_CHARS for line in lines) and len(lines) == 2
+    assert layout["height"] == 320 and layout["margin"] == {"t": 70, "l": 120}   # the caller's margins kept
