@@ -84,7 +84,13 @@ def test_a_rater_keeps_its_colour_across_runs_and_loses_it_with_the_last_run(fo_
     entries = by_path(ds)
     assert entries["raters_a"]["colorByAttribute"] == "kalos_one_colour"   # on no run now: one colour, not a rater's
     assert entries["raters_b"]["fieldColor"] == b
-    delete_agreement_run(ds, "k2")
+    compute_agreement_run(ds, rater_fields=["raters_a", "raters_b"], model_fields=["raters_d"], run_key="m",
+                          bootstrap=0)                        # a model is a rater too, named by its field
+    d = by_path(ds)["raters_d"]
+    assert d["colorByAttribute"] == "kalos_rater_colour" and d["fieldColor"] in OKABE_ITO
+    delete_agreement_run(ds, "k2")                            # the model's colour stays with its run
+    assert by_path(ds)["raters_d"] == d
+    delete_agreement_run(ds, "m")
     assert [e["path"] for e in ds.app_config.color_scheme.fields] == []
     assert ds.app_config.color_scheme.color_by is None
 
