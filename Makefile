@@ -87,9 +87,11 @@ test-e2e: e2e-setup
 	  $(VPY) -m pytest -q -m e2e tests/e2e $(E2E_ARGS); rc=$$?; \
 	rm -rf "$$db" 2>/dev/null || true; exit $$rc
 
-# docs/img/panels/*.png: every panel on the demo data set (the browser tests, saving screenshots)
+# docs/img/panels/*.png: every screenshot README.md and docs/*.md show, written by the browser tests
+# marked `screenshot` only (the last -m wins over test-e2e's `-m e2e`; tests/test_screenshots.py
+# checks that every saving test is marked and every image is shown and written)
 screenshots:
-	KALOS_SCREENSHOTS=1 $(MAKE) test-e2e
+	KALOS_SCREENSHOTS=1 $(MAKE) test-e2e E2E_ARGS="-m screenshot $(E2E_ARGS)"
 
 # every table of docs/benchmarks.md; BEFORE=<commit> adds that commit's figures beside each measure's
 bench: setup

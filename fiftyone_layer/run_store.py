@@ -266,7 +266,8 @@ def delete_run(dataset, run_key: str, method: str | None = None) -> list[str]:
         remaining = {}
         for key in runs_of(dataset, AGREEMENT):
             cfg = dataset.get_run_info(key).config
-            remaining.update(dict.fromkeys(getattr(cfg, "rater_fields", None) or [cfg.label_field], key))
+            fields = list(getattr(cfg, "rater_fields", None) or [cfg.label_field])
+            remaining.update(dict.fromkeys(fields + list(getattr(cfg, "model_fields", None) or []), key))
         status_colors.forget_run(dataset, run_key, remaining)
     return paths
 

@@ -18,6 +18,15 @@ a consensus or a model are never drawn in per-class colours that read like statu
 last status entry goes, the mode and each pinned field's own entry come back; entries the user
 changed meanwhile are left as they are. :func:`forget_run` (called when a run is deleted)
 points a field's entry at another agreement run on that field, or removes it.
+
+Colour by rater instead (:func:`show_raters`, the ``set_label_colors`` operator): each rater gets a
+colour of its own (:data:`RATER_COLORS`, colour-blind safe), every label of a rater field drawn in
+it (an entry pinned like the other label fields, marked by :data:`RATER_ATTR`), or, where the raters
+share one field (``label_field`` + ``rater_attribute``), the labels coloured by that attribute's value.
+The scheme stays "by value" so the tiles' α bubbles keep their one colour scale. The choice is kept in
+``dataset.info`` (:data:`MODE_KEY`): later agreement runs colour their fields the same way, and
+:func:`restore` puts back the user's scheme as it was before KaLOS and leaves it alone from then on.
+No label is ever written for a colour: the pins match an attribute no label has.
 """
 
 from __future__ import annotations
@@ -43,6 +52,16 @@ _PIN_ATTR = "kalos_one_colour"   # an attribute no label has: pins a field to on
 #: (panels.common.BAND_COLORS), so a tile's α reads on the same scale as the Overview's bars
 ALPHA_BAND_COLORS = {"systematic disagreement": "#d62728", "weak": "#ff7f0e", "moderate": "#e6be1e",
                      "substantial": "#8cc850", "near-perfect": "#2ca02c"}
+#: one colour per rater: Okabe & Ito's palette (black left out: it vanishes on dark images), told apart
+#: under the common colour-vision deficiencies, then Paul Tol's "muted" colours not already near one of
+#: them; a twelfth rater starts the list again
+RATER_COLORS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7",
+                "#332288", "#882255", "#999933", "#DDDDDD")
+RATER_ATTR = "kalos_rater_colour"   # an attribute no label has: marks (and pins) a field coloured by rater
+MODE_KEY = "kalos_label_colors"     # dataset.info: "status" (the default), "rater" or "none" (the user's)
+MODES = {"status": "agreement status (agreed green, class disagreement orange, unmatched red)",
+         "rater": "rater (each rater a colour of its own, colour-blind safe)",
+         "none": "your own colours (the scheme as it was before KaLOS coloured labels)"}
 #: the most distinct shown α values given a colour (three decimals: at most 2,001 in [-1, 1])
 MAX_ALPHA_VALUES = 5_000
 
@@ -92,6 +111,29 @@ def _is_status_entry(entry: dict) -> bool:
     return str(entry.get("colorByAttribute") or "").endswith("_status") and values == set(STATUSES)
 
 
+def _is_rater_entry(entry: dict) -> bool:
+    """An entry of :func:`show_raters`: pinned by :data:`RATER_ATTR`, or (raters sharing a field)
+    carrying a value :data:`RATER_ATTR` no rater has (the App's scheme takes no key of KaLOS's own)."""
+    return entry.get("colorByAttribute") == RATER_ATTR or any(
+        v.get("value") == RATER_ATTR for v in entry.get("valueColors") or [])
+
+
+def _is_kalos_entry(entry: dict) -> bool:
+    """An entry KaLOS wrote for a run's field: its status colours or its rater colours."""
+    return _is_status_entry(entry) or _is_rater_entry(entry)
+
+
+def mode(dataset) -> str:
+    """How KaLOS colours the rater fields of its runs (:data:`MODES`)."""
+    return dataset.info.get(MODE_KEY) or "status"
+
+
+def rater_colors(names) -> dict:
+    """Rater name -> colour: :data:`RATER_COLORS` in the order of the sorted names."""
+    names = sorted(dict.fromkeys(map(str, names)))
+    return {n: RATER_COLORS[i % len(RATER_COLORS)] for i, n in enumerate(names)}
+
+
 def _scheme(dataset):
     scheme = dataset.app_config.color_scheme
     if scheme is None:
@@ -105,11 +147,72 @@ def show_statuses(dataset, run_key: str, fields) -> None:
     fields = list(fields)
     old = {e.get("path"): e for e in scheme.fields or []}
     before = dict(dataset.info.get(_ENTRIES_KEY) or {})
-    for f in fields:
-        if f not in before and not (f in old and (_is_status_entry(old[f]) or _is_pinned(old[f]))):
-            before[f] = dict(old[f]) if f in old else None
+    _remember(before, old, fields)
     scheme.fields = [e for e in scheme.fields or [] if e.get("path") not in fields] + [
-        _entry(f, run_key, old.get(f)) for f in fields]
+        _entry(f, run_key, before.get(f) if _is_rater_entry(old.get(f) or {}) else old.get(f)) for f in fields]
+    _settle(dataset, scheme, before)
+
+
+def _remember(before: dict, old: dict, fields) -> None:
+    """The user's entry of each of ``fields`` (or None), unless KaLOS's own is there now."""
+    for f in fields:
+        if f not in before and not (f in old and (_is_kalos_entry(old[f]) or _is_pinned(old[f]))):
+            before[f] = dict(old[f]) if f in old else None
+
+
+def show_raters(dataset, runs) -> None:
+    """Colour the labels of the agreement ``runs`` by rater: ``runs`` holds one ``(fields, raters,
+    rater_attribute)`` per run (``raters``: field -> rater name; ``rater_attribute``: the attribute
+    naming the rater where the raters share the one field ``fields[0]``). A rater has one colour
+    (:func:`rater_colors` over every rater named), the same in each field it drew."""
+    names, per_field = [], {}
+    for fields, raters, attribute in runs:
+        if attribute:
+            values = [str(v) for v in dataset.distinct(_attribute_path(dataset, fields[0], attribute))]
+            names += values
+            per_field[fields[0]] = (attribute, values)
+        else:
+            for f in fields:
+                names.append(str((raters or {}).get(f) or f))
+                per_field[f] = (None, [names[-1]])
+    colours = rater_colors(names)
+    scheme = _scheme(dataset)
+    old = {e.get("path"): e for e in scheme.fields or []}
+    before = dict(dataset.info.get(_ENTRIES_KEY) or {})
+    _remember(before, old, per_field)
+    entries = [e for e in scheme.fields or [] if e.get("path") not in per_field]
+    for f, (attribute, values) in per_field.items():
+        if attribute:
+            entries.append({"path": f, "colorByAttribute": attribute, "valueColors": [
+                {"value": v, "color": colours[v]} for v in values] + [{"value": RATER_ATTR, "color": "#000000"}]})
+        else:
+            colour = colours[values[0]]
+            entries.append({"path": f, "fieldColor": colour, "colorByAttribute": RATER_ATTR,
+                            "valueColors": [{"value": "none", "color": colour}]})
+    scheme.fields = entries
+    _settle(dataset, scheme, before)
+
+
+def _attribute_path(dataset, field: str, attribute: str) -> str:
+    _, path = dataset._get_label_field_path(field, attribute)
+    return path
+
+
+def restore(dataset) -> None:
+    """Every field KaLOS coloured (by status, by rater, pinned) back to the user's entry as it was
+    (or none), the scheme's mode too; the α bubbles' entries (KaLOS's own fields) stay."""
+    scheme = dataset.app_config.color_scheme
+    before = dict(dataset.info.get(_ENTRIES_KEY) or {})
+    if scheme is None:
+        return
+    entries = []
+    for e in scheme.fields or []:
+        if _is_kalos_entry(e):
+            if before.get(e.get("path")) is not None:
+                entries.append(before.pop(e["path"]))
+        else:
+            entries.append(e)
+    scheme.fields = entries
     _settle(dataset, scheme, before)
 
 
@@ -125,15 +228,22 @@ def forget_run(dataset, run_key: str, remaining: dict) -> None:
     for e in scheme.fields:
         if e.get("path") == f"{run_key}_alpha":   # the run's α bubbles' colours go with its field
             continue
-        if e.get("colorByAttribute") != attr or not _is_status_entry(e):
+        path = e.get("path")
+        if _is_rater_entry(e):   # coloured by rater: stays while a run is left on the field
+            if remaining.get(path):
+                entries.append(e)
+                continue
+        elif e.get("colorByAttribute") != attr or not _is_status_entry(e):
             entries.append(e)
-        elif remaining.get(e.get("path")):
-            entries.append(_entry(e["path"], remaining[e["path"]], e))
-        elif e.get("path") in before:  # the user's entry, exactly as it was (or none)
-            if before[e["path"]] is not None:
-                entries.append(before[e["path"]])
-            del before[e["path"]]
-        else:  # no record (a run from before the record): the sidebar colour stays
+            continue
+        elif remaining.get(path):
+            entries.append(_entry(path, remaining[path], e))
+            continue
+        if path in before:  # the user's entry, exactly as it was (or none)
+            if before[path] is not None:
+                entries.append(before[path])
+            del before[path]
+        elif not _is_rater_entry(e):  # no record (a run from before the record): the sidebar colour stays
             kept = {k: v for k, v in e.items() if k in ("path", "fieldColor", "maskTargetsColors")}
             if len(kept) > 1:
                 entries.append(kept)
@@ -166,7 +276,7 @@ def settle(dataset) -> None:
     """Keep label fields added since the last run (a consensus, a model) in one colour while
     the scheme colours by status (see :func:`_settle`)."""
     scheme = dataset.app_config.color_scheme
-    if scheme is not None and any(_is_status_entry(e) for e in scheme.fields or []):
+    if scheme is not None and any(_is_kalos_entry(e) for e in scheme.fields or []):
         _settle(dataset, scheme, dict(dataset.info.get(_ENTRIES_KEY) or {}))
 
 
@@ -200,7 +310,7 @@ def _settle(dataset, scheme, before: dict) -> None:
     looked when colours went by field, never by class; the user's entry of each is kept in
     ``before`` and put back, with the scheme's mode, when the last status entry goes."""
     entries = list(scheme.fields or [])
-    if any(_is_status_entry(e) for e in entries):
+    if any(_is_kalos_entry(e) for e in entries):
         if scheme.color_by != "value":
             if _INFO_KEY not in dataset.info:   # "" for none (FiftyOne does not store a None in info)
                 dataset.info[_INFO_KEY] = scheme.color_by or ""
@@ -210,7 +320,7 @@ def _settle(dataset, scheme, before: dict) -> None:
             at = {e.get("path"): k for k, e in enumerate(entries)}
             for i, path in enumerate(dataset.get_field_schema(embedded_doc_type=fo.Label)):
                 e = entries[at[path]] if path in at else None
-                if e is not None and (_is_status_entry(e) or _is_pinned(e)):
+                if e is not None and (_is_kalos_entry(e) or _is_pinned(e)):
                     continue
                 before.setdefault(path, None if e is None else dict(e))
                 pinned = _pin(path, e, pool[i % len(pool)])

@@ -1,4 +1,4 @@
-"""Operators: compute_agreement, delete_agreement_run, browse_disagreements.
+"""Operators: compute_agreement, delete_agreement_run, browse_disagreements, set_label_colors.
 
 Thin adapters: the forms are built here, the work is done by :mod:`..fiftyone_layer.measures.agreement`.
 """
@@ -13,11 +13,12 @@ from kalos_core.matching import COSTS, SOLVERS
 from kalos_core.params import groups_of
 from kalos_core.thresholds import proposed, threshold_text
 
-from ..fiftyone_layer import run_store
+from ..fiftyone_layer import run_store, status_colors
 from ..fiftyone_layer.adapter import SetupError, check_label_attributes
 from ..fiftyone_layer.measure_runs import DEFAULT_CHOICE, form_run_params, source_params
 from ..fiftyone_layer.measures.agreement import (
-    AGREEMENT, DISAGREEMENT, RUN, STATUSES, METHOD, agreement_runs, check_run, describe_run,
+    AGREEMENT, DISAGREEMENT, RUN, STATUSES, METHOD, agreement_runs, check_run, color_labels, describe_run,
+    rater_sources as agreement_sources,
     disagreement_view, disagreement_view_name, get_agreement_run, unused_run_key,
 )
 from ..fiftyone_layer.measures.calibrate import latest_calibration, threshold_for
@@ -201,3 +202,46 @@ class BrowseDisagreements(foo.Operator):
                         f"saved view {name} (selected now)", key,
                         "Click a label in the grid to see its status and partner; the view stays under "
                         "the saved views.", view=name, samples=n)
+
+
+class SetLabelColors(foo.Operator):
+    """How the rater fields' labels are coloured in the grid and the sample view: by agreement
+    status, by rater (each rater its own colour-blind-safe colour), or the user's own colours as
+    they were before KaLOS; later agreement runs keep the choice. Only the App's colour scheme
+    changes, never a label."""
+
+    @property
+    def config(self):
+        return foo.OperatorConfig(name="set_label_colors", label="KaLOS: colour labels by status or rater",
+                                  dynamic=True, view_target=False, icon="/assets/icon.svg", execute_as_generator=True,
+                                  description="Colour the raters' labels by agreement status, by rater, or as before KaLOS")
+
+    def resolve_input(self, ctx):
+        inputs = types.Object()
+        choices = types.RadioGroup()
+        for name, label in status_colors.MODES.items():
+            choices.add_choice(name, label=label)
+        inputs.enum("color_by", choices.values(), default=status_colors.mode(ctx.dataset), required=True,
+                    label="Colour the raters' labels by", view=choices,
+                    description="every agreement run's rater fields; the α bubbles on the tiles keep their "
+                                "band colours. Later runs colour their fields the same way.")
+        if not agreement_runs(ctx.dataset):
+            inputs.view("none", types.Notice(label="No agreement run yet: the choice applies to the first one."))
+        return form(inputs, "KaLOS: colour labels by status or rater")
+
+    def execute(self, ctx):
+        chosen = ctx.params.get("color_by") or "status"
+
+        def work():
+            color_labels(ctx.dataset, chosen)
+            yield from ()
+
+        yield from report_errors(ctx, work())
+        if not ctx.delegated:
+            yield status_colors.refresh_app(ctx)
+        fields = sorted({f for _, (fs, _, _) in agreement_sources(ctx.dataset) for f in fs})
+        yield show_card(ctx, "KaLOS: label colours set", [("Fields coloured", len(fields))],
+                        "the data set's App colour scheme (no label changed)", None,
+                        f"Labels of {', '.join(fields) or 'the next agreement run'} coloured by: "
+                        f"{status_colors.MODES[chosen]}. Tick the fields in the sidebar to see them.",
+                        color_by=chosen, fields=fields)

@@ -225,8 +225,50 @@ def _read(collection, source: RaterSource, config, extras: dict) -> MeasureData:
 
 def _write(collection, written: RaterSource, run_key: str, result: AgreementResult, data: MeasureData) -> None:
     write_results(collection, written, run_key, result)
-    status_colors.show_statuses(collection._dataset, run_key, written.fields)
-    status_colors.show_alpha_colors(collection._dataset, run_key)
+    dataset = collection._dataset
+    mode = status_colors.mode(dataset)
+    if mode == "status":
+        status_colors.show_statuses(dataset, run_key, written.fields)
+    elif mode == "rater":   # this run's raters beside those of the runs already there, one colour each
+        status_colors.show_raters(dataset, [s for k, s in rater_sources(dataset) if k != run_key]
+                                  + [_rater_source(written.fields, written.raters, written.rater_attribute)])
+    status_colors.show_alpha_colors(dataset, run_key)
+
+
+def _rater_source(fields, raters, attribute) -> tuple:
+    return list(fields), dict(raters or {}), attribute
+
+
+def rater_sources(dataset) -> list[tuple]:
+    """``(run_key, (fields, raters, rater_attribute))`` of every agreement run, oldest first: the
+    fields its labels' statuses are on (rater fields or the one label field, then model fields)."""
+    out = []
+    for key in agreement_runs(dataset):
+        cfg = dataset.get_run_info(key).config
+        attribute = getattr(cfg, "rater_attribute", None)
+        fields = list(getattr(cfg, "rater_fields", None) or [cfg.label_field]) + list(
+            getattr(cfg, "model_fields", None) or [])
+        out.append((key, _rater_source(fields, getattr(cfg, "raters", None), attribute)))
+    return out
+
+
+def color_labels(dataset, mode: str) -> None:
+    """Colour the labels of every agreement run's fields by ``mode`` (:data:`status_colors.MODES`):
+    ``"status"`` each field by the newest run on it, ``"rater"`` each rater a colour of its own,
+    ``"none"`` the user's scheme as before KaLOS. Later runs colour their fields the same way."""
+    if mode not in status_colors.MODES:
+        raise SetupError(f"{mode!r} is not a way KaLOS colours labels; choose among "
+                         f"{', '.join(status_colors.MODES)}", "color_by")
+    sources = rater_sources(dataset)
+    if mode == "none" or not sources:
+        status_colors.restore(dataset)
+    elif mode == "rater":
+        status_colors.show_raters(dataset, [s for _, s in sources])
+    else:
+        for key, (fields, _, _) in sources:
+            status_colors.show_statuses(dataset, key, fields)
+    dataset.info[status_colors.MODE_KEY] = mode
+    dataset.save()
 
 
 def _falls_apart(result, data: MeasureData, config: AgreementConfig) -> dict:
@@ -263,7 +305,7 @@ RUN = MeasureRun(
         "Krippendorff's alpha after instance matching, per sample and for the dataset",
         key_help="results go to <run_key>_alpha, <run_key>_unit, <run_key>_status",
         operator_class="agreement:ComputeAgreement",
-        also=("agreement:BrowseDisagreements", "agreement:DeleteAgreementRun"),
+        also=("agreement:BrowseDisagreements", "agreement:SetLabelColors", "agreement:DeleteAgreementRun"),
         panels=("overview:AgreementOverviewPanel", "vitality:AnnotatorVitalityPanel",
                 "collaboration:CollaborationPanel", "sensitivity:LocalisationSensitivityPanel",
                 "classes:ClassDifficultyPanel"),

@@ -5,7 +5,8 @@ importer: tiles and the sample view draw the labels (on the blank placeholder im
 the browser gets no 404 (without placeholders it logged one per tile).
 (b) After an agreement run the rater labels are drawn in the status colours (agreed green,
 class disagreement orange, unmatched red): pixels of those colours appear on the grid,
-and none before the run (they are far from every colour of FiftyOne's default pool).
+and none before the run (they are far from every colour of FiftyOne's default pool); coloured
+by rater, each rater's colour appears and no status colour is left.
 
 This module serves its own data set: ``demo_app`` is overridden (the App is started by
 ``python fiftyone_layer/demo.py app``, as ``make app`` does), so the shared ``page`` fixture and
@@ -80,13 +81,13 @@ def _coloured_share(png: bytes) -> float:
     return float(((img.max(axis=2) - img.min(axis=2)) > 60).mean())
 
 
-def _status_pixels(png: bytes) -> dict:
-    """Pixels within a small distance of each status colour."""
+def _status_pixels(png: bytes, colours: dict | None = None) -> dict:
+    """Pixels within a small distance of each status colour (or of each of ``colours``)."""
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.status_colors import STATUS_COLORS
 
     img = _rgb(png)
     out = {}
-    for status, hexcolor in STATUS_COLORS.items():
+    for status, hexcolor in (colours or STATUS_COLORS).items():
         rgb = np.array([int(hexcolor[i:i + 2], 16) for i in (1, 3, 5)])
         out[status] = int((np.abs(img - rgb).max(axis=2) <= 12).sum())
     return out
@@ -121,6 +122,7 @@ def test_imageless_import_draws_labels_without_404(page, demo_app):
     assert sum(before.values()) < 50, f"status colours before any agreement run: {before}"
 
 
+@pytest.mark.screenshot
 def test_agreement_form_preselects_raters_and_the_run_colours_labels_by_status(page, demo_app):
     """Through the App: the compute-agreement form preselects the rater fields that rater_list
     names; picking fields answers at once; after the run the grid draws the status colours;
@@ -174,5 +176,21 @@ def test_agreement_form_preselects_raters_and_the_run_colours_labels_by_status(p
     assert page.get_by_text("Unsaved view").count() == 0
     doc_screenshot(page, "grid_imageless_disagreements")
     assert missing == []
+    # colour by rater: each rater's labels in a colour of its own, no status colour left
+    form = open_operator(page, "colour labels", "KaLOS: colour labels by status or rater")
+    form.get_by_text("rater (each rater", exact=False).first.click()
+    settled_execute_button(form).click()
+    wait_for_text(page.locator(OUTPUT), "KaLOS: label colours set")
+    page.keyboard.press("Escape")
+    page.locator(OUTPUT).wait_for(state="detached", timeout=15_000)
+    page.wait_for_timeout(3_000)
+    ds.reload()
+    colours = {e["path"]: e["fieldColor"] for e in ds.app_config.color_scheme.fields if e["path"] in FIELDS}
+    shot = page.locator(GRID).screenshot()
+    by_rater, by_status = _status_pixels(shot, colours), _status_pixels(shot)
+    print(f"[e2e] rater-coloured pixels on the grid: {by_rater}, status-coloured: {by_status}", file=sys.stderr)
+    doc_screenshot(page, "grid_imageless_raters")
+    assert len(set(colours.values())) == 2 and min(by_rater.values()) > 100, by_rater
+    assert sum(by_status.values()) < 50, by_status
     delete_agreement_run(ds, "kalos")
     assert not any(e.get("colorByAttribute") == "kalos_status" for e in ds.app_config.color_scheme.fields or [])

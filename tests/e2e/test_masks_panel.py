@@ -18,6 +18,7 @@ pytestmark = pytest.mark.e2e
 MASKS = f"{DATASET}-masks"
 
 
+@pytest.mark.screenshot
 def test_the_masks_panel_shows_the_runs_alpha_and_a_class_click_shows_its_disputed_samples(page, demo_app):
     import fiftyone as fo
 

@@ -67,6 +67,7 @@ def _on_round2(page, content, title: str = "round2 · detections") -> None:
     content.get_by_text(title, exact=False).first.wait_for(timeout=30_000)
 
 
+@pytest.mark.screenshot
 def test_round2_on_the_review_queue_is_compared_on_the_same_samples(page, demo_app):
     import fiftyone as fo
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.paired_alpha import (

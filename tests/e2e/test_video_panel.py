@@ -52,6 +52,7 @@ def _results():
     return fo.load_dataset(VIDEO_DATASET).load_run_results("video")
 
 
+@pytest.mark.screenshot
 def test_a_frame_click_shows_the_video_as_a_clip_from_that_frame(page, video_app):
     open_app(page, video_app)
     open_panel(page, "kalos_video")
@@ -69,6 +70,7 @@ def test_a_frame_click_shows_the_video_as_a_clip_from_that_frame(page, video_app
     doc_screenshot(page, "kalos_video")
 
 
+@pytest.mark.screenshot
 def test_a_pair_click_shows_one_clip_per_stored_switch(page, video_app):
     res = _results()
     switches = {k: sum(len(v["pairs"][k]["switch_frames"]) for v in res.per_video.values()) for k in res.pairs}

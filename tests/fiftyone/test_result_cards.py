@@ -88,6 +88,7 @@ def cards(fo_isolated, demo, tmp_path_factory):  # noqa: F811
         ("calibrate", {"rater_fields": fields, "run_key": "cal", "bootstrap": 0}),
         ("compute_agreement", {"rater_fields": fields, "run_key": "agr", "bootstrap": 20, "seed": 0}),
         ("browse_disagreements", {"run_key": "agr"}),
+        ("set_label_colors", {"color_by": "rater"}),
         ("compute_variations", {"rater_fields": fields, "run_key": "var"}),
         ("build_consensus", {"agreement_key": "agr"}),
         ("export_consensus_coco", {"consensus_key": "agr_consensus", "labels_path": str(folder / "consensus.json")}),
@@ -141,6 +142,7 @@ def test_the_cards_say_what_was_written_where(cards):
                                      "agr_status on the labels of raters_")
     assert dict(cards["calibrate"][1])["Written"].startswith("the run 'cal' only")
     assert dict(cards["browse_disagreements"][1])["Written"] == "saved view agr_disagreements (selected now)"
+    assert dict(cards["set_label_colors"][1])["Written"] == "the data set's App colour scheme (no label changed)"
     assert "syn_rater_1" in dict(cards["simulate_raters"][1])["Written"]
     assert dict(cards["simulate_raters"][1])["Run key"].startswith("none")
     conv = dict(cards["label_convergence"][1])
