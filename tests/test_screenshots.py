@@ -12,7 +12,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "docs" / "img" / "panels"
 E2E = sorted((REPO / "tests" / "e2e").glob("test_*.py"))
-SAVERS = {"doc_screenshot", "_screenshot"}   # the two helpers that write into docs/img/panels
+SAVERS = {"doc_screenshot", "_screenshot", "_chart_screenshot"}   # the helpers that write into docs/img/panels
 
 
 def shown() -> set[str]:

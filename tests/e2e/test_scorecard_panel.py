@@ -18,11 +18,12 @@ LATER = "scorecard_later"
 CHARTS = {"confusion": 2, "subsets": 3, "trend": 4}     # raters, classes, confusion, split, trend
 
 
-def _shot(page, chart: str) -> None:
-    """KALOS_SCREENSHOTS=1: the chart with the control above it as docs/img/panels/kalos_scorecards_<chart>.png."""
+def _chart_screenshot(page, name: str) -> None:
+    """KALOS_SCREENSHOTS=1: the chart ``kalos_scorecards_<chart>`` with the control above it as
+    docs/img/panels/<name>.png."""
     if os.environ.get("KALOS_SCREENSHOTS", "") in ("", "0"):
         return
-    plot = page.locator(PLOT).nth(CHARTS[chart])
+    plot = page.locator(PLOT).nth(CHARTS[name.rsplit("_", 1)[1]])
     plot.scroll_into_view_if_needed()
     page.mouse.move(5, VIEWPORT["height"] - 5)
     page.wait_for_timeout(800)
@@ -30,7 +31,7 @@ def _shot(page, chart: str) -> None:
     top = max(0, b["y"] - 70)
     clip = {"x": max(0, b["x"] - 10), "y": top, "width": b["width"] + 20,
             "height": min(VIEWPORT["height"] - top, b["height"] + 80)}
-    save_png(page.screenshot(clip=clip), REPO / "docs" / "img" / "panels" / f"kalos_scorecards_{chart}.png")
+    save_png(page.screenshot(clip=clip), REPO / "docs" / "img" / "panels" / f"{name}.png")
 
 
 def _points(page, index: int, timeout: float = 30.0) -> list[dict]:
@@ -40,6 +41,7 @@ def _points(page, index: int, timeout: float = 30.0) -> list[dict]:
     return points
 
 
+@pytest.mark.screenshot
 def test_scorecard_rater_table_size_split_click_and_trend(page, demo_app):
     import fiftyone as fo
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.measures.scorecard import label_fields, scorecard_run
@@ -54,12 +56,12 @@ def test_scorecard_rater_table_size_split_click_and_trend(page, demo_app):
         content = open_panel(page, "kalos_scorecards")       # the newest run: LATER
         wait_for_chart(content)
         content.get_by_text("95 % CI", exact=True).first.wait_for(timeout=15_000)
-        _shot(page, "confusion")
+        _chart_screenshot(page, "kalos_scorecards_confusion")
 
         pick_after_label(page, "Split by", "object size (COCO small / medium / large)")
         content.get_by_text("subset", exact=True).first.wait_for(timeout=15_000)      # the split's table
         page.wait_for_timeout(500)                                                     # the layout settles
-        _shot(page, "subsets")
+        _chart_screenshot(page, "kalos_scorecards_subsets")
         rater = res["raters"][0]
         want = len(ds.select_labels(ids=subset_ids(res, rater, "size", "small"),
                                     fields=label_fields(ds, ds.get_run_info(LATER).config)))
@@ -71,6 +73,6 @@ def test_scorecard_rater_table_size_split_click_and_trend(page, demo_app):
 
         trend = _points(page, CHARTS["trend"])
         assert {p["xv"] for p in trend} == {"scorecard (round 1)", f"{LATER} (round 1)"}, trend
-        _shot(page, "trend")
+        _chart_screenshot(page, "kalos_scorecards_trend")
     finally:
         ds.delete_run(LATER)
