@@ -12,7 +12,7 @@ import os
 
 from ..fiftyone_layer.measures.video import SWITCH_MARGIN, frame_view, switch_view, switches_of
 from .collaboration import ALPHA_SCALE
-from .common import NEUTRAL, RunPanel, band_color, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
+from .common import LEGEND, NEUTRAL, RunPanel, band_color, chart, clean, clicked, dropdown, fmt, load_results, plot_layout
 
 #: the identity scores the pair matrix offers
 METRICS = ("HOTA", "IDF1", "AssA", "DetA")
@@ -39,7 +39,7 @@ def block_trace(entry: dict) -> dict | None:
     spans = [[b["first"], b["last"], b["n_units"]] for b in blocks] + [[blocks[-1]["first"], blocks[-1]["last"],
                                                                         blocks[-1]["n_units"]]]
     return {"type": "scatter", "mode": "lines", "name": f"pooled α per {size} frames", "x": x, "y": y,
-            "line": {"color": "#1f77b4", "width": 2.5, "shape": "hv"}, "customdata": spans,
+            "line": {"color": "#9467bd", "width": 2.5, "shape": "hv"}, "customdata": spans,
             "hovertemplate": "frames %{customdata[0]}-%{customdata[1]}: pooled α %{y:.3f} "
                              "(%{customdata[2]} units)<extra></extra>"}
 
@@ -125,7 +125,8 @@ class VideoAgreementPanel(RunPanel):
         ctx.panel.data.frames = clean([frame_trace(entry)] + ([blocks] if blocks else []))
         ctx.panel.state.frames_layout = clean(plot_layout(
             "α per frame" + (" and pooled over blocks of frames" if blocks else "") + " (dotted: identity switches)",
-            "frame", "α", height=280, shapes=switch_lines(entry)))
+            "frame", "α", height=310 if blocks else 280, shapes=switch_lines(entry),
+            **({"showlegend": True, "legend": LEGEND} if blocks else {})))
         worst = entry.get("worst_tracks") or []
         ctx.panel.state.worst = ("**Shakiest tracks** (rater #track, jitter): " + ", ".join(
             f"{w['rater']} #{w['track']} ({fmt(w['jitter'])})" for w in worst[:5])) if worst else ""
