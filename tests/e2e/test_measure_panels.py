@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_harness import DATASET
-from e2e_pages import (chart_points, click_mark, count_kept, open_app, open_panel, point, selection_numbers,
+from e2e_pages import (DATASET, chart_points, click_mark, count_kept, open_app, open_panel, point, selection_numbers,
                        wait_for_chart, wait_for_count, wait_for_text)
 
 pytestmark = pytest.mark.e2e

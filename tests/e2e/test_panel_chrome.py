@@ -9,16 +9,21 @@
 from __future__ import annotations
 
 import pytest
-from e2e_harness import DATASET, VIEWPORT, has_run, panel_names, panels_needing_a_run, save_png
 from e2e_pages import (
     COUNT,
+    DATASET,
     GRID,
     PLOT,
+    VIEWPORT,
     chart_marks,
     click_mark,
+    has_run,
     open_app,
     open_panel,
+    panel_names,
     panel_tab,
+    panels_needing_a_run,
+    save_png,
     wait_for_chart,
     wait_for_count,
     wait_for_text,
