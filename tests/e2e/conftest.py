@@ -66,11 +66,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-#: printed by FiftyOne's session when it could not reach the server it started (still starting,
-#: under load); it tries again 10 s later, and when it connects the server sends its state (the
-#: default spaces) to every App page: a panel opened meanwhile is closed (the first open in the
-#: full browser run never drew, docs/panels.md). start() waits for the retry.
-SESSION_RETRY, SESSION_RETRY_S = "Could not connect session", 15.0
+def _connected(pid: int, port: int) -> bool:
+    """Does process ``pid`` (the App's Session) hold an open connection to the server on ``port``
+    (its event stream, once it has subscribed)? Under load the Session may try before the server
+    it started is up ("Could not connect session, trying again in 10 seconds"); when it connects,
+    the server sends its state (the default spaces) to every App page, and a panel opened
+    meanwhile is closed (the first open in the full browser run never drew, docs/panels.md). So
+    AppServer.start() waits for this, not for a fixed time after that message."""
+    import psutil
+
+    try:
+        return any(c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED
+                   for c in psutil.Process(pid).net_connections(kind="tcp"))
+    except psutil.Error:
+        return False
 
 
 class AppServer:
@@ -99,16 +108,14 @@ class AppServer:
             start_new_session=True,
         )
         deadline = time.monotonic() + timeout
-        failed, failed_at = 0, 0.0
+        connected = 0   # polls in a row that found the Session's event stream open
         while True:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"App exited with {self.proc.returncode}:\n{self.log_tail()}")
-            seen = self.log_tail(10_000).count(SESSION_RETRY)
-            if seen != failed:
-                failed, failed_at = seen, time.monotonic()
+            connected = connected + 1 if _connected(self.proc.pid, self.port) else 0
             try:
                 with urllib.request.urlopen(self.url + "/fiftyone", timeout=2) as r:
-                    if r.status == 200 and time.monotonic() - failed_at > SESSION_RETRY_S:
+                    if r.status == 200 and connected >= 2:   # not a passing request: the stream stays
                         return self
             except OSError:
                 pass
@@ -140,11 +147,12 @@ class AppServer:
     def stop(self) -> None:
         """End every process of the session the App was started in (the Session process, the
         fiftyone service wrapper and the server it runs, each in its own process group):
-        SIGTERM, then SIGKILL whatever is left after 20 s."""
+        SIGTERM, then SIGKILL whatever is left after 3 s: nothing of a test's App needs a graceful
+        shutdown, and under load the server's took 5-6 s of each App's teardown."""
         if self.proc is None:
             return
         sid = self.proc.pid  # start_new_session: the leader's pid is the session id
-        for sig, grace in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 10.0)):
+        for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
             for pid in _session_pids(sid):
                 try:
                     os.kill(pid, sig)
@@ -225,12 +233,16 @@ def start_app(artifacts_dir):
     ``server.dataset_url``."""
     @contextmanager
     def start(log_name: str, name: str = DATASET):
+        t0 = time.monotonic()
         server = AppServer(artifacts_dir / log_name, name=name).start()
         server.dataset_url = f"{server.url}/datasets/{name}"
+        t1 = time.monotonic()
         try:
             yield server
         finally:
+            t2 = time.monotonic()
             server.stop()
+            print(f"\n[e2e] App on {name}: start {t1 - t0:.1f} s, stop {time.monotonic() - t2:.1f} s", file=sys.stderr)
 
     return start
 
