@@ -40,7 +40,7 @@ test: test-unit test-e2e
 test-unit: setup
 	@$(MAKE) --no-print-directory ls-setup || echo "ls-setup failed: the Label Studio tests will skip" >&2
 	@db=$$(mktemp -d "$${TMPDIR:-/tmp}/kalos-fodb.XXXXXX"); \
-	KALOS_LS_VENV="$(abspath $(LS_VENV))" FIFTYONE_DATABASE_DIR="$$db" $(VPY) -m pytest -q $(PYTEST_ARGS); rc=$$?; \
+	KALOS_LS_VENV="$(abspath $(LS_VENV))" FIFTYONE_DATABASE_DIR="$$db" $(VPY) -m pytest -q --durations=25 $(PYTEST_ARGS); rc=$$?; \
 	rm -rf "$$db" 2>/dev/null || true; exit $$rc
 
 # Label Studio in its own venv (its pins clash with FiftyOne's). The first test run also makes its data
@@ -84,7 +84,7 @@ test-e2e: e2e-setup
 	@rm -rf out/e2e; db=$$(mktemp -d "$${TMPDIR:-/tmp}/kalos-fodb.XXXXXX"); \
 	KALOS_E2E=1 KALOS_CHROMIUM=$(CHROMIUM) KALOS_E2E_ARTIFACTS=$(CURDIR)/out/e2e FIFTYONE_DATABASE_DIR="$$db" \
 	  KALOS_LS_VENV="$(abspath $(LS_VENV))" \
-	  $(VPY) -m pytest -q -m e2e tests/e2e $(E2E_ARGS); rc=$$?; \
+	  $(VPY) -m pytest -q --durations=25 -m e2e tests/e2e $(E2E_ARGS); rc=$$?; \
 	rm -rf "$$db" 2>/dev/null || true; exit $$rc
 
 # docs/img/panels/*.png: every screenshot README.md and docs/*.md show, written by the browser tests

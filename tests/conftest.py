@@ -22,6 +22,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+#: the real Label Studio server's session fixtures (``label_studio``, ``label_studio_sdk``), taken by
+#: tests/labelstudio and tests/e2e alike; they start a server only when a test asks for one
+pytest_plugins = ("tests.labelstudio.server",)
+
 SHARED_DATA_DIR = (REPO_ROOT / ".." / "shared" / "data").resolve()
 LVIS_SUBSET = SHARED_DATA_DIR / "lvis_v1_val_double_annotations_subset200.json"
 

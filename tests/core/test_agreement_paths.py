@@ -1,5 +1,5 @@
 """The batched pipeline (kalos_core.agreement) equals the one-α-per-matrix reference path
-(tests/core/agreement_reference.py) on random data and on real files, whatever the chunking."""
+(tests/core/helpers/agreement_reference.py) on random data and on real files, whatever the chunking."""
 
 
 import numpy as np
@@ -9,12 +9,12 @@ from hypothesis import strategies as st
 
 from kalos_core import AgreementConfig, Annotation, MultiRaterDataset, load_coco, make_image
 from kalos_core.agreement import agreement_steps, compute_agreement
-from agreement_reference import reference_agreement
 from kalos_core.coincidence import AlphaSums, group_sums
 from kalos_core.demo_data import build_demo
 from kalos_core.progress import run_steps
 from kalos_core.reliability import Cells, alpha
 from tests.core.helpers import assert_same
+from tests.core.helpers.agreement_reference import reference_agreement
 
 ALL = AgreementConfig(lsa_thresholds=(0.3, 0.7), bootstrap=50)
 

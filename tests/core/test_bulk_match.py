@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 from kalos_core import AgreementConfig, Annotation, MultiRaterDataset, make_image
 from kalos_core.agreement import agreement_steps
-from agreement_reference import reference_agreement
 from kalos_core.agreement.bulk_match import match_requests
 from kalos_core.matching import get_cost, get_solver
 from kalos_core.matching.solvers import greedy_on_sorted_pairs
@@ -16,6 +15,7 @@ from kalos_core.agreement.problem import prepare_image
 from kalos_core.progress import run_steps
 
 from tests.core.helpers import assert_same
+from tests.core.helpers.agreement_reference import reference_agreement
 
 
 def _image(k, rng, n_raters, n_boxes, assigned_classes=False):

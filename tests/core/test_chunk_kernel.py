@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from kalos_core import AgreementConfig, Annotation, MultiRaterDataset, load_coco, make_image
 from kalos_core.agreement import chunk_kernel
 from kalos_core.agreement import compute_agreement
-from agreement_reference import reference_agreement
 from kalos_core.columns import AnnotationColumns
 from kalos_core.agreement.label_map import LabelMap
 from kalos_core.matching import get_solver
 from kalos_core.agreement.partial import analyse_chunk, chunk_bounds, enabled_diagnostics, Partial
 from tests.core.helpers import columnar, datasets, same
+from tests.core.helpers.agreement_reference import reference_agreement
 
 
 def partials(ds, config, chunk, kernel):

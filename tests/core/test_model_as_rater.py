@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from kalos_core import AgreementConfig, Annotation, MultiRaterDataset, compute_agreement, make_image
-from agreement_reference import reference_agreement
 from kalos_core.cli import main
 from kalos_core.agreement.model_rater import add_model_rater, compare_model, rater_as_predictions
+from tests.core.helpers.agreement_reference import reference_agreement
 
 
 

@@ -1,8 +1,12 @@
-"""Driving the FiftyOne App 1.22.1 in the browser: selectors and page actions.
+"""The browser tests' one helpers module (marker ``e2e``; fixtures are in conftest.py).
 
-Selectors are the App's own ``data-cy`` hooks (from the shipped bundle); panels are opened the
-way a user does (the "+" next to the Samples tab), plotly charts are clicked by coordinates
-(plotly listens on its drag layer, not on the bar elements).
+Facts about the demo data set and the plugin's panels (the App servers, the demo build and chromium
+are conftest.py's fixtures).
+
+Driving the FiftyOne App 1.22.1 in the browser: selectors and page actions. Selectors are the App's
+own ``data-cy`` hooks (from the shipped bundle); panels are opened the way a user does (the "+"
+next to the Samples tab), plotly charts are clicked by coordinates (plotly listens on its drag
+layer, not on the bar elements).
 """
 
 from __future__ import annotations
@@ -10,8 +14,59 @@ from __future__ import annotations
 import os
 import re
 import time
+from pathlib import Path
 
-from e2e_harness import REPO, VIEWPORT, parse_count, save_png
+REPO = Path(__file__).resolve().parents[2]
+DATASET = "kalos-demo"
+VIEWPORT = {"width": 1600, "height": 1000}  # also the size of the documentation screenshots
+
+def panels_needing_a_run() -> dict[str, str]:
+    """Registered panel -> the run kind it shows, for every panel not of agreement runs (the
+    plugin's own registry: a new panel is covered without editing the tests)."""
+    from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.run_store import AGREEMENT
+    from fiftyone.plugins.orgs.kalos.agreement.panels import PANELS
+
+    return {cls().config.name: cls.METHOD for cls in PANELS if cls.METHOD != AGREEMENT}
+
+
+def has_run(method: str) -> bool:
+    """Does the demo data set hold a run of kind ``method``?"""
+    import fiftyone as fo
+
+    ds = fo.load_dataset(DATASET)
+    return any(getattr(ds.get_run_info(k).config, "method", None) == method for k in ds.list_runs())
+
+
+def panel_names(yml: Path = REPO / "fiftyone.yml") -> list[str]:
+    """The ``panels:`` entries of fiftyone.yml (a plain list; no YAML dependency needed)."""
+    names, inside = [], False
+    for line in yml.read_text().splitlines():
+        if re.match(r"^\S", line):
+            inside = line.split(":")[0].strip() == "panels"
+            continue
+        m = re.match(r"^\s*-\s*['\"]?([\w.-]+)", line)
+        if inside and m:
+            names.append(m.group(1))
+    return names
+
+
+def parse_count(text: str) -> int | None:
+    """The first integer of the grid's count ("1,234 samples", "12 of 40 samples")."""
+    m = re.search(r"\d[\d,]*", text or "")
+    return int(m.group(0).replace(",", "")) if m else None
+
+
+def save_png(data: bytes, path: Path) -> None:
+    """A screenshot as a 256-colour PNG (about a quarter of the size; text stays crisp)."""
+    import io
+
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(data)).convert("RGB")
+    img.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, optimize=True)
+
+
+# -- driving the App in the browser ------------------------------------------------------------
 
 COUNT = '[data-cy="entry-counts"]'
 GRID = '[data-cy="fo-grid"]'

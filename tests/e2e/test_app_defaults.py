@@ -17,8 +17,8 @@ import sys
 
 import numpy as np
 import pytest
-from e2e_harness import DATASET
 from e2e_pages import (
+    DATASET,
     GRID,
     OUTPUT,
     PROMPT,

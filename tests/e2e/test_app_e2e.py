@@ -14,15 +14,21 @@ import os
 import re
 
 import pytest
-from e2e_harness import DATASET, REPO, VIEWPORT, has_run, panel_names, panels_needing_a_run, save_png
 from e2e_pages import (
+    DATASET,
+    REPO,
+    VIEWPORT,
     chart_marks,
     click_mark,
     click_until_count_changes,
     grid_count,
+    has_run,
     open_app,
     open_operator_browser,
     open_panel,
+    panel_names,
+    panels_needing_a_run,
+    save_png,
     wait_for_chart,
     wait_for_count,
     wait_for_tiles,

@@ -14,17 +14,17 @@ import re
 from contextlib import contextmanager
 
 import pytest
-from e2e_harness import DATASET
 from e2e_pages import (
+    DATASET,
     OUTPUT,
     clear_choices,
-    settled_execute_button,
     fill_field,
     form_field,
     open_app,
     open_operator,
     output_dialog_history,
     pick_choices,
+    settled_execute_button,
     wait_for_text,
     watch_output_dialog,
 )

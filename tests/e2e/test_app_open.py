@@ -20,8 +20,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from e2e_harness import DATASET, AppServer
-from e2e_pages import GRAPHQL_NAME, leave_app, open_app, open_panel, wait_for_chart, wait_for_quiet, wait_for_text
+from e2e_pages import (DATASET, GRAPHQL_NAME, leave_app, open_app, open_panel, wait_for_chart, wait_for_quiet,
+                       wait_for_text)
 
 pytestmark = pytest.mark.e2e
 
@@ -75,15 +75,12 @@ def off_loop(fn, *args, **kwargs):
 
 
 @pytest.fixture
-def fresh_app(demo_app, artifacts_dir):
+def fresh_app(demo_app, start_app):
     """An App server of its own on the demo data set, just started: no panel opened in it yet
     (the shared one has served the tests before this one)."""
-    app = AppServer(artifacts_dir / "app-open-server.log").start()
-    app.n_samples, app.dataset_url = demo_app.n_samples, f"{app.url}/datasets/{DATASET}"
-    try:
+    with start_app("app-open-server.log") as app:
+        app.n_samples = demo_app.n_samples
         yield app
-    finally:
-        app.stop()
 
 
 #: when the user clicks: at once (the grid's thumbnails and the App's own queries may still be

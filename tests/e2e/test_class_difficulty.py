@@ -47,7 +47,7 @@ def _type(content, label: str, text: str) -> None:
 def test_search_and_top_n_redraw_the_chart_and_a_class_click_filters_the_grid(page, demo_app):
     import fiftyone as fo
 
-    from e2e_harness import DATASET
+    from e2e_pages import DATASET
 
     ds = fo.load_dataset(DATASET)
     classes = sorted(ds.load_run_results("kalos").class_difficulty)
@@ -137,7 +137,7 @@ def test_clearing_the_search_and_at_once_changing_top_n_shows_the_top_n_of_every
 
     import fiftyone as fo
 
-    from e2e_harness import DATASET
+    from e2e_pages import DATASET
 
     classes = sorted(fo.load_dataset(DATASET).load_run_results("kalos").class_difficulty)
     target = next(c for c in classes if sum(c in other for other in classes) == 1)

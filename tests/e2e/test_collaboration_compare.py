@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_harness import DATASET
-from e2e_pages import (chart_marks, click_until_count_changes, open_app, open_panel, pick_after_label, wait_for_chart,
-                       wait_for_text)
+from e2e_pages import (DATASET, chart_marks, click_until_count_changes, open_app, open_panel, pick_after_label,
+                       wait_for_chart, wait_for_text)
 
 pytestmark = pytest.mark.e2e
 

@@ -7,8 +7,7 @@ there. The grid's count must become the number computed here from the stored run
 from __future__ import annotations
 
 import pytest
-from e2e_harness import DATASET
-from e2e_pages import chart_points, click_mark, open_app, open_panel, point, wait_for_chart, wait_for_count
+from e2e_pages import DATASET, chart_points, click_mark, open_app, open_panel, point, wait_for_chart, wait_for_count
 
 pytestmark = pytest.mark.e2e
 

@@ -21,7 +21,6 @@ import time
 
 import numpy as np
 import pytest
-from e2e_harness import AppServer
 from e2e_pages import (
     COUNT,
     GRID,
@@ -45,7 +44,7 @@ GREY = np.array([58, 58, 58])   # fiftyone_layer/placeholders.py FILL
 
 
 @pytest.fixture(scope="module")
-def demo_app(chromium, lvis_subset_path, artifacts_dir):
+def demo_app(chromium, lvis_subset_path, start_app):
     """The LVIS subset imported without images, served by ``fiftyone_layer/demo.py app``."""
     import fiftyone as fo
 
@@ -58,15 +57,11 @@ def demo_app(chromium, lvis_subset_path, artifacts_dir):
                                 use_polylines=True)
     ds.persistent = True
     t1 = time.monotonic()
-    server = AppServer(artifacts_dir / "app-server-lvis.log", name=NAME).start()
-    print(f"\n[e2e] LVIS import {t1 - t0:.1f} s, App start {time.monotonic() - t1:.1f} s", file=sys.stderr)
-    server.n_samples = len(ds)
-    server.dataset_url = f"{server.url}/datasets/{NAME}"
-    server.dataset = ds
-    try:
+    with start_app("app-server-lvis.log", name=NAME) as server:
+        print(f"\n[e2e] LVIS import {t1 - t0:.1f} s, App start {time.monotonic() - t1:.1f} s", file=sys.stderr)
+        server.n_samples = len(ds)
+        server.dataset = ds
         yield server
-    finally:
-        server.stop()
 
 
 def _rgb(png: bytes) -> np.ndarray:

@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 import pytest
-from e2e_harness import VIEWPORT, AppServer
 from e2e_pages import (
     COUNT,
     OUTPUT,
+    VIEWPORT,
     fill_field,
     form_field,
     open_operator,
@@ -37,11 +37,10 @@ from e2e_pages import (
 
 from tests.fiftyone.helpers import new_name
 
-if os.environ.get("KALOS_E2E", "") in ("", "0"):   # before the server's fixtures are imported (and start)
+if os.environ.get("KALOS_E2E", "") in ("", "0"):
     pytest.skip("browser tests are opt-in: `make test-e2e` (or KALOS_E2E=1)", allow_module_level=True)
 
 from tests.labelstudio.server import USERS, file_names, post_round1_boxes
-from tests.labelstudio.server import label_studio, label_studio_sdk  # noqa: F401  (the server's fixtures)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.labelstudio, pytest.mark.realdata]
 TOKEN = USERS["r1"][1]
@@ -74,7 +73,7 @@ def lvis(lvis_subset_path, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def lvis_app(lvis, label_studio_sdk, artifacts_dir):
+def lvis_app(lvis, label_studio_sdk, start_app):
     """The App on the LVIS data set; FiftyOne's Label Studio backend finds the SDK as this process does
     (installed, or the Label Studio venv's package), and nothing about the server is in its environment."""
     ds = lvis[0]
@@ -84,16 +83,17 @@ def lvis_app(lvis, label_studio_sdk, artifacts_dir):
     os.environ.pop("FIFTYONE_LABELSTUDIO_API_KEY", None)
     if "site-packages" not in sdk_dir:
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (saved["PYTHONPATH"], sdk_dir) if p)
-    try:
-        server = AppServer(artifacts_dir / "app-server-ls.log", name=ds.name).start()
-    finally:
+
+    def restore():
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-    server.dataset_url = f"{server.url}/datasets/{ds.name}"
+
     try:
-        yield server
+        with start_app("app-server-ls.log", name=ds.name) as server:
+            restore()   # the App's processes took their environment when they started
+            yield server
     finally:
-        server.stop()
+        restore()
 
 
 @pytest.fixture

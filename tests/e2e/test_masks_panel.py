@@ -9,9 +9,8 @@ the scenes have no car, so the click must narrow the grid).
 from __future__ import annotations
 
 import pytest
-from e2e_harness import DATASET
-from e2e_pages import (COUNT, chart_marks, click_mark, doc_screenshot, open_panel, wait_for_chart, wait_for_count,
-                       wait_for_text, wait_for_tiles)
+from e2e_pages import (COUNT, DATASET, chart_marks, click_mark, doc_screenshot, open_panel, wait_for_chart,
+                       wait_for_count, wait_for_text, wait_for_tiles)
 
 pytestmark = pytest.mark.e2e
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_harness import DATASET
-from e2e_pages import (chart_points, click_mark, count_kept, open_app, open_panel, point, selection_numbers,
+from e2e_pages import (DATASET, chart_points, click_mark, count_kept, open_app, open_panel, point, selection_numbers,
                        wait_for_chart, wait_for_count, wait_for_text)
 
 pytestmark = pytest.mark.e2e
@@ -47,22 +46,24 @@ def _open(page, app, panel: str):
     page.wait_for_timeout(500)  # the markdown above the chart settles
 
 
-@pytest.mark.parametrize("threshold", ["0.50", "0.75", "0.95"])
-def test_convergence_threshold_click_shows_the_labels_unmatched_at_it(page, demo_app, threshold):
+def test_convergence_threshold_clicks_show_the_labels_unmatched_at_each(page, demo_app):
+    """Three thresholds clicked in turn in one App session (each click replaces the selection):
+    the selection line names the threshold and its label and sample counts, the grid its samples."""
     ds = _dataset()
-    t = THRESHOLDS.index(threshold)
     attr = f"{CONV}_matched"
-    want_labels, want_samples, total = rater_labels(
-        ds, CONV, lambda lab: lab[attr] is not None and not lab[attr][t])
-    assert 0 < want_labels < total, (want_labels, total)  # the click has something to filter
-
     _open(page, demo_app, "kalos_label_convergence")
-    click_mark(page, point(chart_points(page, 0), "full set", xv=threshold))
-    got = wait_for_count(page, lambda n: n == want_samples, what=f"== {want_samples} (samples with unmatched labels)")
-    assert got == want_samples
-    n_labels, n_samples = selection_numbers(
-        page, rf"Showing (\d+) rater labels unmatched at IoU {re.escape(threshold)} on (\d+) samples")
-    assert (n_labels, n_samples) == (want_labels, want_samples)
+    for threshold in ("0.50", "0.75", "0.95"):
+        t = THRESHOLDS.index(threshold)
+        want_labels, want_samples, total = rater_labels(
+            ds, CONV, lambda lab, t=t: lab[attr] is not None and not lab[attr][t])
+        assert 0 < want_labels < total, (threshold, want_labels, total)  # the click has something to filter
+        click_mark(page, point(chart_points(page, 0), "full set", xv=threshold))
+        n_labels, n_samples = selection_numbers(
+            page, rf"Showing (\d+) rater labels unmatched at IoU {re.escape(threshold)} on (\d+) samples")
+        assert (n_labels, n_samples) == (want_labels, want_samples), threshold
+        got = wait_for_count(page, lambda n, w=want_samples: n == w,
+                             what=f"== {want_samples} (samples with labels unmatched at {threshold})")
+        assert got == want_samples
 
 
 def test_convergence_unmatched_labels_grow_with_the_threshold(demo_app):  # demo_app: builds the data set (or skips)

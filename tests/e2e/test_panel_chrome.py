@@ -1,6 +1,11 @@
 """End-to-end: what every KaLOS panel shares, in the App (headless chromium, 1600 x 1000).
 
-* A panel opened in a split beside the grid shows its whole chart without scrolling.
+* A panel opened in a split beside the grid shows its whole chart without scrolling; the charts of
+  the measure panels (WIDTH_PANELS) use the panel's width: the plot area (plotly's drag layer: axes
+  and bars, without margins or legend) with the category names of its y axis (a class chart's names
+  are data; they need their width) spans at least 80 % of the panel, and no legend sits beside the
+  plot (legends go above or below it). The time from the click on the panel's menu entry to its
+  first chart is printed (the first open pays the server's imports).
 * A click highlights the clicked bar (plotly ``selectedpoints``: the others are dimmed) and
   *Clear selection* gives the grid back its full sample count and drops the highlight.
 * The run chosen in the selector is selected again when the panel is closed and reopened.
@@ -8,17 +13,25 @@
 
 from __future__ import annotations
 
+import sys
+import time
+
 import pytest
-from e2e_harness import DATASET, VIEWPORT, has_run, panel_names, panels_needing_a_run, save_png
 from e2e_pages import (
     COUNT,
+    DATASET,
     GRID,
     PLOT,
+    VIEWPORT,
     chart_marks,
     click_mark,
+    has_run,
     open_app,
     open_panel,
+    panel_names,
     panel_tab,
+    panels_needing_a_run,
+    save_png,
     wait_for_chart,
     wait_for_count,
     wait_for_text,
@@ -27,6 +40,8 @@ from e2e_pages import (
 pytestmark = pytest.mark.e2e
 
 OVERVIEW = "kalos_agreement_overview"
+WIDTH_PANELS = ["kalos_calibration", "kalos_localisation_sensitivity", "kalos_label_convergence",
+                "kalos_variation_types", "kalos_class_difficulty"]
 RUN_SELECT = ".MuiSelect-select"  # filtered to the one whose text is a run label ("key · ...")
 
 # the first chart's traces as plotly holds them: which points each trace has selected
@@ -40,6 +55,28 @@ _SELECTED_JS = """
 _DIMMED_JS = """
 () => Array.from(document.querySelectorAll('.js-plotly-plot .trace.bars .point path'))
   .filter((p) => parseFloat(getComputedStyle(p).opacity) < 0.99).length
+"""
+# Per chart: the plot area's width (plotly's drag layer) and the width of the panel's pane (the
+# widest ancestor that does not also hold the sample grid: the panel opens in a split beside it).
+_WIDTHS_JS = r"""
+() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((gd) => {
+  const area = (gd.querySelector('.nsewdrag') || gd).getBoundingClientRect();
+  const plot = area.width;
+  // the y axis's category names (a class chart's left margin holds them: data, not chrome)
+  const ticks = Array.from(gd.querySelectorAll('.yaxislayer-above .ytick text')).map((t) => t.getBoundingClientRect());
+  const names = ticks.length ? area.left - Math.min(...ticks.map((r) => r.left)) : 0;
+  const lg = gd.querySelector('.legend');
+  const lb = lg && lg.getBoundingClientRect();
+  const beside = !!(lb && lb.width > 0 && lb.left >= area.right - 1 && lb.top < area.bottom && lb.bottom > area.top);
+  let el = gd, pane = gd;
+  while (el.parentElement && el.parentElement !== document.body
+         && !el.parentElement.querySelector('[data-cy="fo-grid"]')) {
+    el = el.parentElement;
+    pane = el;
+  }
+  return {plot, names: Math.round(names), legend_beside: beside, panel: pane.getBoundingClientRect().width,
+          chart: gd.getBoundingClientRect().width};
+})
 """
 # is the chart's centre really drawn there (not covered or clipped by a scroll container)?
 _ON_TOP_JS = """
@@ -77,10 +114,19 @@ def test_panel_in_a_split_shows_its_chart_without_scrolling(page, demo_app, arti
     if method and not has_run(method):
         pytest.skip(f"the demo data set has no {method} run (its empty state: test_app_e2e)")
     open_app(page, demo_app)
+    t0 = time.monotonic()
     open_panel(page, panel)  # the App opens a grid panel in a split beside the grid
-    wait_for_chart(page.locator("body"))
-    page.wait_for_timeout(800)  # markdown above the chart renders, plotly settles
+    wait_for_chart(page.locator("body"), timeout=60)
+    opened = time.monotonic() - t0
+    page.wait_for_timeout(1000)  # markdown above the chart renders, plotly's responsive resize
     _shot(page, artifacts_dir, f"split_{panel}")
+    if panel in WIDTH_PANELS:
+        widths = page.evaluate(_WIDTHS_JS)
+        print(f"\n[e2e] {panel}: first chart {opened:.2f} s after the click; widths {widths}", file=sys.stderr)
+        assert widths and all(w["panel"] > 0 for w in widths), widths
+        assert not [w for w in widths if w["legend_beside"]], f"a legend beside the plot steals its width: {widths}"
+        narrow = [w for w in widths if w["plot"] + w["names"] < 0.8 * w["panel"]]
+        assert not narrow, f"charts narrower than 80 % of the panel: {narrow}"
     box = page.locator(PLOT).first.bounding_box()
     grid = page.locator(GRID).first.bounding_box()
     assert box and grid, (box, grid)
@@ -164,3 +210,8 @@ def test_chosen_run_is_selected_again_when_the_panel_reopens(page, demo_app, art
         open_panel(page, OVERVIEW)
     page.locator(panel_tab(OVERVIEW)).first.click()
     wait_for_text(page.locator(RUN_SELECT).filter(has_text=" · ").first, "kalos_polygons ·", timeout=60)
+
+
+def test_every_width_panel_is_registered():
+    """The width check runs in the split test of each registered panel: a renamed panel must not drop it."""
+    assert set(WIDTH_PANELS) <= set(panel_names())

@@ -78,7 +78,7 @@ def test_refresh_after_the_runs_changed_does_not_reload_the_page_or_the_grid(pag
     panel's form): on main its state patch made the App save its spaces and reload the page and
     the grid; the panel's data does not."""
     import fiftyone as fo
-    from e2e_harness import DATASET
+    from e2e_pages import DATASET
     from fiftyone.plugins.orgs.kalos.agreement.fiftyone_layer.run_store import AGREEMENT
 
     open_app(page, demo_app)

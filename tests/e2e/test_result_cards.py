@@ -15,11 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from e2e_harness import DATASET, REPO
 from e2e_pages import (
-    leave_app,
-    OUTPUT, fill_field, form_field, open_app, open_operator, output_dialog_history, settled_execute_button,
-    wait_for_text, wait_for_tiles, watch_output_dialog,
+    DATASET, OUTPUT, REPO, fill_field, form_field, leave_app, open_app, open_operator, output_dialog_history,
+    settled_execute_button, wait_for_text, wait_for_tiles, watch_output_dialog,
 )
 
 from tests.fiftyone.helpers import REAL_SERVER

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from e2e_harness import DATASET
 from e2e_pages import (
+    DATASET,
     doc_screenshot,
     open_app,
     open_panel,

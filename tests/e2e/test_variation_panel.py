@@ -13,9 +13,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_harness import DATASET
-from e2e_pages import (chart_points, click_mark, count_kept, grid_count, open_app, open_panel, selection_numbers,
-                       wait_for_chart, wait_for_count, wait_for_text)
+from e2e_pages import (DATASET, chart_points, click_mark, count_kept, grid_count, open_app, open_panel,
+                       selection_numbers, wait_for_chart, wait_for_count, wait_for_text)
 
 pytestmark = pytest.mark.e2e
 

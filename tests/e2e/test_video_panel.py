@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 
-import e2e_harness as harness
 import pytest
 from e2e_pages import (
     PLOT,
@@ -33,17 +32,13 @@ VIDEO_DATASET = "kalos-demo-video"
 
 
 @pytest.fixture(scope="module")
-def video_app(demo_app, artifacts_dir):
+def video_app(demo_app, start_app):
     """The App serving the video demo data set (built with the demo by ``demo_app``)."""
     import fiftyone as fo
 
-    server = harness.AppServer(artifacts_dir / "app-server-video.log", name=VIDEO_DATASET).start()
-    server.n_samples = len(fo.load_dataset(VIDEO_DATASET))
-    server.dataset_url = f"{server.url}/datasets/{VIDEO_DATASET}"
-    try:
+    with start_app("app-server-video.log", name=VIDEO_DATASET) as server:
+        server.n_samples = len(fo.load_dataset(VIDEO_DATASET))
         yield server
-    finally:
-        server.stop()
 
 
 def _results():

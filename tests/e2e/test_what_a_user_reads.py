@@ -13,10 +13,9 @@ import os
 from pathlib import Path
 
 import pytest
-from e2e_harness import DATASET, REPO, VIEWPORT, save_png
 from e2e_pages import (
-    PLOT, chart_points, click_mark, form_field, open_app, open_operator, open_panel, pick_after_label,
-    pick_choices, settled_execute_button, wait_for_chart, wait_for_count, wait_for_text,
+    DATASET, PLOT, REPO, VIEWPORT, chart_points, click_mark, form_field, open_app, open_operator, open_panel,
+    pick_after_label, pick_choices, save_png, settled_execute_button, wait_for_chart, wait_for_count, wait_for_text,
 )
 
 pytestmark = pytest.mark.e2e

@@ -1,8 +1,11 @@
-"""The real Label Studio server of the Label Studio tests (here and in tests/e2e (``make ls-setup``: its own venv, ``.venv-ls``,
-or ``KALOS_LS_VENV``), once per test session: a copy of a data-dir template made once per venv
-(``label-studio init`` twice: the migrations, and two users with tokens), so only the first run pays the
-migrations; and FiftyOne's Label Studio backend, whose SDK (``label_studio_sdk``) comes from that venv
-when FiftyOne's has none."""
+"""tests/labelstudio's one helpers module: the real Label Studio server, once per test session, and what
+the tests post to it. Its session fixtures (``label_studio``, ``label_studio_sdk``) are taken by
+tests/labelstudio and tests/e2e alike, so tests/conftest.py loads this module as a plugin
+(``pytest_plugins``) rather than a folder's conftest.py holding them. The server runs from its own venv
+(``make ls-setup``: ``.venv-ls``, or ``KALOS_LS_VENV``) on a copy of a data-dir template made once per
+venv (``label-studio init`` twice: the migrations, and two users with tokens), so only the first run
+pays the migrations; FiftyOne's Label Studio backend takes its SDK (``label_studio_sdk``) from that
+venv when FiftyOne's has none."""
 
 import importlib.util
 import json

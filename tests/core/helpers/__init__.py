@@ -1,6 +1,7 @@
-"""Helpers shared by the tests of tests/core (a plain module, not collected): comparisons of two
-paths' results, a small hand-made multi-rater COCO dict, columnar copies of data sets and their
-hypothesis strategy."""
+"""Helpers shared by the tests of tests/core (tests/core's one helpers package, not collected):
+comparisons of two paths' results, a small hand-made multi-rater COCO dict, columnar copies of data
+sets and their hypothesis strategy; ``agreement_reference`` beside this file is the one-``alpha``-call-
+per-image reference path of the agreement."""
 
 import json
 import math
