@@ -9,8 +9,8 @@ import os
 import time
 
 import pytest
-from e2e_harness import DATASET, REPO, VIEWPORT, save_png
-from e2e_pages import PLOT, chart_points, click_mark, open_app, open_panel, pick_after_label, wait_for_chart, wait_for_count
+from e2e_pages import (DATASET, PLOT, REPO, VIEWPORT, chart_points, click_mark, open_app, open_panel, pick_after_label,
+                       save_png, wait_for_chart, wait_for_count)
 
 pytestmark = pytest.mark.e2e
 
