@@ -168,6 +168,11 @@ CASES = {
     # always hand a dynamic form's default to its params ("Required property"): pick it
     "browse_disagreements": ("browse disagreements", "KaLOS: browse disagreements", _agreement_run,
                              lambda f, tmp: _pick_one(f, "Agreement run", KEY)),
+    # status: the demo's scheme as every agreement run writes it, so the other browser tests see
+    # the grid they expect (colour by rater is checked on the LVIS grid, test_grid_status.py)
+    "set_label_colors": ("colour labels", "KaLOS: colour labels by status or rater", _agreement_run,
+                         lambda f, tmp: _radio(f, "agreement status (agreed green, class disagreement orange, "
+                                                  "unmatched red)")),
     "compute_variations": ("variation types", "KaLOS: variation types", None,
                            lambda f, tmp: fill_field(f, "Run key", f"{KEY}_var")),
     "build_consensus": ("build consensus", "KaLOS: build consensus", _agreement_run, lambda f, tmp: None),
