@@ -79,8 +79,9 @@ def test_kill_releases_the_app_port_before_the_app_exits(fo_isolated, sig):
         browser = _open_app_tab(port)
         server = _server(proc.pid)
         proc.send_signal(sig)
-        exited = _wait(lambda: proc.poll() is not None, 15)
-        assert exited is not None and exited < 6, f"the App took {exited or '15+'} s to stop after {sig.name}"
+        # a hang check, not a speed target (the seconds it takes: benchmarks/app_exit.py)
+        exited = _wait(lambda: proc.poll() is not None, 60)
+        assert exited is not None, f"the App did not stop within 60 s of {sig.name}"
         assert not server.is_running() or server.status() == psutil.STATUS_ZOMBIE, "the server outlived the App"
         assert not _listening(port)
     finally:
