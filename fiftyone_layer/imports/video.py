@@ -28,8 +28,7 @@ import fiftyone as fo
 import fiftyone.core.odm as foo_odm
 
 from kalos_core.progress import run_steps
-from kalos_core.video.cvat import read_cvat_video
-from kalos_core.video.mot import is_sequence, mot_sources, read_mot_file, read_mot_sequence
+from kalos_core.video.mot import is_sequence, mot_sources, read_video_source
 
 from .. import rawdocs
 from ..names import FIELD_NAME_RE
@@ -100,19 +99,13 @@ def _read(row) -> dict:
     out = {}
     for f in _files(row):
         try:
-            if f.is_dir():   # a MOTChallenge sequence
-                rows, labels, info = read_mot_sequence(f)
-                size = (float(info["width"]), float(info["height"])) if info.get("width") and info.get("height") \
-                    else None
-            elif row["format"] == "MOT":
-                rows = read_mot_file(f)
-                labels, size = ["object"] * len(rows), None
-            else:
-                (rows, labels), size = read_cvat_video(f), _cvat_size(f)
+            stem, rows, labels, info = read_video_source(f)
+            size = (float(info["width"]), float(info["height"])) if info.get("width") and info.get("height") \
+                else _cvat_size(f) if f.suffix.lower() == ".xml" else None
         except ValueError as e:
             raise ImportRefused(str(e), fix=f"correct the file, or export it from the tool again "
                                             f"(rater {row['rater']!r})") from None
-        stem = f.name if f.is_dir() else f.stem
+        labels = labels if labels is not None else ["object"] * len(rows)
         if stem in out:
             raise ImportRefused(f"video {stem!r} has two files in this export", f)
         out[stem] = (rows, labels, f, size)

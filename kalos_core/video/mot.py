@@ -152,12 +152,25 @@ def mot_sources(folder: Path) -> list[Path]:
                   if (p.is_file() and p.suffix.lower() in (".txt", ".xml")) or (p.is_dir() and is_sequence(p)))
 
 
+def read_video_source(path: Path) -> tuple[str, np.ndarray, list | None, dict]:
+    """One rater's video, whatever its form: ``(video name, rows (frame, id, x, y, w, h), class
+    names (None for MOT text: one class), the sequence's seqinfo.ini facts (empty but for a
+    MOTChallenge sequence))``; a ValueError names the file and line."""
+    from .cvat import read_cvat_video
+
+    if path.is_dir():
+        rows, names, info = read_mot_sequence(path)
+        return path.name, rows, names, info
+    if path.suffix.lower() == ".xml":
+        rows, names = read_cvat_video(path)
+        return path.stem, rows, names, {}
+    return path.stem, read_mot_file(path), None, {}
+
+
 def read_rater_folders(root: Path) -> MeasureData:
     """``ROOT/<rater>/<video>.txt`` (MOT), ``<video>/gt/gt.txt`` (MOTChallenge ground truth) or
     ``<video>.xml`` (CVAT for video 1.1, :mod:`.cvat`) as the measure's input; a ValueError says
     what is missing or bad, naming the file."""
-    from .cvat import read_cvat_video
-
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{root}: not a folder; give a folder with one sub-folder per rater, each holding "
@@ -176,20 +189,14 @@ def read_rater_folders(root: Path) -> MeasureData:
             video = f.name if f.is_dir() else f.stem
             if folder.name in videos.get(video, {}):
                 raise ValueError(f"{f}: video {video!r} given twice by rater {folder.name!r}")
-            names = None
-            if f.is_dir():
-                rows, names, info = read_mot_sequence(f)
-                if info.get("seq_length") is not None:
-                    if lengths.setdefault(video, (info["seq_length"], f))[0] != info["seq_length"]:
-                        raise ValueError(f"{f / 'seqinfo.ini'}: seqLength {info['seq_length']}, but "
-                                         f"{lengths[video][1] / 'seqinfo.ini'} gives {lengths[video][0]} for the "
-                                         "same video; the raters' sequences must have the same frames")
-                if info.get("width") and info.get("height"):
-                    sizes.setdefault(video, (info["width"], info["height"]))
-            elif f.suffix.lower() == ".xml":
-                rows, names = read_cvat_video(f)
-            else:
-                rows = read_mot_file(f)
+            video, rows, names, info = read_video_source(f)
+            if info.get("seq_length") is not None:
+                if lengths.setdefault(video, (info["seq_length"], f))[0] != info["seq_length"]:
+                    raise ValueError(f"{f / 'seqinfo.ini'}: seqLength {info['seq_length']}, but "
+                                     f"{lengths[video][1] / 'seqinfo.ini'} gives {lengths[video][0]} for the "
+                                     "same video; the raters' sequences must have the same frames")
+            if info.get("width") and info.get("height"):
+                sizes.setdefault(video, (info["width"], info["height"]))
             if names is not None:
                 cls = [labels.setdefault(n, len(labels) + 1) for n in names]
                 rows = np.c_[rows, np.asarray(cls, float)]
