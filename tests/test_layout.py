@@ -10,7 +10,10 @@ The helpers modules (:data:`HELPERS`), one per folder:
 - ``tests/labelstudio/server.py`` (the Label Studio server; tests/conftest.py loads its session
   fixtures with ``pytest_plugins``, as tests/e2e takes them too).
 
-Every other ``.py`` file under tests/ is a ``test_*.py`` module or a ``conftest.py``.
+Every other ``.py`` file under tests/ is a ``test_*.py`` module or a ``conftest.py``, and a test
+module imports its own folder's helpers module only (the Label Studio tests, FiftyOne tests against a
+server, also tests/fiftyone's: :data:`ALSO`); a helpers module passes on what its folder's tests take
+from another folder's.
 """
 
 import ast
@@ -21,6 +24,8 @@ TESTS = Path(__file__).resolve().parent
 #: the one helpers module of each test folder (a file, or a package folder), relative to tests/
 HELPERS = {"core": "core/helpers", "fiftyone": "fiftyone/helpers", "e2e": "e2e/e2e_pages.py",
            "labelstudio": "labelstudio/server.py"}
+#: the other helpers modules a folder's test modules may import
+ALSO = {"labelstudio": {"fiftyone/helpers"}}
 
 
 def _target(root: Path, path: Path, node) -> Path | None:
@@ -75,8 +80,13 @@ def violations(root: Path = TESTS) -> list[str]:
             target = _target(root, path, node)
             if target is None:
                 continue
-            if _helpers_of(root, target) is None:
+            helpers = _helpers_of(root, target)
+            if helpers is None:
                 found.append(f"{rel}:{node.lineno}: imports {target.relative_to(root)} (not a helpers module)")
+            elif not is_helper and len(rel.parts) > 1 and helpers != HELPERS.get(rel.parts[0]) \
+                    and helpers not in ALSO.get(rel.parts[0], ()):
+                found.append(f"{rel}:{node.lineno}: imports {helpers}, another folder's helpers module "
+                             f"(take it through {HELPERS.get(rel.parts[0])})")
     return found
 
 
@@ -100,6 +110,7 @@ def test_the_check_catches_a_test_module_a_conftest_and_a_second_helpers_module(
         "e2e/e2e_pages.py": "z = 4\n",
         "e2e/test_c.py": "from e2e_pages import z\nimport extra_e2e\nfrom conftest import y\n",
         "e2e/extra_e2e.py": "",
+        "e2e/test_d.py": "from tests.core.helpers import x\n",
         "fiftyone/helpers/__init__.py": "", "labelstudio/server.py": "",
     }.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -110,4 +121,5 @@ def test_the_check_catches_a_test_module_a_conftest_and_a_second_helpers_module(
         "e2e/extra_e2e.py: neither a test module, a conftest nor a folder's helpers module",
         "e2e/test_c.py:2: imports e2e/extra_e2e.py (not a helpers module)",
         "e2e/test_c.py:3: imports e2e/conftest.py (not a helpers module)",
+        "e2e/test_d.py:1: imports core/helpers, another folder's helpers module (take it through e2e/e2e_pages.py)",
     ]

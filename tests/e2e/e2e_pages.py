@@ -16,6 +16,11 @@ import re
 import time
 from pathlib import Path
 
+# what the browser tests take from the FiftyOne and Label Studio tests' helpers, so that a browser test
+# imports this one module
+from tests.fiftyone.helpers import REAL_SERVER, new_name  # noqa: F401
+from tests.labelstudio.server import USERS, file_names, post_round1_boxes  # noqa: F401
+
 REPO = Path(__file__).resolve().parents[2]
 DATASET = "kalos-demo"
 VIEWPORT = {"width": 1600, "height": 1000}  # also the size of the documentation screenshots

@@ -25,22 +25,22 @@ import pytest
 from e2e_pages import (
     COUNT,
     OUTPUT,
+    USERS,
     VIEWPORT,
+    file_names,
     fill_field,
     form_field,
+    new_name,
     open_operator,
+    post_round1_boxes,
     settled_execute_button,
     wait_for_count,
     wait_for_text,
     wait_for_tiles,
 )
 
-from tests.fiftyone.helpers import new_name
-
 if os.environ.get("KALOS_E2E", "") in ("", "0"):
     pytest.skip("browser tests are opt-in: `make test-e2e` (or KALOS_E2E=1)", allow_module_level=True)
-
-from tests.labelstudio.server import USERS, file_names, post_round1_boxes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.labelstudio, pytest.mark.realdata]
 TOKEN = USERS["r1"][1]

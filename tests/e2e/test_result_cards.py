@@ -16,11 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 from e2e_pages import (
-    DATASET, OUTPUT, REPO, fill_field, form_field, leave_app, open_app, open_operator, output_dialog_history,
+    DATASET, OUTPUT, REAL_SERVER, REPO, fill_field, form_field, leave_app, open_app, open_operator, output_dialog_history,
     settled_execute_button, wait_for_text, wait_for_tiles, watch_output_dialog,
 )
-
-from tests.fiftyone.helpers import REAL_SERVER
 
 pytestmark = pytest.mark.e2e
 

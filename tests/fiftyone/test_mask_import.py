@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from kalos_core.cli import main as kalos_main
-from tests.core.helpers import cvat_export, ls_export, write_png
-from tests.core.helpers import truth_mask as truth
+from tests.fiftyone.helpers import cvat_export, ls_export, write_png
+from tests.fiftyone.helpers import truth_mask as truth
 from tests.fiftyone.helpers import (
     form_errors,
     new_name,

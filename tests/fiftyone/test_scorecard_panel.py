@@ -6,7 +6,7 @@ labels it counts."""
 
 import pytest
 
-from tests.core.helpers import scorecard_anns as anns
+from tests.fiftyone.helpers import scorecard_anns as anns
 from tests.fiftyone.helpers import Panel
 from tests.fiftyone.helpers import rater_dataset
 

@@ -4,7 +4,7 @@ second round loaded as field ``round2_s`` in which s draws exactly e's 8 boxes (
 
 import pytest
 
-from tests.core.helpers import scorecard_anns as anns
+from tests.fiftyone.helpers import scorecard_anns as anns
 from tests.fiftyone.helpers import Panel
 from tests.fiftyone.helpers import rater_dataset
 

@@ -18,7 +18,7 @@ def test_the_engines_rle_decoder_and_the_tests_writer_agree_with_label_studios_c
     from label_studio_sdk.converter.brush import decode_rle, encode_rle
 
     from kalos_core.masks.label_studio import decode_brush_rle
-    from tests.core.helpers import ls_rle, painted
+    from tests.fiftyone.helpers import ls_rle, painted
 
     mask = painted(seed, (200, 120))
     mask[:160] = seed == 1     # a run beyond 2**16 values

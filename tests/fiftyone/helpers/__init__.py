@@ -13,5 +13,7 @@ from .panels import (DISAGREEING, agreement_dataset, lodash_merge, Panel, rater_
 from .exports import (new_name, coco_per_rater, dump, agreement_of, reference, check_same_alpha, lvis_subset,
     cvat_labels, cvat_images, HEAD, DUMPED, whole_pixels, label_studio_tasks, brush_rle,
     check_label_studio_cancelled_polygons_and_brush_masks)  # noqa: F401
+from tests.core.helpers import (cvat_export, ls_export, ls_rle, painted, scorecard_anns, truth_mask,
+    write_png)  # noqa: F401  (the engine tests' writers, for the FiftyOne and Label Studio tests)
 from .common import (registered, run_writers, form_params, common_run_params, common_dataset,
     validation_errors, declared, bad_values, run_state, import_tools)  # noqa: F401
