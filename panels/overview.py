@@ -26,7 +26,7 @@ from .common import (AGREEMENT_METHOD, BANDS, LEGEND, RunPanel, band_color, band
 from .sensitivity import threshold_md
 from ..fiftyone_layer.paired_alpha import paired_alpha
 from ..fiftyone_layer.subsets import sample_choices, sample_values, split_samples
-from .splits import NO_SPLIT, show_subset
+from .splits import NO_SPLIT, show_subset, split_md
 from ..fiftyone_layer.views import RunLayout, alpha_range_view
 
 BIN_WIDTH = 0.05
@@ -211,12 +211,6 @@ def split_trace(split: dict) -> dict:
             "hovertemplate": "%{x}: mean α %{y:.3f} over %{customdata} samples<extra></extra>"}
 
 
-def split_md(split: dict) -> str:
-    lines = ["| subset | mean α | samples |", "|---|---|---|"]
-    lines += [f"| {s} | {fmt(v['mean'])} | {len(v['ids'])} |" for s, v in split.items()]
-    return "\n".join(lines)
-
-
 class AgreementOverviewPanel(RunPanel):
     INTRO = "Per-sample α of the run; click a bar to show those samples in the grid, lowest α first."
 
@@ -307,7 +301,7 @@ class AgreementOverviewPanel(RunPanel):
             f"Mean α of {key} by {label} (click a bar: its samples)", "subset", "mean α", height=300,
             xaxis={"type": "category"}, yaxis={"title": {"text": "mean α"}, "range": [min(0.0, *(
                 v["mean"] for v in split.values())) if split else 0.0, 1.05]}))
-        ctx.panel.state.subsets_md = split_md(split)
+        ctx.panel.state.subsets_md = split_md(split, None, "mean α")
 
     def on_change_split(self, ctx):
         self.draw_split(ctx, ctx.params.get("value") or NO_SPLIT)

@@ -41,8 +41,12 @@ def split_traces(split: dict, horizontal: bool = False) -> list[dict]:
     return traces
 
 
-def split_md(split: dict, key_name: str, value_name: str) -> str:
-    """The split as a table: a row per key and subset, its mean and number of samples."""
+def split_md(split: dict, key_name: str | None, value_name: str) -> str:
+    """The split as a table: a row per key and subset, its mean and number of samples; with no
+    ``key_name``, ``split`` is one key's ``{subset: ...}`` and the table has no key column."""
+    if key_name is None:
+        lines = [f"| subset | {value_name} | samples |", "|---|---|---|"]
+        return "\n".join(lines + [f"| {s} | {fmt(v['mean'])} | {len(v['ids'])} |" for s, v in split.items()])
     lines = [f"| {key_name} | subset | {value_name} | samples |", "|---|---|---|---|"]
     lines += [f"| {k} | {s} | {fmt(v['mean'])} | {len(v['ids'])} |" for k, per in split.items() for s, v in per.items()]
     return "\n".join(lines)
